@@ -1,0 +1,185 @@
+//! Which Rust types may cross the model/code boundary, and how their schemas are shaped.
+//!
+//! A plain number is deliberately *not* a [`ToolArg`]: a model that is shown an unbounded
+//! integer will happily send `-1` or `1e12`. Numbers become arguments through [`RangeArg`],
+//! which the `#[arg(range = ..)]` (or `#[arg(unbounded = "why")]`) attribute selects.
+
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde_json::{Value, json};
+
+/// A type that may be a tool argument or a field of one, without further attributes.
+///
+/// Implemented for `String`, `bool`, `char`, `Option<T>`, `Vec<T>`, `Box<T>` and every type with
+/// `#[derive(ToolArg)]`. Numbers are not `ToolArg`: they need `#[arg(range = ..)]`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool argument as it stands",
+    label = "no schema with bounds for `{Self}`",
+    note = "a number needs bounds: add #[arg(range = 1..=100)], or #[arg(unbounded = \"why\")] when no bound makes sense",
+    note = "a struct or enum needs #[derive(ToolArg)] (and serde::Deserialize)"
+)]
+pub trait ToolArg: JsonSchema {}
+
+impl ToolArg for String {}
+impl ToolArg for bool {}
+impl ToolArg for char {}
+impl<T: ToolArg> ToolArg for Option<T> {}
+impl<T: ToolArg> ToolArg for Vec<T> {}
+impl<T: ToolArg> ToolArg for Box<T> {}
+
+/// A bound as written in `range = a..=b`: kept exact, converted to JSON once.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Num {
+    Int(i64),
+    UInt(u64),
+    Float(f64),
+}
+
+impl Num {
+    pub(crate) fn to_json(self) -> Value {
+        match self {
+            Num::Int(v) => json!(v),
+            Num::UInt(v) => json!(v),
+            Num::Float(v) => json!(v),
+        }
+    }
+
+    /// `a <= b`, exact for integers of any sign.
+    pub const fn le(self, other: Num) -> bool {
+        match (self, other) {
+            (Num::Int(a), Num::Int(b)) => a <= b,
+            (Num::UInt(a), Num::UInt(b)) => a <= b,
+            (Num::Int(a), Num::UInt(b)) => a < 0 || (a as u64) <= b,
+            (Num::UInt(a), Num::Int(b)) => b >= 0 && a <= (b as u64),
+            (a, b) => a.as_f64() <= b.as_f64(),
+        }
+    }
+
+    pub const fn as_f64(self) -> f64 {
+        match self {
+            Num::Int(v) => v as f64,
+            Num::UInt(v) => v as f64,
+            Num::Float(v) => v,
+        }
+    }
+}
+
+/// A primitive number type and its limits.
+#[diagnostic::on_unimplemented(
+    message = "`range` needs a number, but `{Self}` is not one",
+    label = "not a number type",
+    note = "`range`, `min` and `max` apply to integer and float types (also inside `Option` or `Vec`); use `length = a..=b` for strings and lists"
+)]
+pub trait Number {
+    const INTEGER: bool;
+    const MIN: Num;
+    const MAX: Num;
+}
+
+macro_rules! number {
+    ($($t:ty => $int:expr, $min:expr, $max:expr;)*) => {$(
+        impl Number for $t {
+            const INTEGER: bool = $int;
+            const MIN: Num = $min;
+            const MAX: Num = $max;
+        }
+    )*};
+}
+
+number! {
+    i8 => true, Num::Int(i8::MIN as i64), Num::Int(i8::MAX as i64);
+    i16 => true, Num::Int(i16::MIN as i64), Num::Int(i16::MAX as i64);
+    i32 => true, Num::Int(i32::MIN as i64), Num::Int(i32::MAX as i64);
+    i64 => true, Num::Int(i64::MIN), Num::Int(i64::MAX);
+    isize => true, Num::Int(isize::MIN as i64), Num::Int(isize::MAX as i64);
+    u8 => true, Num::UInt(0), Num::UInt(u8::MAX as u64);
+    u16 => true, Num::UInt(0), Num::UInt(u16::MAX as u64);
+    u32 => true, Num::UInt(0), Num::UInt(u32::MAX as u64);
+    u64 => true, Num::UInt(0), Num::UInt(u64::MAX);
+    usize => true, Num::UInt(0), Num::UInt(usize::MAX as u64);
+    f32 => false, Num::Float(f32::MIN as f64), Num::Float(f32::MAX as f64);
+    f64 => false, Num::Float(f64::MIN), Num::Float(f64::MAX);
+}
+
+/// A type that `range = ..` applies to: a number, or a number inside `Option` or `Vec`
+/// (for a list, the range bounds each item).
+#[diagnostic::on_unimplemented(
+    message = "`range` needs a number, but `{Self}` is not one",
+    label = "not a number type",
+    note = "`range`, `min` and `max` apply to integer and float types (also inside `Option` or `Vec`); use `length = a..=b` for strings and lists"
+)]
+pub trait RangeArg {
+    type Number: Number;
+    /// The schema with `minimum`/`maximum` placed on the number itself.
+    fn ranged_schema(min: Option<Num>, max: Option<Num>, exclusive_max: bool) -> Schema;
+}
+
+impl<N: Number> RangeArg for N {
+    type Number = N;
+    fn ranged_schema(min: Option<Num>, max: Option<Num>, exclusive_max: bool) -> Schema {
+        let mut s = serde_json::Map::new();
+        let ty = if N::INTEGER { "integer" } else { "number" };
+        s.insert("type".into(), ty.into());
+        if let Some(min) = min {
+            s.insert("minimum".into(), min.to_json());
+        }
+        if let Some(max) = max {
+            let key = if exclusive_max {
+                "exclusiveMaximum"
+            } else {
+                "maximum"
+            };
+            s.insert(key.into(), max.to_json());
+        }
+        Schema::from(s)
+    }
+}
+
+impl<N: Number> RangeArg for Option<N> {
+    type Number = N;
+    fn ranged_schema(min: Option<Num>, max: Option<Num>, exclusive_max: bool) -> Schema {
+        let mut s = N::ranged_schema(min, max, exclusive_max);
+        let ty = s.get("type").cloned().unwrap_or(Value::Null);
+        s.insert("type".into(), json!([ty, "null"]));
+        s
+    }
+}
+
+impl<N: Number> RangeArg for Vec<N> {
+    type Number = N;
+    fn ranged_schema(min: Option<Num>, max: Option<Num>, exclusive_max: bool) -> Schema {
+        let items = N::ranged_schema(min, max, exclusive_max);
+        Schema::from(
+            json!({ "type": "array", "items": items })
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+        )
+    }
+}
+
+/// A type that `length = ..` applies to: strings (in characters) and lists (in items).
+#[diagnostic::on_unimplemented(
+    message = "`length` applies to strings and lists, not to `{Self}`",
+    label = "has no length",
+    note = "for numbers, bound the value with `range = a..=b` instead"
+)]
+pub trait LengthArg {}
+impl LengthArg for String {}
+impl<T> LengthArg for Vec<T> {}
+impl<T: LengthArg> LengthArg for Option<T> {}
+impl<T: LengthArg> LengthArg for Box<T> {}
+
+/// A type that `pattern = ".."` applies to: strings.
+#[diagnostic::on_unimplemented(
+    message = "`pattern` applies to strings, not to `{Self}`",
+    label = "not a string"
+)]
+pub trait PatternArg {}
+impl PatternArg for String {}
+impl<T: PatternArg> PatternArg for Option<T> {}
+impl<T: PatternArg> PatternArg for Box<T> {}
+
+/// The schema of a `ToolArg` type as a field: inlined unless recursive.
+pub(crate) fn plain_schema<T: ToolArg>(generator: &mut SchemaGenerator) -> Schema {
+    generator.subschema_for::<T>()
+}

@@ -1,0 +1,45 @@
+//! What the host supplies to a call and the model never does: the state of an `impl` group
+//! (`&self`), and later the session and its grants.
+
+use std::any::{Any, TypeId, type_name};
+use std::fmt;
+
+/// A small type map of host values, looked up by type when a tool needs one.
+#[derive(Default)]
+pub struct Context {
+    entries: Vec<(TypeId, &'static str, Box<dyn Any + Send + Sync>)>,
+}
+
+impl Context {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds (or replaces) the value of type `T`.
+    pub fn with<T: Any + Send + Sync>(mut self, value: T) -> Self {
+        self.insert(value);
+        self
+    }
+
+    /// Adds (or replaces) the value of type `T`.
+    pub fn insert<T: Any + Send + Sync>(&mut self, value: T) {
+        let id = TypeId::of::<T>();
+        self.entries.retain(|(t, _, _)| *t != id);
+        self.entries.push((id, type_name::<T>(), Box::new(value)));
+    }
+
+    /// The value of type `T`, if the host supplied one.
+    pub fn get<T: Any>(&self) -> Option<&T> {
+        let id = TypeId::of::<T>();
+        self.entries
+            .iter()
+            .find(|(t, _, _)| *t == id)
+            .and_then(|(_, _, v)| v.downcast_ref())
+    }
+}
+
+impl fmt::Debug for Context {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_set().entries(self.entries.iter().map(|(_, n, _)| n)).finish()
+    }
+}

@@ -1,0 +1,66 @@
+//! LLM tools that are correct by construction.
+//!
+//! A model picks a tool from its description and fills its arguments from its schema; whatever it
+//! sends is untrusted. `#[tool]` turns a Rust function into a tool whose description, schema and
+//! argument checks cannot be written badly: a missing description, an unbounded number or a
+//! default outside its range is a compile error, and at run time `"25"` is never `25`.
+//!
+//! ```
+//! use tool_runtime::{tool, Context, ToolArg, ToolSet};
+//!
+//! #[derive(ToolArg, serde::Deserialize, serde::Serialize)]
+//! #[serde(rename_all = "snake_case")]
+//! enum Menu {
+//!     /// Nasi kotak
+//!     NasiKotak,
+//!     /// Prasmanan
+//!     Prasmanan,
+//! }
+//!
+//! #[derive(serde::Serialize, schemars::JsonSchema)]
+//! struct Pesanan {
+//!     total_porsi: u32,
+//!     biaya: u64,
+//! }
+//!
+//! #[tool(
+//!     description = "Hitung total porsi dan biaya pesanan katering.",
+//!     not_for = "mengubah pesanan yang sudah dibuat",
+//! )]
+//! fn pesan_katering(
+//!     #[arg(description = "Jumlah peserta sebagai angka", range = 1..=500)] jumlah_peserta: u32,
+//!     #[arg(description = "Jenis menu; pakai nasi_kotak bila tidak disebut", default = Menu::NasiKotak)]
+//!     menu: Menu,
+//! ) -> Pesanan {
+//!     let total_porsi = jumlah_peserta + 5;
+//!     Pesanan { total_porsi, biaya: total_porsi as u64 * 50_000 }
+//! }
+//!
+//! let tools = ToolSet::new([pesan_katering::tool()]).unwrap();
+//! let cx = Context::new();
+//! let ok = tools.call_blocking(&cx, "pesan_katering", r#"{"jumlah_peserta": 25}"#).unwrap();
+//! assert_eq!(ok["total_porsi"], 30);
+//! let err = tools.call_blocking(&cx, "pesan_katering", r#"{"jumlah_peserta": "25"}"#).unwrap_err();
+//! assert!(err.model_message().contains("expected an integer from 1 to 500"));
+//! ```
+//!
+//! See [`tool`] for every attribute key and the checks each one makes.
+
+mod arg;
+mod context;
+mod schema;
+mod set;
+mod tool;
+mod validate;
+
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
+
+pub use arg::{LengthArg, Num, Number, PatternArg, RangeArg, ToolArg};
+pub use context::Context;
+pub use set::{ToolSet, ToolSetError};
+pub use tool::{BoxFuture, Tool, ToolError};
+pub use validate::{Path, SchemaError, Segment, Validator, Violation, ViolationKind, Violations};
+
+pub use tool_macros::{ToolArg, tool, tools};

@@ -1,0 +1,122 @@
+//! Building the canonical input schema (JSON Schema 2020-12) from what the macros collected.
+//!
+//! Generated code describes each argument or field with an [`ArgSpec`] and a base schema; the
+//! rules for where a constraint lands (`minLength` vs `minItems`, the description, the default)
+//! live here, once, for tools and derived types alike.
+
+use schemars::{Schema, SchemaGenerator, generate::SchemaSettings};
+use serde_json::{Map, Value};
+
+use crate::arg::Num;
+
+/// Everything `#[arg(...)]` (or a field's attributes) says about one argument.
+#[derive(Clone, Copy, Debug)]
+pub struct ArgSpec {
+    pub description: &'static str,
+    pub min: Option<Num>,
+    pub max: Option<Num>,
+    pub exclusive_max: bool,
+    pub min_length: Option<u64>,
+    pub max_length: Option<u64>,
+    pub pattern: Option<&'static str>,
+}
+
+impl ArgSpec {
+    pub const fn described(description: &'static str) -> Self {
+        ArgSpec {
+            description,
+            min: None,
+            max: None,
+            exclusive_max: false,
+            min_length: None,
+            max_length: None,
+            pattern: None,
+        }
+    }
+}
+
+/// Applies the non-numeric constraints of `spec` to a field's base schema.
+pub(crate) fn apply_spec(schema: &mut Schema, spec: &ArgSpec) {
+    let has_type = |schema: &Schema, ty: &str| match schema.get("type") {
+        Some(Value::String(t)) => t == ty,
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == ty),
+        _ => false,
+    };
+    if spec.min_length.is_some() || spec.max_length.is_some() {
+        let (lo, hi) = if has_type(schema, "array") {
+            ("minItems", "maxItems")
+        } else {
+            ("minLength", "maxLength")
+        };
+        if let Some(n) = spec.min_length {
+            schema.insert(lo.into(), n.into());
+        }
+        if let Some(n) = spec.max_length {
+            schema.insert(hi.into(), n.into());
+        }
+    }
+    if let Some(p) = spec.pattern {
+        schema.insert("pattern".into(), p.into());
+    }
+    if !spec.description.is_empty() {
+        schema.insert("description".into(), spec.description.into());
+    }
+}
+
+/// One property of an object schema under construction.
+pub struct Property {
+    pub name: &'static str,
+    pub schema: Schema,
+    pub required: bool,
+    pub default: Option<Value>,
+    pub examples: Vec<Value>,
+}
+
+/// Builds `{"type":"object","properties":..,"required":..,"additionalProperties":false}` with
+/// properties in declaration order.
+pub(crate) fn object_schema(description: Option<&str>, props: Vec<Property>) -> Schema {
+    let mut properties = Map::new();
+    let mut required = Vec::new();
+    for p in props {
+        let mut s = p.schema;
+        if let Some(d) = p.default {
+            s.insert("default".into(), d);
+        }
+        if !p.examples.is_empty() {
+            s.insert("examples".into(), Value::Array(p.examples));
+        }
+        if p.required {
+            required.push(Value::from(p.name));
+        }
+        properties.insert(p.name.into(), s.to_value());
+    }
+    let mut o = Map::new();
+    o.insert("type".into(), "object".into());
+    if let Some(d) = description.filter(|d| !d.is_empty()) {
+        o.insert("description".into(), d.into());
+    }
+    o.insert("properties".into(), Value::Object(properties));
+    o.insert("required".into(), Value::Array(required));
+    o.insert("additionalProperties".into(), false.into());
+    Schema::from(o)
+}
+
+/// The generator every canonical schema is made with: 2020-12, subschemas inlined (a recursive
+/// type still gets a `$ref` into `$defs`).
+pub(crate) fn generator() -> SchemaGenerator {
+    SchemaSettings::draft2020_12()
+        .with(|s| {
+            s.inline_subschemas = true;
+            s.meta_schema = None;
+        })
+        .into_generator()
+}
+
+/// Finishes a root schema: attaches `$defs` when a recursive type needed them.
+pub(crate) fn finish_root(mut schema: Schema, generator: &mut SchemaGenerator) -> Schema {
+    let defs = generator.take_definitions(true);
+    if !defs.is_empty() {
+        schema.insert("$defs".into(), Value::Object(defs));
+    }
+    schema
+}

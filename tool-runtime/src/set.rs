@@ -1,0 +1,134 @@
+//! Tool sets: the registry of every `#[tool]` in the program, explicit sets for one agent, and
+//! dispatch by name.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use serde_json::Value;
+
+use crate::context::Context;
+use crate::tool::{Tool, ToolError};
+use crate::validate::{Path, SchemaError, Violation, ViolationKind, Violations};
+
+/// Registers a tool in the program-wide registry; `#[tool]` submits one for every tool.
+#[doc(hidden)]
+pub struct Registration(pub &'static Tool);
+
+inventory::collect!(Registration);
+
+/// Why a set of tools could not be formed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ToolSetError {
+    /// Two tools share a name (from two crates: within one crate this is a compile error).
+    DuplicateName { name: &'static str },
+    /// A tool's schema did not compile into a validator.
+    Schema { tool: &'static str, error: SchemaError },
+}
+
+impl fmt::Display for ToolSetError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ToolSetError::DuplicateName { name } => write!(
+                f,
+                "two tools are named `{name}`: rename one with #[tool(name = \"...\")] so the model can tell them apart"
+            ),
+            ToolSetError::Schema { tool, error } => write!(f, "tool `{tool}`: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for ToolSetError {}
+
+/// A set of tools with unique names, in a fixed order, callable by name.
+#[derive(Clone, Debug)]
+pub struct ToolSet {
+    tools: Vec<&'static Tool>,
+    by_name: HashMap<&'static str, usize>,
+}
+
+impl ToolSet {
+    /// A set of exactly these tools, in this order.
+    pub fn new(tools: impl IntoIterator<Item = &'static Tool>) -> Result<ToolSet, ToolSetError> {
+        let tools: Vec<&'static Tool> = tools.into_iter().collect();
+        let mut by_name = HashMap::with_capacity(tools.len());
+        for (i, t) in tools.iter().enumerate() {
+            if by_name.insert(t.name(), i).is_some() {
+                return Err(ToolSetError::DuplicateName { name: t.name() });
+            }
+            t.check().map_err(|error| ToolSetError::Schema { tool: t.name(), error })?;
+        }
+        Ok(ToolSet { tools, by_name })
+    }
+
+    /// Every `#[tool]` linked into the program, ordered by name.
+    pub fn all() -> Result<ToolSet, ToolSetError> {
+        let mut tools: Vec<&'static Tool> = inventory::iter::<Registration>.into_iter().map(|r| r.0).collect();
+        tools.sort_by_key(|t| t.name());
+        ToolSet::new(tools)
+    }
+
+    pub fn get(&self, name: &str) -> Option<&'static Tool> {
+        self.by_name.get(name).map(|&i| self.tools[i])
+    }
+
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &'static Tool> + '_ {
+        self.tools.iter().copied()
+    }
+
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.tools.iter().map(|t| t.name())
+    }
+
+    /// Calls a tool with its arguments as JSON text, as a model sends them. Empty text means no
+    /// arguments (`{}`), which some providers send for tools without parameters.
+    pub async fn call(&self, cx: &Context, name: &str, arguments: &str) -> Result<Value, ToolError> {
+        let tool = self.find(name)?;
+        let value = parse_arguments(arguments)?;
+        tool.call(cx, value).await
+    }
+
+    /// Calls a tool with arguments already parsed as JSON.
+    pub async fn call_value(&self, cx: &Context, name: &str, arguments: Value) -> Result<Value, ToolError> {
+        self.find(name)?.call(cx, arguments).await
+    }
+
+    /// [`ToolSet::call`] for code without an async runtime: blocks the thread until the tool is done.
+    pub fn call_blocking(&self, cx: &Context, name: &str, arguments: &str) -> Result<Value, ToolError> {
+        pollster::block_on(self.call(cx, name, arguments))
+    }
+
+    fn find(&self, name: &str) -> Result<&'static Tool, ToolError> {
+        self.get(name).ok_or_else(|| ToolError::UnknownTool {
+            name: name.to_owned(),
+            did_you_mean: self
+                .names()
+                .map(|n| (strsim::jaro_winkler(n, name), n))
+                .filter(|(s, _)| *s >= 0.8)
+                .max_by(|a, b| a.0.total_cmp(&b.0))
+                .map(|(_, n)| n.to_owned()),
+        })
+    }
+}
+
+fn parse_arguments(text: &str) -> Result<Value, ToolError> {
+    if text.trim().is_empty() {
+        return Ok(Value::Object(Default::default()));
+    }
+    serde_json::from_str(text).map_err(|e| {
+        ToolError::InvalidArguments(Violations(vec![Violation {
+            path: Path::default(),
+            kind: ViolationKind::Syntax,
+            expected: "the arguments must be one JSON object".into(),
+            received: Some(format!("text that is not valid JSON ({e})")),
+        }]))
+    })
+}

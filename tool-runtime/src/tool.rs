@@ -1,0 +1,246 @@
+//! A tool: its metadata, its schemas (built once), and how it is invoked.
+
+use std::any::Any;
+use std::fmt;
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::sync::OnceLock;
+use std::task::{Context as TaskContext, Poll};
+
+use schemars::{Schema, SchemaGenerator};
+use serde_json::{Map, Value};
+
+use crate::context::Context;
+use crate::schema;
+use crate::validate::{SchemaError, Validator, Violations};
+
+/// A boxed, sendable future, as returned by async tools.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// What a tool call produced when it did not produce a value. Every failure is data: none of
+/// them panics or takes down the caller.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum ToolError {
+    /// No tool of that name in the set.
+    UnknownTool {
+        name: String,
+        did_you_mean: Option<String>,
+    },
+    /// The arguments broke the schema; every violation is listed.
+    InvalidArguments(Violations),
+    /// The tool ran and returned `Err`; the message is the error's `Display`.
+    Failed { message: String },
+    /// The tool panicked. The message is for the application, not for the model.
+    Panicked { message: String },
+    /// The tool needs a host value of this type and the caller's [`Context`] has none.
+    MissingContext { type_name: &'static str },
+    /// The tool's schema could not be compiled (a bad `pattern`, for example).
+    Schema(SchemaError),
+}
+
+impl ToolError {
+    /// The text to send back to the model as the tool result.
+    pub fn model_message(&self) -> String {
+        match self {
+            ToolError::InvalidArguments(v) => v.repair_message(),
+            ToolError::Failed { message } => format!("The tool failed: {message}"),
+            ToolError::Panicked { .. } | ToolError::Schema(_) | ToolError::MissingContext { .. } => {
+                "The tool failed because of an internal error. Do not retry with the same arguments.".into()
+            }
+            ToolError::UnknownTool { .. } => self.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ToolError::UnknownTool { name, did_you_mean } => {
+                write!(f, "there is no tool named `{name}`")?;
+                match did_you_mean {
+                    Some(s) => write!(f, "; did you mean `{s}`?"),
+                    None => Ok(()),
+                }
+            }
+            ToolError::InvalidArguments(v) => v.fmt(f),
+            ToolError::Failed { message } => write!(f, "the tool failed: {message}"),
+            ToolError::Panicked { message } => write!(f, "the tool panicked: {message}"),
+            ToolError::MissingContext { type_name } => write!(
+                f,
+                "the tool needs a `{type_name}` from the host, and the call's Context has none: add it with Context::with"
+            ),
+            ToolError::Schema(e) => write!(f, "the tool's schema is invalid: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ToolError {}
+
+/// The result of starting a call: sync tools are done at once, async ones are awaited.
+pub enum Invocation<'a> {
+    Ready(Result<Value, ToolError>),
+    Pending(BoxFuture<'a, Result<Value, ToolError>>),
+}
+
+/// Invokes a tool with validated arguments.
+pub type InvokeFn = for<'a> fn(&'a Context, Map<String, Value>) -> Invocation<'a>;
+/// Builds a schema body.
+pub type SchemaFn = fn(&mut SchemaGenerator) -> Schema;
+
+/// One tool as `#[tool]` declared it. Lives in a `static`; schemas are built on first use.
+pub struct Tool {
+    name: &'static str,
+    description: &'static str,
+    not_for: Option<&'static str>,
+    input: SchemaFn,
+    output: SchemaFn,
+    invoke: InvokeFn,
+    built: OnceLock<Built>,
+}
+
+struct Built {
+    description: String,
+    input_schema: Value,
+    output_schema: Value,
+    validator: Result<Validator, SchemaError>,
+}
+
+impl Tool {
+    #[doc(hidden)]
+    pub const fn __new(
+        name: &'static str,
+        description: &'static str,
+        not_for: Option<&'static str>,
+        input: SchemaFn,
+        output: SchemaFn,
+        invoke: InvokeFn,
+    ) -> Tool {
+        Tool {
+            name,
+            description,
+            not_for,
+            input,
+            output,
+            invoke,
+            built: OnceLock::new(),
+        }
+    }
+
+    /// The name the model calls it by.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The description the model reads, with the boundary sentence from `not_for`.
+    pub fn description(&self) -> &str {
+        &self.built().description
+    }
+
+    /// What the tool is not for, as written in `not_for`.
+    pub fn not_for(&self) -> Option<&'static str> {
+        self.not_for
+    }
+
+    /// The canonical input schema (JSON Schema 2020-12).
+    pub fn input_schema(&self) -> &Value {
+        &self.built().input_schema
+    }
+
+    /// The canonical output schema (JSON Schema 2020-12) of the value the tool returns.
+    pub fn output_schema(&self) -> &Value {
+        &self.built().output_schema
+    }
+
+    /// Whether the schema compiled into a validator; a tool set refuses a tool that did not.
+    pub fn check(&self) -> Result<(), SchemaError> {
+        self.built().validator.as_ref().map(|_| ()).map_err(Clone::clone)
+    }
+
+    fn built(&self) -> &Built {
+        self.built.get_or_init(|| {
+            let mut g = schema::generator();
+            let input = (self.input)(&mut g);
+            let input_schema = schema::finish_root(input, &mut g).to_value();
+            let mut g = schema::generator();
+            let output = (self.output)(&mut g);
+            let output_schema = schema::finish_root(output, &mut g).to_value();
+            let validator = Validator::new(&input_schema);
+            let description = match self.not_for {
+                Some(n) => format!("{} Not for: {}.", self.description.trim_end(), n.trim_end_matches('.')),
+                None => self.description.to_owned(),
+            };
+            Built {
+                description,
+                input_schema,
+                output_schema,
+                validator,
+            }
+        })
+    }
+
+    /// Calls the tool with JSON arguments: validates them, runs the tool, serializes its output.
+    pub async fn call(&self, cx: &Context, arguments: Value) -> Result<Value, ToolError> {
+        match self.start(cx, arguments) {
+            Invocation::Ready(r) => r,
+            Invocation::Pending(f) => CatchUnwind(f).await,
+        }
+    }
+
+    fn start<'a>(&self, cx: &'a Context, mut arguments: Value) -> Invocation<'a> {
+        let validator = match &self.built().validator {
+            Ok(v) => v,
+            Err(e) => return Invocation::Ready(Err(ToolError::Schema(e.clone()))),
+        };
+        let violations = validator.validate(&mut arguments);
+        if !violations.is_empty() {
+            return Invocation::Ready(Err(ToolError::InvalidArguments(violations)));
+        }
+        let Value::Object(map) = arguments else {
+            return unreachable_object();
+        };
+        let invoke = self.invoke;
+        match catch_unwind(AssertUnwindSafe(|| invoke(cx, map))) {
+            Ok(inv) => inv,
+            Err(panic) => Invocation::Ready(Err(panicked(panic))),
+        }
+    }
+}
+
+/// The validator has checked `type: object` at the root, so this is never reached; it returns an
+/// error value rather than panicking all the same.
+fn unreachable_object() -> Invocation<'static> {
+    Invocation::Ready(Err(ToolError::Schema(SchemaError(
+        "the input schema's root is not an object".into(),
+    ))))
+}
+
+impl fmt::Debug for Tool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tool").field("name", &self.name).finish_non_exhaustive()
+    }
+}
+
+fn panicked(panic: Box<dyn Any + Send>) -> ToolError {
+    let message = panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic with a non-string payload".into());
+    ToolError::Panicked { message }
+}
+
+/// Turns a panic while polling an async tool into [`ToolError::Panicked`].
+struct CatchUnwind<'a>(BoxFuture<'a, Result<Value, ToolError>>);
+
+impl Future for CatchUnwind<'_> {
+    type Output = Result<Value, ToolError>;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        let fut = self.0.as_mut();
+        match catch_unwind(AssertUnwindSafe(|| fut.poll(cx))) {
+            Ok(p) => p,
+            Err(panic) => Poll::Ready(Err(panicked(panic))),
+        }
+    }
+}

@@ -8,6 +8,7 @@ pub use serde_json;
 pub use crate::arg::{LengthArg, Num, Number, PatternArg, RangeArg, ToolArg};
 pub use crate::context::Context;
 pub use crate::schema::ArgSpec;
+use crate::schema::Property;
 pub use crate::set::Registration;
 pub use crate::tool::{Invocation, Tool, ToolError};
 
@@ -16,7 +17,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use crate::schema::{Property, apply_spec, object_schema};
+use crate::schema::{apply_spec, object_schema};
 use crate::validate::{Path, Segment, Violation, ViolationKind, Violations};
 
 /// How a field's base schema is made: `plain::<T>` or `ranged::<T>`.
@@ -191,4 +192,123 @@ where
     F: std::future::Future<Output = Result<Value, ToolError>> + Send + 'a,
 {
     Invocation::Pending(Box::pin(f))
+}
+
+pub fn assert_length<T: LengthArg + ?Sized>() {}
+pub fn assert_pattern<T: PatternArg + ?Sized>() {}
+
+/// How serde tags an enum's variants.
+pub enum Tagging {
+    External,
+    Internal { tag: &'static str },
+    Adjacent { tag: &'static str, content: &'static str },
+}
+
+pub enum VariantBody {
+    Unit,
+    Fields(Vec<Field>),
+    Newtype(Schema),
+}
+
+pub struct Variant {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub body: VariantBody,
+}
+
+/// The schema of a derived enum: a string enum when every variant is a unit, otherwise one
+/// alternative per variant, tagged the way serde tags it.
+pub fn enum_schema(g: &mut SchemaGenerator, description: &str, tagging: Tagging, variants: Vec<Variant>) -> Schema {
+    let all_unit = variants.iter().all(|v| matches!(v.body, VariantBody::Unit));
+    let mut out = Map::new();
+    if all_unit && matches!(tagging, Tagging::External) {
+        out.insert("type".into(), "string".into());
+        if variants.iter().any(|v| !v.description.is_empty()) {
+            let alts = variants.iter().map(|v| variant(v.name, v.description)).collect();
+            out.insert("oneOf".into(), Value::Array(alts));
+        } else {
+            let names = variants.iter().map(|v| Value::from(v.name)).collect();
+            out.insert("enum".into(), Value::Array(names));
+        }
+    } else {
+        let alts = variants.into_iter().map(|v| tagged(g, &tagging, v).to_value()).collect();
+        out.insert("oneOf".into(), Value::Array(alts));
+    }
+    let s = Schema::from(out);
+    let s = describe(s, description);
+    // Keep `description` before the alternatives when printed.
+    let mut m = Map::new();
+    if let Some(d) = s.get("description") {
+        m.insert("description".into(), d.clone());
+    }
+    for (k, v) in s.as_object().into_iter().flatten() {
+        if k != "description" {
+            m.insert(k.clone(), v.clone());
+        }
+    }
+    Schema::from(m)
+}
+
+fn tagged(g: &mut SchemaGenerator, tagging: &Tagging, v: Variant) -> Schema {
+    let tag_field = |tag: &'static str| Property {
+        name: tag,
+        schema: schema(variant(v.name, "")),
+        required: true,
+        default: None,
+        examples: Vec::new(),
+    };
+    let body_props = |g: &mut SchemaGenerator, fields: &[Field]| -> Vec<Property> {
+        fields
+            .iter()
+            .map(|f| Property {
+                name: f.name,
+                schema: (f.schema)(g, &f.spec),
+                required: f.required,
+                default: f.default.map(|d| d()),
+                examples: f.examples.iter().map(|e| e()).collect(),
+            })
+            .collect()
+    };
+    let desc = Some(v.description).filter(|d| !d.is_empty());
+    match (tagging, v.body) {
+        (Tagging::External, VariantBody::Unit) => schema(variant(v.name, v.description)),
+        (Tagging::External, VariantBody::Fields(fields)) => {
+            let inner = object_schema(None, body_props(g, &fields));
+            wrap(v.name, desc, inner)
+        }
+        (Tagging::External, VariantBody::Newtype(inner)) => wrap(v.name, desc, inner),
+        (Tagging::Internal { tag } | Tagging::Adjacent { tag, .. }, VariantBody::Unit) => {
+            object_schema(desc, vec![tag_field(tag)])
+        }
+        (Tagging::Internal { tag }, VariantBody::Fields(fields)) => {
+            let mut props = vec![tag_field(tag)];
+            props.extend(body_props(g, &fields));
+            object_schema(desc, props)
+        }
+        (Tagging::Internal { tag }, VariantBody::Newtype(inner)) => {
+            // Rejected by the derive; kept total: the tag plus the inner value as `value`.
+            object_schema(desc, vec![tag_field(tag), prop("value", inner)])
+        }
+        (Tagging::Adjacent { tag, content }, VariantBody::Fields(fields)) => {
+            let inner = object_schema(None, body_props(g, &fields));
+            object_schema(desc, vec![tag_field(tag), prop(content, inner)])
+        }
+        (Tagging::Adjacent { tag, content }, VariantBody::Newtype(inner)) => {
+            object_schema(desc, vec![tag_field(tag), prop(content, inner)])
+        }
+    }
+}
+
+fn prop(name: &'static str, schema: Schema) -> Property {
+    Property {
+        name,
+        schema,
+        required: true,
+        default: None,
+        examples: Vec::new(),
+    }
+}
+
+fn wrap(name: &'static str, description: Option<&str>, inner: Schema) -> Schema {
+    object_schema(description, vec![prop(name, inner)])
 }

@@ -120,3 +120,25 @@ pub(crate) fn finish_root(mut schema: Schema, generator: &mut SchemaGenerator) -
     }
     schema
 }
+
+/// Removes the `format`s schemars gives Rust number types (`uint32`, `double`, ...): they are not
+/// JSON Schema formats, and validators and providers reject them.
+pub(crate) fn strip_number_formats(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            let rust_format = m.get("format").and_then(Value::as_str).is_some_and(|f| {
+                matches!(
+                    f,
+                    "int8" | "int16" | "int32" | "int64" | "int128" | "uint" | "uint8" | "uint16" | "uint32"
+                        | "uint64" | "uint128" | "float" | "double"
+                )
+            });
+            if rust_format {
+                m.remove("format");
+            }
+            m.values_mut().for_each(strip_number_formats);
+        }
+        Value::Array(a) => a.iter_mut().for_each(strip_number_formats),
+        _ => {}
+    }
+}

@@ -165,7 +165,8 @@ impl Tool {
             let input_schema = schema::finish_root(input, &mut g).to_value();
             let mut g = schema::generator();
             let output = (self.output)(&mut g);
-            let output_schema = schema::finish_root(output, &mut g).to_value();
+            let mut output_schema = schema::finish_root(output, &mut g).to_value();
+            schema::strip_number_formats(&mut output_schema);
             let validator = Validator::new(&input_schema);
             let description = match self.not_for {
                 Some(n) => format!("{} Not for: {}.", self.description.trim_end(), n.trim_end_matches('.')),

@@ -734,7 +734,8 @@ fn closest<'a>(unknown: &str, known: impl Iterator<Item = &'a str>) -> Option<St
     known
         .map(|k| {
             let kl = k.to_lowercase();
-            let score = if kl.starts_with(&u) || u.starts_with(&kl) || kl.replace('_', "") == u.replace(['_', '-'], "") {
+            let contained = u.len() >= 3 && (kl.contains(&u) || u.contains(&kl));
+            let score = if contained || kl.replace('_', "") == u.replace(['_', '-'], "") {
                 1.0
             } else {
                 strsim::jaro_winkler(&u, &kl)

@@ -1,0 +1,212 @@
+//! The rules a tool or argument must follow, one `check_*` each. Every rule reports on the
+//! narrowest span and names the fix.
+
+use proc_macro2::Span;
+use syn::{Expr, ExprLit, Lit, LitStr};
+
+use crate::ast::{Arg, Shape, limits, number_inside, shape, type_span};
+use crate::attr::{NumLit, ToolAttr};
+use crate::ctxt::Ctxt;
+
+// A tool has a non-empty description and, if it says what it is not for, says something.
+pub fn check_tool_description(cx: &mut Ctxt, attr: &ToolAttr) {
+    match &attr.description {
+        None => cx.error_at(
+            Span::call_site(),
+            "missing `description`: add #[tool(description = \"...\")] saying what the tool returns and when to use it",
+        ),
+        Some(d) if d.value().trim().is_empty() => cx.error_spanned_by(
+            d,
+            "`description` is empty: say what the tool returns and when to use it",
+        ),
+        Some(_) => {}
+    }
+    if let Some(n) = &attr.not_for {
+        if n.value().trim().is_empty() {
+            cx.error_spanned_by(
+                n,
+                "`not_for` is empty: name what the tool must not be used for, and the sibling tool to use instead, or remove the key",
+            );
+        }
+    }
+}
+
+// Tool names are what every provider and MCP accept: ^[A-Za-z_][A-Za-z0-9_-]{0,63}$.
+pub fn check_tool_name(cx: &mut Ctxt, name: &str, span: Span) {
+    let mut chars = name.chars();
+    let first_ok = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    let rest_ok = chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if !first_ok || !rest_ok || name.len() > 64 {
+        cx.error_at(
+            span,
+            format!(
+                "tool name `{name}` is not accepted by every provider: use 1 to 64 letters, digits, `_` or `-`, starting with a letter or `_`"
+            ),
+        );
+    }
+}
+
+// Every argument and field has a description (a doc comment counts).
+pub fn check_description(cx: &mut Ctxt, arg: &Arg) {
+    match arg.attr.description_text() {
+        None => cx.error_at(
+            arg.span(),
+            format!(
+                "{} `{}` has no description: add #[arg(description = \"...\")] or a doc comment saying what it means and what to do when the user does not say",
+                arg.what, arg.name
+            ),
+        ),
+        Some((text, span)) if text.trim().is_empty() => cx.error_at(
+            span,
+            format!("{} `{}` has an empty description: say what it means", arg.what, arg.name),
+        ),
+        Some(_) => {}
+    }
+}
+
+// A number the model fills in has bounds, or says why it has none; bounds fit the type, are
+// not empty, and apply to numbers only.
+pub fn check_bounds(cx: &mut Ctxt, arg: &Arg) {
+    let a = &arg.attr;
+    let num = number_inside(arg.ty);
+    let shape = shape(arg.ty);
+    if let Some(u) = &a.unbounded {
+        if u.value().trim().is_empty() {
+            cx.error_spanned_by(u, "`unbounded` needs a reason: say why no bound makes sense");
+        }
+        if a.has_range() {
+            cx.error_spanned_by(u, "`unbounded` contradicts `range`: keep one of them");
+        }
+        if matches!(shape, Shape::String | Shape::Bool) {
+            cx.error_spanned_by(u, "`unbounded` applies to numbers only: remove it");
+        }
+    }
+    if let Some(n) = num {
+        if !a.has_range() && a.unbounded.is_none() {
+            cx.error_at(
+                type_span(arg.ty),
+                format!(
+                    "numeric {} `{}` has no bounds: add #[arg(range = 1..=100)] (or #[arg(unbounded = \"why\")])",
+                    arg.what, arg.name
+                ),
+            );
+        }
+        if a.has_range() {
+            check_range_fits(cx, a.min, a.max, n);
+        }
+    } else if a.has_range() && matches!(shape, Shape::String | Shape::Bool | Shape::List) {
+        let span = a.range_span.unwrap_or_else(|| arg.span());
+        cx.error_at(
+            span,
+            format!(
+                "`range` applies to numbers, but {} `{}` is not a number: use `length = a..=b` for strings and lists",
+                arg.what, arg.name
+            ),
+        );
+    }
+    if let (Some(lo), Some(hi)) = (a.min, a.max) {
+        let empty = if a.exclusive_max { lo.value >= hi.value } else { lo.value > hi.value };
+        if empty {
+            cx.error_at(
+                a.range_span.unwrap_or(lo.span),
+                format!("the range is empty: the minimum {} is not below the maximum {}", lo.show(), hi.show()),
+            );
+        }
+    }
+    if let Some((lo, hi, span)) = a.length {
+        if matches!(shape, Shape::Number(_) | Shape::Bool) {
+            cx.error_at(
+                span,
+                format!(
+                    "`length` applies to strings and lists, but {} `{}` is not one: bound a number with `range = a..=b`",
+                    arg.what, arg.name
+                ),
+            );
+        }
+        if let (Some(lo), Some(hi)) = (lo, hi) {
+            if lo > hi {
+                cx.error_at(span, format!("the length range is empty: {lo} is greater than {hi}"));
+            }
+        }
+    }
+    if let Some(p) = &a.pattern {
+        if matches!(shape, Shape::Number(_) | Shape::Bool | Shape::List) {
+            cx.error_spanned_by(p, format!("`pattern` applies to strings, but {} `{}` is not one", arg.what, arg.name));
+        }
+    }
+}
+
+fn check_range_fits(cx: &mut Ctxt, min: Option<NumLit>, max: Option<NumLit>, num: &str) {
+    let (lo, hi, integer) = limits(num);
+    for (key, bound) in [("min", min), ("max", max)] {
+        let Some(b) = bound else { continue };
+        if integer && !b.is_int() {
+            cx.error_at(b.span, format!("`{num}` is an integer type: use an integer bound, not `{}`", b.show()));
+        } else if b.value < lo || b.value > hi {
+            cx.error_at(
+                b.span,
+                format!("`{key} = {}` is outside the range of `{num}` ({lo}..={hi})", b.show()),
+            );
+        }
+    }
+}
+
+// A default or example is a value the argument accepts: inside its range and its length.
+pub fn check_values(cx: &mut Ctxt, arg: &Arg) {
+    let a = &arg.attr;
+    let values = a.default.iter().map(|d| ("default", d)).chain(a.examples.iter().map(|e| ("example", e)));
+    for (key, expr) in values {
+        if let Some(v) = literal_number(expr) {
+            let below = a.min.is_some_and(|m| v < m.value);
+            let above = a.max.is_some_and(|m| if a.exclusive_max { v >= m.value } else { v > m.value });
+            if below || above {
+                cx.error_spanned_by(
+                    expr,
+                    format!("this {key} is outside the {}'s range {}", arg.what, range_text(a.min, a.max, a.exclusive_max)),
+                );
+            }
+        }
+        if let (Some(s), Some((lo, hi, _))) = (literal_string(expr), a.length) {
+            let n = s.value().chars().count() as u64;
+            if lo.is_some_and(|l| n < l) || hi.is_some_and(|h| n > h) {
+                cx.error_spanned_by(
+                    expr,
+                    format!("this {key} has {n} characters, outside the {}'s `length`", arg.what),
+                );
+            }
+        }
+    }
+}
+
+fn range_text(min: Option<NumLit>, max: Option<NumLit>, exclusive: bool) -> String {
+    let lo = min.map(|m| m.show()).unwrap_or_default();
+    let hi = max.map(|m| m.show()).unwrap_or_default();
+    format!("{lo}{}{hi}", if exclusive { ".." } else { "..=" })
+}
+
+fn literal_number(e: &Expr) -> Option<f64> {
+    match e {
+        Expr::Lit(ExprLit { lit: Lit::Int(i), .. }) => i.base10_parse::<f64>().ok(),
+        Expr::Lit(ExprLit { lit: Lit::Float(f), .. }) => f.base10_parse::<f64>().ok(),
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => literal_number(&u.expr).map(|v| -v),
+        Expr::Group(g) => literal_number(&g.expr),
+        _ => None,
+    }
+}
+
+/// A string literal default, also as `"x".to_string()`, `"x".into()` or `String::from("x")`.
+fn literal_string(e: &Expr) -> Option<LitStr> {
+    match e {
+        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => Some(s.clone()),
+        Expr::MethodCall(m) if m.args.is_empty() => literal_string(&m.receiver),
+        Expr::Call(c) if c.args.len() == 1 => literal_string(&c.args[0]),
+        _ => None,
+    }
+}
+
+// The checks every argument and field goes through.
+pub fn check_arg(cx: &mut Ctxt, arg: &Arg) {
+    check_description(cx, arg);
+    check_bounds(cx, arg);
+    check_values(cx, arg);
+}

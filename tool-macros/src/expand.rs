@@ -1,0 +1,536 @@
+//! Code generation for `#[tool]` functions and `#[tools]` impl groups, from the checked model.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{FnArg, Ident, ImplItem, ItemFn, ItemImpl, Pat, ReturnType, Signature, Type};
+
+use crate::ast::{Arg, Shape, is_option, shape, unraw};
+use crate::attr::{self, NumLit, ToolAttr};
+use crate::check;
+use crate::ctxt::Ctxt;
+
+/// Tools with more arguments than this should group them in a `#[derive(ToolArg)]` struct.
+const MAX_ARGS: usize = 12;
+
+enum Output {
+    Plain(Type),
+    Result(Type),
+    Unit,
+}
+
+/// One `#[tool]` function or method, parsed and checked.
+struct ToolFn<'a> {
+    attr: ToolAttr,
+    name: String,
+    ident: &'a Ident,
+    is_async: bool,
+    args: Vec<Arg<'a>>,
+    output: Output,
+}
+
+pub fn runtime_path(attr: &ToolAttr) -> TokenStream {
+    match &attr.krate {
+        Some(p) => quote!(#p),
+        None => quote!(::tool_runtime),
+    }
+}
+
+/// `#[tool(...)] fn ...`
+pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
+    let mut cx = Ctxt::default();
+    let mut func: ItemFn = match syn::parse2(item.clone()) {
+        Ok(f) => f,
+        Err(_) => {
+            cx.error_at(Span::call_site(), "#[tool] applies to functions (and to methods inside a #[tools] impl block)");
+            let errors = cx.to_compile_errors();
+            return quote!(#item #errors);
+        }
+    };
+    let attr = attr::parse_tool_attr(&mut cx, args);
+    let rt = runtime_path(&attr);
+    let sig = func.sig.clone();
+    let model = parse_fn(&mut cx, attr, &sig, false);
+    strip_params(&mut func.sig);
+    let ident = &func.sig.ident;
+    let vis = &func.vis;
+    let doc = handle_doc(&model, &mut cx);
+    let handle = quote! {
+        #[doc = #doc]
+        #[allow(non_camel_case_types)]
+        #vis struct #ident {
+            _private: (),
+        }
+    };
+    if cx.has_errors() {
+        let errors = cx.to_compile_errors();
+        return quote! {
+            #func
+            #handle
+            impl #ident {
+                /// The tool (not available: the definition has errors).
+                pub fn tool() -> &'static #rt::Tool {
+                    ::core::unreachable!()
+                }
+            }
+            #errors
+        };
+    }
+    let parts = expand_parts(&rt, &model, None);
+    let static_name = static_ident(ident);
+    let unique = unique_name_marker(&model);
+    quote! {
+        #func
+        #handle
+        const _: () = {
+            #parts
+            #[automatically_derived]
+            impl #ident {
+                /// The tool this function defines, for building a [`ToolSet`](::tool_runtime::ToolSet).
+                pub fn tool() -> &'static #rt::Tool {
+                    &#static_name
+                }
+            }
+        };
+        #unique
+    }
+}
+
+/// `#[tools] impl Type { #[tool(...)] fn ...(&self, ...) }`
+pub fn tools(args: TokenStream, item: TokenStream) -> TokenStream {
+    let mut cx = Ctxt::default();
+    let mut imp: ItemImpl = match syn::parse2(item.clone()) {
+        Ok(i) => i,
+        Err(_) => {
+            cx.error_at(Span::call_site(), "#[tools] applies to an `impl` block whose methods carry #[tool(...)]");
+            let errors = cx.to_compile_errors();
+            return quote!(#item #errors);
+        }
+    };
+    let group_attr = attr::parse_tool_attr(&mut Ctxt::default(), args);
+    let rt = runtime_path(&group_attr);
+    if !imp.generics.params.is_empty() {
+        cx.error_spanned_by(&imp.generics, "a #[tools] impl block cannot be generic");
+    }
+    if let Some((path, _)) = &imp.trait_ {
+        cx.error_spanned_by(path, "#[tools] applies to inherent impl blocks, not trait impls");
+    }
+    let self_ty = (*imp.self_ty).clone();
+    let mut found = Vec::new();
+    for item in &mut imp.items {
+        let ImplItem::Fn(f) = item else { continue };
+        let Some(pos) = f.attrs.iter().position(|a| a.path().segments.last().is_some_and(|s| s.ident == "tool")) else {
+            continue;
+        };
+        let tool_attr = f.attrs.remove(pos);
+        let args = match &tool_attr.meta {
+            syn::Meta::List(l) => l.tokens.clone(),
+            _ => TokenStream::new(),
+        };
+        found.push((args, f.sig.clone(), tool_attr.span()));
+        strip_params(&mut f.sig);
+    }
+    if found.is_empty() {
+        cx.error_at(Span::call_site(), "this #[tools] impl block has no #[tool(...)] method");
+    }
+    let sigs: Vec<Signature> = found.iter().map(|(_, s, _)| s.clone()).collect();
+    let mut models = Vec::new();
+    for ((args, _, span), sig) in found.iter().zip(&sigs) {
+        let mut attr = attr::parse_tool_attr(&mut cx, args.clone());
+        if attr.krate.is_none() {
+            attr.krate = group_attr.krate.clone();
+        }
+        if attr.description.is_none() {
+            cx.error_at(*span, "missing `description`: add #[tool(description = \"...\")] saying what the tool returns and when to use it");
+            attr.description = Some(syn::LitStr::new("-", *span));
+        }
+        models.push(parse_fn(&mut cx, attr, sig, true));
+    }
+    if cx.has_errors() {
+        let errors = cx.to_compile_errors();
+        return quote! {
+            #imp
+            impl #self_ty {
+                /// The tools of this group (not available: the definitions have errors).
+                pub fn tools() -> &'static [&'static #rt::Tool] {
+                    ::core::unreachable!()
+                }
+            }
+            #errors
+        };
+    }
+    let parts = models.iter().map(|m| expand_parts(&rt, m, Some(&self_ty)));
+    let statics: Vec<Ident> = models.iter().map(|m| static_ident(m.ident)).collect();
+    let uniques = models.iter().map(unique_name_marker);
+    let n = models.len();
+    quote! {
+        #imp
+        const _: () = {
+            #(#parts)*
+            #[automatically_derived]
+            impl #self_ty {
+                /// The tools of this group, in declaration order. Their `&self` is the value of
+                /// this type in the call's [`Context`](::tool_runtime::Context).
+                pub fn tools() -> &'static [&'static #rt::Tool] {
+                    static TOOLS: [&#rt::Tool; #n] = [#(&#statics),*];
+                    &TOOLS
+                }
+            }
+        };
+        #(#uniques)*
+    }
+}
+
+fn static_ident(ident: &Ident) -> Ident {
+    format_ident!("__TOOL_{}", unraw(ident).to_uppercase())
+}
+
+fn parse_fn<'a>(cx: &mut Ctxt, attr: ToolAttr, sig: &'a Signature, in_group: bool) -> ToolFn<'a> {
+    check::check_tool_description(cx, &attr);
+    let name = match &attr.name {
+        Some(n) => {
+            check::check_tool_name(cx, &n.value(), n.span());
+            n.value()
+        }
+        None => {
+            let n = unraw(&sig.ident);
+            check::check_tool_name(cx, &n, sig.ident.span());
+            n
+        }
+    };
+    if !sig.generics.params.is_empty() {
+        cx.error_spanned_by(&sig.generics, "a tool cannot be generic: the model needs one concrete schema");
+    }
+    if let Some(c) = &sig.constness {
+        cx.error_spanned_by(c, "a tool cannot be a `const fn`");
+    }
+    if sig.variadic.is_some() || sig.abi.is_some() {
+        cx.error_spanned_by(&sig.ident, "a tool must be a plain Rust function");
+    }
+    let mut args = Vec::new();
+    for input in &sig.inputs {
+        match input {
+            FnArg::Receiver(r) => {
+                if !in_group {
+                    cx.error_spanned_by(r, "a tool method needs #[tools] on its impl block, so the tool can find `self` in the call's Context");
+                } else if !matches!(r.kind, syn::ReceiverKind::Reference(_, _, None)) {
+                    cx.error_spanned_by(r, "a tool method takes `&self`: the host shares one value between calls");
+                }
+            }
+            FnArg::Typed(pt) => {
+                let Pat::Ident(pi) = &*pt.pat else {
+                    cx.error_spanned_by(&pt.pat, "a tool argument needs a plain name: the name is what the model fills in");
+                    continue;
+                };
+                if matches!(&*pt.ty, Type::ImplTrait(_) | Type::Reference(_)) {
+                    cx.error_spanned_by(&pt.ty, "a tool argument needs an owned, concrete type such as `String` or a #[derive(ToolArg)] type");
+                    continue;
+                }
+                let a = attr::parse_arg_attrs(cx, &pt.attrs);
+                let arg = Arg {
+                    what: "argument",
+                    ident: &pi.ident,
+                    name: unraw(&pi.ident),
+                    ty: &pt.ty,
+                    attr: a,
+                    serde_default: false,
+                };
+                check::check_arg(cx, &arg);
+                args.push(arg);
+            }
+        }
+    }
+    if in_group && sig.receiver().is_none() {
+        cx.error_spanned_by(&sig.ident, "a tool in a #[tools] block takes `&self`; make a free function a tool with #[tool] outside the block");
+    }
+    if args.len() > MAX_ARGS {
+        cx.error_spanned_by(
+            &sig.inputs,
+            format!("a tool takes at most {MAX_ARGS} arguments: group related ones in a #[derive(ToolArg)] struct"),
+        );
+    }
+    let output = match &sig.output {
+        ReturnType::Default => Output::Unit,
+        ReturnType::Type(_, ty) => match result_ok_type(ty) {
+            Some(ok) => Output::Result(ok.clone()),
+            None => Output::Plain((**ty).clone()),
+        },
+    };
+    ToolFn {
+        attr,
+        name,
+        ident: &sig.ident,
+        is_async: sig.asyncness.is_some(),
+        args,
+        output,
+    }
+}
+
+/// `Result<T, E>` (or a one-argument alias such as `anyhow::Result<T>`): `T`.
+fn result_ok_type(ty: &Type) -> Option<&Type> {
+    let Type::Path(p) = ty else { return None };
+    let seg = p.path.segments.last()?;
+    if seg.ident != "Result" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(a) = &seg.arguments else { return None };
+    match a.args.first() {
+        Some(syn::GenericArgument::Type(t)) => Some(t),
+        _ => None,
+    }
+}
+
+fn strip_params(sig: &mut Signature) {
+    for input in &mut sig.inputs {
+        match input {
+            FnArg::Typed(pt) => attr::strip_arg_attrs(&mut pt.attrs),
+            FnArg::Receiver(r) => attr::strip_arg_attrs(&mut r.attrs),
+        }
+    }
+}
+
+fn description(model: &ToolFn) -> String {
+    model.attr.description.as_ref().map(|d| d.value().trim().to_owned()).unwrap_or_default()
+}
+
+fn handle_doc(model: &ToolFn, _cx: &mut Ctxt) -> String {
+    let mut doc = format!("The tool `{}`: {}", model.name, description(model));
+    if let Some(n) = &model.attr.not_for {
+        doc.push_str(&format!("\n\nNot for: {}", n.value()));
+    }
+    doc.push_str("\n\nGenerated by `#[tool]`; get the tool with `tool()`.");
+    doc
+}
+
+/// The static `Tool`, its schema functions, its invoker and the compile-time assertions.
+fn expand_parts(rt: &TokenStream, model: &ToolFn, self_ty: Option<&Type>) -> TokenStream {
+    let ident = model.ident;
+    let name = &model.name;
+    let desc = description(model);
+    let not_for = match &model.attr.not_for {
+        Some(n) => {
+            let v = n.value();
+            quote!(::core::option::Option::Some(#v))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let static_name = static_ident(ident);
+    let input = format_ident!("__input_{}", unraw(ident));
+    let output = format_ident!("__output_{}", unraw(ident));
+    let invoke = format_ident!("__invoke_{}", unraw(ident));
+    let fields = model.args.iter().map(|a| expand_field(rt, a));
+    let assertions = model.args.iter().map(|a| expand_assertions(rt, a));
+    let out_ty = match &model.output {
+        Output::Plain(t) | Output::Result(t) => quote!(#t),
+        Output::Unit => quote!(()),
+    };
+    let idents: Vec<&Ident> = model.args.iter().map(|a| a.ident).collect();
+    let tys: Vec<&Type> = model.args.iter().map(|a| a.ty).collect();
+    let names: Vec<&String> = model.args.iter().map(|a| &a.name).collect();
+    let (state, callee) = match self_ty {
+        Some(t) => (
+            quote! {
+                let __this: &#t = match #rt::__private::state::<#t>(__cx) {
+                    ::core::result::Result::Ok(s) => s,
+                    ::core::result::Result::Err(e) => return #rt::__private::Invocation::Ready(::core::result::Result::Err(e)),
+                };
+            },
+            quote!(__this.#ident),
+        ),
+        None => (quote!(), quote!(#ident)),
+    };
+    let convert = match &model.output {
+        Output::Result(_) => quote!(#rt::__private::result),
+        _ => quote!(#rt::__private::ok),
+    };
+    let call = if model.is_async {
+        quote! {
+            #rt::__private::boxed(async move { #convert(#callee(#(#idents),*).await) })
+        }
+    } else {
+        quote! {
+            #rt::__private::Invocation::Ready(#convert(#callee(#(#idents),*)))
+        }
+    };
+    let out_span = match &model.output {
+        Output::Plain(t) | Output::Result(t) => t.span(),
+        Output::Unit => Span::call_site(),
+    };
+    let output_fn = quote_spanned!(out_span=> #rt::__private::output_schema::<#out_ty>);
+    quote! {
+        static #static_name: #rt::__private::Tool = #rt::__private::Tool::__new(
+            #name, #desc, #not_for, #input, #output, #invoke,
+        );
+        fn #input(g: &mut #rt::__private::schemars::SchemaGenerator) -> #rt::__private::schemars::Schema {
+            #rt::__private::object(g, ::core::option::Option::None, &[#(#fields),*])
+        }
+        fn #output(g: &mut #rt::__private::schemars::SchemaGenerator) -> #rt::__private::schemars::Schema {
+            #output_fn(g)
+        }
+        #[allow(unused_variables, unused_mut)]
+        fn #invoke<'a>(
+            __cx: &'a #rt::__private::Context,
+            __args: #rt::__private::serde_json::Map<::std::string::String, #rt::__private::serde_json::Value>,
+        ) -> #rt::__private::Invocation<'a> {
+            #state
+            let (#(#idents,)*) = match <(#(#tys,)*) as #rt::__private::Decode>::decode(__args, &[#(#names),*]) {
+                ::core::result::Result::Ok(v) => v,
+                ::core::result::Result::Err(e) => return #rt::__private::Invocation::Ready(::core::result::Result::Err(e)),
+            };
+            #call
+        }
+        #rt::__private::inventory::submit! { #rt::__private::Registration(&#static_name) }
+        #(#assertions)*
+    }
+}
+
+fn num(rt: &TokenStream, n: Option<NumLit>, integer_exclusive_max: bool) -> TokenStream {
+    match n {
+        None => quote!(::core::option::Option::None),
+        Some(NumLit { int: Some(i), .. }) => {
+            let i = if integer_exclusive_max { i - 1 } else { i };
+            if i < 0 {
+                let v = i as i64;
+                quote!(::core::option::Option::Some(#rt::__private::Num::Int(#v)))
+            } else {
+                let v = i as u64;
+                quote!(::core::option::Option::Some(#rt::__private::Num::UInt(#v)))
+            }
+        }
+        Some(NumLit { value, .. }) => quote!(::core::option::Option::Some(#rt::__private::Num::Float(#value))),
+    }
+}
+
+fn opt_u64(v: Option<u64>) -> TokenStream {
+    match v {
+        Some(v) => quote!(::core::option::Option::Some(#v)),
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+/// The `Field` describing one argument or struct field; shared with the derive.
+pub fn expand_field(rt: &TokenStream, arg: &Arg) -> TokenStream {
+    let a = &arg.attr;
+    let name = &arg.name;
+    let ty = arg.ty;
+    let required = arg.required();
+    let desc = a.description_text().map(|(d, _)| d).unwrap_or_default();
+    let integer = matches!(crate::ast::number_inside(ty).map(crate::ast::limits), Some((_, _, true)));
+    // `1..501` on an integer is shown to the model as `maximum: 500`.
+    let integer_exclusive = a.exclusive_max && integer && a.max.is_some_and(|m| m.is_int());
+    let min = num(rt, a.min, false);
+    let max = num(rt, a.max, integer_exclusive);
+    let exclusive = a.exclusive_max && !integer_exclusive;
+    let (lo, hi) = match a.length {
+        Some((lo, hi, _)) => (opt_u64(lo), opt_u64(hi)),
+        None => (opt_u64(None), opt_u64(None)),
+    };
+    let pattern = match &a.pattern {
+        Some(p) => quote!(::core::option::Option::Some(#p)),
+        None => quote!(::core::option::Option::None),
+    };
+    let numeric = a.has_range() || a.unbounded.is_some();
+    let tspan = ty.span();
+    let schema = if numeric {
+        quote_spanned!(tspan=> #rt::__private::ranged::<#ty>)
+    } else {
+        quote_spanned!(tspan=> #rt::__private::plain::<#ty>)
+    };
+    let default = match &a.default {
+        Some(e) => {
+            let d = quote_spanned!(e.span()=> #rt::__private::to_json::<#ty>(#e));
+            quote!({
+                fn __default() -> #rt::__private::serde_json::Value { #d }
+                ::core::option::Option::Some(__default as fn() -> #rt::__private::serde_json::Value)
+            })
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let example_fns = a.examples.iter().enumerate().map(|(i, e)| {
+        let f = format_ident!("__example_{}", i);
+        let body = quote_spanned!(e.span()=> #rt::__private::to_json::<#ty>(#e));
+        quote!(fn #f() -> #rt::__private::serde_json::Value { #body })
+    });
+    let example_names = (0..a.examples.len()).map(|i| format_ident!("__example_{}", i));
+    quote! {
+        #rt::__private::Field {
+            name: #name,
+            required: #required,
+            schema: #schema,
+            spec: #rt::__private::ArgSpec {
+                description: #desc,
+                min: #min,
+                max: #max,
+                exclusive_max: #exclusive,
+                min_length: #lo,
+                max_length: #hi,
+                pattern: #pattern,
+            },
+            default: #default,
+            examples: {
+                #(#example_fns)*
+                const EXAMPLES: &[fn() -> #rt::__private::serde_json::Value] = &[#(#example_names),*];
+                EXAMPLES
+            },
+        }
+    }
+}
+
+/// Trait-bound checks for what the macro cannot see: `length` and `pattern` on an alias, and a
+/// `range` that may not fit an aliased number type.
+pub fn expand_assertions(rt: &TokenStream, arg: &Arg) -> TokenStream {
+    let a = &arg.attr;
+    let ty = arg.ty;
+    let unknown = shape(ty) == Shape::Unknown && !is_option(ty);
+    let mut out = TokenStream::new();
+    if let Some((_, _, span)) = a.length {
+        if unknown {
+            out.extend(quote_spanned!(span=> let _ = #rt::__private::assert_length::<#ty>;));
+        }
+    }
+    if let Some(p) = &a.pattern {
+        if unknown {
+            out.extend(quote_spanned!(p.span()=> let _ = #rt::__private::assert_pattern::<#ty>;));
+        }
+    }
+    let mut consts = TokenStream::new();
+    if a.has_range() && crate::ast::number_inside(ty).is_none() {
+        let span = a.range_span.unwrap_or_else(|| ty.span());
+        let min = num(rt, a.min, false);
+        let max = num(rt, a.max, false);
+        let msg = format!(
+            "the `range` of {} `{}` does not fit its number type",
+            arg.what, arg.name
+        );
+        consts.extend(quote_spanned! {span=>
+            const _: () = #rt::__private::check_range::<<#ty as #rt::__private::RangeArg>::Number>(#min, #max, #msg);
+        });
+    }
+    if out.is_empty() {
+        return consts;
+    }
+    quote! {
+        #consts
+        const _: () = {
+            #[allow(dead_code)]
+            fn __assertions() { #out }
+        };
+    }
+}
+
+/// A crate-unique item per tool name: a second tool with the same name in the crate is an
+/// error at compile time. Names are encoded so that distinct tool names never collide.
+fn unique_name_marker(model: &ToolFn) -> TokenStream {
+    let encoded: String = model
+        .name
+        .chars()
+        .map(|c| if c == '-' { "_2d_".to_owned() } else { c.to_string() })
+        .collect();
+    let span = model.attr.name.as_ref().map(|n| n.span()).unwrap_or_else(|| model.ident.span());
+    let marker = Ident::new(&format!("duplicate_tool_name_{encoded}"), span);
+    quote_spanned! {span=>
+        #[doc(hidden)]
+        #[macro_export]
+        macro_rules! #marker { () => {} }
+    }
+}

@@ -1,0 +1,18 @@
+//! Attribute keys, in one place.
+
+pub const TOOL_KEYS: &[&str] = &["description", "not_for", "name", "crate"];
+pub const ARG_KEYS: &[&str] = &[
+    "description",
+    "range",
+    "min",
+    "max",
+    "length",
+    "pattern",
+    "default",
+    "example",
+    "unbounded",
+];
+
+pub fn list(keys: &[&str]) -> String {
+    keys.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+}

@@ -443,6 +443,10 @@ impl Validator {
             (_, None) => match tagged {
                 Some(errs) => out.extend(errs),
                 None => {
+                    if let Some(consts) = self.consts(branches) {
+                        out.push(not_allowed(path, &consts, v));
+                        return;
+                    }
                     let alts: Vec<String> = branches.iter().map(|b| describe(b, self)).collect();
                     out.push(violation(path, ViolationKind::NoAlternative, alts.join(", or "), Some(v)));
                 }
@@ -458,6 +462,18 @@ impl Validator {
             let node = self.resolve(&p.node);
             matches!(&node.allowed, Some(a) if a.len() == 1 && map.get(&p.name) == Some(&a[0]))
         })
+    }
+
+    /// The values of a union whose every branch is a single constant (an enum with descriptions).
+    fn consts(&self, branches: &[Node]) -> Option<Vec<Value>> {
+        branches
+            .iter()
+            .map(|b| match &self.resolve(b).allowed {
+                Some(a) if a.len() == 1 => Some(a[0].clone()),
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>()
+            .filter(|c| !c.is_empty())
     }
 
     fn resolve<'a>(&'a self, node: &'a Node) -> &'a Node {
@@ -670,16 +686,8 @@ fn describe(node: &Node, v: &Validator) -> String {
     if let Some(allowed) = &node.allowed {
         return one_of_text(allowed);
     }
-    let consts: Option<Vec<Value>> = node
-        .one_of
-        .iter()
-        .chain(&node.any_of)
-        .map(|b| match &v.resolve(b).allowed {
-            Some(a) if a.len() == 1 => Some(a[0].clone()),
-            _ => None,
-        })
-        .collect();
-    if let Some(c) = consts.filter(|c| !c.is_empty()) {
+    let branches = if node.one_of.is_empty() { &node.any_of } else { &node.one_of };
+    if let Some(c) = v.consts(branches) {
         return one_of_text(&c);
     }
     let Some(types) = node.types else {

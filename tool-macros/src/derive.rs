@@ -189,7 +189,8 @@ fn expand_enum(cx: &mut Ctxt, rt: &TokenStream, serde: &SerdeAttr, description: 
         (None, _) => quote!(#rt::__private::Tagging::External),
     };
     quote! {
-        #rt::__private::enum_schema(g, #description, #tagging, ::std::vec![#(#variants),*])
+        let variants = ::std::vec![#(#variants),*];
+        #rt::__private::enum_schema(g, #description, #tagging, variants)
     }
 }
 

@@ -438,7 +438,7 @@ pub fn expand_field(rt: &TokenStream, arg: &Arg) -> TokenStream {
     };
     let default = match &a.default {
         Some(e) => {
-            let d = quote_spanned!(e.span()=> #rt::__private::to_json::<#ty>(#e));
+            let d = value_json(rt, ty, e);
             quote!({
                 fn __default() -> #rt::__private::serde_json::Value { #d }
                 ::core::option::Option::Some(__default as fn() -> #rt::__private::serde_json::Value)
@@ -448,7 +448,7 @@ pub fn expand_field(rt: &TokenStream, arg: &Arg) -> TokenStream {
     };
     let example_fns = a.examples.iter().enumerate().map(|(i, e)| {
         let f = format_ident!("__example_{}", i);
-        let body = quote_spanned!(e.span()=> #rt::__private::to_json::<#ty>(#e));
+        let body = value_json(rt, ty, e);
         quote!(fn #f() -> #rt::__private::serde_json::Value { #body })
     });
     let example_names = (0..a.examples.len()).map(|i| format_ident!("__example_{}", i));
@@ -473,6 +473,17 @@ pub fn expand_field(rt: &TokenStream, arg: &Arg) -> TokenStream {
                 EXAMPLES
             },
         }
+    }
+}
+
+/// The JSON of a `default` or `example` as the argument's type; a string literal converts into
+/// the type (`"toko buku"` for a `String`).
+fn value_json(rt: &TokenStream, ty: &Type, e: &syn::Expr) -> TokenStream {
+    let is_str = matches!(e, syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(_), .. }));
+    if is_str {
+        quote_spanned!(e.span()=> #rt::__private::to_json::<#ty>(::core::convert::Into::into(#e)))
+    } else {
+        quote_spanned!(e.span()=> #rt::__private::to_json::<#ty>(#e))
     }
 }
 

@@ -1,0 +1,8 @@
+use tool_runtime::tool;
+
+#[tool(description = "   ")]
+fn sapa() -> String {
+    "halo".into()
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+use tool_runtime::tool;
+
+#[tool(description = "Cari buku di katalog berdasarkan judul.")]
+fn cari_buku(#[arg(description = "Judul buku", length = 64..=1)] judul: String) -> Vec<String> {
+    vec![judul]
+}
+
+fn main() {}

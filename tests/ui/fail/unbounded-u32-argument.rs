@@ -1,0 +1,8 @@
+use tool_runtime::tool;
+
+#[tool(description = "Hitung porsi katering untuk sejumlah peserta.")]
+fn hitung_porsi(#[arg(description = "Jumlah peserta")] jumlah_peserta: u32) -> u32 {
+    jumlah_peserta + 5
+}
+
+fn main() {}

@@ -49,6 +49,13 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     };
     let attr = attr::parse_tool_attr(&mut cx, args);
     let rt = runtime_path(&attr);
+    if let Some(r) = func.sig.receiver() {
+        // Inside an impl block nothing but the method may be emitted.
+        cx.error_spanned_by(r, "a tool method needs #[tools] on its impl block, so the tool can find `self` in the call's Context");
+        strip_params(&mut func.sig);
+        let errors = cx.to_compile_errors();
+        return quote!(#func #errors);
+    }
     let sig = func.sig.clone();
     let model = parse_fn(&mut cx, attr, &sig, false);
     strip_params(&mut func.sig);

@@ -37,15 +37,25 @@ fn pesan_katering(
     jumlah_peserta: u32,
 ) -> Pesanan {
     let (total_porsi, biaya_rupiah) = domain::hitung_pesanan(jumlah_peserta);
-    Pesanan { jumlah_peserta, total_porsi, biaya_rupiah }
+    Pesanan {
+        jumlah_peserta,
+        total_porsi,
+        biaya_rupiah,
+    }
 }
 
 fn main() {
     let tools = ToolSet::new([pesan_katering::tool()]).expect("valid tool set");
     let tool = tools.get("pesan-katering").expect("registered");
     println!("# {}\n{}\n", tool.name(), tool.description());
-    println!("input schema:\n{}\n", serde_json::to_string_pretty(tool.input_schema()).unwrap());
-    println!("output schema:\n{}\n", serde_json::to_string_pretty(tool.output_schema()).unwrap());
+    println!(
+        "input schema:\n{}\n",
+        serde_json::to_string_pretty(tool.input_schema()).unwrap()
+    );
+    println!(
+        "output schema:\n{}\n",
+        serde_json::to_string_pretty(tool.output_schema()).unwrap()
+    );
 
     let cx = Context::new();
     for args in [
@@ -58,7 +68,10 @@ fn main() {
         println!("call pesan-katering {args}");
         match tools.call_blocking(&cx, "pesan-katering", args) {
             Ok(out) => println!("  ok: {out}\n"),
-            Err(e) => println!("  to the model:\n    {}\n", e.model_message().replace('\n', "\n    ")),
+            Err(e) => println!(
+                "  to the model:\n    {}\n",
+                e.model_message().replace('\n', "\n    ")
+            ),
         }
     }
 }

@@ -53,7 +53,10 @@ async fn buat_laporan(
     #[arg(description = "Rentang waktu laporan")] periode: Periode,
     #[arg(description = "Wilayah penjualan; pakai semua bila pengguna tidak menyebut wilayah", default = Wilayah::Semua)]
     wilayah: Wilayah,
-    #[arg(description = "Sertakan data grafik dalam hasil; default false", default = false)]
+    #[arg(
+        description = "Sertakan data grafik dalam hasil; default false",
+        default = false
+    )]
     sertakan_grafik: bool,
 ) -> Laporan {
     let hari = match periode {
@@ -70,7 +73,11 @@ async fn buat_laporan(
         wilayah,
         total_penjualan: per_hari * hari,
         jumlah_transaksi: 342 * hari as u32 / 30 + 1,
-        grafik: if sertakan_grafik { vec![per_hari; hari as usize] } else { Vec::new() },
+        grafik: if sertakan_grafik {
+            vec![per_hari; hari as usize]
+        } else {
+            Vec::new()
+        },
     }
 }
 
@@ -78,8 +85,14 @@ fn main() {
     let tools = ToolSet::new([buat_laporan::tool()]).expect("valid tool set");
     for tool in tools.iter() {
         println!("# {}\n{}\n", tool.name(), tool.description());
-        println!("input schema:\n{}\n", serde_json::to_string_pretty(tool.input_schema()).unwrap());
-        println!("output schema:\n{}\n", serde_json::to_string_pretty(tool.output_schema()).unwrap());
+        println!(
+            "input schema:\n{}\n",
+            serde_json::to_string_pretty(tool.input_schema()).unwrap()
+        );
+        println!(
+            "output schema:\n{}\n",
+            serde_json::to_string_pretty(tool.output_schema()).unwrap()
+        );
     }
     let cx = Context::new();
     for args in [
@@ -91,7 +104,10 @@ fn main() {
         println!("call buat-laporan-penjualan {args}");
         match tools.call_blocking(&cx, "buat-laporan-penjualan", args) {
             Ok(out) => println!("  ok: {out}\n"),
-            Err(e) => println!("  to the model:\n    {}\n", e.model_message().replace('\n', "\n    ")),
+            Err(e) => println!(
+                "  to the model:\n    {}\n",
+                e.model_message().replace('\n', "\n    ")
+            ),
         }
     }
 }

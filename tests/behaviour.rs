@@ -3,7 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tool_runtime::{Context, ToolArg, ToolError, ToolSet, ToolSetError, ViolationKind, tool, tools};
+use tool_runtime::{
+    Context, ToolArg, ToolError, ToolSet, ToolSetError, ViolationKind, tool, tools,
+};
 
 #[derive(Serialize, schemars::JsonSchema)]
 struct Pesanan {
@@ -20,7 +22,10 @@ fn pesan_katering(
     #[arg(description = "Jumlah peserta sebagai angka", range = 1..=500)] jumlah_peserta: u32,
 ) -> Pesanan {
     let total_porsi = jumlah_peserta + 5;
-    Pesanan { total_porsi, biaya: total_porsi as u64 * 50_000 }
+    Pesanan {
+        total_porsi,
+        biaya: total_porsi as u64 * 50_000,
+    }
 }
 
 #[derive(ToolArg, Deserialize, Serialize, Debug, PartialEq, Clone, Copy)]
@@ -43,7 +48,8 @@ struct Rentang {
 
 #[tool(description = "Kembalikan argumen yang diterima, untuk menguji batas model dan kode.")]
 fn gema(
-    #[arg(description = "Wilayah; semua bila tidak disebut", default = Wilayah::Semua)] wilayah: Wilayah,
+    #[arg(description = "Wilayah; semua bila tidak disebut", default = Wilayah::Semua)]
+    wilayah: Wilayah,
     #[arg(description = "Kata kunci", length = 2..=10, pattern = "^[a-z]+$")] kata: String,
     #[arg(description = "Skor opsional", range = 0.0..=1.0)] skor: Option<f64>,
     #[arg(description = "Rentang tahun")] rentang: Rentang,
@@ -105,7 +111,10 @@ fn call(name: &str, args: &str) -> Result<Value, ToolError> {
 
 fn violations(r: Result<Value, ToolError>) -> Vec<(String, ViolationKind)> {
     match r {
-        Err(ToolError::InvalidArguments(v)) => v.iter().map(|v| (v.path.to_string(), v.kind.clone())).collect(),
+        Err(ToolError::InvalidArguments(v)) => v
+            .iter()
+            .map(|v| (v.path.to_string(), v.kind.clone()))
+            .collect(),
         other => panic!("expected invalid arguments, got {other:?}"),
     }
 }
@@ -116,12 +125,20 @@ fn the_string_25_never_becomes_255_portions() {
     assert_eq!(ok, json!({"total_porsi": 30, "biaya": 1_500_000}));
     let err = call("pesan-katering", r#"{"jumlah_peserta": "25"}"#).unwrap_err();
     let msg = err.model_message();
-    assert!(msg.contains("`jumlah_peserta`: expected an integer from 1 to 500, received \"25\" (a string)"), "{msg}");
+    assert!(
+        msg.contains(
+            "`jumlah_peserta`: expected an integer from 1 to 500, received \"25\" (a string)"
+        ),
+        "{msg}"
+    );
 }
 
 #[test]
 fn integral_floats_are_integers_and_fractions_are_not() {
-    assert_eq!(call("pesan-katering", r#"{"jumlah_peserta": 250.0}"#).unwrap()["total_porsi"], 255);
+    assert_eq!(
+        call("pesan-katering", r#"{"jumlah_peserta": 250.0}"#).unwrap()["total_porsi"],
+        255
+    );
     let v = violations(call("pesan-katering", r#"{"jumlah_peserta": 2.5}"#));
     assert_eq!(v, [("jumlah_peserta".into(), ViolationKind::Type)]);
 }
@@ -131,8 +148,15 @@ fn bounds_are_inclusive_and_checked_both_ways() {
     assert!(call("pesan-katering", r#"{"jumlah_peserta": 1}"#).is_ok());
     assert!(call("pesan-katering", r#"{"jumlah_peserta": 500}"#).is_ok());
     for bad in ["0", "501", "-1", "1e12"] {
-        let v = violations(call("pesan-katering", &format!(r#"{{"jumlah_peserta": {bad}}}"#)));
-        assert_eq!(v, [("jumlah_peserta".into(), ViolationKind::Range)], "{bad}");
+        let v = violations(call(
+            "pesan-katering",
+            &format!(r#"{{"jumlah_peserta": {bad}}}"#),
+        ));
+        assert_eq!(
+            v,
+            [("jumlah_peserta".into(), ViolationKind::Range)],
+            "{bad}"
+        );
     }
 }
 
@@ -143,38 +167,73 @@ fn every_violation_of_a_call_is_reported_with_its_path() {
         r#"{"wilayah": "Jakarta", "kata": "X", "skor": 2, "rentang": {"dari": 1999, "extra": 1}, "label": ["a","b","c","d"], "kata_kunci": 1}"#,
     ));
     let paths: Vec<&str> = v.iter().map(|(p, _)| p.as_str()).collect();
-    assert_eq!(paths, ["kata_kunci", "wilayah", "kata", "skor", "rentang.extra", "rentang.dari", "label"]);
-    assert!(matches!(&v[1].1, ViolationKind::NotAllowed { did_you_mean: Some(s) } if s == "\"jakarta\""));
+    assert_eq!(
+        paths,
+        [
+            "kata_kunci",
+            "wilayah",
+            "kata",
+            "skor",
+            "rentang.extra",
+            "rentang.dari",
+            "label"
+        ]
+    );
+    assert!(
+        matches!(&v[1].1, ViolationKind::NotAllowed { did_you_mean: Some(s) } if s == "\"jakarta\"")
+    );
 }
 
 #[test]
 fn unknown_fields_suggest_the_close_name() {
     let err = call("pesan-katering", r#"{"jumlah": 25}"#).unwrap_err();
-    let ToolError::InvalidArguments(v) = &err else { panic!() };
+    let ToolError::InvalidArguments(v) = &err else {
+        panic!()
+    };
     assert!(v.iter().any(|v| matches!(&v.kind, ViolationKind::Unknown { did_you_mean: Some(s) } if s == "jumlah_peserta")));
-    assert!(v.iter().any(|v| v.kind == ViolationKind::Missing && v.path.to_string() == "jumlah_peserta"));
+    assert!(
+        v.iter()
+            .any(|v| v.kind == ViolationKind::Missing && v.path.to_string() == "jumlah_peserta")
+    );
 }
 
 #[test]
 fn null_only_where_nullable() {
-    let ok = call("gema", r#"{"kata": "ab", "skor": null, "rentang": {"dari": 2020, "catatan": null}, "label": []}"#).unwrap();
+    let ok = call(
+        "gema",
+        r#"{"kata": "ab", "skor": null, "rentang": {"dari": 2020, "catatan": null}, "label": []}"#,
+    )
+    .unwrap();
     assert_eq!(ok["skor"], Value::Null);
-    let v = violations(call("gema", r#"{"kata": null, "rentang": {"dari": 2020}, "label": []}"#));
+    let v = violations(call(
+        "gema",
+        r#"{"kata": null, "rentang": {"dari": 2020}, "label": []}"#,
+    ));
     assert_eq!(v, [("kata".into(), ViolationKind::Type)]);
 }
 
 #[test]
 fn defaults_are_filled_in_for_absent_arguments() {
-    let ok = call("gema", r#"{"kata": "ab", "rentang": {"dari": 2020}, "label": []}"#).unwrap();
+    let ok = call(
+        "gema",
+        r#"{"kata": "ab", "rentang": {"dari": 2020}, "label": []}"#,
+    )
+    .unwrap();
     assert_eq!(ok["wilayah"], "semua");
     assert_eq!(ok["catatan"], Value::Null);
 }
 
 #[test]
 fn patterns_and_lengths_count_characters() {
-    let v = violations(call("gema", r#"{"kata": "abcdefghijk", "rentang": {"dari": 2020}, "label": []}"#));
+    let v = violations(call(
+        "gema",
+        r#"{"kata": "abcdefghijk", "rentang": {"dari": 2020}, "label": []}"#,
+    ));
     assert_eq!(v, [("kata".into(), ViolationKind::Length)]);
-    let v = violations(call("gema", r#"{"kata": "abc1", "rentang": {"dari": 2020}, "label": []}"#));
+    let v = violations(call(
+        "gema",
+        r#"{"kata": "abc1", "rentang": {"dari": 2020}, "label": []}"#,
+    ));
     assert_eq!(v, [("kata".into(), ViolationKind::Pattern)]);
 }
 
@@ -190,7 +249,12 @@ fn arguments_that_are_not_json_or_not_an_object() {
 #[test]
 fn a_tool_error_is_data_for_the_model() {
     let err = call("selalu_gagal", "{}").unwrap_err();
-    assert_eq!(err, ToolError::Failed { message: "stok habis".into() });
+    assert_eq!(
+        err,
+        ToolError::Failed {
+            message: "stok habis".into()
+        }
+    );
     assert_eq!(err.model_message(), "The tool failed: stok habis");
 }
 
@@ -198,9 +262,14 @@ fn a_tool_error_is_data_for_the_model() {
 fn a_panic_is_caught_and_does_not_leak_to_the_model() {
     for name in ["panik", "panik_async"] {
         let err = call(name, "{}").unwrap_err();
-        let ToolError::Panicked { message } = &err else { panic!("{err:?}") };
+        let ToolError::Panicked { message } = &err else {
+            panic!("{err:?}")
+        };
         assert!(message.contains("rahasia") || message.contains("db-internal"));
-        assert!(!err.model_message().contains("db-internal") && !err.model_message().contains("rahasia"));
+        assert!(
+            !err.model_message().contains("db-internal")
+                && !err.model_message().contains("rahasia")
+        );
     }
     // The set still works after a panic.
     assert!(call("pesan-katering", r#"{"jumlah_peserta": 3}"#).is_ok());
@@ -211,7 +280,10 @@ fn unknown_tools_are_named_with_a_suggestion() {
     let err = call("pesan_katering", "{}").unwrap_err();
     assert_eq!(
         err,
-        ToolError::UnknownTool { name: "pesan_katering".into(), did_you_mean: Some("pesan-katering".into()) }
+        ToolError::UnknownTool {
+            name: "pesan_katering".into(),
+            did_you_mean: Some("pesan-katering".into())
+        }
     );
 }
 
@@ -220,7 +292,9 @@ fn impl_groups_take_self_from_the_context() {
     let set = set();
     let cx = Context::new().with(Hr { sisa: 7 });
     assert_eq!(set.call_blocking(&cx, "sisa_cuti", "{}").unwrap(), 7);
-    let err = set.call_blocking(&Context::new(), "sisa_cuti", "{}").unwrap_err();
+    let err = set
+        .call_blocking(&Context::new(), "sisa_cuti", "{}")
+        .unwrap_err();
     assert!(matches!(err, ToolError::MissingContext { type_name } if type_name.ends_with("Hr")));
 }
 
@@ -253,8 +327,15 @@ fn schemas_are_valid_2020_12_and_agree_with_an_independent_validator() {
     let set = set();
     for tool in set.iter() {
         for schema in [tool.input_schema(), tool.output_schema()] {
-            assert!(jsonschema::meta::is_valid(schema), "{}: {schema}", tool.name());
-            assert!(!schema.to_string().contains("uint"), "no Rust number formats: {schema}");
+            assert!(
+                jsonschema::meta::is_valid(schema),
+                "{}: {schema}",
+                tool.name()
+            );
+            assert!(
+                !schema.to_string().contains("uint"),
+                "no Rust number formats: {schema}"
+            );
         }
     }
     let schema = gema::tool().input_schema();
@@ -272,7 +353,9 @@ fn schemas_are_valid_2020_12_and_agree_with_an_independent_validator() {
     ];
     let set = ToolSet::new([gema::tool()]).unwrap();
     for case in cases {
-        let ours = set.call_blocking(&Context::new(), "gema", &case.to_string()).is_ok();
+        let ours = set
+            .call_blocking(&Context::new(), "gema", &case.to_string())
+            .is_ok();
         assert_eq!(ours, oracle.is_valid(&case), "disagreement on {case}");
     }
 }
@@ -295,6 +378,11 @@ fn input_schema_snapshot() {
     let actual = pesan_katering::tool().input_schema();
     assert_eq!(actual, &expected);
     // Declaration order survives (the model fills fields in order).
-    let keys: Vec<_> = gema::tool().input_schema()["properties"].as_object().unwrap().keys().cloned().collect();
+    let keys: Vec<_> = gema::tool().input_schema()["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
     assert_eq!(keys, ["wilayah", "kata", "skor", "rentang", "label"]);
 }

@@ -11,6 +11,15 @@ fn pola_rusak(#[arg(description = "Teks", pattern = "(")] teks: String) -> Strin
 #[test]
 fn a_schema_the_validator_cannot_enforce_is_refused_by_the_set() {
     let err = ToolSet::new([pola_rusak::tool()]).unwrap_err();
-    assert!(matches!(err, ToolSetError::Schema { tool: "pola_rusak", .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            ToolSetError::Schema {
+                tool: "pola_rusak",
+                ..
+            }
+        ),
+        "{err}"
+    );
     assert!(ToolSet::all().is_err(), "the registry refuses it too");
 }

@@ -77,7 +77,8 @@ pub enum Shape {
 }
 
 pub const NUMBERS: &[&str] = &[
-    "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize", "f32", "f64",
+    "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize", "f32",
+    "f64",
 ];
 
 /// The shape of `ty` once `Option` and `Box` are looked through.

@@ -137,7 +137,10 @@ pub fn parse_tool_attr(cx: &mut Ctxt, args: proc_macro2::TokenStream) -> ToolAtt
             other => {
                 cx.error_spanned_by(
                     &meta.path,
-                    format!("unknown tool attribute `{other}`; expected one of {}", symbol::list(TOOL_KEYS)),
+                    format!(
+                        "unknown tool attribute `{other}`; expected one of {}",
+                        symbol::list(TOOL_KEYS)
+                    ),
                 );
                 skip_value(&meta)?;
             }
@@ -157,16 +160,16 @@ pub fn parse_arg_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> ArgAttr {
     let mut doc_span = None;
     for attr in attrs {
         if attr.path().is_ident("doc") {
-            if let syn::Meta::NameValue(nv) = &attr.meta {
-                if let Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) = &nv.value {
-                    doc_lines.push(s.value().trim().to_owned());
-                    doc_span.get_or_insert(attr.span());
-                }
+            if let syn::Meta::NameValue(nv) = &attr.meta
+                && let Expr::Lit(ExprLit {
+                    lit: Lit::Str(s), ..
+                }) = &nv.value
+            {
+                doc_lines.push(s.value().trim().to_owned());
+                doc_span.get_or_insert(attr.span());
             }
         } else if attr.path().is_ident("arg") {
-            let result = attr.parse_nested_meta(|meta| {
-                parse_arg_key(cx, &mut arg, &meta)
-            });
+            let result = attr.parse_nested_meta(|meta| parse_arg_key(cx, &mut arg, &meta));
             if let Err(e) = result {
                 cx.syn_error(e);
             }
@@ -197,10 +200,16 @@ fn parse_arg_key(cx: &mut Ctxt, arg: &mut ArgAttr, meta: &ParseNestedMeta) -> sy
         "range" => {
             let expr: Expr = meta.value()?.parse()?;
             if arg.has_range() {
-                cx.error_spanned_by(&meta.path, "duplicate bounds: use either `range` or `min`/`max`");
+                cx.error_spanned_by(
+                    &meta.path,
+                    "duplicate bounds: use either `range` or `min`/`max`",
+                );
                 return Ok(());
             }
-            let Expr::Range(ExprRange { start, limits, end, .. }) = &expr else {
+            let Expr::Range(ExprRange {
+                start, limits, end, ..
+            }) = &expr
+            else {
                 cx.error_spanned_by(&expr, "`range` expects a range such as `1..=100`");
                 return Ok(());
             };
@@ -209,7 +218,10 @@ fn parse_arg_key(cx: &mut Ctxt, arg: &mut ArgAttr, meta: &ParseNestedMeta) -> sy
             arg.exclusive_max = matches!(limits, RangeLimits::HalfOpen(_)) && end.is_some();
             arg.range_span = Some(expr.span());
             if start.is_none() && end.is_none() {
-                cx.error_spanned_by(&expr, "`range = ..` bounds nothing: give a minimum, a maximum or both");
+                cx.error_spanned_by(
+                    &expr,
+                    "`range = ..` bounds nothing: give a minimum, a maximum or both",
+                );
             }
         }
         // #[arg(min = 1)]
@@ -231,7 +243,10 @@ fn parse_arg_key(cx: &mut Ctxt, arg: &mut ArgAttr, meta: &ParseNestedMeta) -> sy
         // #[arg(length = 1..=64)]
         "length" => {
             let expr: Expr = meta.value()?.parse()?;
-            let Expr::Range(ExprRange { start, limits, end, .. }) = &expr else {
+            let Expr::Range(ExprRange {
+                start, limits, end, ..
+            }) = &expr
+            else {
                 cx.error_spanned_by(&expr, "`length` expects a range of counts such as `1..=64`");
                 return Ok(());
             };
@@ -271,7 +286,10 @@ fn parse_arg_key(cx: &mut Ctxt, arg: &mut ArgAttr, meta: &ParseNestedMeta) -> sy
         other => {
             cx.error_spanned_by(
                 &meta.path,
-                format!("unknown argument attribute `{other}`; expected one of {}", symbol::list(ARG_KEYS)),
+                format!(
+                    "unknown argument attribute `{other}`; expected one of {}",
+                    symbol::list(ARG_KEYS)
+                ),
             );
             skip_value(meta)?;
         }
@@ -283,7 +301,11 @@ fn parse_arg_key(cx: &mut Ctxt, arg: &mut ArgAttr, meta: &ParseNestedMeta) -> sy
 fn num_lit(cx: &mut Ctxt, e: &Expr) -> Option<NumLit> {
     let (neg, lit) = match e {
         Expr::Lit(ExprLit { lit, .. }) => (false, lit),
-        Expr::Unary(ExprUnary { op: UnOp::Neg(_), expr, .. }) => match &**expr {
+        Expr::Unary(ExprUnary {
+            op: UnOp::Neg(_),
+            expr,
+            ..
+        }) => match &**expr {
             Expr::Lit(ExprLit { lit, .. }) => (true, lit),
             _ => (false, &Lit::Bool(syn::LitBool::new(false, e.span()))),
         },
@@ -329,8 +351,8 @@ pub fn parse_serde_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> SerdeAttr {
                     skip_value(&meta)?;
                 }
                 "skip" | "skip_deserializing" => s.skip = true,
-                "flatten" | "untagged" | "remote" | "from" | "try_from" | "deserialize_with" | "with"
-                | "other" | "borrow" => {
+                "flatten" | "untagged" | "remote" | "from" | "try_from" | "deserialize_with"
+                | "with" | "other" | "borrow" => {
                     s.unsupported.push((key.clone(), meta.path.span()));
                     skip_value(&meta)?;
                 }

@@ -21,20 +21,22 @@ pub fn check_tool_description(cx: &mut Ctxt, attr: &ToolAttr) {
         ),
         Some(_) => {}
     }
-    if let Some(n) = &attr.not_for {
-        if n.value().trim().is_empty() {
-            cx.error_spanned_by(
+    if let Some(n) = &attr.not_for
+        && n.value().trim().is_empty()
+    {
+        cx.error_spanned_by(
                 n,
                 "`not_for` is empty: name what the tool must not be used for, and the sibling tool to use instead, or remove the key",
             );
-        }
     }
 }
 
 // Tool names are what every provider and MCP accept: ^[A-Za-z_][A-Za-z0-9_-]{0,63}$.
 pub fn check_tool_name(cx: &mut Ctxt, name: &str, span: Span) {
     let mut chars = name.chars();
-    let first_ok = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    let first_ok = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
     let rest_ok = chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
     if !first_ok || !rest_ok || name.len() > 64 {
         cx.error_at(
@@ -72,7 +74,10 @@ pub fn check_bounds(cx: &mut Ctxt, arg: &Arg) {
     let shape = shape(arg.ty);
     if let Some(u) = &a.unbounded {
         if u.value().trim().is_empty() {
-            cx.error_spanned_by(u, "`unbounded` needs a reason: say why no bound makes sense");
+            cx.error_spanned_by(
+                u,
+                "`unbounded` needs a reason: say why no bound makes sense",
+            );
         }
         if a.has_range() {
             cx.error_spanned_by(u, "`unbounded` contradicts `range`: keep one of them");
@@ -105,11 +110,19 @@ pub fn check_bounds(cx: &mut Ctxt, arg: &Arg) {
         );
     }
     if let (Some(lo), Some(hi)) = (a.min, a.max) {
-        let empty = if a.exclusive_max { lo.value >= hi.value } else { lo.value > hi.value };
+        let empty = if a.exclusive_max {
+            lo.value >= hi.value
+        } else {
+            lo.value > hi.value
+        };
         if empty {
             cx.error_at(
                 a.range_span.unwrap_or(lo.span),
-                format!("the range is empty: the minimum {} is not below the maximum {}", lo.show(), hi.show()),
+                format!(
+                    "the range is empty: the minimum {} is not below the maximum {}",
+                    lo.show(),
+                    hi.show()
+                ),
             );
         }
     }
@@ -123,16 +136,25 @@ pub fn check_bounds(cx: &mut Ctxt, arg: &Arg) {
                 ),
             );
         }
-        if let (Some(lo), Some(hi)) = (lo, hi) {
-            if lo > hi {
-                cx.error_at(span, format!("the length range is empty: {lo} is greater than {hi}"));
-            }
+        if let (Some(lo), Some(hi)) = (lo, hi)
+            && lo > hi
+        {
+            cx.error_at(
+                span,
+                format!("the length range is empty: {lo} is greater than {hi}"),
+            );
         }
     }
-    if let Some(p) = &a.pattern {
-        if matches!(shape, Shape::Number(_) | Shape::Bool | Shape::List) {
-            cx.error_spanned_by(p, format!("`pattern` applies to strings, but {} `{}` is not one", arg.what, arg.name));
-        }
+    if let Some(p) = &a.pattern
+        && matches!(shape, Shape::Number(_) | Shape::Bool | Shape::List)
+    {
+        cx.error_spanned_by(
+            p,
+            format!(
+                "`pattern` applies to strings, but {} `{}` is not one",
+                arg.what, arg.name
+            ),
+        );
     }
 }
 
@@ -141,11 +163,20 @@ fn check_range_fits(cx: &mut Ctxt, min: Option<NumLit>, max: Option<NumLit>, num
     for (key, bound) in [("min", min), ("max", max)] {
         let Some(b) = bound else { continue };
         if integer && !b.is_int() {
-            cx.error_at(b.span, format!("`{num}` is an integer type: use an integer bound, not `{}`", b.show()));
+            cx.error_at(
+                b.span,
+                format!(
+                    "`{num}` is an integer type: use an integer bound, not `{}`",
+                    b.show()
+                ),
+            );
         } else if b.value < lo || b.value > hi {
             cx.error_at(
                 b.span,
-                format!("`{key} = {}` is outside the range of `{num}` ({lo}..={hi})", b.show()),
+                format!(
+                    "`{key} = {}` is outside the range of `{num}` ({lo}..={hi})",
+                    b.show()
+                ),
             );
         }
     }
@@ -154,15 +185,29 @@ fn check_range_fits(cx: &mut Ctxt, min: Option<NumLit>, max: Option<NumLit>, num
 // A default or example is a value the argument accepts: inside its range and its length.
 pub fn check_values(cx: &mut Ctxt, arg: &Arg) {
     let a = &arg.attr;
-    let values = a.default.iter().map(|d| ("default", d)).chain(a.examples.iter().map(|e| ("example", e)));
+    let values = a
+        .default
+        .iter()
+        .map(|d| ("default", d))
+        .chain(a.examples.iter().map(|e| ("example", e)));
     for (key, expr) in values {
         if let Some(v) = literal_number(expr) {
             let below = a.min.is_some_and(|m| v < m.value);
-            let above = a.max.is_some_and(|m| if a.exclusive_max { v >= m.value } else { v > m.value });
+            let above = a.max.is_some_and(|m| {
+                if a.exclusive_max {
+                    v >= m.value
+                } else {
+                    v > m.value
+                }
+            });
             if below || above {
                 cx.error_spanned_by(
                     expr,
-                    format!("this {key} is outside the {}'s range {}", arg.what, range_text(a.min, a.max, a.exclusive_max)),
+                    format!(
+                        "this {key} is outside the {}'s range {}",
+                        arg.what,
+                        range_text(a.min, a.max, a.exclusive_max)
+                    ),
                 );
             }
         }
@@ -171,7 +216,10 @@ pub fn check_values(cx: &mut Ctxt, arg: &Arg) {
             if lo.is_some_and(|l| n < l) || hi.is_some_and(|h| n > h) {
                 cx.error_spanned_by(
                     expr,
-                    format!("this {key} has {n} characters, outside the {}'s `length`", arg.what),
+                    format!(
+                        "this {key} has {n} characters, outside the {}'s `length`",
+                        arg.what
+                    ),
                 );
             }
         }
@@ -186,8 +234,12 @@ fn range_text(min: Option<NumLit>, max: Option<NumLit>, exclusive: bool) -> Stri
 
 fn literal_number(e: &Expr) -> Option<f64> {
     match e {
-        Expr::Lit(ExprLit { lit: Lit::Int(i), .. }) => i.base10_parse::<f64>().ok(),
-        Expr::Lit(ExprLit { lit: Lit::Float(f), .. }) => f.base10_parse::<f64>().ok(),
+        Expr::Lit(ExprLit {
+            lit: Lit::Int(i), ..
+        }) => i.base10_parse::<f64>().ok(),
+        Expr::Lit(ExprLit {
+            lit: Lit::Float(f), ..
+        }) => f.base10_parse::<f64>().ok(),
         Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => literal_number(&u.expr).map(|v| -v),
         Expr::Group(g) => literal_number(&g.expr),
         _ => None,
@@ -197,7 +249,9 @@ fn literal_number(e: &Expr) -> Option<f64> {
 /// A string literal default, also as `"x".to_string()`, `"x".into()` or `String::from("x")`.
 fn literal_string(e: &Expr) -> Option<LitStr> {
     match e {
-        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => Some(s.clone()),
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => Some(s.clone()),
         Expr::MethodCall(m) if m.args.is_empty() => literal_string(&m.receiver),
         Expr::Call(c) if c.args.len() == 1 => literal_string(&c.args[0]),
         _ => None,

@@ -27,6 +27,9 @@ impl Ctxt {
     }
 
     pub fn to_compile_errors(&self) -> TokenStream {
-        self.errors.iter().map(syn::Error::to_compile_error).collect()
+        self.errors
+            .iter()
+            .map(syn::Error::to_compile_error)
+            .collect()
     }
 }

@@ -28,7 +28,12 @@ pub fn derive(input: TokenStream) -> TokenStream {
     let body = match &input.data {
         Data::Struct(s) => match &s.fields {
             Fields::Named(named) => {
-                let args = field_args(&mut cx, named.named.iter(), serde.rename_all.as_ref().map(|r| r.0.as_str()), "field");
+                let args = field_args(
+                    &mut cx,
+                    named.named.iter(),
+                    serde.rename_all.as_ref().map(|r| r.0.as_str()),
+                    "field",
+                );
                 let fields = args.iter().map(|a| expand_field(&rt, a));
                 let assertions = args.iter().map(|a| expand_assertions(&rt, a));
                 quote! {
@@ -60,7 +65,10 @@ pub fn derive(input: TokenStream) -> TokenStream {
                 }
             }
             _ => {
-                cx.error_spanned_by(ident, "#[derive(ToolArg)] needs a struct with named fields, or a newtype struct");
+                cx.error_spanned_by(
+                    ident,
+                    "#[derive(ToolArg)] needs a struct with named fields, or a newtype struct",
+                );
                 quote!(::core::default::Default::default())
             }
         },
@@ -137,15 +145,24 @@ fn field_args<'a>(
     args
 }
 
-fn expand_enum(cx: &mut Ctxt, rt: &TokenStream, serde: &SerdeAttr, description: &str, e: &syn::DataEnum) -> TokenStream {
+fn expand_enum(
+    cx: &mut Ctxt,
+    rt: &TokenStream,
+    serde: &SerdeAttr,
+    description: &str,
+    e: &syn::DataEnum,
+) -> TokenStream {
     let rename_all = serde.rename_all.as_ref().map(|r| r.0.as_str());
-    if let Some((rule, span)) = &serde.rename_all {
-        if !RULES.contains(&rule.as_str()) {
-            cx.error_at(*span, format!("unknown `rename_all` rule {rule:?}"));
-        }
+    if let Some((rule, span)) = &serde.rename_all
+        && !RULES.contains(&rule.as_str())
+    {
+        cx.error_at(*span, format!("unknown `rename_all` rule {rule:?}"));
     }
     if e.variants.is_empty() {
-        cx.error_at(Span::call_site(), "an enum argument needs at least one variant");
+        cx.error_at(
+            Span::call_site(),
+            "an enum argument needs at least one variant",
+        );
     }
     let mut variants = Vec::new();
     for v in &e.variants {
@@ -156,7 +173,10 @@ fn expand_enum(cx: &mut Ctxt, rt: &TokenStream, serde: &SerdeAttr, description: 
         }
         let va = attr::parse_arg_attrs(cx, &v.attrs);
         let vdesc = va.description_text().map(|(d, _)| d).unwrap_or_default();
-        let name = vs.rename.clone().unwrap_or_else(|| rename_variant(&v.ident.to_string(), rename_all));
+        let name = vs
+            .rename
+            .clone()
+            .unwrap_or_else(|| rename_variant(&v.ident.to_string(), rename_all));
         let body = match &v.fields {
             Fields::Unit => quote!(#rt::__private::VariantBody::Unit),
             Fields::Named(named) => {
@@ -177,11 +197,16 @@ fn expand_enum(cx: &mut Ctxt, rt: &TokenStream, serde: &SerdeAttr, description: 
                 quote!(#rt::__private::VariantBody::Newtype(#rt::__private::plain::<#ty>(g, &#rt::__private::ArgSpec::described(""))))
             }
             Fields::Unnamed(_) => {
-                cx.error_spanned_by(&v.ident, "a variant with several unnamed fields has no clear schema: name the fields");
+                cx.error_spanned_by(
+                    &v.ident,
+                    "a variant with several unnamed fields has no clear schema: name the fields",
+                );
                 continue;
             }
         };
-        variants.push(quote!(#rt::__private::Variant { name: #name, description: #vdesc, body: #body }));
+        variants.push(
+            quote!(#rt::__private::Variant { name: #name, description: #vdesc, body: #body }),
+        );
     }
     let tagging = match (&serde.tag, &serde.content) {
         (Some(t), Some(c)) => quote!(#rt::__private::Tagging::Adjacent { tag: #t, content: #c }),
@@ -258,4 +283,3 @@ fn rename_field(name: &str, rule: Option<&str>) -> String {
         _ => name.to_owned(),
     }
 }
-

@@ -42,7 +42,10 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     let mut func: ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(_) => {
-            cx.error_at(Span::call_site(), "#[tool] applies to functions (and to methods inside a #[tools] impl block)");
+            cx.error_at(
+                Span::call_site(),
+                "#[tool] applies to functions (and to methods inside a #[tools] impl block)",
+            );
             let errors = cx.to_compile_errors();
             return quote!(#item #errors);
         }
@@ -109,7 +112,10 @@ pub fn tools(args: TokenStream, item: TokenStream) -> TokenStream {
     let mut imp: ItemImpl = match syn::parse2(item.clone()) {
         Ok(i) => i,
         Err(_) => {
-            cx.error_at(Span::call_site(), "#[tools] applies to an `impl` block whose methods carry #[tool(...)]");
+            cx.error_at(
+                Span::call_site(),
+                "#[tools] applies to an `impl` block whose methods carry #[tool(...)]",
+            );
             let errors = cx.to_compile_errors();
             return quote!(#item #errors);
         }
@@ -120,13 +126,20 @@ pub fn tools(args: TokenStream, item: TokenStream) -> TokenStream {
         cx.error_spanned_by(&imp.generics, "a #[tools] impl block cannot be generic");
     }
     if let Some((path, _)) = &imp.trait_ {
-        cx.error_spanned_by(path, "#[tools] applies to inherent impl blocks, not trait impls");
+        cx.error_spanned_by(
+            path,
+            "#[tools] applies to inherent impl blocks, not trait impls",
+        );
     }
     let self_ty = (*imp.self_ty).clone();
     let mut found = Vec::new();
     for item in &mut imp.items {
         let ImplItem::Fn(f) = item else { continue };
-        let Some(pos) = f.attrs.iter().position(|a| a.path().segments.last().is_some_and(|s| s.ident == "tool")) else {
+        let Some(pos) = f
+            .attrs
+            .iter()
+            .position(|a| a.path().segments.last().is_some_and(|s| s.ident == "tool"))
+        else {
             continue;
         };
         let tool_attr = f.attrs.remove(pos);
@@ -138,7 +151,10 @@ pub fn tools(args: TokenStream, item: TokenStream) -> TokenStream {
         strip_params(&mut f.sig);
     }
     if found.is_empty() {
-        cx.error_at(Span::call_site(), "this #[tools] impl block has no #[tool(...)] method");
+        cx.error_at(
+            Span::call_site(),
+            "this #[tools] impl block has no #[tool(...)] method",
+        );
     }
     let sigs: Vec<Signature> = found.iter().map(|(_, s, _)| s.clone()).collect();
     let mut models = Vec::new();
@@ -206,7 +222,10 @@ fn parse_fn<'a>(cx: &mut Ctxt, attr: ToolAttr, sig: &'a Signature, in_group: boo
         }
     };
     if !sig.generics.params.is_empty() {
-        cx.error_spanned_by(&sig.generics, "a tool cannot be generic: the model needs one concrete schema");
+        cx.error_spanned_by(
+            &sig.generics,
+            "a tool cannot be generic: the model needs one concrete schema",
+        );
     }
     if let Some(c) = &sig.constness {
         cx.error_spanned_by(c, "a tool cannot be a `const fn`");
@@ -221,12 +240,18 @@ fn parse_fn<'a>(cx: &mut Ctxt, attr: ToolAttr, sig: &'a Signature, in_group: boo
                 if !in_group {
                     cx.error_spanned_by(r, "a tool method needs #[tools] on its impl block, so the tool can find `self` in the call's Context");
                 } else if !matches!(r.kind, syn::ReceiverKind::Reference(_, _, None)) {
-                    cx.error_spanned_by(r, "a tool method takes `&self`: the host shares one value between calls");
+                    cx.error_spanned_by(
+                        r,
+                        "a tool method takes `&self`: the host shares one value between calls",
+                    );
                 }
             }
             FnArg::Typed(pt) => {
                 let Pat::Ident(pi) = &*pt.pat else {
-                    cx.error_spanned_by(&pt.pat, "a tool argument needs a plain name: the name is what the model fills in");
+                    cx.error_spanned_by(
+                        &pt.pat,
+                        "a tool argument needs a plain name: the name is what the model fills in",
+                    );
                     continue;
                 };
                 if matches!(&*pt.ty, Type::ImplTrait(_) | Type::Reference(_)) {
@@ -280,7 +305,9 @@ fn result_ok_type(ty: &Type) -> Option<&Type> {
     if seg.ident != "Result" {
         return None;
     }
-    let syn::PathArguments::AngleBracketed(a) = &seg.arguments else { return None };
+    let syn::PathArguments::AngleBracketed(a) = &seg.arguments else {
+        return None;
+    };
     match a.args.first() {
         Some(syn::GenericArgument::Type(t)) => Some(t),
         _ => None,
@@ -297,7 +324,12 @@ fn strip_params(sig: &mut Signature) {
 }
 
 fn description(model: &ToolFn) -> String {
-    model.attr.description.as_ref().map(|d| d.value().trim().to_owned()).unwrap_or_default()
+    model
+        .attr
+        .description
+        .as_ref()
+        .map(|d| d.value().trim().to_owned())
+        .unwrap_or_default()
 }
 
 fn handle_doc(model: &ToolFn, _cx: &mut Ctxt) -> String {
@@ -404,7 +436,9 @@ fn num(rt: &TokenStream, n: Option<NumLit>, integer_exclusive_max: bool) -> Toke
                 quote!(::core::option::Option::Some(#rt::__private::Num::UInt(#v)))
             }
         }
-        Some(NumLit { value, .. }) => quote!(::core::option::Option::Some(#rt::__private::Num::Float(#value))),
+        Some(NumLit { value, .. }) => {
+            quote!(::core::option::Option::Some(#rt::__private::Num::Float(#value)))
+        }
     }
 }
 
@@ -422,7 +456,10 @@ pub fn expand_field(rt: &TokenStream, arg: &Arg) -> TokenStream {
     let ty = arg.ty;
     let required = arg.required();
     let desc = a.description_text().map(|(d, _)| d).unwrap_or_default();
-    let integer = matches!(crate::ast::number_inside(ty).map(crate::ast::limits), Some((_, _, true)));
+    let integer = matches!(
+        crate::ast::number_inside(ty).map(crate::ast::limits),
+        Some((_, _, true))
+    );
     // `1..501` on an integer is shown to the model as `maximum: 500`.
     let integer_exclusive = a.exclusive_max && integer && a.max.is_some_and(|m| m.is_int());
     let min = num(rt, a.min, false);
@@ -486,7 +523,13 @@ pub fn expand_field(rt: &TokenStream, arg: &Arg) -> TokenStream {
 /// The JSON of a `default` or `example` as the argument's type; a string literal converts into
 /// the type (`"toko buku"` for a `String`).
 fn value_json(rt: &TokenStream, ty: &Type, e: &syn::Expr) -> TokenStream {
-    let is_str = matches!(e, syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(_), .. }));
+    let is_str = matches!(
+        e,
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(_),
+            ..
+        })
+    );
     if is_str {
         quote_spanned!(e.span()=> #rt::__private::to_json::<#ty>(::core::convert::Into::into(#e)))
     } else {
@@ -501,15 +544,15 @@ pub fn expand_assertions(rt: &TokenStream, arg: &Arg) -> TokenStream {
     let ty = arg.ty;
     let unknown = shape(ty) == Shape::Unknown && !is_option(ty);
     let mut out = TokenStream::new();
-    if let Some((_, _, span)) = a.length {
-        if unknown {
-            out.extend(quote_spanned!(span=> let _ = #rt::__private::assert_length::<#ty>;));
-        }
+    if let Some((_, _, span)) = a.length
+        && unknown
+    {
+        out.extend(quote_spanned!(span=> let _ = #rt::__private::assert_length::<#ty>;));
     }
-    if let Some(p) = &a.pattern {
-        if unknown {
-            out.extend(quote_spanned!(p.span()=> let _ = #rt::__private::assert_pattern::<#ty>;));
-        }
+    if let Some(p) = &a.pattern
+        && unknown
+    {
+        out.extend(quote_spanned!(p.span()=> let _ = #rt::__private::assert_pattern::<#ty>;));
     }
     let mut consts = TokenStream::new();
     if a.has_range() && crate::ast::number_inside(ty).is_none() {
@@ -542,9 +585,20 @@ fn unique_name_marker(model: &ToolFn) -> TokenStream {
     let encoded: String = model
         .name
         .chars()
-        .map(|c| if c == '-' { "_2d_".to_owned() } else { c.to_string() })
+        .map(|c| {
+            if c == '-' {
+                "_2d_".to_owned()
+            } else {
+                c.to_string()
+            }
+        })
         .collect();
-    let span = model.attr.name.as_ref().map(|n| n.span()).unwrap_or_else(|| model.ident.span());
+    let span = model
+        .attr
+        .name
+        .as_ref()
+        .map(|n| n.span())
+        .unwrap_or_else(|| model.ident.span());
     let marker = Ident::new(&format!("duplicate_tool_name_{encoded}"), span);
     quote_spanned! {span=>
         #[doc(hidden)]

@@ -14,5 +14,8 @@ pub const ARG_KEYS: &[&str] = &[
 ];
 
 pub fn list(keys: &[&str]) -> String {
-    keys.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+    keys.iter()
+        .map(|k| format!("`{k}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -40,6 +40,8 @@ impl Context {
 
 impl fmt::Debug for Context {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_set().entries(self.entries.iter().map(|(_, n, _)| n)).finish()
+        f.debug_set()
+            .entries(self.entries.iter().map(|(_, n, _)| n))
+            .finish()
     }
 }

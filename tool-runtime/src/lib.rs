@@ -46,6 +46,10 @@
 //!
 //! See [`tool`] for every attribute key and the checks each one makes.
 
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
+
 mod arg;
 mod context;
 mod schema;

@@ -79,7 +79,9 @@ pub fn ok<T: Serialize>(value: T) -> Result<Value, ToolError> {
 pub fn result<T: Serialize, E: std::fmt::Display>(r: Result<T, E>) -> Result<Value, ToolError> {
     match r {
         Ok(v) => ok(v),
-        Err(e) => Err(ToolError::Failed { message: e.to_string() }),
+        Err(e) => Err(ToolError::Failed {
+            message: e.to_string(),
+        }),
     }
 }
 
@@ -96,7 +98,11 @@ pub trait Decode: Sized {
     fn decode(args: Map<String, Value>, names: &[&'static str]) -> Result<Self, ToolError>;
 }
 
-fn take<T: DeserializeOwned>(args: &mut Map<String, Value>, name: &'static str, errs: &mut Vec<Violation>) -> Option<T> {
+fn take<T: DeserializeOwned>(
+    args: &mut Map<String, Value>,
+    name: &'static str,
+    errs: &mut Vec<Violation>,
+) -> Option<T> {
     let v = args.remove(name).unwrap_or(Value::Null);
     match T::deserialize(v) {
         Ok(t) => Some(t),
@@ -145,15 +151,15 @@ decode_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);
 
 /// `range` bounds that do not fit the type, for types the macro cannot see into (aliases).
 pub const fn check_range<N: Number>(min: Option<Num>, max: Option<Num>, message: &'static str) {
-    if let Some(m) = min {
-        if !(N::MIN.le(m) && m.le(N::MAX)) {
-            panic!("{}", message);
-        }
+    if let Some(m) = min
+        && !(N::MIN.le(m) && m.le(N::MAX))
+    {
+        panic!("{}", message);
     }
-    if let Some(m) = max {
-        if !(N::MIN.le(m) && m.le(N::MAX)) {
-            panic!("{}", message);
-        }
+    if let Some(m) = max
+        && !(N::MIN.le(m) && m.le(N::MAX))
+    {
+        panic!("{}", message);
     }
 }
 
@@ -200,8 +206,13 @@ pub fn assert_pattern<T: PatternArg + ?Sized>() {}
 /// How serde tags an enum's variants.
 pub enum Tagging {
     External,
-    Internal { tag: &'static str },
-    Adjacent { tag: &'static str, content: &'static str },
+    Internal {
+        tag: &'static str,
+    },
+    Adjacent {
+        tag: &'static str,
+        content: &'static str,
+    },
 }
 
 pub enum VariantBody {
@@ -218,20 +229,31 @@ pub struct Variant {
 
 /// The schema of a derived enum: a string enum when every variant is a unit, otherwise one
 /// alternative per variant, tagged the way serde tags it.
-pub fn enum_schema(g: &mut SchemaGenerator, description: &str, tagging: Tagging, variants: Vec<Variant>) -> Schema {
+pub fn enum_schema(
+    g: &mut SchemaGenerator,
+    description: &str,
+    tagging: Tagging,
+    variants: Vec<Variant>,
+) -> Schema {
     let all_unit = variants.iter().all(|v| matches!(v.body, VariantBody::Unit));
     let mut out = Map::new();
     if all_unit && matches!(tagging, Tagging::External) {
         out.insert("type".into(), "string".into());
         if variants.iter().any(|v| !v.description.is_empty()) {
-            let alts = variants.iter().map(|v| variant(v.name, v.description)).collect();
+            let alts = variants
+                .iter()
+                .map(|v| variant(v.name, v.description))
+                .collect();
             out.insert("oneOf".into(), Value::Array(alts));
         } else {
             let names = variants.iter().map(|v| Value::from(v.name)).collect();
             out.insert("enum".into(), Value::Array(names));
         }
     } else {
-        let alts = variants.into_iter().map(|v| tagged(g, &tagging, v).to_value()).collect();
+        let alts = variants
+            .into_iter()
+            .map(|v| tagged(g, &tagging, v).to_value())
+            .collect();
         out.insert("oneOf".into(), Value::Array(alts));
     }
     let s = Schema::from(out);

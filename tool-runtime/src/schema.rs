@@ -129,8 +129,19 @@ pub(crate) fn strip_number_formats(v: &mut Value) {
             let rust_format = m.get("format").and_then(Value::as_str).is_some_and(|f| {
                 matches!(
                     f,
-                    "int8" | "int16" | "int32" | "int64" | "int128" | "uint" | "uint8" | "uint16" | "uint32"
-                        | "uint64" | "uint128" | "float" | "double"
+                    "int8"
+                        | "int16"
+                        | "int32"
+                        | "int64"
+                        | "int128"
+                        | "uint"
+                        | "uint8"
+                        | "uint16"
+                        | "uint32"
+                        | "uint64"
+                        | "uint128"
+                        | "float"
+                        | "double"
                 )
             });
             if rust_format {

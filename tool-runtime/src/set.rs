@@ -23,7 +23,10 @@ pub enum ToolSetError {
     /// Two tools share a name (from two crates: within one crate this is a compile error).
     DuplicateName { name: &'static str },
     /// A tool's schema did not compile into a validator.
-    Schema { tool: &'static str, error: SchemaError },
+    Schema {
+        tool: &'static str,
+        error: SchemaError,
+    },
 }
 
 impl fmt::Display for ToolSetError {
@@ -56,14 +59,20 @@ impl ToolSet {
             if by_name.insert(t.name(), i).is_some() {
                 return Err(ToolSetError::DuplicateName { name: t.name() });
             }
-            t.check().map_err(|error| ToolSetError::Schema { tool: t.name(), error })?;
+            t.check().map_err(|error| ToolSetError::Schema {
+                tool: t.name(),
+                error,
+            })?;
         }
         Ok(ToolSet { tools, by_name })
     }
 
     /// Every `#[tool]` linked into the program, ordered by name.
     pub fn all() -> Result<ToolSet, ToolSetError> {
-        let mut tools: Vec<&'static Tool> = inventory::iter::<Registration>.into_iter().map(|r| r.0).collect();
+        let mut tools: Vec<&'static Tool> = inventory::iter::<Registration>
+            .into_iter()
+            .map(|r| r.0)
+            .collect();
         tools.sort_by_key(|t| t.name());
         ToolSet::new(tools)
     }
@@ -90,19 +99,34 @@ impl ToolSet {
 
     /// Calls a tool with its arguments as JSON text, as a model sends them. Empty text means no
     /// arguments (`{}`), which some providers send for tools without parameters.
-    pub async fn call(&self, cx: &Context, name: &str, arguments: &str) -> Result<Value, ToolError> {
+    pub async fn call(
+        &self,
+        cx: &Context,
+        name: &str,
+        arguments: &str,
+    ) -> Result<Value, ToolError> {
         let tool = self.find(name)?;
         let value = parse_arguments(arguments)?;
         tool.call(cx, value).await
     }
 
     /// Calls a tool with arguments already parsed as JSON.
-    pub async fn call_value(&self, cx: &Context, name: &str, arguments: Value) -> Result<Value, ToolError> {
+    pub async fn call_value(
+        &self,
+        cx: &Context,
+        name: &str,
+        arguments: Value,
+    ) -> Result<Value, ToolError> {
         self.find(name)?.call(cx, arguments).await
     }
 
     /// [`ToolSet::call`] for code without an async runtime: blocks the thread until the tool is done.
-    pub fn call_blocking(&self, cx: &Context, name: &str, arguments: &str) -> Result<Value, ToolError> {
+    pub fn call_blocking(
+        &self,
+        cx: &Context,
+        name: &str,
+        arguments: &str,
+    ) -> Result<Value, ToolError> {
         pollster::block_on(self.call(cx, name, arguments))
     }
 

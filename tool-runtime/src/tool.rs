@@ -155,7 +155,11 @@ impl Tool {
 
     /// Whether the schema compiled into a validator; a tool set refuses a tool that did not.
     pub fn check(&self) -> Result<(), SchemaError> {
-        self.built().validator.as_ref().map(|_| ()).map_err(Clone::clone)
+        self.built()
+            .validator
+            .as_ref()
+            .map(|_| ())
+            .map_err(Clone::clone)
     }
 
     fn built(&self) -> &Built {
@@ -169,7 +173,11 @@ impl Tool {
             schema::strip_number_formats(&mut output_schema);
             let validator = Validator::new(&input_schema);
             let description = match self.not_for {
-                Some(n) => format!("{} Not for: {}.", self.description.trim_end(), n.trim_end_matches('.')),
+                Some(n) => format!(
+                    "{} Not for: {}.",
+                    self.description.trim_end(),
+                    n.trim_end_matches('.')
+                ),
                 None => self.description.to_owned(),
             };
             Built {
@@ -219,7 +227,9 @@ fn unreachable_object() -> Invocation<'static> {
 
 impl fmt::Debug for Tool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Tool").field("name", &self.name).finish_non_exhaustive()
+        f.debug_struct("Tool")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
     }
 }
 

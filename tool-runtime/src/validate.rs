@@ -94,7 +94,9 @@ impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let path = &self.path;
         match (&self.kind, &self.received) {
-            (ViolationKind::Missing, _) => write!(f, "`{path}` is missing: expected {}", self.expected),
+            (ViolationKind::Missing, _) => {
+                write!(f, "`{path}` is missing: expected {}", self.expected)
+            }
             (ViolationKind::Unknown { did_you_mean }, _) => {
                 write!(f, "`{path}` is not a known field; {}", self.expected)?;
                 if let Some(s) = did_you_mean {
@@ -108,7 +110,10 @@ impl fmt::Display for Violation {
                 if let Some(r) = received {
                     write!(f, ", received {r}")?;
                 }
-                if let ViolationKind::NotAllowed { did_you_mean: Some(s) } = kind {
+                if let ViolationKind::NotAllowed {
+                    did_you_mean: Some(s),
+                } = kind
+                {
                     write!(f, " (did you mean {s}?)")?;
                 }
                 Ok(())
@@ -309,35 +314,54 @@ impl Validator {
                 normalise_integral(v);
             }
             if !type_matches(types, v) {
-                out.push(violation(path, ViolationKind::Type, describe(node, self), Some(v)));
+                out.push(violation(
+                    path,
+                    ViolationKind::Type,
+                    describe(node, self),
+                    Some(v),
+                ));
                 return;
             }
         }
-        if let Some(allowed) = &node.allowed {
-            if !allowed.contains(v) {
-                out.push(not_allowed(path, allowed, v));
-                return;
-            }
+        if let Some(allowed) = &node.allowed
+            && !allowed.contains(v)
+        {
+            out.push(not_allowed(path, allowed, v));
+            return;
         }
         match v {
             Value::Number(n) => self.check_number(node, Numeric::of(n), v, path, out),
             Value::String(s) => {
                 let len = s.chars().count() as u64;
-                if node.min_length.is_some_and(|m| len < m) || node.max_length.is_some_and(|m| len > m) {
+                if node.min_length.is_some_and(|m| len < m)
+                    || node.max_length.is_some_and(|m| len > m)
+                {
                     let what = length_text(node.min_length, node.max_length, "character");
-                    out.push(violation(path, ViolationKind::Length, format!("a string of {what}"), Some(v)));
-                } else if let Some(re) = &node.pattern {
-                    if !re.is_match(s) {
-                        let e = format!("a string matching the pattern `{}`", re.as_str());
-                        out.push(violation(path, ViolationKind::Pattern, e, Some(v)));
-                    }
+                    out.push(violation(
+                        path,
+                        ViolationKind::Length,
+                        format!("a string of {what}"),
+                        Some(v),
+                    ));
+                } else if let Some(re) = &node.pattern
+                    && !re.is_match(s)
+                {
+                    let e = format!("a string matching the pattern `{}`", re.as_str());
+                    out.push(violation(path, ViolationKind::Pattern, e, Some(v)));
                 }
             }
             Value::Array(items) => {
                 let len = items.len() as u64;
-                if node.min_items.is_some_and(|m| len < m) || node.max_items.is_some_and(|m| len > m) {
+                if node.min_items.is_some_and(|m| len < m)
+                    || node.max_items.is_some_and(|m| len > m)
+                {
                     let what = length_text(node.min_items, node.max_items, "item");
-                    out.push(violation(path, ViolationKind::Length, format!("a list of {what}"), Some(v)));
+                    out.push(violation(
+                        path,
+                        ViolationKind::Length,
+                        format!("a list of {what}"),
+                        Some(v),
+                    ));
                 } else if let Some(item) = &node.items {
                     for (i, x) in items.iter_mut().enumerate() {
                         path.push(Segment::Index(i));
@@ -358,22 +382,45 @@ impl Validator {
         }
     }
 
-    fn check_number(&self, node: &Node, n: Numeric, v: &Value, path: &[Segment], out: &mut Vec<Violation>) {
+    fn check_number(
+        &self,
+        node: &Node,
+        n: Numeric,
+        v: &Value,
+        path: &[Segment],
+        out: &mut Vec<Violation>,
+    ) {
         use std::cmp::Ordering::*;
         let below = node.minimum.is_some_and(|m| n.cmp(m) == Some(Less))
-            || node.exclusive_minimum.is_some_and(|m| n.cmp(m) != Some(Greater));
+            || node
+                .exclusive_minimum
+                .is_some_and(|m| n.cmp(m) != Some(Greater));
         let above = node.maximum.is_some_and(|m| n.cmp(m) == Some(Greater))
-            || node.exclusive_maximum.is_some_and(|m| n.cmp(m) != Some(Less));
+            || node
+                .exclusive_maximum
+                .is_some_and(|m| n.cmp(m) != Some(Less));
         if below || above || n.as_f64().is_nan() {
-            out.push(violation(path, ViolationKind::Range, describe(node, self), Some(v)));
+            out.push(violation(
+                path,
+                ViolationKind::Range,
+                describe(node, self),
+                Some(v),
+            ));
         }
     }
 
-    fn check_object(&self, node: &Node, map: &mut Map<String, Value>, path: &mut Vec<Segment>, out: &mut Vec<Violation>) {
+    fn check_object(
+        &self,
+        node: &Node,
+        map: &mut Map<String, Value>,
+        path: &mut Vec<Segment>,
+        out: &mut Vec<Violation>,
+    ) {
         for name in &node.required {
             if !map.contains_key(name) {
                 let prop = node.properties.iter().find(|p| &p.name == name);
-                let expected = prop.map_or_else(|| "a value".to_owned(), |p| describe(&p.node, self));
+                let expected =
+                    prop.map_or_else(|| "a value".to_owned(), |p| describe(&p.node, self));
                 path.push(Segment::Key(name.clone()));
                 out.push(violation(path, ViolationKind::Missing, expected, None));
                 path.pop();
@@ -382,15 +429,25 @@ impl Validator {
         if node.closed {
             for key in map.keys() {
                 if !node.properties.iter().any(|p| &p.name == key) {
-                    let did_you_mean = closest(key, node.properties.iter().map(|p| p.name.as_str()));
-                    let known: Vec<_> = node.properties.iter().map(|p| format!("`{}`", p.name)).collect();
+                    let did_you_mean =
+                        closest(key, node.properties.iter().map(|p| p.name.as_str()));
+                    let known: Vec<_> = node
+                        .properties
+                        .iter()
+                        .map(|p| format!("`{}`", p.name))
+                        .collect();
                     let expected = if known.is_empty() {
                         "this takes no fields".to_owned()
                     } else {
                         format!("the fields are {}", known.join(", "))
                     };
                     path.push(Segment::Key(key.clone()));
-                    out.push(violation(path, ViolationKind::Unknown { did_you_mean }, expected, None));
+                    out.push(violation(
+                        path,
+                        ViolationKind::Unknown { did_you_mean },
+                        expected,
+                        None,
+                    ));
                     path.pop();
                 }
             }
@@ -411,7 +468,14 @@ impl Validator {
         }
     }
 
-    fn check_union(&self, branches: &[Node], exactly_one: bool, v: &mut Value, path: &mut Vec<Segment>, out: &mut Vec<Violation>) {
+    fn check_union(
+        &self,
+        branches: &[Node],
+        exactly_one: bool,
+        v: &mut Value,
+        path: &mut Vec<Segment>,
+        out: &mut Vec<Violation>,
+    ) {
         let mut matched: Option<Value> = None;
         let mut matches = 0;
         let mut tagged: Option<Vec<Violation>> = None;
@@ -448,7 +512,12 @@ impl Validator {
                         return;
                     }
                     let alts: Vec<String> = branches.iter().map(|b| describe(b, self)).collect();
-                    out.push(violation(path, ViolationKind::NoAlternative, alts.join(", or "), Some(v)));
+                    out.push(violation(
+                        path,
+                        ViolationKind::NoAlternative,
+                        alts.join(", or "),
+                        Some(v),
+                    ));
                 }
             },
         }
@@ -526,11 +595,18 @@ impl<'a> Compiler<'a> {
                 "items" => n.items = Some(Box::new(self.node(val)?)),
                 "additionalProperties" => match val {
                     Value::Bool(b) => n.closed = !b,
-                    _ => return Err(SchemaError("`additionalProperties` must be a boolean".into())),
+                    _ => {
+                        return Err(SchemaError(
+                            "`additionalProperties` must be a boolean".into(),
+                        ));
+                    }
                 },
                 "required" => {
                     let names = val.as_array().ok_or_else(|| bad(key, val))?;
-                    n.required = names.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect();
+                    n.required = names
+                        .iter()
+                        .filter_map(|s| s.as_str().map(str::to_owned))
+                        .collect();
                 }
                 "properties" => {
                     let props = val.as_object().ok_or_else(|| bad(key, val))?;
@@ -639,7 +715,12 @@ fn render(v: &Value) -> String {
     }
 }
 
-fn violation(path: &[Segment], kind: ViolationKind, expected: String, received: Option<&Value>) -> Violation {
+fn violation(
+    path: &[Segment],
+    kind: ViolationKind,
+    expected: String,
+    received: Option<&Value>,
+) -> Violation {
     Violation {
         path: Path(path.to_vec()),
         kind,
@@ -653,10 +734,19 @@ fn not_allowed(path: &[Segment], allowed: &[Value], v: &Value) -> Violation {
         allowed
             .iter()
             .filter_map(Value::as_str)
-            .find(|a| a.eq_ignore_ascii_case(s) || a.replace(['-', '_', ' '], "").eq_ignore_ascii_case(&s.replace(['-', '_', ' '], "")))
+            .find(|a| {
+                a.eq_ignore_ascii_case(s)
+                    || a.replace(['-', '_', ' '], "")
+                        .eq_ignore_ascii_case(&s.replace(['-', '_', ' '], ""))
+            })
             .map(|a| format!("{a:?}"))
     });
-    violation(path, ViolationKind::NotAllowed { did_you_mean }, one_of_text(allowed), Some(v))
+    violation(
+        path,
+        ViolationKind::NotAllowed { did_you_mean },
+        one_of_text(allowed),
+        Some(v),
+    )
 }
 
 fn one_of_text(allowed: &[Value]) -> String {
@@ -670,7 +760,13 @@ fn one_of_text(allowed: &[Value]) -> String {
 }
 
 fn length_text(min: Option<u64>, max: Option<u64>, unit: &str) -> String {
-    let plural = |n: u64| if n == 1 { unit.to_owned() } else { format!("{unit}s") };
+    let plural = |n: u64| {
+        if n == 1 {
+            unit.to_owned()
+        } else {
+            format!("{unit}s")
+        }
+    };
     match (min, max) {
         (Some(a), Some(b)) if a == b => format!("exactly {a} {}", plural(a)),
         (Some(a), Some(b)) => format!("{a} to {b} {}", plural(b)),
@@ -686,7 +782,11 @@ fn describe(node: &Node, v: &Validator) -> String {
     if let Some(allowed) = &node.allowed {
         return one_of_text(allowed);
     }
-    let branches = if node.one_of.is_empty() { &node.any_of } else { &node.one_of };
+    let branches = if node.one_of.is_empty() {
+        &node.any_of
+    } else {
+        &node.one_of
+    };
     if let Some(c) = v.consts(branches) {
         return one_of_text(&c);
     }
@@ -695,11 +795,21 @@ fn describe(node: &Node, v: &Validator) -> String {
     };
     let mut parts = Vec::new();
     let numeric = |word: &str| {
-        let lo = node.minimum.map(|m| (m, "")).or(node.exclusive_minimum.map(|m| (m, "more than ")));
-        let hi = node.maximum.map(|m| (m, "")).or(node.exclusive_maximum.map(|m| (m, "less than ")));
+        let lo = node
+            .minimum
+            .map(|m| (m, ""))
+            .or(node.exclusive_minimum.map(|m| (m, "more than ")));
+        let hi = node
+            .maximum
+            .map(|m| (m, ""))
+            .or(node.exclusive_maximum.map(|m| (m, "less than ")));
         match (lo, hi) {
             (Some((a, "")), Some((b, ""))) => format!("{word} from {a} to {b}"),
-            (Some((a, x)), Some((b, y))) => format!("{word} {}{a} and {}{b}", if x.is_empty() { "at least " } else { x }, if y.is_empty() { "at most " } else { y }),
+            (Some((a, x)), Some((b, y))) => format!(
+                "{word} {}{a} and {}{b}",
+                if x.is_empty() { "at least " } else { x },
+                if y.is_empty() { "at most " } else { y }
+            ),
             (Some((a, "")), None) => format!("{word} of at least {a}"),
             (Some((a, x)), None) => format!("{word} {x}{a}"),
             (None, Some((b, ""))) => format!("{word} of at most {b}"),

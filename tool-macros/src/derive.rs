@@ -283,3 +283,38 @@ fn rename_field(name: &str, rule: Option<&str>) -> String {
         _ => name.to_owned(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{rename_field, rename_variant};
+
+    #[test]
+    fn rename_rules_match_serde() {
+        let cases = [
+            ("lowercase", "karyawantidakditemukan", "sisa_cuti"),
+            ("UPPERCASE", "KARYAWANTIDAKDITEMUKAN", "SISA_CUTI"),
+            ("PascalCase", "KaryawanTidakDitemukan", "SisaCuti"),
+            ("camelCase", "karyawanTidakDitemukan", "sisaCuti"),
+            ("snake_case", "karyawan_tidak_ditemukan", "sisa_cuti"),
+            (
+                "SCREAMING_SNAKE_CASE",
+                "KARYAWAN_TIDAK_DITEMUKAN",
+                "SISA_CUTI",
+            ),
+            ("kebab-case", "karyawan-tidak-ditemukan", "sisa-cuti"),
+            (
+                "SCREAMING-KEBAB-CASE",
+                "KARYAWAN-TIDAK-DITEMUKAN",
+                "SISA-CUTI",
+            ),
+        ];
+        for (rule, variant, field) in cases {
+            assert_eq!(
+                rename_variant("KaryawanTidakDitemukan", Some(rule)),
+                variant,
+                "{rule}"
+            );
+            assert_eq!(rename_field("sisa_cuti", Some(rule)), field, "{rule}");
+        }
+    }
+}

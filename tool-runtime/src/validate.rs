@@ -864,3 +864,79 @@ fn closest<'a>(unknown: &str, known: impl Iterator<Item = &'a str>) -> Option<St
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, k)| k.to_owned())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn check(schema: Value, mut v: Value) -> (Value, Vec<ViolationKind>) {
+        let errs = Validator::new(&schema).unwrap().validate(&mut v);
+        (v, errs.iter().map(|e| e.kind.clone()).collect())
+    }
+
+    #[test]
+    fn integers_compare_exactly_beyond_f64_precision() {
+        let s = json!({"type": "integer", "maximum": 9007199254740993u64});
+        assert!(check(s.clone(), json!(9007199254740993u64)).1.is_empty());
+        assert_eq!(
+            check(s, json!(9007199254740994u64)).1,
+            [ViolationKind::Range]
+        );
+    }
+
+    #[test]
+    fn integral_floats_are_rewritten_as_integers() {
+        let (v, errs) = check(json!({"type": "integer"}), json!(250.0));
+        assert!(errs.is_empty());
+        assert!(v.is_u64());
+        let (v, _) = check(json!({"type": "integer"}), json!(-3.0));
+        assert!(v.is_i64());
+    }
+
+    #[test]
+    fn string_length_counts_characters_not_bytes() {
+        let s = json!({"type": "string", "maxLength": 2});
+        assert!(check(s.clone(), json!("éé")).1.is_empty());
+        assert_eq!(check(s, json!("abc")).1, [ViolationKind::Length]);
+    }
+
+    #[test]
+    fn exclusive_bounds_exclude_the_bound() {
+        let s = json!({"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1});
+        assert!(check(s.clone(), json!(0.5)).1.is_empty());
+        assert_eq!(check(s.clone(), json!(0)).1, [ViolationKind::Range]);
+        assert_eq!(check(s, json!(1.0)).1, [ViolationKind::Range]);
+    }
+
+    #[test]
+    fn tagged_unions_report_the_errors_of_the_branch_the_tag_names() {
+        let s = json!({"oneOf": [
+            {"type": "object", "properties": {"status": {"const": "ok"}, "n": {"type": "integer"}}, "required": ["status", "n"], "additionalProperties": false},
+            {"type": "object", "properties": {"status": {"const": "gagal"}}, "required": ["status"], "additionalProperties": false}
+        ]});
+        let errs = Validator::new(&s)
+            .unwrap()
+            .validate(&mut json!({"status": "ok", "n": "1"}));
+        assert_eq!(errs.0.len(), 1);
+        assert_eq!(errs.0[0].path.pointer(), "/n");
+        assert!(check(s, json!({"status": "gagal"})).1.is_empty());
+    }
+
+    #[test]
+    fn unsupported_assertions_are_refused_not_ignored() {
+        let err = Validator::new(&json!({"type": "object", "patternProperties": {}})).unwrap_err();
+        assert!(err.0.contains("patternProperties"));
+    }
+
+    #[test]
+    fn paths_render_for_people_and_programs() {
+        let p = Path(vec![
+            Segment::Key("items".into()),
+            Segment::Index(0),
+            Segment::Key("a/b".into()),
+        ]);
+        assert_eq!(p.to_string(), "items[0].a/b");
+        assert_eq!(p.pointer(), "/items/0/a~1b");
+    }
+}

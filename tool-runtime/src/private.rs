@@ -47,7 +47,11 @@ pub fn ranged<T: RangeArg>(_: &mut SchemaGenerator, spec: &ArgSpec) -> Schema {
 
 /// The object schema of a tool's arguments or a derived struct.
 pub fn object(g: &mut SchemaGenerator, description: Option<&str>, fields: &[Field]) -> Schema {
-    let props = fields
+    object_schema(description, properties(g, fields))
+}
+
+fn properties(g: &mut SchemaGenerator, fields: &[Field]) -> Vec<Property> {
+    fields
         .iter()
         .map(|f| Property {
             name: f.name,
@@ -56,8 +60,7 @@ pub fn object(g: &mut SchemaGenerator, description: Option<&str>, fields: &[Fiel
             default: f.default.map(|d| d()),
             examples: f.examples.iter().map(|e| e()).collect(),
         })
-        .collect();
-    object_schema(description, props)
+        .collect()
 }
 
 /// The JSON form of a `default` or `example` value, shown to the model and filled in by the
@@ -279,23 +282,11 @@ fn tagged(g: &mut SchemaGenerator, tagging: &Tagging, v: Variant) -> Schema {
         default: None,
         examples: Vec::new(),
     };
-    let body_props = |g: &mut SchemaGenerator, fields: &[Field]| -> Vec<Property> {
-        fields
-            .iter()
-            .map(|f| Property {
-                name: f.name,
-                schema: (f.schema)(g, &f.spec),
-                required: f.required,
-                default: f.default.map(|d| d()),
-                examples: f.examples.iter().map(|e| e()).collect(),
-            })
-            .collect()
-    };
     let desc = Some(v.description).filter(|d| !d.is_empty());
     match (tagging, v.body) {
         (Tagging::External, VariantBody::Unit) => schema(variant(v.name, v.description)),
         (Tagging::External, VariantBody::Fields(fields)) => {
-            let inner = object_schema(None, body_props(g, &fields));
+            let inner = object_schema(None, properties(g, &fields));
             wrap(v.name, desc, inner)
         }
         (Tagging::External, VariantBody::Newtype(inner)) => wrap(v.name, desc, inner),
@@ -304,7 +295,7 @@ fn tagged(g: &mut SchemaGenerator, tagging: &Tagging, v: Variant) -> Schema {
         }
         (Tagging::Internal { tag }, VariantBody::Fields(fields)) => {
             let mut props = vec![tag_field(tag)];
-            props.extend(body_props(g, &fields));
+            props.extend(properties(g, &fields));
             object_schema(desc, props)
         }
         (Tagging::Internal { tag }, VariantBody::Newtype(inner)) => {
@@ -312,7 +303,7 @@ fn tagged(g: &mut SchemaGenerator, tagging: &Tagging, v: Variant) -> Schema {
             object_schema(desc, vec![tag_field(tag), prop("value", inner)])
         }
         (Tagging::Adjacent { tag, content }, VariantBody::Fields(fields)) => {
-            let inner = object_schema(None, body_props(g, &fields));
+            let inner = object_schema(None, properties(g, &fields));
             object_schema(desc, vec![tag_field(tag), prop(content, inner)])
         }
         (Tagging::Adjacent { tag, content }, VariantBody::Newtype(inner)) => {

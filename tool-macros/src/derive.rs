@@ -172,6 +172,19 @@ fn expand_enum(
             continue;
         }
         let va = attr::parse_arg_attrs(cx, &v.attrs);
+        // #[arg(description = "..")] is the one key a variant takes.
+        if va.has_range()
+            || va.length.is_some()
+            || va.pattern.is_some()
+            || va.default.is_some()
+            || !va.examples.is_empty()
+            || va.unbounded.is_some()
+        {
+            cx.error_spanned_by(
+                &v.ident,
+                "on an enum variant only `description` applies: put bounds on the variant's fields",
+            );
+        }
         let vdesc = va.description_text().map(|(d, _)| d).unwrap_or_default();
         let name = vs
             .rename

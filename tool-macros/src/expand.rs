@@ -554,7 +554,6 @@ pub fn expand_assertions(rt: &TokenStream, arg: &Arg) -> TokenStream {
     {
         out.extend(quote_spanned!(p.span()=> let _ = #rt::__private::assert_pattern::<#ty>;));
     }
-    let mut consts = TokenStream::new();
     if a.has_range() && crate::ast::number_inside(ty).is_none() {
         let span = a.range_span.unwrap_or_else(|| ty.span());
         let min = num(rt, a.min, false);
@@ -563,15 +562,14 @@ pub fn expand_assertions(rt: &TokenStream, arg: &Arg) -> TokenStream {
             "the `range` of {} `{}` does not fit its number type",
             arg.what, arg.name
         );
-        consts.extend(quote_spanned! {span=>
-            const _: () = #rt::__private::check_range::<<#ty as #rt::__private::RangeArg>::Number>(#min, #max, #msg);
+        out.extend(quote_spanned! {span=>
+            const { #rt::__private::check_range::<<#ty as #rt::__private::RangeArg>::Number>(#min, #max, #msg) };
         });
     }
     if out.is_empty() {
-        return consts;
+        return out;
     }
     quote! {
-        #consts
         const _: () = {
             #[allow(dead_code)]
             fn __assertions() { #out }

@@ -6,6 +6,8 @@
 use serde::Serialize;
 use tool_runtime::{Context, ToolSet, tool};
 
+mod show;
+
 /// The business rule, untouched: five spare portions on top of the participants.
 mod domain {
     pub const HARGA_PER_PORSI: u64 = 50_000;
@@ -46,32 +48,13 @@ fn pesan_katering(
 
 fn main() {
     let tools = ToolSet::new([pesan_katering::tool()]).expect("valid tool set");
-    let tool = tools.get("pesan-katering").expect("registered");
-    println!("# {}\n{}\n", tool.name(), tool.description());
-    println!(
-        "input schema:\n{}\n",
-        serde_json::to_string_pretty(tool.input_schema()).unwrap()
-    );
-    println!(
-        "output schema:\n{}\n",
-        serde_json::to_string_pretty(tool.output_schema()).unwrap()
-    );
-
-    let cx = Context::new();
-    for args in [
+    show::tools(&tools);
+    let calls = [
         r#"{"jumlah_peserta": 25}"#,
         r#"{"jumlah_peserta": "25"}"#,
         r#"{"jumlah_peserta": 25.0}"#,
         r#"{"jumlah_peserta": 0}"#,
         r#"{"peserta": 25}"#,
-    ] {
-        println!("call pesan-katering {args}");
-        match tools.call_blocking(&cx, "pesan-katering", args) {
-            Ok(out) => println!("  ok: {out}\n"),
-            Err(e) => println!(
-                "  to the model:\n    {}\n",
-                e.model_message().replace('\n', "\n    ")
-            ),
-        }
-    }
+    ];
+    show::calls(&tools, &Context::new(), "pesan-katering", &calls);
 }

@@ -6,6 +6,8 @@
 use serde::{Deserialize, Serialize};
 use tool_runtime::{Context, ToolArg, ToolSet, tool};
 
+mod show;
+
 #[derive(ToolArg, Deserialize, Serialize, Clone, Copy, Debug)]
 #[serde(rename_all = "snake_case")]
 enum Periode {
@@ -83,31 +85,12 @@ async fn buat_laporan(
 
 fn main() {
     let tools = ToolSet::new([buat_laporan::tool()]).expect("valid tool set");
-    for tool in tools.iter() {
-        println!("# {}\n{}\n", tool.name(), tool.description());
-        println!(
-            "input schema:\n{}\n",
-            serde_json::to_string_pretty(tool.input_schema()).unwrap()
-        );
-        println!(
-            "output schema:\n{}\n",
-            serde_json::to_string_pretty(tool.output_schema()).unwrap()
-        );
-    }
-    let cx = Context::new();
-    for args in [
+    show::tools(&tools);
+    let calls = [
         r#"{"periode": "mingguan"}"#,
         r#"{"periode": "bulanan", "wilayah": "medan", "sertakan_grafik": false}"#,
         r#"{"periode": "Mingguan", "wilayah": "DKI Jakarta"}"#,
         r#"{"wilayah": "jakarta", "grafik": true}"#,
-    ] {
-        println!("call buat-laporan-penjualan {args}");
-        match tools.call_blocking(&cx, "buat-laporan-penjualan", args) {
-            Ok(out) => println!("  ok: {out}\n"),
-            Err(e) => println!(
-                "  to the model:\n    {}\n",
-                e.model_message().replace('\n', "\n    ")
-            ),
-        }
-    }
+    ];
+    show::calls(&tools, &Context::new(), "buat-laporan-penjualan", &calls);
 }

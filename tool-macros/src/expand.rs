@@ -64,7 +64,7 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     strip_params(&mut func.sig);
     let ident = &func.sig.ident;
     let vis = &func.vis;
-    let doc = handle_doc(&model, &mut cx);
+    let doc = handle_doc(&model);
     let handle = quote! {
         #[doc = #doc]
         #[allow(non_camel_case_types)]
@@ -332,7 +332,7 @@ fn description(model: &ToolFn) -> String {
         .unwrap_or_default()
 }
 
-fn handle_doc(model: &ToolFn, _cx: &mut Ctxt) -> String {
+fn handle_doc(model: &ToolFn) -> String {
     let mut doc = format!("The tool `{}`: {}", model.name, description(model));
     if let Some(n) = &model.attr.not_for {
         doc.push_str(&format!("\n\nNot for: {}", n.value()));

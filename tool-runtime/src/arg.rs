@@ -4,7 +4,7 @@
 //! integer will happily send `-1` or `1e12`. Numbers become arguments through [`RangeArg`],
 //! which the `#[arg(range = ..)]` (or `#[arg(unbounded = "why")]`) attribute selects.
 
-use schemars::{JsonSchema, Schema, SchemaGenerator};
+use schemars::{JsonSchema, Schema};
 use serde_json::{Value, json};
 
 /// A type that may be a tool argument or a field of one, without further attributes.
@@ -178,8 +178,3 @@ pub trait PatternArg {}
 impl PatternArg for String {}
 impl<T: PatternArg> PatternArg for Option<T> {}
 impl<T: PatternArg> PatternArg for Box<T> {}
-
-/// The schema of a `ToolArg` type as a field: inlined unless recursive.
-pub(crate) fn plain_schema<T: ToolArg>(generator: &mut SchemaGenerator) -> Schema {
-    generator.subschema_for::<T>()
-}

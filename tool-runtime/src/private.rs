@@ -34,7 +34,7 @@ pub struct Field {
 }
 
 pub fn plain<T: ToolArg>(g: &mut SchemaGenerator, spec: &ArgSpec) -> Schema {
-    let mut s = crate::arg::plain_schema::<T>(g);
+    let mut s = g.subschema_for::<T>();
     apply_spec(&mut s, spec);
     s
 }
@@ -192,10 +192,6 @@ pub fn describe(mut s: Schema, description: &str) -> Schema {
     s
 }
 
-pub fn to_value(s: Schema) -> Value {
-    s.to_value()
-}
-
 pub fn boxed<'a, F>(f: F) -> Invocation<'a>
 where
     F: std::future::Future<Output = Result<Value, ToolError>> + Send + 'a,
@@ -240,6 +236,9 @@ pub fn enum_schema(
 ) -> Schema {
     let all_unit = variants.iter().all(|v| matches!(v.body, VariantBody::Unit));
     let mut out = Map::new();
+    if !description.is_empty() {
+        out.insert("description".into(), description.into());
+    }
     if all_unit && matches!(tagging, Tagging::External) {
         out.insert("type".into(), "string".into());
         if variants.iter().any(|v| !v.description.is_empty()) {
@@ -259,19 +258,7 @@ pub fn enum_schema(
             .collect();
         out.insert("oneOf".into(), Value::Array(alts));
     }
-    let s = Schema::from(out);
-    let s = describe(s, description);
-    // Keep `description` before the alternatives when printed.
-    let mut m = Map::new();
-    if let Some(d) = s.get("description") {
-        m.insert("description".into(), d.clone());
-    }
-    for (k, v) in s.as_object().into_iter().flatten() {
-        if k != "description" {
-            m.insert(k.clone(), v.clone());
-        }
-    }
-    Schema::from(m)
+    Schema::from(out)
 }
 
 fn tagged(g: &mut SchemaGenerator, tagging: &Tagging, v: Variant) -> Schema {

@@ -36,20 +36,24 @@ pub fn runtime_path(attr: &ToolAttr) -> TokenStream {
     }
 }
 
+/// The item the attribute is on, or the item unchanged with an error saying what it applies to.
+fn parse_item<T: syn::parse::Parse>(item: TokenStream, message: &str) -> Result<T, TokenStream> {
+    syn::parse2(item.clone()).map_err(|_| {
+        let error = syn::Error::new(Span::call_site(), message).to_compile_error();
+        quote!(#item #error)
+    })
+}
+
 /// `#[tool(...)] fn ...`
 pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
-    let mut cx = Ctxt::default();
-    let mut func: ItemFn = match syn::parse2(item.clone()) {
+    let mut func: ItemFn = match parse_item(
+        item,
+        "#[tool] applies to functions (and to methods inside a #[tools] impl block)",
+    ) {
         Ok(f) => f,
-        Err(_) => {
-            cx.error_at(
-                Span::call_site(),
-                "#[tool] applies to functions (and to methods inside a #[tools] impl block)",
-            );
-            let errors = cx.to_compile_errors();
-            return quote!(#item #errors);
-        }
+        Err(e) => return e,
     };
+    let mut cx = Ctxt::default();
     let attr = attr::parse_tool_attr(&mut cx, args);
     let rt = runtime_path(&attr);
     if let Some(r) = func.sig.receiver() {
@@ -108,18 +112,14 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
 
 /// `#[tools] impl Type { #[tool(...)] fn ...(&self, ...) }`
 pub fn tools(args: TokenStream, item: TokenStream) -> TokenStream {
-    let mut cx = Ctxt::default();
-    let mut imp: ItemImpl = match syn::parse2(item.clone()) {
+    let mut imp: ItemImpl = match parse_item(
+        item,
+        "#[tools] applies to an `impl` block whose methods carry #[tool(...)]",
+    ) {
         Ok(i) => i,
-        Err(_) => {
-            cx.error_at(
-                Span::call_site(),
-                "#[tools] applies to an `impl` block whose methods carry #[tool(...)]",
-            );
-            let errors = cx.to_compile_errors();
-            return quote!(#item #errors);
-        }
+        Err(e) => return e,
     };
+    let mut cx = Ctxt::default();
     let group_attr = attr::parse_tool_attr(&mut Ctxt::default(), args);
     let rt = runtime_path(&group_attr);
     if !imp.generics.params.is_empty() {

@@ -386,3 +386,133 @@ fn input_schema_snapshot() {
         .collect();
     assert_eq!(keys, ["wilayah", "kata", "skor", "rentang", "label"]);
 }
+
+#[derive(ToolArg, Serialize)]
+#[serde(rename_all = "kebab-case")]
+enum Status {
+    /// Data ditemukan
+    Ok,
+    /// NIK tidak terdaftar
+    KaryawanTidakDitemukan,
+}
+
+#[derive(ToolArg, Serialize)]
+struct Reimburse {
+    /// Nomor pengajuan
+    id: String,
+    /// Nominal dalam rupiah
+    #[arg(unbounded = "nominal dari sistem keuangan, bukan masukan model")]
+    jumlah: u64,
+}
+
+/// Failure as data: the shape never changes, only the values.
+#[derive(ToolArg, Serialize)]
+struct HasilReimburse {
+    /// Hasil pencarian
+    status: Status,
+    /// Pengajuan karyawan; kosong bila tidak ada, null bila karyawan tidak ditemukan
+    daftar: Option<Vec<Reimburse>>,
+}
+
+#[tool(description = "Ambil status pengajuan reimbursement seorang karyawan.")]
+fn cek_reimburse(
+    #[arg(description = "NIK karyawan, format K-XXX", pattern = "^K-[0-9]{3}$")] nik: String,
+) -> HasilReimburse {
+    match nik.as_str() {
+        "K-001" => HasilReimburse {
+            status: Status::Ok,
+            daftar: Some(vec![Reimburse {
+                id: "R-88".into(),
+                jumlah: 450_000,
+            }]),
+        },
+        "K-002" => HasilReimburse {
+            status: Status::Ok,
+            daftar: Some(Vec::new()),
+        },
+        _ => HasilReimburse {
+            status: Status::KaryawanTidakDitemukan,
+            daftar: None,
+        },
+    }
+}
+
+#[test]
+fn failure_as_data_keeps_one_shape_and_tells_empty_from_not_found() {
+    let tool = cek_reimburse::tool();
+    let schema = tool.output_schema();
+    assert_eq!(
+        schema["required"],
+        json!(["status", "daftar"]),
+        "nullable, not optional"
+    );
+    assert_eq!(
+        schema["properties"]["daftar"]["type"],
+        json!(["array", "null"])
+    );
+    let oracle = jsonschema::draft202012::new(schema).unwrap();
+    assert!(
+        !oracle.is_valid(&json!({"status": "ok"})),
+        "a missing field is a different shape"
+    );
+
+    let set = ToolSet::new([tool]).unwrap();
+    let cx = Context::new();
+    let empty = set
+        .call_blocking(&cx, "cek_reimburse", r#"{"nik": "K-002"}"#)
+        .unwrap();
+    let missing = set
+        .call_blocking(&cx, "cek_reimburse", r#"{"nik": "K-999"}"#)
+        .unwrap();
+    let found = set
+        .call_blocking(&cx, "cek_reimburse", r#"{"nik": "K-001"}"#)
+        .unwrap();
+    assert_eq!(empty, json!({"status": "ok", "daftar": []}));
+    assert_eq!(
+        missing,
+        json!({"status": "karyawan-tidak-ditemukan", "daftar": null})
+    );
+    for out in [&empty, &missing, &found] {
+        assert!(
+            oracle.is_valid(out),
+            "output conforms to the output schema: {out}"
+        );
+    }
+    // The input side of the same kind of field stays optional.
+    assert_eq!(tool.input_schema()["required"], json!(["nik"]));
+}
+
+#[test]
+fn serde_skip_rules_shape_input_and_output_differently() {
+    #[derive(ToolArg, Serialize, Deserialize)]
+    struct Catatan {
+        /// Isi catatan
+        isi: String,
+        /// Diisi sistem, tidak dibaca dari model
+        #[serde(skip_deserializing)]
+        dibuat_oleh: String,
+        /// Hanya ditulis bila ada
+        #[serde(skip_serializing_if = "Option::is_none")]
+        label: Option<String>,
+    }
+    let input = tool_runtime::__private::schemars::SchemaGenerator::new(
+        schemars::generate::SchemaSettings::draft2020_12().for_deserialize(),
+    )
+    .into_root_schema_for::<Catatan>();
+    let output = tool_runtime::__private::schemars::SchemaGenerator::new(
+        schemars::generate::SchemaSettings::draft2020_12().for_serialize(),
+    )
+    .into_root_schema_for::<Catatan>();
+    let keys = |s: &schemars::Schema| {
+        s.as_value()["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(keys(&input), ["isi", "label"]);
+    assert_eq!(input.as_value()["required"], json!(["isi"]));
+    assert_eq!(keys(&output), ["isi", "dibuat_oleh", "label"]);
+    assert_eq!(output.as_value()["required"], json!(["isi", "dibuat_oleh"]));
+}

@@ -17,11 +17,30 @@ pub struct Arg<'a> {
     pub attr: ArgAttr,
     /// serde fills it when absent (`#[serde(default)]`), so it is not required.
     pub serde_default: bool,
+    /// serde never reads it (`skip_deserializing`): not in the input schema.
+    pub skip_de: bool,
+    /// How serde writes it: always, sometimes (`skip_serializing_if`) or never.
+    pub output: Presence,
+}
+
+/// Whether a field is in a schema, and if so whether it is required.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Presence {
+    Required,
+    Optional,
+    Absent,
 }
 
 impl Arg<'_> {
-    pub fn required(&self) -> bool {
-        self.attr.default.is_none() && !self.serde_default && !is_option(self.ty)
+    /// Presence in the input schema (what serde reads).
+    pub fn input(&self) -> Presence {
+        if self.skip_de {
+            Presence::Absent
+        } else if self.attr.default.is_some() || self.serde_default || is_option(self.ty) {
+            Presence::Optional
+        } else {
+            Presence::Required
+        }
     }
 
     pub fn span(&self) -> Span {

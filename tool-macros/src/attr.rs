@@ -78,7 +78,12 @@ pub struct SerdeAttr {
     pub tag: Option<String>,
     pub content: Option<String>,
     pub default: bool,
-    pub skip: bool,
+    /// `skip` / `skip_deserializing`: never read from input.
+    pub skip_de: bool,
+    /// `skip` / `skip_serializing`: never written to output.
+    pub skip_ser: bool,
+    /// `skip_serializing_if`: sometimes left out of output.
+    pub skip_ser_if: bool,
     /// Keys this crate cannot mirror in a schema (`flatten`, `untagged`, ...).
     pub unsupported: Vec<(String, Span)>,
 }
@@ -350,7 +355,16 @@ pub fn parse_serde_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> SerdeAttr {
                     s.default = true;
                     skip_value(&meta)?;
                 }
-                "skip" | "skip_deserializing" => s.skip = true,
+                "skip" => {
+                    s.skip_de = true;
+                    s.skip_ser = true;
+                }
+                "skip_deserializing" => s.skip_de = true,
+                "skip_serializing" => s.skip_ser = true,
+                "skip_serializing_if" => {
+                    s.skip_ser_if = true;
+                    skip_value(&meta)?;
+                }
                 "flatten" | "untagged" | "remote" | "from" | "try_from" | "deserialize_with"
                 | "with" | "other" | "borrow" => {
                     s.unsupported.push((key.clone(), meta.path.span()));

@@ -4,7 +4,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::quote;
 use syn::{Data, DeriveInput, Fields};
 
-use crate::ast::{Arg, unraw};
+use crate::ast::{Arg, Presence, unraw};
 use crate::attr::{self, SerdeAttr};
 use crate::check;
 use crate::ctxt::Ctxt;
@@ -52,6 +52,8 @@ pub fn derive(input: TokenStream) -> TokenStream {
                     ty: &f.ty,
                     attr: a,
                     serde_default: false,
+                    skip_de: false,
+                    output: Presence::Required,
                 };
                 check::check_bounds(&mut cx, &arg);
                 check::check_values(&mut cx, &arg);
@@ -124,7 +126,7 @@ fn field_args<'a>(
         let Some(ident) = &f.ident else { continue };
         let serde = attr::parse_serde_attrs(cx, &f.attrs);
         reject_unsupported(cx, &serde);
-        if serde.skip {
+        if serde.skip_de && serde.skip_ser {
             continue;
         }
         let name = serde
@@ -138,6 +140,14 @@ fn field_args<'a>(
             ty: &f.ty,
             attr: attr::parse_arg_attrs(cx, &f.attrs),
             serde_default: serde.default,
+            skip_de: serde.skip_de,
+            output: if serde.skip_ser {
+                Presence::Absent
+            } else if serde.skip_ser_if {
+                Presence::Optional
+            } else {
+                Presence::Required
+            },
         };
         check::check_arg(cx, &arg);
         args.push(arg);
@@ -168,7 +178,7 @@ fn expand_enum(
     for v in &e.variants {
         let vs = attr::parse_serde_attrs(cx, &v.attrs);
         reject_unsupported(cx, &vs);
-        if vs.skip {
+        if vs.skip_de && vs.skip_ser {
             continue;
         }
         let va = attr::parse_arg_attrs(cx, &v.attrs);

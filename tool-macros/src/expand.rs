@@ -5,7 +5,7 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{FnArg, Ident, ImplItem, ItemFn, ItemImpl, Pat, ReturnType, Signature, Type};
 
-use crate::ast::{Arg, Shape, is_option, shape, unraw};
+use crate::ast::{Arg, Presence, Shape, is_option, shape, unraw};
 use crate::attr::{self, NumLit, ToolAttr};
 use crate::check;
 use crate::ctxt::Ctxt;
@@ -266,6 +266,8 @@ fn parse_fn<'a>(cx: &mut Ctxt, attr: ToolAttr, sig: &'a Signature, in_group: boo
                     ty: &pt.ty,
                     attr: a,
                     serde_default: false,
+                    skip_de: false,
+                    output: Presence::Required,
                 };
                 check::check_arg(cx, &arg);
                 args.push(arg);
@@ -454,7 +456,13 @@ pub fn expand_field(rt: &TokenStream, arg: &Arg) -> TokenStream {
     let a = &arg.attr;
     let name = &arg.name;
     let ty = arg.ty;
-    let required = arg.required();
+    let presence = |p: Presence| match p {
+        Presence::Required => quote!(#rt::__private::Presence::Required),
+        Presence::Optional => quote!(#rt::__private::Presence::Optional),
+        Presence::Absent => quote!(#rt::__private::Presence::Absent),
+    };
+    let input = presence(arg.input());
+    let output = presence(arg.output);
     let desc = a.description_text().map(|(d, _)| d).unwrap_or_default();
     let integer = matches!(
         crate::ast::number_inside(ty).map(crate::ast::limits),
@@ -499,7 +507,8 @@ pub fn expand_field(rt: &TokenStream, arg: &Arg) -> TokenStream {
     quote! {
         #rt::__private::Field {
             name: #name,
-            required: #required,
+            input: #input,
+            output: #output,
             schema: #schema,
             spec: #rt::__private::ArgSpec {
                 description: #desc,

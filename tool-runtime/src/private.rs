@@ -26,7 +26,10 @@ pub type FieldSchema = fn(&mut SchemaGenerator, &ArgSpec) -> Schema;
 /// One argument or field, as the macros describe it.
 pub struct Field {
     pub name: &'static str,
-    pub required: bool,
+    /// In the input schema: what serde reads.
+    pub input: Presence,
+    /// In the output schema: what serde writes (`Option` fields are written as `null`).
+    pub output: Presence,
     pub schema: FieldSchema,
     pub spec: ArgSpec,
     pub default: Option<fn() -> Value>,
@@ -50,13 +53,29 @@ pub fn object(g: &mut SchemaGenerator, description: Option<&str>, fields: &[Fiel
     object_schema(description, properties(g, fields))
 }
 
+/// Whether a field is in a schema, and if so whether it is required.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Presence {
+    Required,
+    Optional,
+    Absent,
+}
+
+/// The properties of an object for the generator's contract: a schema for reading arguments, or
+/// (`for_serialize`) for the output a tool writes, where every field serde always writes is
+/// required, `null` or not.
 fn properties(g: &mut SchemaGenerator, fields: &[Field]) -> Vec<Property> {
+    let serialize = g.contract().is_serialize();
     fields
         .iter()
-        .map(|f| Property {
+        .filter_map(|f| {
+            let presence = if serialize { f.output } else { f.input };
+            (presence != Presence::Absent).then_some((f, presence == Presence::Required))
+        })
+        .map(|(f, required)| Property {
             name: f.name,
             schema: (f.schema)(g, &f.spec),
-            required: f.required,
+            required,
             default: f.default.map(|d| d()),
             examples: f.examples.iter().map(|e| e()).collect(),
         })

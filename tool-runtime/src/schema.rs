@@ -101,15 +101,23 @@ pub(crate) fn object_schema(description: Option<&str>, props: Vec<Property>) -> 
     Schema::from(o)
 }
 
-/// The generator every canonical schema is made with: 2020-12, subschemas inlined (a recursive
+/// The settings every canonical schema is made with: 2020-12, subschemas inlined (a recursive
 /// type still gets a `$ref` into `$defs`).
-pub(crate) fn generator() -> SchemaGenerator {
-    SchemaSettings::draft2020_12()
-        .with(|s| {
-            s.inline_subschemas = true;
-            s.meta_schema = None;
-        })
-        .into_generator()
+fn settings() -> SchemaSettings {
+    SchemaSettings::draft2020_12().with(|s| {
+        s.inline_subschemas = true;
+        s.meta_schema = None;
+    })
+}
+
+/// The generator for input schemas: what serde will read.
+pub(crate) fn input_generator() -> SchemaGenerator {
+    settings().for_deserialize().into_generator()
+}
+
+/// The generator for output schemas: what serde writes.
+pub(crate) fn output_generator() -> SchemaGenerator {
+    settings().for_serialize().into_generator()
 }
 
 /// Finishes a root schema: attaches `$defs` when a recursive type needed them.

@@ -164,10 +164,10 @@ impl Tool {
 
     fn built(&self) -> &Built {
         self.built.get_or_init(|| {
-            let mut g = schema::generator();
+            let mut g = schema::input_generator();
             let input = (self.input)(&mut g);
             let input_schema = schema::finish_root(input, &mut g).to_value();
-            let mut g = schema::generator();
+            let mut g = schema::output_generator();
             let output = (self.output)(&mut g);
             let mut output_schema = schema::finish_root(output, &mut g).to_value();
             schema::strip_number_formats(&mut output_schema);

@@ -36,6 +36,7 @@ fn buat_tiket(
 }
 
 #[derive(ToolArg, Deserialize)]
+#[allow(dead_code)] // only the decoding matters here
 struct Item {
     /// Nama menu
     #[arg(length = 1..=20, pattern = "^[a-z ]+$")]

@@ -122,6 +122,9 @@ impl fmt::Display for Violation {
     }
 }
 
+/// How many violations the repair message lists; the structured list keeps all of them.
+const MAX_IN_MESSAGE: usize = 20;
+
 /// All violations of one call, in document order.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Violations(pub Vec<Violation>);
@@ -130,10 +133,16 @@ impl Violations {
     /// The repair message for the model: every violation, then what to do.
     pub fn repair_message(&self) -> String {
         let mut s = String::from("The arguments were not valid:\n");
-        for v in &self.0 {
+        for v in self.0.iter().take(MAX_IN_MESSAGE) {
             s.push_str("- ");
             s.push_str(&v.to_string());
             s.push('\n');
+        }
+        if self.0.len() > MAX_IN_MESSAGE {
+            s.push_str(&format!(
+                "- and {} more like these\n",
+                self.0.len() - MAX_IN_MESSAGE
+            ));
         }
         s.push_str("Fix every item above and call the tool again with the complete arguments.");
         s

@@ -1,0 +1,139 @@
+//! Fuzzing the decoder of every example tool on stable Rust: arbitrary bytes and arbitrary JSON
+//! must come back as a value or a `ToolError`, never a panic or a hang. Bounded for CI;
+//! `FUZZ_CASES=1000000 cargo test --release -p tests --test fuzz` runs longer, and `fuzz/` holds
+//! the same targets for `cargo +nightly fuzz run` (coverage-guided).
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+use serde_json::{Map, Value};
+use tool_runtime::{Context, ToolSet};
+
+fn tools() -> ToolSet {
+    ToolSet::new([
+        examples::katering::pesan_katering::tool(),
+        examples::laporan_penjualan::buat_laporan::tool(),
+    ])
+    .unwrap()
+}
+
+fn cases() -> u32 {
+    std::env::var("FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5000)
+}
+
+fn runner() -> TestRunner {
+    TestRunner::new(Config {
+        cases: cases(),
+        failure_persistence: None,
+        ..Config::default()
+    })
+}
+
+/// Arbitrary JSON, biased towards the tools' own field names and values.
+fn json() -> impl Strategy<Value = Value> {
+    let key = prop_oneof![
+        Just("jumlah_peserta".to_owned()),
+        Just("periode".to_owned()),
+        Just("wilayah".to_owned()),
+        Just("sertakan_grafik".to_owned()),
+        "[a-z_]{0,12}",
+    ];
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        any::<u64>().prop_map(Value::from),
+        any::<f64>()
+            .prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
+        prop_oneof![
+            Just("mingguan".to_owned()),
+            Just("semua".to_owned()),
+            ".{0,20}"
+        ]
+        .prop_map(Value::from),
+    ];
+    leaf.prop_recursive(6, 64, 8, move |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..8).prop_map(Value::from),
+            proptest::collection::vec((key.clone(), inner), 0..8)
+                .prop_map(|kv| Value::Object(kv.into_iter().collect::<Map<_, _>>())),
+        ]
+    })
+}
+
+#[test]
+fn arbitrary_bytes_never_panic() {
+    let set = tools();
+    let cx = Context::new();
+    let bytes = proptest::collection::vec(any::<u8>(), 0..256);
+    runner()
+        .run(&bytes, |b| {
+            let text = String::from_utf8_lossy(&b);
+            for name in set.names() {
+                let _ = set.call_blocking(&cx, name, &text);
+            }
+            Ok(())
+        })
+        .unwrap();
+}
+
+#[test]
+fn arbitrary_json_never_panics() {
+    let set = tools();
+    let cx = Context::new();
+    runner()
+        .run(&json(), |v| {
+            let text = v.to_string();
+            for name in set.names() {
+                let by_text = set.call_blocking(&cx, name, &text);
+                let by_value = pollster::block_on(set.call_value(&cx, name, v.clone()));
+                prop_assert_eq!(by_text.is_ok(), by_value.is_ok());
+            }
+            Ok(())
+        })
+        .unwrap();
+}
+
+#[test]
+fn hostile_inputs_are_refused_cleanly() {
+    let set = tools();
+    let cx = Context::new();
+    let deep = "[".repeat(100_000) + &"]".repeat(100_000);
+    let long_string = format!(r#"{{"periode": "{}"}}"#, "x".repeat(5_000_000));
+    let many_fields: String = format!(
+        "{{{}}}",
+        (0..100_000)
+            .map(|i| format!(r#""f{i}": {i}"#))
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    for text in [
+        deep.as_str(),
+        &long_string,
+        &many_fields,
+        "\u{0}",
+        "{\"periode\": \"\u{FFFF}\"}",
+        "1e999",
+    ] {
+        for name in set.names() {
+            let err = set.call_blocking(&cx, name, text).unwrap_err();
+            assert!(
+                err.model_message().len() < 8_000,
+                "the repair message stays short"
+            );
+        }
+    }
+    let err = set
+        .call_blocking(&cx, "pesan-katering", &many_fields)
+        .unwrap_err();
+    let tool_runtime::ToolError::InvalidArguments(v) = err else {
+        panic!()
+    };
+    assert_eq!(
+        v.len(),
+        100_001,
+        "the structured list keeps every violation"
+    );
+}

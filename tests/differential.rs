@@ -217,12 +217,23 @@ fn object(schema: &Value, defs: &Map<String, Value>, depth: u32) -> BoxedStrateg
         .boxed()
 }
 
+/// Whether the runtime accepts `args`, asked both ways: as JSON text (the single-pass decoder,
+/// falling back to the complete validator) and as a `Value` (the complete validator only). The
+/// two must agree with each other as well as with the oracle.
 fn accepted_by_runtime(set: &ToolSet, name: &str, args: &Value) -> bool {
-    match pollster::block_on(set.call_value(&Context::new(), name, args.clone())) {
+    let accepted = |r: Result<Value, ToolError>| match r {
         Ok(_) => true,
         Err(ToolError::InvalidArguments(_)) => false,
         Err(other) => panic!("{name}: a valid call failed: {other}"),
-    }
+    };
+    let cx = Context::new();
+    let by_text = accepted(set.call_blocking(&cx, name, &args.to_string()));
+    let by_value = accepted(pollster::block_on(set.call_value(&cx, name, args.clone())));
+    assert_eq!(
+        by_text, by_value,
+        "{name}: text and value paths disagree on {args}"
+    );
+    by_text
 }
 
 fn cases() -> u32 {

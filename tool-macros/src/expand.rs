@@ -386,11 +386,11 @@ fn expand_parts(rt: &TokenStream, model: &ToolFn, self_ty: Option<&Type>) -> Tok
     };
     let call = if model.is_async {
         quote! {
-            #rt::__private::boxed(async move { #convert(#callee(#(#idents),*).await) })
+            #rt::__private::boxed(async move { #convert(#callee(#(#idents),*).await, __format) })
         }
     } else {
         quote! {
-            #rt::__private::Invocation::Ready(#convert(#callee(#(#idents),*)))
+            #rt::__private::Invocation::Ready(#convert(#callee(#(#idents),*), __format))
         }
     };
     let out_span = match &model.output {
@@ -411,10 +411,11 @@ fn expand_parts(rt: &TokenStream, model: &ToolFn, self_ty: Option<&Type>) -> Tok
         #[allow(unused_variables, unused_mut)]
         fn #invoke<'a>(
             __cx: &'a #rt::__private::Context,
-            __args: #rt::__private::serde_json::Map<::std::string::String, #rt::__private::serde_json::Value>,
+            __input: #rt::__private::Input<'_>,
         ) -> #rt::__private::Invocation<'a> {
             #state
-            let (#(#idents,)*) = match <(#(#tys,)*) as #rt::__private::Decode>::decode(__args, &[#(#names),*]) {
+            let __format = __input.format();
+            let (#(#idents,)*) = match <(#(#tys,)*) as #rt::__private::Decode>::decode(__input, &[#(#names),*]) {
                 ::core::result::Result::Ok(v) => v,
                 ::core::result::Result::Err(e) => return #rt::__private::Invocation::Ready(::core::result::Result::Err(e)),
             };

@@ -202,17 +202,14 @@ fn bench(c: &mut Criterion) {
     ];
     for (name, args, hand) in cases {
         // Both paths must agree before they are timed.
-        let ours = serde_json::to_string(&set.call_blocking(&cx, name, args).unwrap()).unwrap();
+        let ours = set.call_json_blocking(&cx, name, args).unwrap();
         assert_eq!(ours, hand(args).unwrap(), "{name}");
         let mut g = c.benchmark_group(name);
         g.bench_function("baseline", |b| b.iter(|| hand(black_box(args)).unwrap()));
         g.bench_function("toolkit", |b| {
             b.iter(|| {
-                serde_json::to_string(
-                    &set.call_blocking(&cx, black_box(name), black_box(args))
-                        .unwrap(),
-                )
-                .unwrap()
+                set.call_json_blocking(&cx, black_box(name), black_box(args))
+                    .unwrap()
             })
         });
         g.finish();

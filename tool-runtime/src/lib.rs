@@ -52,6 +52,7 @@ pub struct ReadmeDoctests;
 
 mod arg;
 mod context;
+mod decode;
 mod schema;
 mod set;
 mod tool;

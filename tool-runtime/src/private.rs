@@ -10,7 +10,8 @@ pub use crate::context::Context;
 pub use crate::schema::ArgSpec;
 use crate::schema::Property;
 pub use crate::set::Registration;
-pub use crate::tool::{Invocation, Tool, ToolError};
+use crate::tool::Source;
+pub use crate::tool::{Format, Input, Invocation, Output, Tool, ToolError};
 
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Serialize;
@@ -92,15 +93,26 @@ pub fn output_schema<T: JsonSchema>(g: &mut SchemaGenerator) -> Schema {
     g.subschema_for::<T>()
 }
 
-pub fn ok<T: Serialize>(value: T) -> Result<Value, ToolError> {
-    serde_json::to_value(value).map_err(|e| ToolError::Failed {
+pub fn ok<T: Serialize>(value: T, format: Format) -> Result<Output, ToolError> {
+    let failed = |e: serde_json::Error| ToolError::Failed {
         message: format!("the output could not be serialized: {e}"),
-    })
+    };
+    match format {
+        Format::Value => serde_json::to_value(value)
+            .map(Output::Value)
+            .map_err(failed),
+        Format::Text => serde_json::to_string(&value)
+            .map(Output::Text)
+            .map_err(failed),
+    }
 }
 
-pub fn result<T: Serialize, E: std::fmt::Display>(r: Result<T, E>) -> Result<Value, ToolError> {
+pub fn result<T: Serialize, E: std::fmt::Display>(
+    r: Result<T, E>,
+    format: Format,
+) -> Result<Output, ToolError> {
     match r {
-        Ok(v) => ok(v),
+        Ok(v) => ok(v, format),
         Err(e) => Err(ToolError::Failed {
             message: e.to_string(),
         }),
@@ -114,10 +126,11 @@ pub fn state<T: 'static>(cx: &Context) -> Result<&T, ToolError> {
     })
 }
 
-/// Decodes validated arguments into a tuple of the tool's parameter types, reporting every
-/// parameter serde still refuses.
+/// Decodes a call's arguments into the tuple of the tool's parameter types: in one pass from the
+/// text when they are valid, otherwise through the complete validator, which reports every
+/// violation (and every parameter serde still refuses).
 pub trait Decode: Sized {
-    fn decode(args: Map<String, Value>, names: &[&'static str]) -> Result<Self, ToolError>;
+    fn decode(input: Input<'_>, names: &'static [&'static str]) -> Result<Self, ToolError>;
 }
 
 fn take<T: DeserializeOwned>(
@@ -144,7 +157,14 @@ macro_rules! decode_tuple {
     ($($t:ident $i:tt),*) => {
         impl<$($t: DeserializeOwned),*> Decode for ($($t,)*) {
             #[allow(unused_variables, unused_mut, non_snake_case)]
-            fn decode(mut args: Map<String, Value>, names: &[&'static str]) -> Result<Self, ToolError> {
+            fn decode(input: Input<'_>, names: &'static [&'static str]) -> Result<Self, ToolError> {
+                if let Source::Text(text) = input.source {
+                    let text = if text.trim().is_empty() { "{}" } else { text };
+                    if let Some(v) = crate::decode::params::<($(Option<$t>,)*), _>(text, input.validator, names) {
+                        return Ok(v);
+                    }
+                }
+                let mut args = input.into_checked_map()?;
                 let mut errs = Vec::new();
                 let t = ($(take::<$t>(&mut args, names[$i], &mut errs),)*);
                 match t {
@@ -213,7 +233,7 @@ pub fn describe(mut s: Schema, description: &str) -> Schema {
 
 pub fn boxed<'a, F>(f: F) -> Invocation<'a>
 where
-    F: std::future::Future<Output = Result<Value, ToolError>> + Send + 'a,
+    F: std::future::Future<Output = Result<Output, ToolError>> + Send + 'a,
 {
     Invocation::Pending(Box::pin(f))
 }

@@ -7,8 +7,8 @@ use std::fmt;
 use serde_json::Value;
 
 use crate::context::Context;
-use crate::tool::{Tool, ToolError};
-use crate::validate::{Path, SchemaError, Violation, ViolationKind, Violations};
+use crate::tool::{Format, Source, Tool, ToolError};
+use crate::validate::SchemaError;
 
 /// Registers a tool in the program-wide registry; `#[tool]` submits one for every tool.
 #[doc(hidden)]
@@ -78,6 +78,11 @@ impl ToolSet {
     }
 
     pub fn get(&self, name: &str) -> Option<&'static Tool> {
+        // A short scan beats hashing the name for the sets one agent should have (the seeds'
+        // advice is at most about ten tools).
+        if self.tools.len() <= 16 {
+            return self.tools.iter().copied().find(|t| t.name() == name);
+        }
         self.by_name.get(name).map(|&i| self.tools[i])
     }
 
@@ -106,8 +111,20 @@ impl ToolSet {
         arguments: &str,
     ) -> Result<Value, ToolError> {
         let tool = self.find(name)?;
-        let value = parse_arguments(arguments)?;
-        tool.call(cx, value).await
+        let out = tool.run(cx, Source::Text(arguments), Format::Value).await?;
+        Ok(out.into_value())
+    }
+
+    /// [`ToolSet::call`] with the output as JSON text, serialized straight from the tool's value.
+    pub async fn call_json(
+        &self,
+        cx: &Context,
+        name: &str,
+        arguments: &str,
+    ) -> Result<String, ToolError> {
+        let tool = self.find(name)?;
+        let out = tool.run(cx, Source::Text(arguments), Format::Text).await?;
+        Ok(out.into_text())
     }
 
     /// Calls a tool with arguments already parsed as JSON.
@@ -120,14 +137,31 @@ impl ToolSet {
         self.find(name)?.call(cx, arguments).await
     }
 
-    /// [`ToolSet::call`] for code without an async runtime: blocks the thread until the tool is done.
+    /// [`ToolSet::call`] for code without an async runtime: a sync tool runs on this thread with
+    /// no executor at all; an async tool's future is driven here until it is done.
     pub fn call_blocking(
         &self,
         cx: &Context,
         name: &str,
         arguments: &str,
     ) -> Result<Value, ToolError> {
-        pollster::block_on(self.call(cx, name, arguments))
+        let out = self
+            .find(name)?
+            .run_blocking(cx, Source::Text(arguments), Format::Value)?;
+        Ok(out.into_value())
+    }
+
+    /// [`ToolSet::call_json`] for code without an async runtime.
+    pub fn call_json_blocking(
+        &self,
+        cx: &Context,
+        name: &str,
+        arguments: &str,
+    ) -> Result<String, ToolError> {
+        let out = self
+            .find(name)?
+            .run_blocking(cx, Source::Text(arguments), Format::Text)?;
+        Ok(out.into_text())
     }
 
     fn find(&self, name: &str) -> Result<&'static Tool, ToolError> {
@@ -141,18 +175,4 @@ impl ToolSet {
                 .map(|(_, n)| n.to_owned()),
         })
     }
-}
-
-fn parse_arguments(text: &str) -> Result<Value, ToolError> {
-    if text.trim().is_empty() {
-        return Ok(Value::Object(Default::default()));
-    }
-    serde_json::from_str(text).map_err(|e| {
-        ToolError::InvalidArguments(Violations(vec![Violation {
-            path: Path::default(),
-            kind: ViolationKind::Syntax,
-            expected: "the arguments must be one JSON object".into(),
-            received: Some(format!("text that is not valid JSON ({e})")),
-        }]))
-    })
 }

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use crate::context::Context;
 use crate::schema;
-use crate::validate::{SchemaError, Validator, Violations};
+use crate::validate::{Path, SchemaError, Validator, Violation, ViolationKind, Violations};
 
 /// A boxed, sendable future, as returned by async tools.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -80,12 +80,89 @@ impl std::error::Error for ToolError {}
 
 /// The result of starting a call: sync tools are done at once, async ones are awaited.
 pub enum Invocation<'a> {
-    Ready(Result<Value, ToolError>),
-    Pending(BoxFuture<'a, Result<Value, ToolError>>),
+    Ready(Result<Output, ToolError>),
+    Pending(BoxFuture<'a, Result<Output, ToolError>>),
 }
 
-/// Invokes a tool with validated arguments.
-pub type InvokeFn = for<'a> fn(&'a Context, Map<String, Value>) -> Invocation<'a>;
+/// How the caller wants the output: a `Value` (for structured content) or JSON text (to send on).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Value,
+    Text,
+}
+
+/// A tool's serialized output, in the requested [`Format`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Output {
+    Value(Value),
+    Text(String),
+}
+
+impl Output {
+    pub(crate) fn into_value(self) -> Value {
+        match self {
+            Output::Value(v) => v,
+            Output::Text(t) => serde_json::from_str(&t).unwrap_or(Value::String(t)),
+        }
+    }
+
+    pub(crate) fn into_text(self) -> String {
+        match self {
+            Output::Value(v) => v.to_string(),
+            Output::Text(t) => t,
+        }
+    }
+}
+
+/// Where a call's arguments come from.
+pub(crate) enum Source<'t> {
+    /// JSON text, as a model sends it: decoded in one pass when valid.
+    Text(&'t str),
+    Value(Value),
+}
+
+/// A call's arguments on their way into the tool's parameters.
+pub struct Input<'t> {
+    pub(crate) source: Source<'t>,
+    pub(crate) validator: &'t Validator,
+    pub(crate) format: Format,
+}
+
+impl Input<'_> {
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// The complete path: parse, validate against the whole schema (every violation, defaults
+    /// filled in), and hand back the arguments object.
+    pub(crate) fn into_checked_map(self) -> Result<Map<String, Value>, ToolError> {
+        let mut value = match self.source {
+            Source::Text(t) if t.trim().is_empty() => Value::Object(Map::new()),
+            Source::Text(t) => serde_json::from_str(t).map_err(|e| {
+                ToolError::InvalidArguments(Violations(vec![Violation {
+                    path: Path::default(),
+                    kind: ViolationKind::Syntax,
+                    expected: "the arguments must be one JSON object".into(),
+                    received: Some(format!("text that is not valid JSON ({e})")),
+                }]))
+            })?,
+            Source::Value(v) => v,
+        };
+        let violations = self.validator.validate(&mut value);
+        if !violations.is_empty() {
+            return Err(ToolError::InvalidArguments(violations));
+        }
+        match value {
+            Value::Object(map) => Ok(map),
+            _ => Err(ToolError::Schema(SchemaError(
+                "the input schema's root is not an object".into(),
+            ))),
+        }
+    }
+}
+
+/// Invokes a tool: decodes its arguments from `Input` and runs it.
+pub type InvokeFn = for<'a> fn(&'a Context, Input<'_>) -> Invocation<'a>;
 /// Builds a schema body.
 pub type SchemaFn = fn(&mut SchemaGenerator) -> Schema;
 
@@ -191,38 +268,53 @@ impl Tool {
 
     /// Calls the tool with JSON arguments: validates them, runs the tool, serializes its output.
     pub async fn call(&self, cx: &Context, arguments: Value) -> Result<Value, ToolError> {
-        match self.start(cx, arguments) {
+        self.run(cx, Source::Value(arguments), Format::Value)
+            .await
+            .map(Output::into_value)
+    }
+
+    pub(crate) async fn run(
+        &self,
+        cx: &Context,
+        source: Source<'_>,
+        format: Format,
+    ) -> Result<Output, ToolError> {
+        match self.start(cx, source, format) {
             Invocation::Ready(r) => r,
             Invocation::Pending(f) => CatchUnwind(f).await,
         }
     }
 
-    fn start<'a>(&self, cx: &'a Context, mut arguments: Value) -> Invocation<'a> {
+    /// [`Tool::run`] without an executor for sync tools; an async tool's future is driven on
+    /// this thread.
+    pub(crate) fn run_blocking(
+        &self,
+        cx: &Context,
+        source: Source<'_>,
+        format: Format,
+    ) -> Result<Output, ToolError> {
+        match self.start(cx, source, format) {
+            Invocation::Ready(r) => r,
+            Invocation::Pending(f) => pollster::block_on(CatchUnwind(f)),
+        }
+    }
+
+    fn start<'a>(&self, cx: &'a Context, source: Source<'_>, format: Format) -> Invocation<'a> {
         let validator = match &self.built().validator {
             Ok(v) => v,
             Err(e) => return Invocation::Ready(Err(ToolError::Schema(e.clone()))),
         };
-        let violations = validator.validate(&mut arguments);
-        if !violations.is_empty() {
-            return Invocation::Ready(Err(ToolError::InvalidArguments(violations)));
-        }
-        let Value::Object(map) = arguments else {
-            return unreachable_object();
+        let input = Input {
+            source,
+            validator,
+            format,
         };
         let invoke = self.invoke;
-        match catch_unwind(AssertUnwindSafe(|| invoke(cx, map))) {
+        match catch_unwind(AssertUnwindSafe(|| invoke(cx, input))) {
             Ok(inv) => inv,
             Err(panic) => Invocation::Ready(Err(panicked(panic))),
         }
     }
-}
-
-/// The validator has checked `type: object` at the root, so this is never reached; it returns an
-/// error value rather than panicking all the same.
-fn unreachable_object() -> Invocation<'static> {
-    Invocation::Ready(Err(ToolError::Schema(SchemaError(
-        "the input schema's root is not an object".into(),
-    ))))
 }
 
 impl fmt::Debug for Tool {
@@ -243,10 +335,10 @@ fn panicked(panic: Box<dyn Any + Send>) -> ToolError {
 }
 
 /// Turns a panic while polling an async tool into [`ToolError::Panicked`].
-struct CatchUnwind<'a>(BoxFuture<'a, Result<Value, ToolError>>);
+struct CatchUnwind<'a>(BoxFuture<'a, Result<Output, ToolError>>);
 
 impl Future for CatchUnwind<'_> {
-    type Output = Result<Value, ToolError>;
+    type Output = Result<Output, ToolError>;
     fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
         let fut = self.0.as_mut();
         match catch_unwind(AssertUnwindSafe(|| fut.poll(cx))) {

@@ -167,13 +167,13 @@ impl fmt::Display for Violations {
     }
 }
 
-const NULL: u8 = 1;
-const BOOL: u8 = 2;
-const INT: u8 = 4;
-const NUM: u8 = 8;
-const STR: u8 = 16;
-const ARR: u8 = 32;
-const OBJ: u8 = 64;
+pub(crate) const NULL: u8 = 1;
+pub(crate) const BOOL: u8 = 2;
+pub(crate) const INT: u8 = 4;
+pub(crate) const NUM: u8 = 8;
+pub(crate) const STR: u8 = 16;
+pub(crate) const ARR: u8 = 32;
+pub(crate) const OBJ: u8 = 64;
 
 fn type_bit(name: &str) -> Option<u8> {
     Some(match name {
@@ -190,13 +190,13 @@ fn type_bit(name: &str) -> Option<u8> {
 
 /// A number as JSON Schema compares it: exact for integers.
 #[derive(Clone, Copy, Debug)]
-enum Numeric {
+pub(crate) enum Numeric {
     Int(i128),
     Float(f64),
 }
 
 impl Numeric {
-    fn of(n: &serde_json::Number) -> Numeric {
+    pub(crate) fn of(n: &serde_json::Number) -> Numeric {
         if let Some(i) = n.as_i64() {
             Numeric::Int(i as i128)
         } else if let Some(u) = n.as_u64() {
@@ -206,7 +206,7 @@ impl Numeric {
         }
     }
 
-    fn cmp(self, other: Numeric) -> Option<std::cmp::Ordering> {
+    pub(crate) fn cmp(self, other: Numeric) -> Option<std::cmp::Ordering> {
         match (self, other) {
             (Numeric::Int(a), Numeric::Int(b)) => Some(a.cmp(&b)),
             (a, b) => a.as_f64().partial_cmp(&b.as_f64()),
@@ -230,33 +230,58 @@ impl fmt::Display for Numeric {
     }
 }
 
+/// One compiled schema node. Read by the single-pass decoder too (`decode.rs`).
 #[derive(Debug, Default)]
-struct Node {
-    types: Option<u8>,
-    allowed: Option<Vec<Value>>,
-    one_of: Vec<Node>,
-    any_of: Vec<Node>,
-    minimum: Option<Numeric>,
-    maximum: Option<Numeric>,
-    exclusive_minimum: Option<Numeric>,
-    exclusive_maximum: Option<Numeric>,
-    min_length: Option<u64>,
-    max_length: Option<u64>,
-    pattern: Option<Regex>,
-    items: Option<Box<Node>>,
-    min_items: Option<u64>,
-    max_items: Option<u64>,
-    properties: Vec<Prop>,
-    required: Vec<String>,
-    closed: bool,
-    reference: Option<usize>,
+pub(crate) struct Node {
+    pub(crate) types: Option<u8>,
+    pub(crate) allowed: Option<Vec<Value>>,
+    pub(crate) one_of: Vec<Node>,
+    pub(crate) any_of: Vec<Node>,
+    pub(crate) minimum: Option<Numeric>,
+    pub(crate) maximum: Option<Numeric>,
+    pub(crate) exclusive_minimum: Option<Numeric>,
+    pub(crate) exclusive_maximum: Option<Numeric>,
+    pub(crate) min_length: Option<u64>,
+    pub(crate) max_length: Option<u64>,
+    pub(crate) pattern: Option<Regex>,
+    pub(crate) items: Option<Box<Node>>,
+    pub(crate) min_items: Option<u64>,
+    pub(crate) max_items: Option<u64>,
+    pub(crate) properties: Vec<Prop>,
+    pub(crate) required: Vec<String>,
+    pub(crate) closed: bool,
+    pub(crate) reference: Option<usize>,
+    /// The allowed values, from `enum`, `const`, or a union whose every branch is a `const`.
+    pub(crate) choices: Option<Vec<Value>>,
+    /// A union whose branches are not all constants (tagged enums).
+    pub(crate) complex_union: bool,
+}
+
+impl Node {
+    pub(crate) fn in_range(&self, n: Numeric) -> bool {
+        use std::cmp::Ordering::*;
+        let below = self.minimum.is_some_and(|m| n.cmp(m) == Some(Less))
+            || self
+                .exclusive_minimum
+                .is_some_and(|m| n.cmp(m) != Some(Greater));
+        let above = self.maximum.is_some_and(|m| n.cmp(m) == Some(Greater))
+            || self
+                .exclusive_maximum
+                .is_some_and(|m| n.cmp(m) != Some(Less));
+        !(below || above || n.as_f64().is_nan())
+    }
+
+    /// Whether `types` admits the JSON type bit `bit`; a node without `type` admits all.
+    pub(crate) fn admits(&self, bit: u8) -> bool {
+        self.types.is_none_or(|t| t & bit != 0)
+    }
 }
 
 #[derive(Debug)]
-struct Prop {
-    name: String,
-    node: Node,
-    default: Option<Value>,
+pub(crate) struct Prop {
+    pub(crate) name: String,
+    pub(crate) node: Node,
+    pub(crate) default: Option<Value>,
 }
 
 /// A schema compiled for validation. Built once per tool.
@@ -399,16 +424,7 @@ impl Validator {
         path: &[Segment],
         out: &mut Vec<Violation>,
     ) {
-        use std::cmp::Ordering::*;
-        let below = node.minimum.is_some_and(|m| n.cmp(m) == Some(Less))
-            || node
-                .exclusive_minimum
-                .is_some_and(|m| n.cmp(m) != Some(Greater));
-        let above = node.maximum.is_some_and(|m| n.cmp(m) == Some(Greater))
-            || node
-                .exclusive_maximum
-                .is_some_and(|m| n.cmp(m) != Some(Less));
-        if below || above || n.as_f64().is_nan() {
+        if !node.in_range(n) {
             out.push(violation(
                 path,
                 ViolationKind::Range,
@@ -554,7 +570,18 @@ impl Validator {
             .filter(|c| !c.is_empty())
     }
 
-    fn resolve<'a>(&'a self, node: &'a Node) -> &'a Node {
+    pub(crate) fn root(&self) -> &Node {
+        &self.root
+    }
+
+    /// Checks one node of the schema, as `validate` does for the root; true when it holds.
+    pub(crate) fn holds(&self, node: &Node, value: &mut Value) -> bool {
+        let mut out = Vec::new();
+        self.check(node, value, &mut Vec::new(), &mut out);
+        out.is_empty()
+    }
+
+    pub(crate) fn resolve<'a>(&'a self, node: &'a Node) -> &'a Node {
         match node.reference {
             Some(i) => &self.defs[i],
             None => node,
@@ -646,6 +673,24 @@ impl<'a> Compiler<'a> {
                 }
             }
         }
+        let branches = if n.one_of.is_empty() {
+            &n.any_of
+        } else {
+            &n.one_of
+        };
+        let union_consts: Option<Vec<Value>> = branches
+            .iter()
+            .map(|b| match &b.allowed {
+                Some(a) if a.len() == 1 && b.reference.is_none() => Some(a[0].clone()),
+                _ => None,
+            })
+            .collect();
+        n.complex_union = !branches.is_empty() && union_consts.is_none();
+        n.choices = match (&n.allowed, union_consts) {
+            (Some(a), _) => Some(a.clone()),
+            (None, Some(c)) if !c.is_empty() => Some(c),
+            _ => None,
+        };
         Ok(n)
     }
 

@@ -1,0 +1,635 @@
+//! The fast path at the boundary: arguments are validated against the compiled schema *while*
+//! serde deserializes them from the JSON text, in one pass, with no intermediate `Value`.
+//!
+//! It only ever answers "valid, here are the typed arguments" or "not valid". Any doubt (a
+//! violation, a duplicate key, a tagged union) makes it give up, and the caller takes the
+//! complete path (`Validator::validate` over a `Value`), which reports every violation. So the two
+//! paths accept exactly the same inputs; `tests/differential.rs` and `tests/fuzz.rs` check it.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::Deserialize;
+use serde::de::value::{BorrowedStrDeserializer, StringDeserializer};
+use serde::de::{
+    self, DeserializeSeed, Deserializer, EnumAccess, Error as _, MapAccess, SeqAccess, Visitor,
+};
+use serde_json::Value;
+
+use crate::validate::{ARR, BOOL, INT, NULL, NUM, Node, Numeric, OBJ, STR, Validator};
+
+/// A seed that checks what `inner` deserializes against `node`.
+pub(crate) struct Checked<'v, S> {
+    pub(crate) inner: S,
+    pub(crate) v: &'v Validator,
+    pub(crate) node: &'v Node,
+}
+
+impl<'v, S> Checked<'v, S> {
+    pub(crate) fn new(inner: S, v: &'v Validator, node: &'v Node) -> Self {
+        Checked {
+            inner,
+            v,
+            node: v.resolve(node),
+        }
+    }
+
+    fn wrap<T>(&self, inner: T, node: &'v Node) -> Checked<'v, T> {
+        Checked::new(inner, self.v, node)
+    }
+}
+
+impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for Checked<'_, S> {
+    type Value = S::Value;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<S::Value, D::Error> {
+        let Checked { inner, v, node } = self;
+        inner.deserialize(Checked { inner: d, v, node })
+    }
+}
+
+fn refuse<E: de::Error>() -> E {
+    E::custom("not valid for the schema")
+}
+
+/// A checked `Deserializer`: forwards every request to `inner` with a checking visitor. A node
+/// that is a tagged union is checked on a captured `Value` instead.
+macro_rules! forward {
+    ($($method:ident ( $($arg:ident : $ty:ty),* );)*) => {$(
+        fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value, D::Error> {
+            if self.node.complex_union {
+                let mut value = Value::deserialize(self.inner)?;
+                if !self.v.holds(self.node, &mut value) {
+                    return Err(refuse());
+                }
+                return value.$method($($arg,)* visitor).map_err(D::Error::custom);
+            }
+            let visitor = self.wrap(visitor, self.node);
+            self.inner.$method($($arg,)* visitor)
+        }
+    )*};
+}
+
+impl<'de, D: Deserializer<'de>> Deserializer<'de> for Checked<'_, D> {
+    type Error = D::Error;
+
+    forward! {
+        deserialize_any();
+        deserialize_bool();
+        deserialize_i8();
+        deserialize_i16();
+        deserialize_i32();
+        deserialize_i64();
+        deserialize_i128();
+        deserialize_u8();
+        deserialize_u16();
+        deserialize_u32();
+        deserialize_u64();
+        deserialize_u128();
+        deserialize_f32();
+        deserialize_f64();
+        deserialize_char();
+        deserialize_str();
+        deserialize_string();
+        deserialize_bytes();
+        deserialize_byte_buf();
+        deserialize_option();
+        deserialize_unit();
+        deserialize_unit_struct(name: &'static str);
+        deserialize_newtype_struct(name: &'static str);
+        deserialize_seq();
+        deserialize_tuple(len: usize);
+        deserialize_tuple_struct(name: &'static str, len: usize);
+        deserialize_map();
+        deserialize_struct(name: &'static str, fields: &'static [&'static str]);
+        deserialize_enum(name: &'static str, variants: &'static [&'static str]);
+        deserialize_identifier();
+        deserialize_ignored_any();
+    }
+}
+
+impl<'v, V> Checked<'v, V> {
+    fn check_type<E: de::Error>(&self, bit: u8) -> Result<(), E> {
+        if self.node.admits(bit) {
+            Ok(())
+        } else {
+            Err(refuse())
+        }
+    }
+
+    fn check_number<E: de::Error>(&self, n: Numeric, integral: bool) -> Result<(), E> {
+        let bit = if integral { INT } else { NUM & !INT };
+        self.check_type(bit)?;
+        if let Some(choices) = &self.node.choices {
+            let hit = choices.iter().any(|c| match c {
+                Value::Number(c) => Numeric::of(c).cmp(n) == Some(std::cmp::Ordering::Equal),
+                _ => false,
+            });
+            if !hit {
+                return Err(refuse());
+            }
+        }
+        if self.node.in_range(n) {
+            Ok(())
+        } else {
+            Err(refuse())
+        }
+    }
+
+    fn check_str<E: de::Error>(&self, s: &str) -> Result<(), E> {
+        self.check_type(STR)?;
+        let node = self.node;
+        if let Some(choices) = &node.choices
+            && !choices.iter().any(|c| c.as_str() == Some(s))
+        {
+            return Err(refuse());
+        }
+        if node.min_length.is_some() || node.max_length.is_some() {
+            let n = s.chars().count() as u64;
+            if node.min_length.is_some_and(|m| n < m) || node.max_length.is_some_and(|m| n > m) {
+                return Err(refuse());
+            }
+        }
+        match &node.pattern {
+            Some(re) if !re.is_match(s) => Err(refuse()),
+            _ => Ok(()),
+        }
+    }
+
+    fn check_bool<E: de::Error>(&self, b: bool) -> Result<(), E> {
+        self.check_type(BOOL)?;
+        match &self.node.choices {
+            Some(c) if !c.contains(&Value::Bool(b)) => Err(refuse()),
+            _ => Ok(()),
+        }
+    }
+
+    fn check_null<E: de::Error>(&self) -> Result<(), E> {
+        self.check_type(NULL)?;
+        match &self.node.choices {
+            Some(c) if !c.contains(&Value::Null) => Err(refuse()),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// JSON Schema's integers include `250.0`; serde's do not. An integral float is passed on as an
+/// integer where the schema wants one.
+fn integral(f: f64) -> Option<Numeric> {
+    if f.fract() == 0.0 && f.is_finite() && f.abs() < 9.0e18 {
+        Some(Numeric::Int(f as i128))
+    } else {
+        None
+    }
+}
+
+impl<'de, V: Visitor<'de>> Visitor<'de> for Checked<'_, V> {
+    type Value = V::Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.inner.expecting(f)
+    }
+
+    fn visit_bool<E: de::Error>(self, b: bool) -> Result<V::Value, E> {
+        self.check_bool(b)?;
+        self.inner.visit_bool(b)
+    }
+
+    fn visit_i64<E: de::Error>(self, n: i64) -> Result<V::Value, E> {
+        self.check_number(Numeric::Int(n as i128), true)?;
+        self.inner.visit_i64(n)
+    }
+
+    fn visit_u64<E: de::Error>(self, n: u64) -> Result<V::Value, E> {
+        self.check_number(Numeric::Int(n as i128), true)?;
+        self.inner.visit_u64(n)
+    }
+
+    fn visit_f64<E: de::Error>(self, f: f64) -> Result<V::Value, E> {
+        let integer_only = self
+            .node
+            .types
+            .is_some_and(|t| t & INT != 0 && t & NUM != NUM);
+        match integral(f) {
+            Some(n) if integer_only => {
+                self.check_number(n, true)?;
+                match n {
+                    Numeric::Int(i) if i < 0 => self.inner.visit_i64(i as i64),
+                    Numeric::Int(i) => self.inner.visit_u64(i as u64),
+                    Numeric::Float(_) => Err(refuse()),
+                }
+            }
+            Some(n) => {
+                self.check_number(n, true)?;
+                self.inner.visit_f64(f)
+            }
+            None => {
+                self.check_number(Numeric::Float(f), false)?;
+                self.inner.visit_f64(f)
+            }
+        }
+    }
+
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<V::Value, E> {
+        self.check_str(s)?;
+        self.inner.visit_str(s)
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<V::Value, E> {
+        self.check_str(s)?;
+        self.inner.visit_borrowed_str(s)
+    }
+
+    fn visit_string<E: de::Error>(self, s: String) -> Result<V::Value, E> {
+        self.check_str(&s)?;
+        self.inner.visit_string(s)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<V::Value, E> {
+        self.check_null()?;
+        self.inner.visit_none()
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<V::Value, E> {
+        self.check_null()?;
+        self.inner.visit_unit()
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<V::Value, D::Error> {
+        let inner = self.wrap(d, self.node);
+        self.inner.visit_some(inner)
+    }
+
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<V::Value, D::Error> {
+        let inner = self.wrap(d, self.node);
+        self.inner.visit_newtype_struct(inner)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<V::Value, A::Error> {
+        self.check_type(ARR)?;
+        let node = self.node;
+        let items = CheckedSeq {
+            seq,
+            v: self.v,
+            node,
+            count: 0,
+        };
+        let value = self.inner.visit_seq(items)?;
+        Ok(value)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<V::Value, A::Error> {
+        self.check_type(OBJ)?;
+        let access = CheckedMap::new(map, self.v, self.node);
+        self.inner.visit_map(access)
+    }
+
+    fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<V::Value, A::Error> {
+        // Only string enums reach here: tagged unions are captured as a `Value` first.
+        let access = Checked {
+            inner: data,
+            v: self.v,
+            node: self.node,
+        };
+        self.inner.visit_enum(access)
+    }
+}
+
+/// A list: every item checked against `items`, and the count against `minItems`/`maxItems`.
+struct CheckedSeq<'v, A> {
+    seq: A,
+    v: &'v Validator,
+    node: &'v Node,
+    count: u64,
+}
+
+impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for CheckedSeq<'_, A> {
+    type Error = A::Error;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(
+        &mut self,
+        seed: T,
+    ) -> Result<Option<T::Value>, A::Error> {
+        let item = match &self.node.items {
+            Some(items) => self
+                .seq
+                .next_element_seed(Checked::new(seed, self.v, items))?,
+            None => self.seq.next_element_seed(seed)?,
+        };
+        match item {
+            Some(x) => {
+                self.count += 1;
+                if self.node.max_items.is_some_and(|m| self.count > m) {
+                    return Err(refuse());
+                }
+                Ok(Some(x))
+            }
+            None => {
+                if self.node.min_items.is_some_and(|m| self.count < m) {
+                    return Err(refuse());
+                }
+                Ok(None)
+            }
+        }
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        self.seq.size_hint()
+    }
+}
+
+/// An object: known keys only (when closed), no key twice, required keys present, each value
+/// checked against its property, and declared defaults supplied for absent keys.
+struct CheckedMap<'v, A> {
+    map: A,
+    v: &'v Validator,
+    node: &'v Node,
+    seen: Vec<bool>,
+    current: Option<usize>,
+    /// After the input's last key: the next property to consider for a default.
+    defaults_from: Option<usize>,
+}
+
+impl<'v, A> CheckedMap<'v, A> {
+    fn new(map: A, v: &'v Validator, node: &'v Node) -> Self {
+        CheckedMap {
+            map,
+            v,
+            node,
+            seen: vec![false; node.properties.len()],
+            current: None,
+            defaults_from: None,
+        }
+    }
+}
+
+/// Reads a key as text without copying when the input allows it.
+struct Key;
+
+impl<'de> DeserializeSeed<'de> for Key {
+    type Value = Cow<'de, str>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Key {
+    type Value = Cow<'de, str>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a field name")
+    }
+    fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Self::Value, E> {
+        Ok(Cow::Borrowed(s))
+    }
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(s.to_owned()))
+    }
+    fn visit_string<E: de::Error>(self, s: String) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(s))
+    }
+}
+
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for CheckedMap<'_, A> {
+    type Error = A::Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, A::Error> {
+        if let Some(from) = self.defaults_from {
+            return self.next_default(from, seed);
+        }
+        let Some(key) = self.map.next_key_seed(Key)? else {
+            let props = &self.node.properties;
+            for name in &self.node.required {
+                let present = props
+                    .iter()
+                    .zip(&self.seen)
+                    .any(|(p, s)| *s && &p.name == name);
+                if !present {
+                    return Err(refuse());
+                }
+            }
+            return self.next_default(0, seed);
+        };
+        let index = self.node.properties.iter().position(|p| p.name == key);
+        match index {
+            Some(i) if self.seen[i] => return Err(refuse()),
+            Some(i) => self.seen[i] = true,
+            None if self.node.closed => return Err(refuse()),
+            None => {}
+        }
+        self.current = index;
+        let key = match key {
+            Cow::Borrowed(k) => seed.deserialize(BorrowedStrDeserializer::<A::Error>::new(k)),
+            Cow::Owned(k) => seed.deserialize(StringDeserializer::<A::Error>::new(k)),
+        };
+        key.map(Some)
+    }
+
+    fn next_value_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<T::Value, A::Error> {
+        if self.defaults_from.is_some() {
+            let prop = &self.node.properties[self.current.ok_or_else(refuse)?];
+            let default = prop.default.clone().ok_or_else(refuse)?;
+            return seed.deserialize(default).map_err(A::Error::custom);
+        }
+        match self.current.take() {
+            Some(i) => {
+                let node = &self.node.properties[i].node;
+                self.map.next_value_seed(Checked::new(seed, self.v, node))
+            }
+            None => self.map.next_value_seed(seed),
+        }
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        self.map.size_hint()
+    }
+}
+
+impl<'de, A: MapAccess<'de>> CheckedMap<'_, A> {
+    /// Offers the next absent property that has a default, as if the input had it.
+    fn next_default<K: DeserializeSeed<'de>>(
+        &mut self,
+        from: usize,
+        seed: K,
+    ) -> Result<Option<K::Value>, A::Error> {
+        let props = &self.node.properties;
+        let next = (from..props.len()).find(|&i| !self.seen[i] && props[i].default.is_some());
+        match next {
+            Some(i) => {
+                self.defaults_from = Some(i + 1);
+                self.current = Some(i);
+                let name: &str = &props[i].name;
+                seed.deserialize(de::value::StrDeserializer::<A::Error>::new(name))
+                    .map(Some)
+            }
+            None => {
+                self.defaults_from = Some(props.len());
+                Ok(None)
+            }
+        }
+    }
+}
+
+impl<'de, A: EnumAccess<'de>> EnumAccess<'de> for Checked<'_, A> {
+    type Error = A::Error;
+    type Variant = A::Variant;
+
+    fn variant_seed<S: DeserializeSeed<'de>>(
+        self,
+        seed: S,
+    ) -> Result<(S::Value, A::Variant), A::Error> {
+        let Checked { inner, v, node } = self;
+        inner.variant_seed(Checked {
+            inner: seed,
+            v,
+            node,
+        })
+    }
+}
+
+/// Decodes the arguments object of a tool into its parameter types, in one pass.
+pub(crate) struct Params<'v, T> {
+    pub(crate) v: &'v Validator,
+    pub(crate) names: &'static [&'static str],
+    pub(crate) _types: PhantomData<T>,
+}
+
+/// The part of a parameter list `Params` fills: one optional slot per parameter.
+pub trait Slots<'de>: Sized {
+    type Out;
+    fn empty() -> Self;
+    /// Reads parameter `i` from `map`, checked against `node`.
+    fn read<A: MapAccess<'de>>(
+        &mut self,
+        i: usize,
+        map: &mut A,
+        v: &Validator,
+        node: &Node,
+    ) -> Result<(), A::Error>;
+    /// Fills parameter `i`, absent from the input, from its default or from `null`.
+    fn absent<E: de::Error>(&mut self, i: usize, default: Option<&Value>) -> Result<(), E>;
+    fn finish(self) -> Option<Self::Out>;
+}
+
+impl<'de, T: Slots<'de>> Visitor<'de> for Params<'_, T> {
+    type Value = T::Out;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the arguments object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<T::Out, A::Error> {
+        let root = self.v.root();
+        let mut slots = T::empty();
+        let mut seen = [false; 16];
+        let props = &root.properties;
+        while let Some(key) = map.next_key_seed(Key)? {
+            let i = self
+                .names
+                .iter()
+                .position(|n| *n == key)
+                .ok_or_else(refuse)?;
+            if seen[i] {
+                return Err(refuse());
+            }
+            seen[i] = true;
+            slots.read(i, &mut map, self.v, &props[i].node)?;
+        }
+        for (i, p) in props.iter().enumerate() {
+            if !seen[i] {
+                if root.required.iter().any(|r| r == &p.name) {
+                    return Err(refuse());
+                }
+                slots.absent(i, p.default.as_ref())?;
+            }
+        }
+        slots.finish().ok_or_else(refuse)
+    }
+}
+
+macro_rules! slots {
+    ($($t:ident $i:tt),*) => {
+        impl<'de, $($t: de::Deserialize<'de>),*> Slots<'de> for ($(Option<$t>,)*) {
+            type Out = ($($t,)*);
+
+            #[allow(clippy::unused_unit)]
+            fn empty() -> Self {
+                ($(None::<$t>,)*)
+            }
+
+            #[allow(unused_variables, unreachable_code)]
+            fn read<Access: MapAccess<'de>>(&mut self, i: usize, map: &mut Access, v: &Validator, node: &Node) -> Result<(), Access::Error> {
+                match i {
+                    $($i => self.$i = Some(map.next_value_seed(Checked::new(PhantomData::<$t>, v, node))?),)*
+                    _ => return Err(refuse()),
+                }
+                Ok(())
+            }
+
+            #[allow(unused_variables, unreachable_code)]
+            fn absent<Err: de::Error>(&mut self, i: usize, default: Option<&Value>) -> Result<(), Err> {
+                let value = default.cloned().unwrap_or(Value::Null);
+                match i {
+                    $($i => self.$i = Some($t::deserialize(value).map_err(Err::custom)?),)*
+                    _ => return Err(refuse()),
+                }
+                Ok(())
+            }
+
+            #[allow(non_snake_case)]
+            fn finish(self) -> Option<Self::Out> {
+                let ($($t,)*) = self;
+                Some(($($t?,)*))
+            }
+        }
+    };
+}
+
+slots!();
+slots!(A 0);
+slots!(A 0, B 1);
+slots!(A 0, B 1, C 2);
+slots!(A 0, B 1, C 2, D 3);
+slots!(A 0, B 1, C 2, D 3, E 4);
+slots!(A 0, B 1, C 2, D 3, E 4, F 5);
+slots!(A 0, B 1, C 2, D 3, E 4, F 5, G 6);
+slots!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
+slots!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8);
+slots!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9);
+slots!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10);
+slots!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);
+
+/// Decodes `text` as the arguments of a tool whose parameters are named `names` (in the order
+/// of the schema's properties). `None` means "not valid, or not sure": take the complete path.
+pub(crate) fn params<T, Out>(
+    text: &str,
+    v: &Validator,
+    names: &'static [&'static str],
+) -> Option<Out>
+where
+    T: for<'de> Slots<'de, Out = Out>,
+{
+    // The macro emits the names and the schema's properties from one list, in one order.
+    let root = v.root();
+    debug_assert!(
+        names
+            .iter()
+            .zip(&root.properties)
+            .all(|(n, p)| *n == p.name)
+    );
+    if names.len() != root.properties.len() || names.len() > 16 {
+        return None;
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    let out = de
+        .deserialize_map(Params::<T> {
+            v,
+            names,
+            _types: PhantomData,
+        })
+        .ok()?;
+    de.end().ok()?;
+    Some(out)
+}

@@ -158,8 +158,8 @@ macro_rules! decode_tuple {
         impl<$($t: DeserializeOwned),*> Decode for ($($t,)*) {
             #[allow(unused_variables, unused_mut, non_snake_case)]
             fn decode(input: Input<'_>, names: &'static [&'static str]) -> Result<Self, ToolError> {
+                // Empty text fails here and is read as `{}` by the complete path.
                 if let Source::Text(text) = input.source {
-                    let text = if text.trim().is_empty() { "{}" } else { text };
                     if let Some(v) = crate::decode::params::<($(Option<$t>,)*), _>(text, input.validator, names) {
                         return Ok(v);
                     }

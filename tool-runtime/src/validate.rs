@@ -255,11 +255,16 @@ pub(crate) struct Node {
     pub(crate) choices: Option<Vec<Value>>,
     /// A union whose branches are not all constants (tagged enums).
     pub(crate) complex_union: bool,
+    /// The bounds as an inclusive integer range, for checking integers without floats.
+    pub(crate) int_range: Option<(i128, i128)>,
 }
 
 impl Node {
     pub(crate) fn in_range(&self, n: Numeric) -> bool {
         use std::cmp::Ordering::*;
+        if let (Numeric::Int(i), Some((lo, hi))) = (n, self.int_range) {
+            return lo <= i && i <= hi;
+        }
         let below = self.minimum.is_some_and(|m| n.cmp(m) == Some(Less))
             || self
                 .exclusive_minimum
@@ -686,6 +691,10 @@ impl<'a> Compiler<'a> {
             })
             .collect();
         n.complex_union = !branches.is_empty() && union_consts.is_none();
+        n.int_range = Some((
+            lowest_integer(n.minimum, n.exclusive_minimum),
+            highest_integer(n.maximum, n.exclusive_maximum),
+        ));
         n.choices = match (&n.allowed, union_consts) {
             (Some(a), _) => Some(a.clone()),
             (None, Some(c)) if !c.is_empty() => Some(c),
@@ -698,6 +707,36 @@ impl<'a> Compiler<'a> {
         let items = val.as_array().ok_or_else(|| bad(key, val))?;
         items.iter().map(|s| self.node(s)).collect()
     }
+}
+
+/// The smallest integer at or above `minimum` and above `exclusiveMinimum`.
+fn lowest_integer(min: Option<Numeric>, exclusive: Option<Numeric>) -> i128 {
+    let a = match min {
+        Some(Numeric::Int(m)) => m,
+        Some(Numeric::Float(f)) => f.ceil().clamp(i128::MIN as f64, i128::MAX as f64) as i128,
+        None => i128::MIN,
+    };
+    let b = match exclusive {
+        Some(Numeric::Int(m)) => m.saturating_add(1),
+        Some(Numeric::Float(f)) => (f.floor().clamp(i128::MIN as f64, i128::MAX as f64) as i128).saturating_add(1),
+        None => i128::MIN,
+    };
+    a.max(b)
+}
+
+/// The largest integer at or below `maximum` and below `exclusiveMaximum`.
+fn highest_integer(max: Option<Numeric>, exclusive: Option<Numeric>) -> i128 {
+    let a = match max {
+        Some(Numeric::Int(m)) => m,
+        Some(Numeric::Float(f)) => f.floor().clamp(i128::MIN as f64, i128::MAX as f64) as i128,
+        None => i128::MAX,
+    };
+    let b = match exclusive {
+        Some(Numeric::Int(m)) => m.saturating_sub(1),
+        Some(Numeric::Float(f)) => (f.ceil().clamp(i128::MIN as f64, i128::MAX as f64) as i128).saturating_sub(1),
+        None => i128::MAX,
+    };
+    a.min(b)
 }
 
 fn bad(key: &str, val: &Value) -> SchemaError {

@@ -401,14 +401,16 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for CheckedMap<'_, A> {
         }
         let Some(key) = self.map.next_key_seed(Key)? else {
             let props = &self.node.properties;
-            for name in &self.node.required {
-                let present = props
-                    .iter()
-                    .zip(&self.seen)
-                    .any(|(p, s)| *s && &p.name == name);
-                if !present {
-                    return Err(refuse());
-                }
+            if props
+                .iter()
+                .zip(&self.seen)
+                .any(|(p, seen)| p.required && !seen)
+            {
+                return Err(refuse());
+            }
+            // A `required` name with no property can never be satisfied.
+            if self.node.required.len() > props.iter().filter(|p| p.required).count() {
+                return Err(refuse());
             }
             return self.next_default(0, seed);
         };
@@ -539,7 +541,7 @@ impl<'de, T: Slots<'de>> Visitor<'de> for Params<'_, T> {
         }
         for (i, p) in props.iter().enumerate() {
             if !seen[i] {
-                if root.required.iter().any(|r| r == &p.name) {
+                if p.required {
                     return Err(refuse());
                 }
                 slots.absent(i, p.default.as_ref())?;
@@ -551,7 +553,7 @@ impl<'de, T: Slots<'de>> Visitor<'de> for Params<'_, T> {
 
 macro_rules! slots {
     ($($t:ident $i:tt),*) => {
-        impl<'de, $($t: de::Deserialize<'de>),*> Slots<'de> for ($(Option<$t>,)*) {
+        impl<'de, $($t: de::DeserializeOwned),*> Slots<'de> for ($(Option<$t>,)*) {
             type Out = ($($t,)*);
 
             #[allow(clippy::unused_unit)]
@@ -570,7 +572,7 @@ macro_rules! slots {
 
             #[allow(unused_variables, unreachable_code)]
             fn absent<Err: de::Error>(&mut self, i: usize, default: Option<&Value>) -> Result<(), Err> {
-                let value = default.cloned().unwrap_or(Value::Null);
+                let value = default.unwrap_or(&Value::Null);
                 match i {
                     $($i => self.$i = Some($t::deserialize(value).map_err(Err::custom)?),)*
                     _ => return Err(refuse()),

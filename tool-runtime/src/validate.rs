@@ -287,6 +287,8 @@ pub(crate) struct Prop {
     pub(crate) name: String,
     pub(crate) node: Node,
     pub(crate) default: Option<Value>,
+    /// Listed in the object's `required`.
+    pub(crate) required: bool,
 }
 
 /// A schema compiled for validation. Built once per tool.
@@ -656,6 +658,7 @@ impl<'a> Compiler<'a> {
                             name: name.clone(),
                             node: self.node(s)?,
                             default: s.get("default").cloned(),
+                            required: false,
                         });
                     }
                 }
@@ -677,6 +680,9 @@ impl<'a> Compiler<'a> {
                     )));
                 }
             }
+        }
+        for p in &mut n.properties {
+            p.required = n.required.contains(&p.name);
         }
         let branches = if n.one_of.is_empty() {
             &n.any_of
@@ -718,7 +724,9 @@ fn lowest_integer(min: Option<Numeric>, exclusive: Option<Numeric>) -> i128 {
     };
     let b = match exclusive {
         Some(Numeric::Int(m)) => m.saturating_add(1),
-        Some(Numeric::Float(f)) => (f.floor().clamp(i128::MIN as f64, i128::MAX as f64) as i128).saturating_add(1),
+        Some(Numeric::Float(f)) => {
+            (f.floor().clamp(i128::MIN as f64, i128::MAX as f64) as i128).saturating_add(1)
+        }
         None => i128::MIN,
     };
     a.max(b)
@@ -733,7 +741,9 @@ fn highest_integer(max: Option<Numeric>, exclusive: Option<Numeric>) -> i128 {
     };
     let b = match exclusive {
         Some(Numeric::Int(m)) => m.saturating_sub(1),
-        Some(Numeric::Float(f)) => (f.ceil().clamp(i128::MIN as f64, i128::MAX as f64) as i128).saturating_sub(1),
+        Some(Numeric::Float(f)) => {
+            (f.ceil().clamp(i128::MIN as f64, i128::MAX as f64) as i128).saturating_sub(1)
+        }
         None => i128::MAX,
     };
     a.min(b)

@@ -364,10 +364,10 @@ impl Validator {
                 return;
             }
         }
-        if let Some(allowed) = &node.allowed
-            && !allowed.contains(v)
+        if let Some(choices) = &node.choices
+            && !choices.contains(v)
         {
-            out.push(not_allowed(path, allowed, v));
+            out.push(not_allowed(path, choices, v));
             return;
         }
         match v {
@@ -416,10 +416,13 @@ impl Validator {
             }
             _ => {}
         }
-        if !node.one_of.is_empty() {
-            self.check_union(&node.one_of, true, v, path, out);
-        } else if !node.any_of.is_empty() {
-            self.check_union(&node.any_of, false, v, path, out);
+        // A union of constants was settled by `choices` above.
+        if node.complex_union || node.allowed.is_some() {
+            if !node.one_of.is_empty() {
+                self.check_union(&node.one_of, true, v, path, out);
+            } else if !node.any_of.is_empty() {
+                self.check_union(&node.any_of, false, v, path, out);
+            }
         }
     }
 
@@ -539,10 +542,6 @@ impl Validator {
             (_, None) => match tagged {
                 Some(errs) => out.extend(errs),
                 None => {
-                    if let Some(consts) = self.consts(branches) {
-                        out.push(not_allowed(path, &consts, v));
-                        return;
-                    }
                     let alts: Vec<String> = branches.iter().map(|b| describe(b, self)).collect();
                     out.push(violation(
                         path,
@@ -563,18 +562,6 @@ impl Validator {
             let node = self.resolve(&p.node);
             matches!(&node.allowed, Some(a) if a.len() == 1 && map.get(&p.name) == Some(&a[0]))
         })
-    }
-
-    /// The values of a union whose every branch is a single constant (an enum with descriptions).
-    fn consts(&self, branches: &[Node]) -> Option<Vec<Value>> {
-        branches
-            .iter()
-            .map(|b| match &self.resolve(b).allowed {
-                Some(a) if a.len() == 1 => Some(a[0].clone()),
-                _ => None,
-            })
-            .collect::<Option<Vec<_>>>()
-            .filter(|c| !c.is_empty())
     }
 
     pub(crate) fn root(&self) -> &Node {
@@ -882,16 +869,8 @@ fn length_text(min: Option<u64>, max: Option<u64>, unit: &str) -> String {
 /// What a node accepts, in words: "an integer from 1 to 500", "one of \"harian\", ...".
 fn describe(node: &Node, v: &Validator) -> String {
     let node = v.resolve(node);
-    if let Some(allowed) = &node.allowed {
-        return one_of_text(allowed);
-    }
-    let branches = if node.one_of.is_empty() {
-        &node.any_of
-    } else {
-        &node.one_of
-    };
-    if let Some(c) = v.consts(branches) {
-        return one_of_text(&c);
+    if let Some(choices) = &node.choices {
+        return one_of_text(choices);
     }
     let Some(types) = node.types else {
         return "a value".into();

@@ -76,6 +76,14 @@ fn panik() -> u32 {
     panic!("koneksi ke db-internal-7 gagal")
 }
 
+#[tool(
+    description = "Panik dengan pesan yang boleh dibaca model.",
+    panic_to_model = true
+)]
+fn panik_terbuka() -> u32 {
+    panic!("kuota harian habis")
+}
+
 #[tool(description = "Panik di dalam fungsi async.")]
 async fn panik_async() -> u32 {
     panic!("rahasia async")
@@ -262,7 +270,7 @@ fn a_tool_error_is_data_for_the_model() {
 fn a_panic_is_caught_and_does_not_leak_to_the_model() {
     for name in ["panik", "panik_async"] {
         let err = call(name, "{}").unwrap_err();
-        let ToolError::Panicked { message } = &err else {
+        let ToolError::Panicked { message, .. } = &err else {
             panic!("{err:?}")
         };
         assert!(message.contains("rahasia") || message.contains("db-internal"));
@@ -271,6 +279,15 @@ fn a_panic_is_caught_and_does_not_leak_to_the_model() {
                 && !err.model_message().contains("rahasia")
         );
     }
+    // A tool can opt in to showing its panic message.
+    let set = ToolSet::new([panik_terbuka::tool()]).unwrap();
+    let err = set
+        .call_blocking(&Context::new(), "panik_terbuka", "{}")
+        .unwrap_err();
+    assert_eq!(
+        err.model_message(),
+        "The tool failed unexpectedly: kuota harian habis"
+    );
     // The set still works after a panic.
     assert!(call("pesan-katering", r#"{"jumlah_peserta": 3}"#).is_ok());
 }

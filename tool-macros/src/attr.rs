@@ -15,6 +15,7 @@ pub struct ToolAttr {
     pub description: Option<LitStr>,
     pub not_for: Option<LitStr>,
     pub name: Option<LitStr>,
+    pub panic_to_model: Option<syn::LitBool>,
     pub krate: Option<syn::Path>,
 }
 
@@ -133,6 +134,11 @@ pub fn parse_tool_attr(cx: &mut Ctxt, args: proc_macro2::TokenStream) -> ToolAtt
             "name" => {
                 let v: LitStr = meta.value()?.parse()?;
                 set_once(cx, &mut attr.name, v, &meta, "name");
+            }
+            // #[tool(panic_to_model = true)]
+            "panic_to_model" => {
+                let v: syn::LitBool = meta.value()?.parse()?;
+                set_once(cx, &mut attr.panic_to_model, v, &meta, "panic_to_model");
             }
             "crate" => {
                 let v: LitStr = meta.value()?.parse()?;

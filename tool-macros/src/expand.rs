@@ -356,6 +356,7 @@ fn expand_parts(rt: &TokenStream, model: &ToolFn, self_ty: Option<&Type>) -> Tok
         None => quote!(::core::option::Option::None),
     };
     let static_name = static_ident(ident);
+    let panic_to_model = model.attr.panic_to_model.as_ref().is_some_and(|b| b.value);
     let input = format_ident!("__input_{}", unraw(ident));
     let output = format_ident!("__output_{}", unraw(ident));
     let invoke = format_ident!("__invoke_{}", unraw(ident));
@@ -399,9 +400,15 @@ fn expand_parts(rt: &TokenStream, model: &ToolFn, self_ty: Option<&Type>) -> Tok
     };
     let output_fn = quote_spanned!(out_span=> #rt::__private::output_schema::<#out_ty>);
     quote! {
-        static #static_name: #rt::__private::Tool = #rt::__private::Tool::__new(
-            #name, #desc, #not_for, #input, #output, #invoke,
-        );
+        static #static_name: #rt::__private::Tool = #rt::__private::Tool::__new(#rt::__private::Spec {
+            name: #name,
+            description: #desc,
+            not_for: #not_for,
+            panic_to_model: #panic_to_model,
+            input: #input,
+            output: #output,
+            invoke: #invoke,
+        });
         fn #input(g: &mut #rt::__private::schemars::SchemaGenerator) -> #rt::__private::schemars::Schema {
             #rt::__private::object(g, ::core::option::Option::None, &[#(#fields),*])
         }

@@ -27,8 +27,9 @@ use proc_macro::TokenStream;
 /// ```
 ///
 /// Tool keys: `description` (required, non-empty), `not_for`, `name` (must match
-/// `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`, unique in the crate), `crate = "path"` (for crates that
-/// re-export `tool_runtime`).
+/// `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`, unique in the crate), `panic_to_model = true` (show a
+/// panic's message to the model; by default it only says the tool failed), `crate = "path"` (for
+/// crates that re-export `tool_runtime`).
 ///
 /// Argument keys (`#[arg(...)]`, also on fields of `#[derive(ToolArg)]` types):
 /// - `description = ".."`, or a doc comment; required for every argument and field;

@@ -1,6 +1,6 @@
 //! Attribute keys, in one place.
 
-pub const TOOL_KEYS: &[&str] = &["description", "not_for", "name", "crate"];
+pub const TOOL_KEYS: &[&str] = &["description", "not_for", "name", "panic_to_model", "crate"];
 pub const ARG_KEYS: &[&str] = &[
     "description",
     "range",

@@ -11,7 +11,7 @@ pub use crate::schema::ArgSpec;
 use crate::schema::Property;
 pub use crate::set::Registration;
 use crate::tool::Source;
-pub use crate::tool::{Format, Input, Invocation, Output, Tool, ToolError};
+pub use crate::tool::{Format, Input, Invocation, Output, Spec, Tool, ToolError};
 
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Serialize;

@@ -32,8 +32,9 @@ pub enum ToolError {
     InvalidArguments(Violations),
     /// The tool ran and returned `Err`; the message is the error's `Display`.
     Failed { message: String },
-    /// The tool panicked. The message is for the application, not for the model.
-    Panicked { message: String },
+    /// The tool panicked. The message is for the application; the model sees it only when the
+    /// tool opted in with `#[tool(panic_to_model = true)]`.
+    Panicked { message: String, to_model: bool },
     /// The tool needs a host value of this type and the caller's [`Context`] has none.
     MissingContext { type_name: &'static str },
     /// The tool's schema could not be compiled (a bad `pattern`, for example).
@@ -46,6 +47,10 @@ impl ToolError {
         match self {
             ToolError::InvalidArguments(v) => v.repair_message(),
             ToolError::Failed { message } => format!("The tool failed: {message}"),
+            ToolError::Panicked {
+                message,
+                to_model: true,
+            } => format!("The tool failed unexpectedly: {message}"),
             ToolError::Panicked { .. } | ToolError::Schema(_) | ToolError::MissingContext { .. } => {
                 "The tool failed because of an internal error. Do not retry with the same arguments.".into()
             }
@@ -66,7 +71,7 @@ impl fmt::Display for ToolError {
             }
             ToolError::InvalidArguments(v) => v.fmt(f),
             ToolError::Failed { message } => write!(f, "the tool failed: {message}"),
-            ToolError::Panicked { message } => write!(f, "the tool panicked: {message}"),
+            ToolError::Panicked { message, .. } => write!(f, "the tool panicked: {message}"),
             ToolError::MissingContext { type_name } => write!(
                 f,
                 "the tool needs a `{type_name}` from the host, and the call's Context has none: add it with Context::with"
@@ -166,14 +171,22 @@ pub type InvokeFn = for<'a> fn(&'a Context, Input<'_>) -> Invocation<'a>;
 /// Builds a schema body.
 pub type SchemaFn = fn(&mut SchemaGenerator) -> Schema;
 
+/// What `#[tool]` declares about a tool; the generated code fills it in.
+#[doc(hidden)]
+pub struct Spec {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub not_for: Option<&'static str>,
+    /// Show a panic's message to the model (`#[tool(panic_to_model = true)]`).
+    pub panic_to_model: bool,
+    pub input: SchemaFn,
+    pub output: SchemaFn,
+    pub invoke: InvokeFn,
+}
+
 /// One tool as `#[tool]` declared it. Lives in a `static`; schemas are built on first use.
 pub struct Tool {
-    name: &'static str,
-    description: &'static str,
-    not_for: Option<&'static str>,
-    input: SchemaFn,
-    output: SchemaFn,
-    invoke: InvokeFn,
+    spec: Spec,
     built: OnceLock<Built>,
 }
 
@@ -186,28 +199,16 @@ struct Built {
 
 impl Tool {
     #[doc(hidden)]
-    pub const fn __new(
-        name: &'static str,
-        description: &'static str,
-        not_for: Option<&'static str>,
-        input: SchemaFn,
-        output: SchemaFn,
-        invoke: InvokeFn,
-    ) -> Tool {
+    pub const fn __new(spec: Spec) -> Tool {
         Tool {
-            name,
-            description,
-            not_for,
-            input,
-            output,
-            invoke,
+            spec,
             built: OnceLock::new(),
         }
     }
 
     /// The name the model calls it by.
     pub fn name(&self) -> &'static str {
-        self.name
+        self.spec.name
     }
 
     /// The description the model reads, with the boundary sentence from `not_for`.
@@ -217,7 +218,7 @@ impl Tool {
 
     /// What the tool is not for, as written in `not_for`.
     pub fn not_for(&self) -> Option<&'static str> {
-        self.not_for
+        self.spec.not_for
     }
 
     /// The canonical input schema (JSON Schema 2020-12).
@@ -242,20 +243,20 @@ impl Tool {
     fn built(&self) -> &Built {
         self.built.get_or_init(|| {
             let mut g = schema::input_generator();
-            let input = (self.input)(&mut g);
+            let input = (self.spec.input)(&mut g);
             let input_schema = schema::finish_root(input, &mut g).to_value();
             let mut g = schema::output_generator();
-            let output = (self.output)(&mut g);
+            let output = (self.spec.output)(&mut g);
             let mut output_schema = schema::finish_root(output, &mut g).to_value();
             schema::strip_number_formats(&mut output_schema);
             let validator = Validator::new(&input_schema);
-            let description = match self.not_for {
+            let description = match self.spec.not_for {
                 Some(n) => format!(
                     "{} Not for: {}.",
-                    self.description.trim_end(),
+                    self.spec.description.trim_end(),
                     n.trim_end_matches('.')
                 ),
-                None => self.description.to_owned(),
+                None => self.spec.description.to_owned(),
             };
             Built {
                 description,
@@ -281,7 +282,7 @@ impl Tool {
     ) -> Result<Output, ToolError> {
         match self.start(cx, source, format) {
             Invocation::Ready(r) => r,
-            Invocation::Pending(f) => CatchUnwind(f).await,
+            Invocation::Pending(f) => CatchUnwind(f, self.spec.panic_to_model).await,
         }
     }
 
@@ -295,7 +296,7 @@ impl Tool {
     ) -> Result<Output, ToolError> {
         match self.start(cx, source, format) {
             Invocation::Ready(r) => r,
-            Invocation::Pending(f) => pollster::block_on(CatchUnwind(f)),
+            Invocation::Pending(f) => pollster::block_on(CatchUnwind(f, self.spec.panic_to_model)),
         }
     }
 
@@ -309,10 +310,10 @@ impl Tool {
             validator,
             format,
         };
-        let invoke = self.invoke;
+        let invoke = self.spec.invoke;
         match catch_unwind(AssertUnwindSafe(|| invoke(cx, input))) {
             Ok(inv) => inv,
-            Err(panic) => Invocation::Ready(Err(panicked(panic))),
+            Err(panic) => Invocation::Ready(Err(panicked(panic, self.spec.panic_to_model))),
         }
     }
 }
@@ -320,22 +321,22 @@ impl Tool {
 impl fmt::Debug for Tool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Tool")
-            .field("name", &self.name)
+            .field("name", &self.spec.name)
             .finish_non_exhaustive()
     }
 }
 
-fn panicked(panic: Box<dyn Any + Send>) -> ToolError {
+fn panicked(panic: Box<dyn Any + Send>, to_model: bool) -> ToolError {
     let message = panic
         .downcast_ref::<&str>()
         .map(|s| (*s).to_owned())
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "a panic with a non-string payload".into());
-    ToolError::Panicked { message }
+    ToolError::Panicked { message, to_model }
 }
 
 /// Turns a panic while polling an async tool into [`ToolError::Panicked`].
-struct CatchUnwind<'a>(BoxFuture<'a, Result<Output, ToolError>>);
+struct CatchUnwind<'a>(BoxFuture<'a, Result<Output, ToolError>>, bool);
 
 impl Future for CatchUnwind<'_> {
     type Output = Result<Output, ToolError>;
@@ -343,7 +344,7 @@ impl Future for CatchUnwind<'_> {
         let fut = self.0.as_mut();
         match catch_unwind(AssertUnwindSafe(|| fut.poll(cx))) {
             Ok(p) => p,
-            Err(panic) => Poll::Ready(Err(panicked(panic))),
+            Err(panic) => Poll::Ready(Err(panicked(panic, self.1))),
         }
     }
 }

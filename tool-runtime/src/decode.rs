@@ -109,6 +109,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Checked<'_, D> {
 }
 
 impl<'v, V> Checked<'v, V> {
+    #[inline]
     fn check_type<E: de::Error>(&self, bit: u8) -> Result<(), E> {
         if self.node.admits(bit) {
             Ok(())
@@ -117,6 +118,7 @@ impl<'v, V> Checked<'v, V> {
         }
     }
 
+    #[inline]
     fn check_number<E: de::Error>(&self, n: Numeric, integral: bool) -> Result<(), E> {
         let bit = if integral { INT } else { NUM & !INT };
         self.check_type(bit)?;
@@ -136,6 +138,7 @@ impl<'v, V> Checked<'v, V> {
         }
     }
 
+    #[inline]
     fn check_str<E: de::Error>(&self, s: &str) -> Result<(), E> {
         self.check_type(STR)?;
         let node = self.node;
@@ -156,6 +159,7 @@ impl<'v, V> Checked<'v, V> {
         }
     }
 
+    #[inline]
     fn check_bool<E: de::Error>(&self, b: bool) -> Result<(), E> {
         self.check_type(BOOL)?;
         match &self.node.choices {
@@ -164,6 +168,7 @@ impl<'v, V> Checked<'v, V> {
         }
     }
 
+    #[inline]
     fn check_null<E: de::Error>(&self) -> Result<(), E> {
         self.check_type(NULL)?;
         match &self.node.choices {

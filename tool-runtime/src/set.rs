@@ -77,6 +77,7 @@ impl ToolSet {
         ToolSet::new(tools)
     }
 
+    #[inline]
     pub fn get(&self, name: &str) -> Option<&'static Tool> {
         // A short scan beats hashing the name for the sets one agent should have (the seeds'
         // advice is at most about ten tools).
@@ -164,8 +165,17 @@ impl ToolSet {
         Ok(out.into_text())
     }
 
+    #[inline]
     fn find(&self, name: &str) -> Result<&'static Tool, ToolError> {
-        self.get(name).ok_or_else(|| ToolError::UnknownTool {
+        match self.get(name) {
+            Some(tool) => Ok(tool),
+            None => Err(self.unknown(name)),
+        }
+    }
+
+    #[cold]
+    fn unknown(&self, name: &str) -> ToolError {
+        ToolError::UnknownTool {
             name: name.to_owned(),
             did_you_mean: self
                 .names()
@@ -173,6 +183,6 @@ impl ToolSet {
                 .filter(|(s, _)| *s >= 0.8)
                 .max_by(|a, b| a.0.total_cmp(&b.0))
                 .map(|(_, n)| n.to_owned()),
-        })
+        }
     }
 }

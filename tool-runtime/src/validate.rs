@@ -260,6 +260,7 @@ pub(crate) struct Node {
 }
 
 impl Node {
+    #[inline]
     pub(crate) fn in_range(&self, n: Numeric) -> bool {
         use std::cmp::Ordering::*;
         if let (Numeric::Int(i), Some((lo, hi))) = (n, self.int_range) {
@@ -277,6 +278,7 @@ impl Node {
     }
 
     /// Whether `types` admits the JSON type bit `bit`; a node without `type` admits all.
+    #[inline]
     pub(crate) fn admits(&self, bit: u8) -> bool {
         self.types.is_none_or(|t| t & bit != 0)
     }
@@ -575,6 +577,7 @@ impl Validator {
         out.is_empty()
     }
 
+    #[inline]
     pub(crate) fn resolve<'a>(&'a self, node: &'a Node) -> &'a Node {
         match node.reference {
             Some(i) => &self.defs[i],

@@ -640,3 +640,62 @@ where
     de.end().ok()?;
     Some(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn validator() -> Validator {
+        Validator::new(&json!({
+            "type": "object",
+            "properties": {
+                "n": {"type": "integer", "minimum": 1, "maximum": 500},
+                "kota": {"type": "string", "enum": ["jakarta", "medan"], "default": "medan"},
+                "tags": {"type": "array", "items": {"type": "string", "maxLength": 3}, "maxItems": 2}
+            },
+            "required": ["n"],
+            "additionalProperties": false
+        }))
+        .unwrap()
+    }
+
+    type Args = (Option<u32>, Option<String>, Option<Vec<String>>);
+    const NAMES: &[&str] = &["n", "kota", "tags"];
+
+    fn decode(text: &str) -> Option<(u32, String, Vec<String>)> {
+        params::<Args, _>(text, &validator(), NAMES)
+    }
+
+    #[test]
+    fn valid_input_is_decoded_in_one_pass_with_defaults() {
+        assert_eq!(
+            decode(r#"{"n": 25, "tags": []}"#),
+            Some((25, "medan".into(), vec![]))
+        );
+        assert_eq!(
+            decode(r#"{"tags": ["ab"], "n": 250.0, "kota": "jakarta"}"#),
+            Some((250, "jakarta".into(), vec!["ab".into()]))
+        );
+    }
+
+    #[test]
+    fn anything_doubtful_is_left_to_the_complete_path() {
+        for text in [
+            r#"{"n": "25", "tags": []}"#,
+            r#"{"n": 0, "tags": []}"#,
+            r#"{"n": 2.5, "tags": []}"#,
+            r#"{"tags": []}"#,
+            r#"{"n": 1, "tags": [], "extra": 1}"#,
+            r#"{"n": 1, "n": 2, "tags": []}"#,
+            r#"{"n": 1, "kota": "bandung", "tags": []}"#,
+            r#"{"n": 1, "tags": ["abcd"]}"#,
+            r#"{"n": 1, "tags": ["a", "b", "c"]}"#,
+            r#"{"n": 1, "tags": []} trailing"#,
+            "",
+            "[1]",
+        ] {
+            assert_eq!(decode(text), None, "{text}");
+        }
+    }
+}

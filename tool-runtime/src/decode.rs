@@ -594,19 +594,7 @@ macro_rules! slots {
     };
 }
 
-slots!();
-slots!(A 0);
-slots!(A 0, B 1);
-slots!(A 0, B 1, C 2);
-slots!(A 0, B 1, C 2, D 3);
-slots!(A 0, B 1, C 2, D 3, E 4);
-slots!(A 0, B 1, C 2, D 3, E 4, F 5);
-slots!(A 0, B 1, C 2, D 3, E 4, F 5, G 6);
-slots!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
-slots!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8);
-slots!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9);
-slots!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10);
-slots!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);
+for_each_arity!(slots);
 
 /// Decodes `text` as the arguments of a tool whose parameters are named `names` (in the order
 /// of the schema's properties). `None` means "not valid, or not sure": take the complete path.

@@ -177,19 +177,7 @@ macro_rules! decode_tuple {
     };
 }
 
-decode_tuple!();
-decode_tuple!(A 0);
-decode_tuple!(A 0, B 1);
-decode_tuple!(A 0, B 1, C 2);
-decode_tuple!(A 0, B 1, C 2, D 3);
-decode_tuple!(A 0, B 1, C 2, D 3, E 4);
-decode_tuple!(A 0, B 1, C 2, D 3, E 4, F 5);
-decode_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6);
-decode_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
-decode_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8);
-decode_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9);
-decode_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10);
-decode_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);
+for_each_arity!(decode_tuple);
 
 /// `range` bounds that do not fit the type, for types the macro cannot see into (aliases).
 pub const fn check_range<N: Number>(min: Option<Num>, max: Option<Num>, message: &'static str) {

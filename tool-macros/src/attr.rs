@@ -16,7 +16,25 @@ pub struct ToolAttr {
     pub not_for: Option<LitStr>,
     pub name: Option<LitStr>,
     pub panic_to_model: Option<syn::LitBool>,
+    pub title: Option<LitStr>,
+    pub requires: Vec<LitStr>,
+    pub needs_approval: Option<syn::LitBool>,
+    pub read_only: Option<syn::LitBool>,
+    pub destructive: Option<syn::LitBool>,
+    pub idempotent: Option<syn::LitBool>,
+    pub open_world: Option<syn::LitBool>,
+    pub to_model: Option<syn::Path>,
+    pub redact: Option<syn::Path>,
     pub krate: Option<syn::Path>,
+}
+
+/// A flag written bare (`read_only`) or with a value (`read_only = false`).
+fn flag(meta: &ParseNestedMeta) -> syn::Result<syn::LitBool> {
+    if meta.input.peek(syn::Token![=]) {
+        meta.value()?.parse()
+    } else {
+        Ok(syn::LitBool::new(true, meta.path.span()))
+    }
 }
 
 /// A number as written in an attribute, with its span.
@@ -137,8 +155,47 @@ pub fn parse_tool_attr(cx: &mut Ctxt, args: proc_macro2::TokenStream) -> ToolAtt
             }
             // #[tool(panic_to_model = true)]
             "panic_to_model" => {
-                let v: syn::LitBool = meta.value()?.parse()?;
+                let v = flag(&meta)?;
                 set_once(cx, &mut attr.panic_to_model, v, &meta, "panic_to_model");
+            }
+            // #[tool(title = "Cek sisa cuti")]
+            "title" => {
+                let v: LitStr = meta.value()?.parse()?;
+                set_once(cx, &mut attr.title, v, &meta, "title");
+            }
+            // #[tool(requires = "hr.leave.read")], repeatable
+            "requires" => attr.requires.push(meta.value()?.parse()?),
+            // #[tool(needs_approval)] or #[tool(needs_approval = false)]
+            "needs_approval" => {
+                let v = flag(&meta)?;
+                set_once(cx, &mut attr.needs_approval, v, &meta, "needs_approval");
+            }
+            // #[tool(read_only)], #[tool(destructive)], #[tool(idempotent)], #[tool(open_world)]
+            "read_only" => {
+                let v = flag(&meta)?;
+                set_once(cx, &mut attr.read_only, v, &meta, "read_only");
+            }
+            "destructive" => {
+                let v = flag(&meta)?;
+                set_once(cx, &mut attr.destructive, v, &meta, "destructive");
+            }
+            "idempotent" => {
+                let v = flag(&meta)?;
+                set_once(cx, &mut attr.idempotent, v, &meta, "idempotent");
+            }
+            "open_world" => {
+                let v = flag(&meta)?;
+                set_once(cx, &mut attr.open_world, v, &meta, "open_world");
+            }
+            // #[tool(to_model = ringkas_cuaca)]
+            "to_model" => {
+                let v: syn::Path = meta.value()?.parse()?;
+                set_once(cx, &mut attr.to_model, v, &meta, "to_model");
+            }
+            // #[tool(redact = sensor_cuaca)]
+            "redact" => {
+                let v: syn::Path = meta.value()?.parse()?;
+                set_once(cx, &mut attr.redact, v, &meta, "redact");
             }
             "crate" => {
                 let v: LitStr = meta.value()?.parse()?;
@@ -405,5 +462,5 @@ fn de_string(meta: &ParseNestedMeta) -> syn::Result<String> {
 
 /// Drops our inert attributes so the item compiles as the user wrote it.
 pub fn strip_arg_attrs(attrs: &mut Vec<Attribute>) {
-    attrs.retain(|a| !a.path().is_ident("arg") && !a.path().is_ident("doc"));
+    attrs.retain(|a| !["arg", "doc", "ctx"].iter().any(|k| a.path().is_ident(k)));
 }

@@ -31,6 +31,40 @@ pub fn check_tool_description(cx: &mut Ctxt, attr: &ToolAttr) {
     }
 }
 
+// Annotations do not contradict each other, and permissions and titles say something.
+pub fn check_tool_flags(cx: &mut Ctxt, attr: &ToolAttr) {
+    let on = |f: &Option<syn::LitBool>| f.as_ref().is_some_and(|b| b.value);
+    if on(&attr.read_only) && on(&attr.destructive) {
+        cx.error_spanned_by(
+            &attr.destructive,
+            "a tool cannot be both `read_only` and `destructive`: a read-only tool changes nothing; remove one",
+        );
+    }
+    if on(&attr.read_only) && on(&attr.needs_approval) {
+        cx.error_spanned_by(
+            &attr.needs_approval,
+            "a `read_only` tool changes nothing, so there is nothing to approve: remove `needs_approval` or `read_only`",
+        );
+    }
+    for r in &attr.requires {
+        let v = r.value();
+        if v.trim().is_empty() || v.chars().any(char::is_whitespace) {
+            cx.error_spanned_by(
+                r,
+                "`requires` names one permission, such as \"hr.leave.read\", with no spaces",
+            );
+        }
+    }
+    if let Some(t) = &attr.title
+        && t.value().trim().is_empty()
+    {
+        cx.error_spanned_by(
+            t,
+            "`title` is empty: give a short human-readable name, or remove the key",
+        );
+    }
+}
+
 // Tool names are what every provider and MCP accept: ^[A-Za-z_][A-Za-z0-9_-]{0,63}$.
 pub fn check_tool_name(cx: &mut Ctxt, name: &str, span: Span) {
     let mut chars = name.chars();

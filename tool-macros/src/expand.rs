@@ -26,6 +26,10 @@ struct ToolFn<'a> {
     ident: &'a Ident,
     is_async: bool,
     args: Vec<Arg<'a>>,
+    /// `#[ctx] name: &T` parameters: supplied by the host from the call's Context.
+    ctx: Vec<(&'a Ident, &'a Type)>,
+    /// Every parameter in declaration order, for the call.
+    params: Vec<&'a Ident>,
     output: Output,
 }
 
@@ -210,6 +214,7 @@ fn static_ident(ident: &Ident) -> Ident {
 
 fn parse_fn<'a>(cx: &mut Ctxt, attr: ToolAttr, sig: &'a Signature, in_group: bool) -> ToolFn<'a> {
     check::check_tool_description(cx, &attr);
+    check::check_tool_flags(cx, &attr);
     let name = match &attr.name {
         Some(n) => {
             check::check_tool_name(cx, &n.value(), n.span());
@@ -234,6 +239,8 @@ fn parse_fn<'a>(cx: &mut Ctxt, attr: ToolAttr, sig: &'a Signature, in_group: boo
         cx.error_spanned_by(&sig.ident, "a tool must be a plain Rust function");
     }
     let mut args = Vec::new();
+    let mut ctx = Vec::new();
+    let mut params = Vec::new();
     for input in &sig.inputs {
         match input {
             FnArg::Receiver(r) => {
@@ -254,8 +261,23 @@ fn parse_fn<'a>(cx: &mut Ctxt, attr: ToolAttr, sig: &'a Signature, in_group: boo
                     );
                     continue;
                 };
+                params.push(&pi.ident);
+                if let Some(ctx_attr) = pt.attrs.iter().find(|a| a.path().is_ident("ctx")) {
+                    // #[ctx] session: &Session
+                    if pt.attrs.iter().any(|a| a.path().is_ident("arg")) {
+                        cx.error_spanned_by(ctx_attr, "a `#[ctx]` parameter comes from the host, not the model: it takes no #[arg(...)]");
+                    }
+                    match &*pt.ty {
+                        Type::Reference(r) if r.mutability.is_none() => ctx.push((&pi.ident, &*r.elem)),
+                        _ => cx.error_spanned_by(
+                            &pt.ty,
+                            "a `#[ctx]` parameter borrows a value the host put in the Context: write it as a shared reference, such as `&Session`",
+                        ),
+                    }
+                    continue;
+                }
                 if matches!(&*pt.ty, Type::ImplTrait(_) | Type::Reference(_)) {
-                    cx.error_spanned_by(&pt.ty, "a tool argument needs an owned, concrete type such as `String` or a #[derive(ToolArg)] type");
+                    cx.error_spanned_by(&pt.ty, "a tool argument needs an owned, concrete type such as `String` or a #[derive(ToolArg)] type (host values take `#[ctx]`)");
                     continue;
                 }
                 let a = attr::parse_arg_attrs(cx, &pt.attrs);
@@ -296,6 +318,8 @@ fn parse_fn<'a>(cx: &mut Ctxt, attr: ToolAttr, sig: &'a Signature, in_group: boo
         ident: &sig.ident,
         is_async: sig.asyncness.is_some(),
         args,
+        ctx,
+        params,
         output,
     }
 }
@@ -381,18 +405,70 @@ fn expand_parts(rt: &TokenStream, model: &ToolFn, self_ty: Option<&Type>) -> Tok
         ),
         None => (quote!(), quote!(#ident)),
     };
+    let ctx_params = model.ctx.iter().map(|(id, ty)| {
+        quote_spanned! {ty.span()=>
+            let #id: &#ty = match #rt::__private::state::<#ty>(__cx) {
+                ::core::result::Result::Ok(s) => s,
+                ::core::result::Result::Err(e) => return #rt::__private::Invocation::Ready(::core::result::Result::Err(e)),
+            };
+        }
+    });
+    let state = quote!(#state #(#ctx_params)*);
+    let params = &model.params;
     let convert = match &model.output {
         Output::Result(_) => quote!(#rt::__private::result),
         _ => quote!(#rt::__private::ok),
     };
+    let hooks = format_ident!("__HOOKS_{}", unraw(ident).to_uppercase());
+    let redact_fn = format_ident!("__redact_{}", unraw(ident));
+    let to_model = match &model.attr.to_model {
+        Some(p) => {
+            quote_spanned!(p.span()=> ::core::option::Option::Some(#p as fn(&#out_ty) -> #rt::__private::ModelOutput))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let (redact, redact_item) = match &model.attr.redact {
+        Some(p) => (
+            quote!(::core::option::Option::Some(#redact_fn as fn(&#out_ty) -> ::core::result::Result<#rt::__private::serde_json::Value, ::std::string::String>)),
+            quote_spanned! {p.span()=>
+                fn #redact_fn(v: &#out_ty) -> ::core::result::Result<#rt::__private::serde_json::Value, ::std::string::String> {
+                    #rt::__private::redacted(#p(v))
+                }
+            },
+        ),
+        None => (quote!(::core::option::Option::None), quote!()),
+    };
     let call = if model.is_async {
         quote! {
-            #rt::__private::boxed(async move { #convert(#callee(#(#idents),*).await, __format) })
+            #rt::__private::boxed(async move { #convert(#callee(#(#params),*).await, __format, &#hooks) })
         }
     } else {
         quote! {
-            #rt::__private::Invocation::Ready(#convert(#callee(#(#idents),*), __format))
+            #rt::__private::Invocation::Ready(#convert(#callee(#(#params),*), __format, &#hooks))
         }
+    };
+    let flag = |f: &Option<syn::LitBool>| match f {
+        Some(b) => {
+            let v = b.value;
+            quote!(::core::option::Option::Some(#v))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let title = match &model.attr.title {
+        Some(t) => quote!(::core::option::Option::Some(#t)),
+        None => quote!(::core::option::Option::None),
+    };
+    let (read_only, destructive, idempotent, open_world) = (
+        flag(&model.attr.read_only),
+        flag(&model.attr.destructive),
+        flag(&model.attr.idempotent),
+        flag(&model.attr.open_world),
+    );
+    let requires = &model.attr.requires;
+    // Approval is the default for destructive tools unless the tool says otherwise.
+    let needs_approval = match &model.attr.needs_approval {
+        Some(b) => b.value,
+        None => model.attr.destructive.as_ref().is_some_and(|b| b.value),
     };
     let out_span = match &model.output {
         Output::Plain(t) | Output::Result(t) => t.span(),
@@ -405,6 +481,15 @@ fn expand_parts(rt: &TokenStream, model: &ToolFn, self_ty: Option<&Type>) -> Tok
             description: #desc,
             not_for: #not_for,
             panic_to_model: #panic_to_model,
+            requires: &[#(#requires),*],
+            needs_approval: #needs_approval,
+            annotations: #rt::__private::Annotations {
+                title: #title,
+                read_only: #read_only,
+                destructive: #destructive,
+                idempotent: #idempotent,
+                open_world: #open_world,
+            },
             input: #input,
             output: #output,
             invoke: #invoke,
@@ -412,6 +497,11 @@ fn expand_parts(rt: &TokenStream, model: &ToolFn, self_ty: Option<&Type>) -> Tok
         fn #input(g: &mut #rt::__private::schemars::SchemaGenerator) -> #rt::__private::schemars::Schema {
             #rt::__private::object(g, ::core::option::Option::None, &[#(#fields),*])
         }
+        #redact_item
+        const #hooks: #rt::__private::Hooks<#out_ty> = #rt::__private::Hooks {
+            to_model: #to_model,
+            redact: #redact,
+        };
         fn #output(g: &mut #rt::__private::schemars::SchemaGenerator) -> #rt::__private::schemars::Schema {
             #output_fn(g)
         }

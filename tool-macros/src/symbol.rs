@@ -1,6 +1,21 @@
 //! Attribute keys, in one place.
 
-pub const TOOL_KEYS: &[&str] = &["description", "not_for", "name", "panic_to_model", "crate"];
+pub const TOOL_KEYS: &[&str] = &[
+    "description",
+    "not_for",
+    "name",
+    "title",
+    "requires",
+    "needs_approval",
+    "read_only",
+    "destructive",
+    "idempotent",
+    "open_world",
+    "to_model",
+    "redact",
+    "panic_to_model",
+    "crate",
+];
 pub const ARG_KEYS: &[&str] = &[
     "description",
     "range",

@@ -73,6 +73,7 @@ macro_rules! for_each_arity {
 mod arg;
 mod context;
 mod decode;
+mod host;
 mod schema;
 mod set;
 mod tool;
@@ -84,6 +85,7 @@ pub mod __private;
 
 pub use arg::{LengthArg, Num, Number, PatternArg, RangeArg, ToolArg};
 pub use context::Context;
+pub use host::{Annotations, CallOutput, Content, Display, Grants, ModelOutput, PendingCall};
 pub use set::{ToolSet, ToolSetError};
 pub use tool::{BoxFuture, Tool, ToolError};
 pub use validate::{Path, SchemaError, Segment, Validator, Violation, ViolationKind, Violations};

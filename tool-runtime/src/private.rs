@@ -7,9 +7,12 @@ pub use serde_json;
 
 pub use crate::arg::{LengthArg, Num, Number, PatternArg, RangeArg, ToolArg};
 pub use crate::context::Context;
+use crate::host::Display;
+pub use crate::host::{Annotations, ModelOutput};
 pub use crate::schema::ArgSpec;
 use crate::schema::Property;
 pub use crate::set::Registration;
+use crate::tool::Data;
 use crate::tool::Source;
 pub use crate::tool::{Format, Input, Invocation, Output, Spec, Tool, ToolError};
 
@@ -93,26 +96,59 @@ pub fn output_schema<T: JsonSchema>(g: &mut SchemaGenerator) -> Schema {
     g.subschema_for::<T>()
 }
 
-pub fn ok<T: Serialize>(value: T, format: Format) -> Result<Output, ToolError> {
+/// The optional output hooks of a tool: `to_model` and `redact`.
+pub struct Hooks<T: 'static> {
+    pub to_model: Option<fn(&T) -> ModelOutput>,
+    pub redact: Option<fn(&T) -> Result<Value, String>>,
+}
+
+impl<T> Hooks<T> {
+    pub const NONE: Hooks<T> = Hooks {
+        to_model: None,
+        redact: None,
+    };
+}
+
+/// The JSON of what a `redact` function returns, or why it failed.
+pub fn redacted<U: Serialize, E: std::fmt::Display>(r: Result<U, E>) -> Result<Value, String> {
+    r.map_err(|e| e.to_string())
+        .and_then(|u| serde_json::to_value(u).map_err(|e| e.to_string()))
+}
+
+pub fn ok<T: Serialize>(value: T, format: Format, hooks: &Hooks<T>) -> Result<Output, ToolError> {
+    let model = hooks.to_model.map(|f| f(&value));
+    let display = match hooks.redact {
+        None => Display::Full,
+        // Fail closed: a redaction that errors or panics shows nothing.
+        Some(f) => match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&value))) {
+            Ok(Ok(v)) => Display::Redacted(v),
+            Ok(Err(reason)) => Display::Withheld { reason },
+            Err(_) => Display::Withheld {
+                reason: "the redaction function panicked".into(),
+            },
+        },
+    };
     let failed = |e: serde_json::Error| ToolError::Failed {
         message: format!("the output could not be serialized: {e}"),
     };
-    match format {
-        Format::Value => serde_json::to_value(value)
-            .map(Output::Value)
-            .map_err(failed),
-        Format::Text => serde_json::to_string(&value)
-            .map(Output::Text)
-            .map_err(failed),
-    }
+    let data = match format {
+        Format::Value => Data::Value(serde_json::to_value(value).map_err(failed)?),
+        Format::Text => Data::Text(serde_json::to_string(&value).map_err(failed)?),
+    };
+    Ok(Output {
+        data,
+        model,
+        display,
+    })
 }
 
 pub fn result<T: Serialize, E: std::fmt::Display>(
     r: Result<T, E>,
     format: Format,
+    hooks: &Hooks<T>,
 ) -> Result<Output, ToolError> {
     match r {
-        Ok(v) => ok(v, format),
+        Ok(v) => ok(v, format, hooks),
         Err(e) => Err(ToolError::Failed {
             message: e.to_string(),
         }),

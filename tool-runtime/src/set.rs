@@ -7,6 +7,7 @@ use std::fmt;
 use serde_json::Value;
 
 use crate::context::Context;
+use crate::host::{CallOutput, PendingCall, release};
 use crate::tool::{Format, Source, Tool, ToolError};
 use crate::validate::SchemaError;
 
@@ -112,7 +113,9 @@ impl ToolSet {
         arguments: &str,
     ) -> Result<Value, ToolError> {
         let tool = self.find(name)?;
-        let out = tool.run(cx, Source::Text(arguments), Format::Value).await?;
+        let out = tool
+            .run(cx, Source::Text(arguments), Format::Value, false)
+            .await?;
         Ok(out.into_value())
     }
 
@@ -124,8 +127,84 @@ impl ToolSet {
         arguments: &str,
     ) -> Result<String, ToolError> {
         let tool = self.find(name)?;
-        let out = tool.run(cx, Source::Text(arguments), Format::Text).await?;
+        let out = tool
+            .run(cx, Source::Text(arguments), Format::Text, false)
+            .await?;
         Ok(out.into_text())
+    }
+
+    /// Calls a tool and returns its output for each audience: the application's value, what the
+    /// model receives (`to_model`), and what a person may see (`redact`).
+    pub async fn call_full(
+        &self,
+        cx: &Context,
+        name: &str,
+        arguments: &str,
+    ) -> Result<CallOutput, ToolError> {
+        let tool = self.find(name)?;
+        let out = tool
+            .run(cx, Source::Text(arguments), Format::Value, false)
+            .await?;
+        Ok(out.into_call_output())
+    }
+
+    /// [`ToolSet::call_full`] for code without an async runtime.
+    pub fn call_full_blocking(
+        &self,
+        cx: &Context,
+        name: &str,
+        arguments: &str,
+    ) -> Result<CallOutput, ToolError> {
+        let out =
+            self.find(name)?
+                .run_blocking(cx, Source::Text(arguments), Format::Value, false)?;
+        Ok(out.into_call_output())
+    }
+
+    /// Runs a call a person approved. It runs once: a second `resume` of the same call (or of a
+    /// copy) is [`ToolError::NotPending`]. Permissions are checked again with this context.
+    pub async fn resume(
+        &self,
+        cx: &Context,
+        pending: PendingCall,
+    ) -> Result<CallOutput, ToolError> {
+        let tool = self.find(pending.tool)?;
+        if let Some(e) = tool.forbidden(cx) {
+            return Err(e);
+        }
+        if !release(pending.id) {
+            return Err(ToolError::NotPending { id: pending.id });
+        }
+        let out = tool
+            .run(cx, Source::Value(pending.arguments), Format::Value, true)
+            .await?;
+        Ok(out.into_call_output())
+    }
+
+    /// [`ToolSet::resume`] for code without an async runtime.
+    pub fn resume_blocking(
+        &self,
+        cx: &Context,
+        pending: PendingCall,
+    ) -> Result<CallOutput, ToolError> {
+        pollster::block_on(self.resume(cx, pending))
+    }
+
+    /// Drops a call a person rejected; it can no longer be resumed.
+    pub fn reject(&self, pending: PendingCall) {
+        release(pending.id);
+    }
+
+    /// The tools this caller may see and call: those whose `requires` its grants satisfy. Calls
+    /// are checked again at run time, so a guessed name of another tool is still refused.
+    pub fn visible_to(&self, cx: &Context) -> ToolSet {
+        let tools: Vec<&'static Tool> = self.iter().filter(|t| t.allowed(cx)).collect();
+        let by_name = tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.name(), i))
+            .collect();
+        ToolSet { tools, by_name }
     }
 
     /// Calls a tool with arguments already parsed as JSON.
@@ -146,9 +225,9 @@ impl ToolSet {
         name: &str,
         arguments: &str,
     ) -> Result<Value, ToolError> {
-        let out = self
-            .find(name)?
-            .run_blocking(cx, Source::Text(arguments), Format::Value)?;
+        let out =
+            self.find(name)?
+                .run_blocking(cx, Source::Text(arguments), Format::Value, false)?;
         Ok(out.into_value())
     }
 
@@ -159,9 +238,9 @@ impl ToolSet {
         name: &str,
         arguments: &str,
     ) -> Result<String, ToolError> {
-        let out = self
-            .find(name)?
-            .run_blocking(cx, Source::Text(arguments), Format::Text)?;
+        let out =
+            self.find(name)?
+                .run_blocking(cx, Source::Text(arguments), Format::Text, false)?;
         Ok(out.into_text())
     }
 

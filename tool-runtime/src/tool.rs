@@ -12,6 +12,9 @@ use schemars::{Schema, SchemaGenerator};
 use serde_json::{Map, Value};
 
 use crate::context::Context;
+use crate::host::{
+    Annotations, CallOutput, Content, Display, Grants, ModelOutput, PendingCall, hold,
+};
 use crate::schema;
 use crate::validate::{Path, SchemaError, Validator, Violation, ViolationKind, Violations};
 
@@ -39,6 +42,17 @@ pub enum ToolError {
     MissingContext { type_name: &'static str },
     /// The tool's schema could not be compiled (a bad `pattern`, for example).
     Schema(SchemaError),
+    /// The caller's [`Grants`] lack what the tool `requires`. Nothing ran.
+    Forbidden {
+        tool: &'static str,
+        missing: Vec<&'static str>,
+    },
+    /// The tool changes something and needs a person's approval: nothing ran. The arguments
+    /// are validated; give the [`PendingCall`] to `ToolSet::resume` once approved.
+    ApprovalRequired(PendingCall),
+    /// `resume` was given a call that is not waiting: it already ran, was rejected, or was never
+    /// issued by this process.
+    NotPending { id: u64 },
 }
 
 impl ToolError {
@@ -55,6 +69,13 @@ impl ToolError {
                 "The tool failed because of an internal error. Do not retry with the same arguments.".into()
             }
             ToolError::UnknownTool { .. } => self.to_string(),
+            ToolError::Forbidden { tool, .. } => {
+                format!("The tool `{tool}` is not available to this user. Do not try it again.")
+            }
+            ToolError::ApprovalRequired(_) => "This action needs a person's approval. It has not run yet; \
+                 tell the user it is waiting for approval."
+                .into(),
+            ToolError::NotPending { .. } => "This action is no longer waiting for approval.".into(),
         }
     }
 }
@@ -77,6 +98,21 @@ impl fmt::Display for ToolError {
                 "the tool needs a `{type_name}` from the host, and the call's Context has none: add it with Context::with"
             ),
             ToolError::Schema(e) => write!(f, "the tool's schema is invalid: {e}"),
+            ToolError::Forbidden { tool, missing } => write!(
+                f,
+                "the caller may not use `{tool}`: it lacks {}",
+                missing
+                    .iter()
+                    .map(|m| format!("`{m}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            ToolError::ApprovalRequired(p) => write!(
+                f,
+                "`{}` needs approval before it runs (call {})",
+                p.tool, p.id
+            ),
+            ToolError::NotPending { id } => write!(f, "call {id} is not waiting for approval"),
         }
     }
 }
@@ -96,25 +132,50 @@ pub enum Format {
     Text,
 }
 
-/// A tool's serialized output, in the requested [`Format`].
+/// A tool's serialized output, in the requested [`Format`], with what the model and a person may
+/// see of it.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Output {
+pub struct Output {
+    pub(crate) data: Data,
+    pub(crate) model: Option<ModelOutput>,
+    pub(crate) display: Display,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Data {
     Value(Value),
     Text(String),
 }
 
 impl Output {
     pub(crate) fn into_value(self) -> Value {
-        match self {
-            Output::Value(v) => v,
-            Output::Text(t) => serde_json::from_str(&t).unwrap_or(Value::String(t)),
+        match self.data {
+            Data::Value(v) => v,
+            Data::Text(t) => serde_json::from_str(&t).unwrap_or(Value::String(t)),
         }
     }
 
     pub(crate) fn into_text(self) -> String {
-        match self {
-            Output::Value(v) => v.to_string(),
-            Output::Text(t) => t,
+        match self.data {
+            Data::Value(v) => v.to_string(),
+            Data::Text(t) => t,
+        }
+    }
+
+    pub(crate) fn into_call_output(self) -> CallOutput {
+        let model = self.model.clone();
+        let display = self.display.clone();
+        let value = self.into_value();
+        let model = match model {
+            Some(m) => m.0,
+            None => vec![Content::Text {
+                text: value.to_string(),
+            }],
+        };
+        CallOutput {
+            value,
+            model,
+            display,
         }
     }
 }
@@ -179,6 +240,11 @@ pub struct Spec {
     pub not_for: Option<&'static str>,
     /// Show a panic's message to the model (`#[tool(panic_to_model = true)]`).
     pub panic_to_model: bool,
+    /// Permissions the caller's [`Grants`] must hold (`#[tool(requires = "..")]`).
+    pub requires: &'static [&'static str],
+    /// A person approves each call before it runs.
+    pub needs_approval: bool,
+    pub annotations: Annotations,
     pub input: SchemaFn,
     pub output: SchemaFn,
     pub invoke: InvokeFn,
@@ -214,6 +280,40 @@ impl Tool {
     /// The description the model reads, with the boundary sentence from `not_for`.
     pub fn description(&self) -> &str {
         &self.built().description
+    }
+
+    /// Permissions a caller needs to see and call this tool.
+    pub fn requires(&self) -> &'static [&'static str] {
+        self.spec.requires
+    }
+
+    /// Whether each call waits for a person's approval.
+    pub fn needs_approval(&self) -> bool {
+        self.spec.needs_approval
+    }
+
+    /// MCP hints about the tool (never trusted for security).
+    pub fn annotations(&self) -> &Annotations {
+        &self.spec.annotations
+    }
+
+    /// Whether a caller with this context may see and call the tool.
+    pub fn allowed(&self, cx: &Context) -> bool {
+        self.forbidden(cx).is_none()
+    }
+
+    pub(crate) fn forbidden(&self, cx: &Context) -> Option<ToolError> {
+        if self.spec.requires.is_empty() {
+            return None;
+        }
+        let missing = match cx.get::<Grants>() {
+            Some(g) => g.missing(self.spec.requires),
+            None => self.spec.requires.to_vec(),
+        };
+        (!missing.is_empty()).then_some(ToolError::Forbidden {
+            tool: self.spec.name,
+            missing,
+        })
     }
 
     /// What the tool is not for, as written in `not_for`.
@@ -269,7 +369,7 @@ impl Tool {
 
     /// Calls the tool with JSON arguments: validates them, runs the tool, serializes its output.
     pub async fn call(&self, cx: &Context, arguments: Value) -> Result<Value, ToolError> {
-        self.run(cx, Source::Value(arguments), Format::Value)
+        self.run(cx, Source::Value(arguments), Format::Value, false)
             .await
             .map(Output::into_value)
     }
@@ -279,8 +379,9 @@ impl Tool {
         cx: &Context,
         source: Source<'_>,
         format: Format,
+        approved: bool,
     ) -> Result<Output, ToolError> {
-        match self.start(cx, source, format) {
+        match self.start(cx, source, format, approved) {
             Invocation::Ready(r) => r,
             Invocation::Pending(f) => CatchUnwind(f, self.spec.panic_to_model).await,
         }
@@ -293,14 +394,25 @@ impl Tool {
         cx: &Context,
         source: Source<'_>,
         format: Format,
+        approved: bool,
     ) -> Result<Output, ToolError> {
-        match self.start(cx, source, format) {
+        match self.start(cx, source, format, approved) {
             Invocation::Ready(r) => r,
             Invocation::Pending(f) => pollster::block_on(CatchUnwind(f, self.spec.panic_to_model)),
         }
     }
 
-    fn start<'a>(&self, cx: &'a Context, source: Source<'_>, format: Format) -> Invocation<'a> {
+    /// Permission, then validation, then approval, then the tool itself.
+    fn start<'a>(
+        &self,
+        cx: &'a Context,
+        source: Source<'_>,
+        format: Format,
+        approved: bool,
+    ) -> Invocation<'a> {
+        if let Some(e) = self.forbidden(cx) {
+            return Invocation::Ready(Err(e));
+        }
         let validator = match &self.built().validator {
             Ok(v) => v,
             Err(e) => return Invocation::Ready(Err(ToolError::Schema(e.clone()))),
@@ -310,6 +422,15 @@ impl Tool {
             validator,
             format,
         };
+        if self.spec.needs_approval && !approved {
+            let held = input
+                .into_checked_map()
+                .map(|args| hold(self.spec.name, Value::Object(args)));
+            return Invocation::Ready(Err(match held {
+                Ok(pending) => ToolError::ApprovalRequired(pending),
+                Err(e) => e,
+            }));
+        }
         let invoke = self.spec.invoke;
         match catch_unwind(AssertUnwindSafe(|| invoke(cx, input))) {
             Ok(inv) => inv,

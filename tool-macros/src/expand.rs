@@ -429,7 +429,7 @@ fn expand_parts(rt: &TokenStream, model: &ToolFn, self_ty: Option<&Type>) -> Tok
     };
     let (redact, redact_item) = match &model.attr.redact {
         Some(p) => (
-            quote!(::core::option::Option::Some(#redact_fn as fn(&#out_ty) -> ::core::result::Result<#rt::__private::serde_json::Value, ::std::string::String>)),
+            quote!(::core::option::Option::Some(#redact_fn as #rt::__private::RedactFn<#out_ty>)),
             quote_spanned! {p.span()=>
                 fn #redact_fn(v: &#out_ty) -> ::core::result::Result<#rt::__private::serde_json::Value, ::std::string::String> {
                     #rt::__private::redacted(#p(v))

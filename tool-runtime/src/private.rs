@@ -96,10 +96,13 @@ pub fn output_schema<T: JsonSchema>(g: &mut SchemaGenerator) -> Schema {
     g.subschema_for::<T>()
 }
 
+/// A `redact` function as the macro wraps it: the redacted JSON, or why redaction failed.
+pub type RedactFn<T> = fn(&T) -> Result<Value, String>;
+
 /// The optional output hooks of a tool: `to_model` and `redact`.
 pub struct Hooks<T: 'static> {
     pub to_model: Option<fn(&T) -> ModelOutput>,
-    pub redact: Option<fn(&T) -> Result<Value, String>>,
+    pub redact: Option<RedactFn<T>>,
 }
 
 impl<T> Hooks<T> {

@@ -1,0 +1,197 @@
+//! HR data: employees, leave and reimbursements in SQLite. No toolkit imports: the rules live
+//! here and are tested like any other code; the tools are thin shells over them.
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+/// The database, shared by every call (a connection behind a lock).
+pub struct Db(Mutex<Connection>);
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Karyawan {
+    pub nik: String,
+    pub nama: String,
+    pub sisa_cuti: u32,
+    pub cuti_terpakai: u32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reimburse {
+    pub id: String,
+    pub jumlah: u64,
+    pub status: String,
+    pub tanggal: String,
+}
+
+/// Why a leave request is refused by the rules.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Penolakan {
+    KaryawanTidakDitemukan,
+    KuotaKurang { sisa: u32 },
+}
+
+impl Db {
+    /// Opens (and on first use creates and seeds) the database at `path`.
+    pub fn open(path: &Path) -> rusqlite::Result<Db> {
+        Self::init(Connection::open(path)?)
+    }
+
+    /// A fresh seeded database in memory, for tests.
+    pub fn in_memory() -> rusqlite::Result<Db> {
+        Self::init(Connection::open_in_memory()?)
+    }
+
+    fn init(conn: Connection) -> rusqlite::Result<Db> {
+        conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS karyawan (
+                nik TEXT PRIMARY KEY, nama TEXT NOT NULL, atasan TEXT,
+                sisa_cuti INTEGER NOT NULL, cuti_terpakai INTEGER NOT NULL);
+             CREATE TABLE IF NOT EXISTS cuti (nik TEXT NOT NULL, tanggal TEXT NOT NULL);
+             CREATE TABLE IF NOT EXISTS reimburse (
+                id TEXT PRIMARY KEY, nik TEXT NOT NULL, jumlah INTEGER NOT NULL,
+                status TEXT NOT NULL, tanggal TEXT NOT NULL);",
+        )?;
+        let empty: i64 = conn.query_row("SELECT COUNT(*) FROM karyawan", [], |r| r.get(0))?;
+        if empty == 0 {
+            // The seed's figures: Sari has 7 days left and one reimbursement in progress; Budi
+            // has used all 12 and has none. Dewi manages both.
+            conn.execute_batch(
+                "INSERT INTO karyawan VALUES
+                    ('M-001', 'Dewi', NULL, 10, 2),
+                    ('K-001', 'Sari', 'M-001', 7, 5),
+                    ('K-002', 'Budi', 'M-001', 0, 12);
+                 INSERT INTO cuti VALUES
+                    ('K-001', '2026-02-16'), ('K-001', '2026-02-17'), ('K-001', '2026-06-02'),
+                    ('K-001', '2026-06-03'), ('K-001', '2026-06-04'), ('K-002', '2025-12-29');
+                 INSERT INTO reimburse VALUES ('R-88', 'K-001', 450000, 'diproses', '2026-08-30');",
+            )?;
+        }
+        Ok(Db(Mutex::new(conn)))
+    }
+
+    fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn karyawan(&self, nik: &str) -> rusqlite::Result<Option<Karyawan>> {
+        self.conn()
+            .query_row(
+                "SELECT nik, nama, sisa_cuti, cuti_terpakai FROM karyawan WHERE nik = ?1",
+                params![nik],
+                |r| {
+                    Ok(Karyawan {
+                        nik: r.get(0)?,
+                        nama: r.get(1)?,
+                        sisa_cuti: r.get(2)?,
+                        cuti_terpakai: r.get(3)?,
+                    })
+                },
+            )
+            .optional()
+    }
+
+    /// Reimbursements of an employee; `None` when the employee does not exist (an empty list
+    /// means none were filed).
+    pub fn reimburse(&self, nik: &str) -> rusqlite::Result<Option<Vec<Reimburse>>> {
+        if self.karyawan(nik)?.is_none() {
+            return Ok(None);
+        }
+        let conn = self.conn();
+        let mut q = conn.prepare(
+            "SELECT id, jumlah, status, tanggal FROM reimburse WHERE nik = ?1 ORDER BY tanggal",
+        )?;
+        let rows = q.query_map(params![nik], |r| {
+            Ok(Reimburse {
+                id: r.get(0)?,
+                jumlah: r.get::<_, i64>(1)?.max(0) as u64,
+                status: r.get(2)?,
+                tanggal: r.get(3)?,
+            })
+        })?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map(Some)
+    }
+
+    /// Dates of leave taken in `tahun`; `None` when the employee does not exist.
+    pub fn riwayat_cuti(&self, nik: &str, tahun: u16) -> rusqlite::Result<Option<Vec<String>>> {
+        if self.karyawan(nik)?.is_none() {
+            return Ok(None);
+        }
+        let conn = self.conn();
+        let mut q = conn.prepare("SELECT tanggal FROM cuti WHERE nik = ?1 AND substr(tanggal, 1, 4) = ?2 ORDER BY tanggal")?;
+        let rows = q.query_map(params![nik, tahun.to_string()], |r| r.get(0))?;
+        rows.collect::<rusqlite::Result<Vec<String>>>().map(Some)
+    }
+
+    /// The team a manager leads, with each member's leave balance.
+    pub fn tim(&self, atasan: &str) -> rusqlite::Result<Vec<Karyawan>> {
+        let conn = self.conn();
+        let mut q = conn.prepare(
+            "SELECT nik, nama, sisa_cuti, cuti_terpakai FROM karyawan WHERE atasan = ?1 ORDER BY nik",
+        )?;
+        let rows = q.query_map(params![atasan], |r| {
+            Ok(Karyawan {
+                nik: r.get(0)?,
+                nama: r.get(1)?,
+                sisa_cuti: r.get(2)?,
+                cuti_terpakai: r.get(3)?,
+            })
+        })?;
+        rows.collect()
+    }
+
+    /// Books `hari` consecutive days of leave from `mulai` (YYYY-MM-DD), if the balance allows.
+    /// Returns the balance left.
+    pub fn ajukan_cuti(
+        &self,
+        nik: &str,
+        mulai: &str,
+        hari: u32,
+    ) -> rusqlite::Result<Result<u32, Penolakan>> {
+        let Some(k) = self.karyawan(nik)? else {
+            return Ok(Err(Penolakan::KaryawanTidakDitemukan));
+        };
+        if k.sisa_cuti < hari {
+            return Ok(Err(Penolakan::KuotaKurang { sisa: k.sisa_cuti }));
+        }
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        for i in 0..hari {
+            tx.execute(
+                "INSERT INTO cuti VALUES (?1, date(?2, ?3))",
+                params![nik, mulai, format!("+{i} days")],
+            )?;
+        }
+        tx.execute(
+            "UPDATE karyawan SET sisa_cuti = sisa_cuti - ?2, cuti_terpakai = cuti_terpakai + ?2 WHERE nik = ?1",
+            params![nik, hari],
+        )?;
+        tx.commit()?;
+        Ok(Ok(k.sisa_cuti - hari))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_list_and_unknown_employee_are_different() {
+        let db = Db::in_memory().unwrap();
+        assert_eq!(db.reimburse("K-002").unwrap(), Some(vec![]));
+        assert_eq!(db.reimburse("K-999").unwrap(), None);
+    }
+
+    #[test]
+    fn leave_is_booked_only_within_the_balance() {
+        let db = Db::in_memory().unwrap();
+        assert_eq!(
+            db.ajukan_cuti("K-002", "2026-12-01", 1).unwrap(),
+            Err(Penolakan::KuotaKurang { sisa: 0 })
+        );
+        assert_eq!(db.ajukan_cuti("K-001", "2026-12-30", 3).unwrap(), Ok(4));
+        let dates = db.riwayat_cuti("K-001", 2027).unwrap().unwrap();
+        assert_eq!(dates, ["2027-01-01"]);
+    }
+}

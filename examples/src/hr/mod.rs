@@ -1,0 +1,133 @@
+//! The seed's HR assistant, built for real: who is asking comes from the session, never from
+//! the model; what each person may see comes from their grants; booking leave waits for a
+//! person's approval. One file per tool, each a thin shell over `domain`.
+
+pub mod domain;
+
+/// One file per tool, as the seed recommends.
+mod tools {
+    pub mod ajukan_cuti;
+    pub mod cek_cuti_tim;
+    pub mod cek_riwayat_cuti;
+    pub mod cek_sisa_cuti;
+    pub mod cek_status_reimburse;
+}
+
+pub use tools::ajukan_cuti::{HasilAjuan, StatusAjuan, ajukan_cuti};
+pub use tools::cek_cuti_tim::{HasilTim, cek_cuti_tim};
+pub use tools::cek_riwayat_cuti::{HasilRiwayat, cek_riwayat_cuti};
+pub use tools::cek_sisa_cuti::{HasilCuti, cek_sisa_cuti};
+pub use tools::cek_status_reimburse::{HasilReimburse, cek_status_reimburse};
+
+use serde::Serialize;
+use tool_runtime::{Context, Grants, ToolArg, ToolSet};
+
+use domain::Db;
+
+/// Who is logged in. The host builds it from its login; the model never sees or sets it.
+#[derive(Debug, Clone)]
+pub struct Session {
+    pub nik: String,
+    pub peran: Peran,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Peran {
+    Karyawan,
+    Manajer,
+}
+
+impl Session {
+    pub fn new(nik: &str, peran: Peran) -> Self {
+        Session {
+            nik: nik.into(),
+            peran,
+        }
+    }
+
+    /// The permissions of this role: every employee reads their own leave and reimbursements and
+    /// may request leave; a manager may also read the team's leave balances, but not the team's
+    /// reimbursements (no grant gives that).
+    pub fn grants(&self) -> Grants {
+        let mut g = vec!["hr.cuti.baca", "hr.reimburse.baca", "hr.cuti.ajukan"];
+        if self.peran == Peran::Manajer {
+            g.push("hr.tim.cuti.baca");
+        }
+        Grants::new(g)
+    }
+
+    /// The context of one conversation: the database, the session and its grants.
+    pub fn context(&self, db: std::sync::Arc<Db>) -> Context {
+        Context::new()
+            .with(SharedDb(db))
+            .with(self.clone())
+            .with(self.grants())
+    }
+}
+
+/// The database as the tools receive it from the context.
+pub struct SharedDb(pub std::sync::Arc<Db>);
+
+impl std::ops::Deref for SharedDb {
+    type Target = Db;
+    fn deref(&self) -> &Db {
+        &self.0
+    }
+}
+
+/// Whether the employee was found. Failure is data: the shape of a result never changes.
+#[derive(ToolArg, Serialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    /// Data ditemukan
+    Ok,
+    /// NIK pada sesi tidak terdaftar di sistem HR
+    KaryawanTidakDitemukan,
+}
+
+/// A failure of the HR system itself (not of the request): the model gets a sentence it can
+/// relay, the log gets the detail.
+#[derive(Debug)]
+pub struct Gangguan;
+
+impl std::fmt::Display for Gangguan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("sistem HR sedang bermasalah; minta pengguna mencoba lagi nanti")
+    }
+}
+
+impl From<rusqlite::Error> for Gangguan {
+    fn from(e: rusqlite::Error) -> Self {
+        eprintln!("hr: database error: {e}");
+        Gangguan
+    }
+}
+
+/// Every HR tool. An agent gets `tool_set().visible_to(&session.context(db))`.
+pub fn tool_set() -> ToolSet {
+    ToolSet::new([
+        cek_sisa_cuti::tool(),
+        cek_riwayat_cuti::tool(),
+        cek_status_reimburse::tool(),
+        cek_cuti_tim::tool(),
+        ajukan_cuti::tool(),
+    ])
+    .expect("the HR tools have distinct names and valid schemas")
+}
+
+/// This year, from the system clock (UTC).
+pub fn tahun_ini() -> u16 {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    // Days to civil year (Howard Hinnant's algorithm).
+    let z = (secs / 86_400) as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(month <= 2)) as u16
+}

@@ -27,9 +27,16 @@ use proc_macro::TokenStream;
 /// ```
 ///
 /// Tool keys: `description` (required, non-empty), `not_for`, `name` (must match
-/// `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`, unique in the crate), `panic_to_model = true` (show a
-/// panic's message to the model; by default it only says the tool failed), `crate = "path"` (for
-/// crates that re-export `tool_runtime`).
+/// `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`, unique in the crate), `title`, `requires = "permission"`
+/// (repeatable; checked against the caller's `Grants`), `needs_approval` (default for
+/// `destructive` tools), the MCP hints `read_only`, `destructive`, `idempotent`, `open_world`
+/// (never trusted for security; `read_only` with `destructive` is an error), `to_model = path`
+/// (`fn(&Output) -> ModelOutput`: what the model receives), `redact = path`
+/// (`fn(&Output) -> Result<impl Serialize, impl Display>`: what a UI may show; fails closed),
+/// `panic_to_model = true` (show a panic's message to the model), `crate = "path"`.
+///
+/// A parameter marked `#[ctx]` (`#[ctx] session: &Session`) is supplied by the host from the
+/// call's `Context`; it is not part of the schema and the model cannot set it.
 ///
 /// Argument keys (`#[arg(...)]`, also on fields of `#[derive(ToolArg)]` types):
 /// - `description = ".."`, or a doc comment; required for every argument and field;

@@ -110,6 +110,9 @@ impl CallOutput {
 
 /// A validated call waiting for a person's approval. Give it back to
 /// [`ToolSet::resume`](crate::ToolSet::resume) once approved; it runs at most once.
+///
+/// The record of which calls are waiting lives in this process's memory: a host that stores
+/// pending calls across restarts must also keep its own record of which ones it has resumed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PendingCall {
     pub(crate) id: u64,

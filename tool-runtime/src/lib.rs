@@ -73,7 +73,9 @@ macro_rules! for_each_arity {
 mod arg;
 mod context;
 mod decode;
+pub mod export;
 mod host;
+pub mod lower;
 mod schema;
 mod set;
 mod tool;

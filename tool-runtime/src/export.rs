@@ -1,0 +1,287 @@
+//! A tool set, or an output type, in each provider's request format. One canonical schema per
+//! tool; each target lowers it (`lower.rs`) and wraps it in that provider's shape.
+//!
+//! ```
+//! # use tool_runtime::{tool, ToolSet, export::Target};
+//! #[tool(description = "Kembalikan salam untuk satu nama.")]
+//! fn salam(#[arg(description = "Nama orang")] nama: String) -> String { format!("Halo, {nama}") }
+//!
+//! let tools = ToolSet::new([salam::tool()]).unwrap();
+//! let body = serde_json::json!({
+//!     "model": "gpt-5-mini",
+//!     "messages": [{"role": "user", "content": "sapa Sari"}],
+//!     "tools": tools.export(Target::OpenAiChat).unwrap(),
+//! });
+//! assert_eq!(body["tools"][0]["function"]["strict"], true);
+//! ```
+
+use std::fmt;
+
+use schemars::JsonSchema;
+use serde_json::{Map, Value, json};
+
+use crate::lower::{self, Lowered};
+use crate::schema;
+use crate::set::ToolSet;
+use crate::tool::Tool;
+
+/// Where a tool set or a structured-output format is sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// OpenAI Chat Completions: `tools[]` of `{type: "function", function: {...}}`; structured
+    /// output as `response_format`.
+    OpenAiChat,
+    /// OpenAI Responses: flat `tools[]`; structured output as `text.format`.
+    OpenAiResponses,
+    /// Anthropic Messages: `tools[]` with `input_schema` and `strict`; structured output as
+    /// `output_config.format`.
+    Anthropic,
+    /// Google Gemini: one `{functionDeclarations: [...]}` tool with `parametersJsonSchema`;
+    /// structured output as `generationConfig`.
+    Gemini,
+    /// MCP `tools/list` entries with `inputSchema`, `outputSchema` and annotations.
+    Mcp,
+}
+
+/// Anthropic's per-request limits for strict tools.
+const ANTHROPIC_MAX_STRICT_TOOLS: usize = 20;
+const ANTHROPIC_MAX_OPTIONAL_PARAMS: usize = 24;
+const ANTHROPIC_MAX_UNION_PARAMS: usize = 16;
+/// Gemini's limit of function declarations per request.
+const GEMINI_MAX_DECLARATIONS: usize = 128;
+
+/// Why a tool set could not be exported for a target.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ExportError {
+    /// The set breaks a per-request limit of the provider.
+    Limit { target: Target, message: String },
+    /// A name the provider does not accept.
+    Name { target: Target, message: String },
+}
+
+impl fmt::Display for ExportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ExportError::Limit { target, message } | ExportError::Name { target, message } => {
+                write!(f, "{target:?}: {message}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ExportError {}
+
+/// One tool in the target's format, with whether it is sent as strict and why not.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExportedTool {
+    pub json: Value,
+    pub strict: bool,
+    pub reasons: Vec<String>,
+}
+
+/// One tool for `target`. Never fails: what the target cannot express is moved into the
+/// description and `strict` is turned off with the reasons listed.
+pub fn tool(tool: &Tool, target: Target) -> ExportedTool {
+    let name = tool.name();
+    let description = tool.description();
+    let input = tool.input_schema();
+    match target {
+        Target::OpenAiChat | Target::OpenAiResponses => {
+            let Lowered { schema, strict, reasons } = lower::openai_strict(input);
+            let json = if target == Target::OpenAiChat {
+                json!({
+                    "type": "function",
+                    "function": { "name": name, "description": description, "parameters": schema, "strict": strict }
+                })
+            } else {
+                json!({ "type": "function", "name": name, "description": description, "parameters": schema, "strict": strict })
+            };
+            ExportedTool { json, strict, reasons }
+        }
+        Target::Anthropic => {
+            let Lowered { schema, strict, reasons } = lower::anthropic(input);
+            let json = json!({ "name": name, "description": description, "input_schema": schema, "strict": strict });
+            ExportedTool { json, strict, reasons }
+        }
+        Target::Gemini => {
+            let Lowered { schema, .. } = lower::gemini(input);
+            let json = json!({ "name": name, "description": description, "parametersJsonSchema": schema });
+            ExportedTool { json, strict: false, reasons: vec!["Gemini has no strict flag".into()] }
+        }
+        Target::Mcp => {
+            let mut entry = Map::new();
+            entry.insert("name".into(), name.into());
+            let a = tool.annotations();
+            if let Some(t) = a.title {
+                entry.insert("title".into(), t.into());
+            }
+            entry.insert("description".into(), description.into());
+            entry.insert("inputSchema".into(), input.clone());
+            entry.insert("outputSchema".into(), lower::mcp_output(tool.output_schema()));
+            let mut hints = Map::new();
+            if let Some(t) = a.title {
+                hints.insert("title".into(), t.into());
+            }
+            for (key, value) in [
+                ("readOnlyHint", a.read_only),
+                ("destructiveHint", a.destructive),
+                ("idempotentHint", a.idempotent),
+                ("openWorldHint", a.open_world),
+            ] {
+                if let Some(v) = value {
+                    hints.insert(key.into(), v.into());
+                }
+            }
+            if !hints.is_empty() {
+                entry.insert("annotations".into(), Value::Object(hints));
+            }
+            ExportedTool { json: Value::Object(entry), strict: true, reasons: Vec::new() }
+        }
+    }
+}
+
+impl ToolSet {
+    /// Every tool of the set in `target`'s format, ready for the request's `tools` field (for
+    /// Gemini: one tool holding all `functionDeclarations`). Checks the provider's per-request
+    /// limits.
+    pub fn export(&self, target: Target) -> Result<Vec<Value>, ExportError> {
+        let exported: Vec<ExportedTool> = self.iter().map(|t| tool(t, target)).collect();
+        match target {
+            Target::Anthropic => check_anthropic_limits(self, &exported)?,
+            Target::Gemini => check_gemini(self)?,
+            _ => {}
+        }
+        let tools: Vec<Value> = exported.into_iter().map(|e| e.json).collect();
+        Ok(match target {
+            Target::Gemini => vec![json!({ "functionDeclarations": tools })],
+            _ => tools,
+        })
+    }
+}
+
+fn check_anthropic_limits(set: &ToolSet, exported: &[ExportedTool]) -> Result<(), ExportError> {
+    let limit = |message: String| ExportError::Limit { target: Target::Anthropic, message };
+    let strict: Vec<&Tool> = set.iter().zip(exported).filter(|(_, e)| e.strict).map(|(t, _)| t).collect();
+    if strict.len() > ANTHROPIC_MAX_STRICT_TOOLS {
+        return Err(limit(format!(
+            "{} strict tools in one request, over the limit of {ANTHROPIC_MAX_STRICT_TOOLS}: give the agent fewer tools",
+            strict.len()
+        )));
+    }
+    let (mut optional, mut unions) = (0, 0);
+    for t in &strict {
+        count_params(t.input_schema(), &mut optional, &mut unions);
+    }
+    if optional > ANTHROPIC_MAX_OPTIONAL_PARAMS {
+        return Err(limit(format!(
+            "{optional} optional parameters across strict tools, over the limit of {ANTHROPIC_MAX_OPTIONAL_PARAMS}"
+        )));
+    }
+    if unions > ANTHROPIC_MAX_UNION_PARAMS {
+        return Err(limit(format!(
+            "{unions} union-typed parameters across strict tools, over the limit of {ANTHROPIC_MAX_UNION_PARAMS}"
+        )));
+    }
+    Ok(())
+}
+
+/// Optional and union-typed (nullable or `anyOf`/`oneOf`) parameters of a schema, all levels.
+fn count_params(schema: &Value, optional: &mut usize, unions: &mut usize) {
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return;
+    };
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    for (name, p) in props {
+        if !required.contains(&name.as_str()) {
+            *optional += 1;
+        }
+        let union = matches!(p.get("type"), Some(Value::Array(_))) || p.get("anyOf").is_some() || {
+            p.get("oneOf").is_some() && p.get("oneOf").and_then(Value::as_array).is_some_and(|a| a.iter().any(|x| x.get("const").is_none()))
+        };
+        if union {
+            *unions += 1;
+        }
+        count_params(p, optional, unions);
+        if let Some(items) = p.get("items") {
+            count_params(items, optional, unions);
+        }
+    }
+}
+
+fn check_gemini(set: &ToolSet) -> Result<(), ExportError> {
+    if set.len() > GEMINI_MAX_DECLARATIONS {
+        return Err(ExportError::Limit {
+            target: Target::Gemini,
+            message: format!("{} function declarations, over the limit of {GEMINI_MAX_DECLARATIONS}", set.len()),
+        });
+    }
+    // Gemini's parameter names: a letter or `_`, then letters, digits or `_`, at most 64.
+    for t in set.iter() {
+        for name in t.input_schema()["properties"].as_object().into_iter().flat_map(|m| m.keys()) {
+            let mut chars = name.chars();
+            let ok = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && name.len() <= 64;
+            if !ok {
+                return Err(ExportError::Name {
+                    target: Target::Gemini,
+                    message: format!("tool `{}`: parameter name `{name}` is not accepted (letters, digits, `_`; starting with a letter or `_`; at most 64)", t.name()),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The canonical schema of a structured-output type `T`: what the model must produce, which
+/// serde will read into `T` (the deserialize contract).
+pub fn output_schema<T: JsonSchema>() -> Value {
+    let mut g = schema::input_generator();
+    let s = g.subschema_for::<T>();
+    schema::finish_root(s, &mut g).to_value()
+}
+
+/// The structured-output request fields for `T` on `target`, named `name`:
+/// OpenAI Chat `response_format`, OpenAI Responses `text`, Anthropic `output_config`, Gemini
+/// `generationConfig`. MCP has no structured-output request; it gets the JSON Schema itself.
+pub fn structured_output<T: JsonSchema>(target: Target, name: &str) -> ExportedTool {
+    let canonical = output_schema::<T>();
+    match target {
+        Target::OpenAiChat => {
+            let Lowered { schema, strict, reasons } = lower::openai_strict(&canonical);
+            let json = json!({ "type": "json_schema", "json_schema": { "name": name, "schema": schema, "strict": strict } });
+            ExportedTool { json, strict, reasons }
+        }
+        Target::OpenAiResponses => {
+            let Lowered { schema, strict, reasons } = lower::openai_strict(&canonical);
+            let json = json!({ "format": { "type": "json_schema", "name": name, "schema": schema, "strict": strict } });
+            ExportedTool { json, strict, reasons }
+        }
+        Target::Anthropic => {
+            let Lowered { schema, strict, reasons } = lower::anthropic(&canonical);
+            let json = json!({ "format": { "type": "json_schema", "schema": schema } });
+            ExportedTool { json, strict, reasons }
+        }
+        Target::Gemini => {
+            let Lowered { schema, .. } = lower::gemini(&canonical);
+            let json = json!({ "responseMimeType": "application/json", "responseJsonSchema": schema });
+            ExportedTool { json, strict: true, reasons: Vec::new() }
+        }
+        Target::Mcp => ExportedTool { json: canonical, strict: true, reasons: Vec::new() },
+    }
+}
+
+/// The `structuredContent` of an MCP `tools/call` result for this tool's output: the output
+/// itself when it is an object, `{"result": output}` otherwise (matching its `outputSchema`).
+pub fn mcp_structured_content(tool: &Tool, output: Value) -> Value {
+    if lower::mcp_output_is_wrapped(tool.output_schema()) {
+        json!({ "result": output })
+    } else {
+        output
+    }
+}

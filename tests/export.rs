@@ -25,22 +25,34 @@ const TARGETS: [(Target, &str); 5] = [
 ];
 
 fn snapshot(name: &str, actual: &Value) {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots").join(format!("{name}.json"));
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("snapshots")
+        .join(format!("{name}.json"));
     let text = serde_json::to_string_pretty(actual).unwrap() + "\n";
     if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
         std::fs::write(&path, &text).unwrap();
         return;
     }
-    let expected = std::fs::read_to_string(&path)
-        .unwrap_or_else(|_| panic!("missing snapshot {}: run with UPDATE_SNAPSHOTS=1", path.display()));
-    assert!(expected == text, "snapshot {name} changed: run with UPDATE_SNAPSHOTS=1 and review the diff\n{text}");
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|_| {
+        panic!(
+            "missing snapshot {}: run with UPDATE_SNAPSHOTS=1",
+            path.display()
+        )
+    });
+    assert!(
+        expected == text,
+        "snapshot {name} changed: run with UPDATE_SNAPSHOTS=1 and review the diff\n{text}"
+    );
 }
 
 #[test]
 fn every_export_of_the_examples_matches_its_snapshot() {
     let set = examples();
     for (target, name) in TARGETS {
-        snapshot(&format!("tools-{name}"), &Value::Array(set.export(target).unwrap()));
+        snapshot(
+            &format!("tools-{name}"),
+            &Value::Array(set.export(target).unwrap()),
+        );
     }
 }
 
@@ -68,13 +80,31 @@ fn find<'a>(tools: &'a [Value], name: &str, path: &[&str]) -> &'a Value {
 #[test]
 fn openai_strict_closes_every_object_and_requires_every_property() {
     let tools = examples().export(Target::OpenAiChat).unwrap();
-    let params = find(&tools, "buat-laporan-penjualan", &["function", "parameters"]);
-    assert_eq!(params["required"], json!(["periode", "wilayah", "sertakan_grafik"]));
+    let params = find(
+        &tools,
+        "buat-laporan-penjualan",
+        &["function", "parameters"],
+    );
+    assert_eq!(
+        params["required"],
+        json!(["periode", "wilayah", "sertakan_grafik"])
+    );
     assert_eq!(params["additionalProperties"], false);
-    assert_eq!(find(&tools, "buat-laporan-penjualan", &["function", "strict"]), &json!(true));
+    assert_eq!(
+        find(&tools, "buat-laporan-penjualan", &["function", "strict"]),
+        &json!(true)
+    );
     // A documented enum becomes a plain `enum`; the variants' docs stay in the description.
-    assert_eq!(params["properties"]["periode"]["enum"], json!(["harian", "mingguan", "bulanan"]));
-    assert!(params["properties"]["periode"]["description"].as_str().unwrap().contains("mingguan: Tujuh hari terakhir"));
+    assert_eq!(
+        params["properties"]["periode"]["enum"],
+        json!(["harian", "mingguan", "bulanan"])
+    );
+    assert!(
+        params["properties"]["periode"]["description"]
+            .as_str()
+            .unwrap()
+            .contains("mingguan: Tujuh hari terakhir")
+    );
     assert!(params.to_string().find("oneOf").is_none());
     // Bounds survive in OpenAI strict mode.
     let katering = find(&tools, "pesan-katering", &["function", "parameters"]);
@@ -85,11 +115,27 @@ fn openai_strict_closes_every_object_and_requires_every_property() {
 fn anthropic_moves_bounds_into_the_description_and_the_runtime_still_enforces_them() {
     let set = examples();
     let tools = set.export(Target::Anthropic).unwrap();
-    let n = find(&tools, "pesan-katering", &["input_schema", "properties", "jumlah_peserta"]);
-    assert!(n.get("maximum").is_none(), "Anthropic strict has no `maximum`: {n}");
-    assert!(n["description"].as_str().unwrap().contains("maximum: 500"), "{n}");
+    let n = find(
+        &tools,
+        "pesan-katering",
+        &["input_schema", "properties", "jumlah_peserta"],
+    );
+    assert!(
+        n.get("maximum").is_none(),
+        "Anthropic strict has no `maximum`: {n}"
+    );
+    assert!(
+        n["description"].as_str().unwrap().contains("maximum: 500"),
+        "{n}"
+    );
     // The model could now send 501; the runtime refuses it all the same.
-    let err = set.call_blocking(&Context::new(), "pesan-katering", r#"{"jumlah_peserta": 501}"#).unwrap_err();
+    let err = set
+        .call_blocking(
+            &Context::new(),
+            "pesan-katering",
+            r#"{"jumlah_peserta": 501}"#,
+        )
+        .unwrap_err();
     assert!(matches!(err, ToolError::InvalidArguments(_)));
 }
 
@@ -98,15 +144,38 @@ fn gemini_gets_property_ordering_and_any_of_instead_of_type_arrays() {
     let set = examples();
     let tools = set.export(Target::Gemini).unwrap();
     let decls = tools[0]["functionDeclarations"].as_array().unwrap();
-    let laporan = decls.iter().find(|d| d["name"] == "buat-laporan-penjualan").unwrap();
-    assert_eq!(laporan["parametersJsonSchema"]["propertyOrdering"], json!(["periode", "wilayah", "sertakan_grafik"]));
-    let riwayat = decls.iter().find(|d| d["name"] == "cek-riwayat-cuti").unwrap();
+    let laporan = decls
+        .iter()
+        .find(|d| d["name"] == "buat-laporan-penjualan")
+        .unwrap();
+    assert_eq!(
+        laporan["parametersJsonSchema"]["propertyOrdering"],
+        json!(["periode", "wilayah", "sertakan_grafik"])
+    );
+    let riwayat = decls
+        .iter()
+        .find(|d| d["name"] == "cek-riwayat-cuti")
+        .unwrap();
     let tahun = &riwayat["parametersJsonSchema"]["properties"]["tahun"];
-    assert!(tahun.get("type").is_none() && tahun["anyOf"].is_array(), "{tahun}");
-    assert!(!Value::Array(tools.clone()).to_string().contains(r#""type":["#), "no type arrays for Gemini");
+    assert!(
+        tahun.get("type").is_none() && tahun["anyOf"].is_array(),
+        "{tahun}"
+    );
+    assert!(
+        !Value::Array(tools.clone())
+            .to_string()
+            .contains(r#""type":["#),
+        "no type arrays for Gemini"
+    );
     // The bounds Gemini keeps (minimum/maximum) stay on the number.
     assert_eq!(tahun["anyOf"][0]["minimum"], 2000);
-    let err = set.call_blocking(&Context::new(), "buat-laporan-penjualan", r#"{"periode": "tahunan"}"#).unwrap_err();
+    let err = set
+        .call_blocking(
+            &Context::new(),
+            "buat-laporan-penjualan",
+            r#"{"periode": "tahunan"}"#,
+        )
+        .unwrap_err();
     assert!(matches!(err, ToolError::InvalidArguments(_)));
 }
 
@@ -133,7 +202,10 @@ fn a_non_object_output_is_wrapped_for_mcp_consistently() {
     }
     let tool = panjang::tool();
     let entry = export::tool(tool, Target::Mcp).json;
-    assert_eq!(entry["outputSchema"]["properties"]["result"]["type"], "integer");
+    assert_eq!(
+        entry["outputSchema"]["properties"]["result"]["type"],
+        "integer"
+    );
     assert_eq!(entry["outputSchema"]["required"], json!(["result"]));
     let content = export::mcp_structured_content(tool, json!(5));
     assert_eq!(content, json!({"result": 5}));
@@ -154,7 +226,11 @@ fn every_example_export_is_valid_json_schema() {
                 Target::Gemini => &e.json["parametersJsonSchema"],
                 Target::Mcp => &e.json["inputSchema"],
             };
-            assert!(jsonschema::meta::is_valid(schema), "{target:?} {}: {schema}", t.name());
+            assert!(
+                jsonschema::meta::is_valid(schema),
+                "{target:?} {}: {schema}",
+                t.name()
+            );
         }
     }
 }
@@ -164,6 +240,9 @@ fn the_boundary_sentence_reaches_every_target() {
     let set = examples();
     for (target, _) in TARGETS {
         let text = Value::Array(set.export(target).unwrap()).to_string();
-        assert!(text.contains("Not for: prakiraan penjualan ke depan."), "{target:?}");
+        assert!(
+            text.contains("Not for: prakiraan penjualan ke depan."),
+            "{target:?}"
+        );
     }
 }

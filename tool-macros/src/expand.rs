@@ -708,6 +708,7 @@ fn unique_name_marker(model: &ToolFn) -> TokenStream {
     quote_spanned! {span=>
         #[doc(hidden)]
         #[macro_export]
+        #[allow(non_local_definitions)]
         macro_rules! #marker { () => {} }
     }
 }

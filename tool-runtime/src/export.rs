@@ -88,7 +88,11 @@ pub fn tool(tool: &Tool, target: Target) -> ExportedTool {
     let input = tool.input_schema();
     match target {
         Target::OpenAiChat | Target::OpenAiResponses => {
-            let Lowered { schema, strict, reasons } = lower::openai_strict(input);
+            let Lowered {
+                schema,
+                strict,
+                reasons,
+            } = lower::openai_strict(input);
             let json = if target == Target::OpenAiChat {
                 json!({
                     "type": "function",
@@ -97,17 +101,34 @@ pub fn tool(tool: &Tool, target: Target) -> ExportedTool {
             } else {
                 json!({ "type": "function", "name": name, "description": description, "parameters": schema, "strict": strict })
             };
-            ExportedTool { json, strict, reasons }
+            ExportedTool {
+                json,
+                strict,
+                reasons,
+            }
         }
         Target::Anthropic => {
-            let Lowered { schema, strict, reasons } = lower::anthropic(input);
+            let Lowered {
+                schema,
+                strict,
+                reasons,
+            } = lower::anthropic(input);
             let json = json!({ "name": name, "description": description, "input_schema": schema, "strict": strict });
-            ExportedTool { json, strict, reasons }
+            ExportedTool {
+                json,
+                strict,
+                reasons,
+            }
         }
         Target::Gemini => {
             let Lowered { schema, .. } = lower::gemini(input);
-            let json = json!({ "name": name, "description": description, "parametersJsonSchema": schema });
-            ExportedTool { json, strict: false, reasons: vec!["Gemini has no strict flag".into()] }
+            let json =
+                json!({ "name": name, "description": description, "parametersJsonSchema": schema });
+            ExportedTool {
+                json,
+                strict: false,
+                reasons: vec!["Gemini has no strict flag".into()],
+            }
         }
         Target::Mcp => {
             let mut entry = Map::new();
@@ -118,7 +139,10 @@ pub fn tool(tool: &Tool, target: Target) -> ExportedTool {
             }
             entry.insert("description".into(), description.into());
             entry.insert("inputSchema".into(), input.clone());
-            entry.insert("outputSchema".into(), lower::mcp_output(tool.output_schema()));
+            entry.insert(
+                "outputSchema".into(),
+                lower::mcp_output(tool.output_schema()),
+            );
             let mut hints = Map::new();
             if let Some(t) = a.title {
                 hints.insert("title".into(), t.into());
@@ -136,7 +160,11 @@ pub fn tool(tool: &Tool, target: Target) -> ExportedTool {
             if !hints.is_empty() {
                 entry.insert("annotations".into(), Value::Object(hints));
             }
-            ExportedTool { json: Value::Object(entry), strict: true, reasons: Vec::new() }
+            ExportedTool {
+                json: Value::Object(entry),
+                strict: true,
+                reasons: Vec::new(),
+            }
         }
     }
 }
@@ -161,8 +189,16 @@ impl ToolSet {
 }
 
 fn check_anthropic_limits(set: &ToolSet, exported: &[ExportedTool]) -> Result<(), ExportError> {
-    let limit = |message: String| ExportError::Limit { target: Target::Anthropic, message };
-    let strict: Vec<&Tool> = set.iter().zip(exported).filter(|(_, e)| e.strict).map(|(t, _)| t).collect();
+    let limit = |message: String| ExportError::Limit {
+        target: Target::Anthropic,
+        message,
+    };
+    let strict: Vec<&Tool> = set
+        .iter()
+        .zip(exported)
+        .filter(|(_, e)| e.strict)
+        .map(|(t, _)| t)
+        .collect();
     if strict.len() > ANTHROPIC_MAX_STRICT_TOOLS {
         return Err(limit(format!(
             "{} strict tools in one request, over the limit of {ANTHROPIC_MAX_STRICT_TOOLS}: give the agent fewer tools",
@@ -201,7 +237,10 @@ fn count_params(schema: &Value, optional: &mut usize, unions: &mut usize) {
             *optional += 1;
         }
         let union = matches!(p.get("type"), Some(Value::Array(_))) || p.get("anyOf").is_some() || {
-            p.get("oneOf").is_some() && p.get("oneOf").and_then(Value::as_array).is_some_and(|a| a.iter().any(|x| x.get("const").is_none()))
+            p.get("oneOf").is_some()
+                && p.get("oneOf")
+                    .and_then(Value::as_array)
+                    .is_some_and(|a| a.iter().any(|x| x.get("const").is_none()))
         };
         if union {
             *unions += 1;
@@ -217,20 +256,32 @@ fn check_gemini(set: &ToolSet) -> Result<(), ExportError> {
     if set.len() > GEMINI_MAX_DECLARATIONS {
         return Err(ExportError::Limit {
             target: Target::Gemini,
-            message: format!("{} function declarations, over the limit of {GEMINI_MAX_DECLARATIONS}", set.len()),
+            message: format!(
+                "{} function declarations, over the limit of {GEMINI_MAX_DECLARATIONS}",
+                set.len()
+            ),
         });
     }
     // Gemini's parameter names: a letter or `_`, then letters, digits or `_`, at most 64.
     for t in set.iter() {
-        for name in t.input_schema()["properties"].as_object().into_iter().flat_map(|m| m.keys()) {
+        for name in t.input_schema()["properties"]
+            .as_object()
+            .into_iter()
+            .flat_map(|m| m.keys())
+        {
             let mut chars = name.chars();
-            let ok = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            let ok = chars
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
                 && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
                 && name.len() <= 64;
             if !ok {
                 return Err(ExportError::Name {
                     target: Target::Gemini,
-                    message: format!("tool `{}`: parameter name `{name}` is not accepted (letters, digits, `_`; starting with a letter or `_`; at most 64)", t.name()),
+                    message: format!(
+                        "tool `{}`: parameter name `{name}` is not accepted (letters, digits, `_`; starting with a letter or `_`; at most 64)",
+                        t.name()
+                    ),
                 });
             }
         }
@@ -253,26 +304,59 @@ pub fn structured_output<T: JsonSchema>(target: Target, name: &str) -> ExportedT
     let canonical = output_schema::<T>();
     match target {
         Target::OpenAiChat => {
-            let Lowered { schema, strict, reasons } = lower::openai_strict(&canonical);
+            let Lowered {
+                schema,
+                strict,
+                reasons,
+            } = lower::openai_strict(&canonical);
             let json = json!({ "type": "json_schema", "json_schema": { "name": name, "schema": schema, "strict": strict } });
-            ExportedTool { json, strict, reasons }
+            ExportedTool {
+                json,
+                strict,
+                reasons,
+            }
         }
         Target::OpenAiResponses => {
-            let Lowered { schema, strict, reasons } = lower::openai_strict(&canonical);
+            let Lowered {
+                schema,
+                strict,
+                reasons,
+            } = lower::openai_strict(&canonical);
             let json = json!({ "format": { "type": "json_schema", "name": name, "schema": schema, "strict": strict } });
-            ExportedTool { json, strict, reasons }
+            ExportedTool {
+                json,
+                strict,
+                reasons,
+            }
         }
         Target::Anthropic => {
-            let Lowered { schema, strict, reasons } = lower::anthropic(&canonical);
+            let Lowered {
+                schema,
+                strict,
+                reasons,
+            } = lower::anthropic(&canonical);
             let json = json!({ "format": { "type": "json_schema", "schema": schema } });
-            ExportedTool { json, strict, reasons }
+            ExportedTool {
+                json,
+                strict,
+                reasons,
+            }
         }
         Target::Gemini => {
             let Lowered { schema, .. } = lower::gemini(&canonical);
-            let json = json!({ "responseMimeType": "application/json", "responseJsonSchema": schema });
-            ExportedTool { json, strict: true, reasons: Vec::new() }
+            let json =
+                json!({ "responseMimeType": "application/json", "responseJsonSchema": schema });
+            ExportedTool {
+                json,
+                strict: true,
+                reasons: Vec::new(),
+            }
         }
-        Target::Mcp => ExportedTool { json: canonical, strict: true, reasons: Vec::new() },
+        Target::Mcp => ExportedTool {
+            json: canonical,
+            strict: true,
+            reasons: Vec::new(),
+        },
     }
 }
 

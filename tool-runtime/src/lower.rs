@@ -17,10 +17,29 @@ pub struct Lowered {
 }
 
 /// Formats OpenAI's strict mode accepts.
-const OPENAI_FORMATS: &[&str] = &["date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"];
+const OPENAI_FORMATS: &[&str] = &[
+    "date-time",
+    "time",
+    "date",
+    "duration",
+    "email",
+    "hostname",
+    "ipv4",
+    "ipv6",
+    "uuid",
+];
 /// Formats Anthropic's strict mode accepts.
 const ANTHROPIC_FORMATS: &[&str] = &[
-    "date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid",
+    "date-time",
+    "time",
+    "date",
+    "duration",
+    "email",
+    "hostname",
+    "uri",
+    "ipv4",
+    "ipv6",
+    "uuid",
 ];
 /// OpenAI strict-mode limits (the current documented figures).
 const OPENAI_MAX_PROPERTIES: usize = 5000;
@@ -33,9 +52,13 @@ fn note(schema: &mut Map<String, Value>, moved: Vec<(String, Value)>) {
     if moved.is_empty() {
         return;
     }
+    // Strings unquoted, like the providers' SDKs write them: `{default: semua}`.
     let text = moved
         .iter()
-        .map(|(k, v)| format!("{k}: {}", v))
+        .map(|(k, v)| match v {
+            Value::String(s) => format!("{k}: {s}"),
+            other => format!("{k}: {other}"),
+        })
         .collect::<Vec<_>>()
         .join(", ");
     let text = format!("{{{text}}}");
@@ -47,7 +70,10 @@ fn note(schema: &mut Map<String, Value>, moved: Vec<(String, Value)>) {
 }
 
 /// Removes `keys` from `schema`, returning the moved pairs in schema order.
-fn take(schema: &mut Map<String, Value>, keep: impl Fn(&str, &Value) -> bool) -> Vec<(String, Value)> {
+fn take(
+    schema: &mut Map<String, Value>,
+    keep: impl Fn(&str, &Value) -> bool,
+) -> Vec<(String, Value)> {
     let moved: Vec<String> = schema
         .iter()
         .filter(|(k, v)| !keep(k, v))
@@ -88,17 +114,29 @@ fn one_of_to_any_of(s: &mut Map<String, Value>) {
         .iter()
         .map(|a| {
             let c = a.get("const")?.clone();
-            let d = a.get("description").and_then(Value::as_str).map(str::to_owned);
-            (a.as_object()?.keys().all(|k| k == "const" || k == "description")).then_some((c, d))
+            let d = a
+                .get("description")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            (a.as_object()?
+                .keys()
+                .all(|k| k == "const" || k == "description"))
+            .then_some((c, d))
         })
         .collect();
     match consts {
         Some(consts) if !consts.is_empty() => {
             let docs: Vec<String> = consts
                 .iter()
-                .filter_map(|(c, d)| d.as_ref().map(|d| format!("{}: {d}", c.as_str().unwrap_or(&c.to_string()))))
+                .filter_map(|(c, d)| {
+                    d.as_ref()
+                        .map(|d| format!("{}: {d}", c.as_str().unwrap_or(&c.to_string())))
+                })
                 .collect();
-            s.insert("enum".into(), Value::Array(consts.into_iter().map(|(c, _)| c).collect()));
+            s.insert(
+                "enum".into(),
+                Value::Array(consts.into_iter().map(|(c, _)| c).collect()),
+            );
             if !docs.is_empty() {
                 let list = docs.join("; ");
                 let description = match s.get("description").and_then(Value::as_str) {
@@ -136,16 +174,28 @@ pub fn openai_strict(canonical: &Value) -> Lowered {
         reasons.push("the root is not an object".into());
     }
     if stats.properties > OPENAI_MAX_PROPERTIES {
-        reasons.push(format!("{} properties, over the limit of {OPENAI_MAX_PROPERTIES}", stats.properties));
+        reasons.push(format!(
+            "{} properties, over the limit of {OPENAI_MAX_PROPERTIES}",
+            stats.properties
+        ));
     }
     if stats.depth > OPENAI_MAX_DEPTH {
-        reasons.push(format!("nesting depth {}, over the limit of {OPENAI_MAX_DEPTH}", stats.depth));
+        reasons.push(format!(
+            "nesting depth {}, over the limit of {OPENAI_MAX_DEPTH}",
+            stats.depth
+        ));
     }
     if stats.enum_values > OPENAI_MAX_ENUM_VALUES {
-        reasons.push(format!("{} enum values, over the limit of {OPENAI_MAX_ENUM_VALUES}", stats.enum_values));
+        reasons.push(format!(
+            "{} enum values, over the limit of {OPENAI_MAX_ENUM_VALUES}",
+            stats.enum_values
+        ));
     }
     if stats.chars > OPENAI_MAX_CHARS {
-        reasons.push(format!("{} characters of names and values, over the limit of {OPENAI_MAX_CHARS}", stats.chars));
+        reasons.push(format!(
+            "{} characters of names and values, over the limit of {OPENAI_MAX_CHARS}",
+            stats.chars
+        ));
     }
     Lowered {
         schema,
@@ -171,13 +221,15 @@ fn openai_node(v: &mut Value, depth: usize, reasons: &mut Vec<String>, stats: &m
         return;
     }
     one_of_to_any_of(s);
-    if let Some(f) = s.get("format").and_then(Value::as_str) {
-        if !OPENAI_FORMATS.contains(&f) {
-            let moved = take(s, |k, _| k != "format");
-            note(s, moved);
-        }
+    if let Some(f) = s.get("format").and_then(Value::as_str)
+        && !OPENAI_FORMATS.contains(&f)
+    {
+        let moved = take(s, |k, _| k != "format");
+        note(s, moved);
     }
-    let moved = take(s, |k, v| k != "examples" && !(k == "default" && v.is_null()));
+    let moved = take(s, |k, v| {
+        k != "examples" && !(k == "default" && v.is_null())
+    });
     note(s, moved);
     if let Some(Value::Array(values)) = s.get("enum") {
         stats.enum_values += values.len();
@@ -190,11 +242,18 @@ fn openai_node(v: &mut Value, depth: usize, reasons: &mut Vec<String>, stats: &m
         s.insert("required".into(), Value::Array(keys));
         match s.get("additionalProperties") {
             Some(Value::Bool(false)) => {}
-            _ => reasons.push("an object accepts arbitrary keys (an open map), which strict mode cannot express".into()),
+            _ => reasons.push(
+                "an object accepts arbitrary keys (an open map), which strict mode cannot express"
+                    .into(),
+            ),
         }
         s.insert("additionalProperties".into(), false.into());
     }
-    let nested = if s.contains_key("properties") { depth + 1 } else { depth };
+    let nested = if s.contains_key("properties") {
+        depth + 1
+    } else {
+        depth
+    };
     each_subschema(s, &mut |child| openai_node(child, nested, reasons, stats));
 }
 
@@ -223,8 +282,8 @@ fn anthropic_node(v: &mut Value, reasons: &mut Vec<String>) {
     }
     one_of_to_any_of(s);
     let moved = take(s, |k, v| match k {
-        "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" | "multipleOf" | "minLength"
-        | "maxLength" | "pattern" | "default" | "examples" | "maxItems" => false,
+        "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" | "multipleOf"
+        | "minLength" | "maxLength" | "pattern" | "default" | "examples" | "maxItems" => false,
         "minItems" => v.as_u64().is_some_and(|n| n <= 1),
         "format" => v.as_str().is_some_and(|f| ANTHROPIC_FORMATS.contains(&f)),
         _ => true,
@@ -233,7 +292,10 @@ fn anthropic_node(v: &mut Value, reasons: &mut Vec<String>) {
     if s.contains_key("properties") {
         match s.get("additionalProperties") {
             Some(Value::Bool(false)) => {}
-            _ => reasons.push("an object accepts arbitrary keys (an open map), which strict mode cannot express".into()),
+            _ => reasons.push(
+                "an object accepts arbitrary keys (an open map), which strict mode cannot express"
+                    .into(),
+            ),
         }
     }
     each_subschema(s, &mut |child| anthropic_node(child, reasons));
@@ -263,7 +325,13 @@ fn gemini_node(v: &mut Value) {
     let moved = take(s, |k, _| {
         !matches!(
             k,
-            "exclusiveMinimum" | "exclusiveMaximum" | "multipleOf" | "minLength" | "maxLength" | "pattern" | "default"
+            "exclusiveMinimum"
+                | "exclusiveMaximum"
+                | "multipleOf"
+                | "minLength"
+                | "maxLength"
+                | "pattern"
+                | "default"
                 | "examples"
         )
     });

@@ -246,3 +246,64 @@ fn the_boundary_sentence_reaches_every_target() {
         );
     }
 }
+
+#[derive(tool_runtime::ToolArg, serde::Deserialize)]
+#[allow(dead_code)]
+struct Kategori {
+    /// Nama kategori
+    nama: String,
+    /// Subkategori
+    #[arg(length = 0..=5)]
+    anak: Vec<Kategori>,
+}
+
+#[tool_runtime::tool(description = "Simpan pohon kategori buku.")]
+fn simpan_kategori(#[arg(description = "Akar pohon")] akar: Kategori) -> bool {
+    let _ = akar;
+    true
+}
+
+#[test]
+fn what_cannot_be_strict_is_sent_non_strict_with_a_reason() {
+    let e = export::tool(simpan_kategori::tool(), Target::Anthropic);
+    assert!(!e.strict);
+    assert_eq!(e.json["strict"], false);
+    assert!(e.reasons[0].contains("recursive"), "{:?}", e.reasons);
+    // OpenAI strict mode takes recursion through `$ref`.
+    let o = export::tool(simpan_kategori::tool(), Target::OpenAiChat);
+    assert!(o.strict, "{:?}", o.reasons);
+}
+
+macro_rules! many_tools {
+    ($($name:ident)*) => {
+        $(
+            #[tool_runtime::tool(description = "Alat uji untuk batas jumlah alat per permintaan.")]
+            fn $name(#[arg(description = "Catatan opsional")] catatan: Option<String>) -> bool {
+                catatan.is_some()
+            }
+        )*
+        fn many() -> ToolSet {
+            ToolSet::new([$($name::tool()),*]).unwrap()
+        }
+    };
+}
+
+many_tools!(t01 t02 t03 t04 t05 t06 t07 t08 t09 t10 t11 t12 t13 t14 t15 t16 t17 t18 t19 t20 t21);
+
+#[test]
+fn anthropic_per_request_limits_are_checked() {
+    let err = many().export(Target::Anthropic).unwrap_err();
+    assert!(err.to_string().contains("21 strict tools"), "{err}");
+    let twelve = ToolSet::new(many().iter().take(12)).unwrap();
+    assert!(twelve.export(Target::Anthropic).is_ok());
+    let err = ToolSet::new(many().iter().take(20))
+        .unwrap()
+        .export(Target::Anthropic)
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("20 union-typed parameters"),
+        "{err}"
+    );
+    // OpenAI has no such per-request limit.
+    assert!(many().export(Target::OpenAiChat).is_ok());
+}

@@ -307,3 +307,43 @@ fn anthropic_per_request_limits_are_checked() {
     // OpenAI has no such per-request limit.
     assert!(many().export(Target::OpenAiChat).is_ok());
 }
+
+#[test]
+fn whatever_a_lowering_drops_the_runtime_still_enforces() {
+    // `ajukan-cuti` has a `pattern` on `mulai` and a `maximum` on `hari`.
+    let set = examples();
+    for (target, name) in TARGETS {
+        let e = export::tool(set.get("ajukan-cuti").unwrap(), target).json;
+        let text = e.to_string();
+        let kept = |k: &str| text.contains(&format!("\"{k}\":"));
+        println!(
+            "{name}: pattern kept {}, maximum kept {}",
+            kept("pattern"),
+            kept("maximum")
+        );
+    }
+    let anthropic = export::tool(set.get("ajukan-cuti").unwrap(), Target::Anthropic)
+        .json
+        .to_string();
+    let gemini = export::tool(set.get("ajukan-cuti").unwrap(), Target::Gemini)
+        .json
+        .to_string();
+    assert!(
+        !anthropic.contains("\"pattern\":") && !gemini.contains("\"pattern\":"),
+        "both move `pattern` out"
+    );
+    // Whatever the model was shown, the call is checked against the canonical schema.
+    let cx = examples::hr::Session::new("K-001", examples::hr::Peran::Karyawan).context(
+        std::sync::Arc::new(examples::hr::domain::Db::in_memory().unwrap()),
+    );
+    for bad in [
+        r#"{"mulai": "besok", "hari": 2}"#,
+        r#"{"mulai": "2026-12-21", "hari": 15}"#,
+    ] {
+        let err = set.call_blocking(&cx, "ajukan-cuti", bad).unwrap_err();
+        assert!(
+            matches!(err, ToolError::InvalidArguments(_)),
+            "{bad}: {err:?}"
+        );
+    }
+}

@@ -4,6 +4,8 @@
 //!
 //! Run with `cargo run -p examples --example hr_assistant` (the database is created and seeded in
 //! the system's temp directory on first run; `HR_DB=path` picks another file).
+//! `cargo run -p examples --example hr_assistant -- mcp` serves the same tools over MCP on stdio
+//! for the session in `HR_NIK`/`HR_PERAN` (see `examples::hr::serve_mcp`).
 
 use std::sync::Arc;
 
@@ -12,6 +14,14 @@ use examples::hr::{Peran, Session, tool_set};
 use tool_runtime::{Context, ToolError, ToolSet};
 
 fn main() {
+    if std::env::args().nth(1).as_deref() == Some("mcp") {
+        let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
+        if let Err(e) = runtime.block_on(examples::hr::serve_mcp()) {
+            eprintln!("hr mcp server: {e}");
+            std::process::exit(1);
+        }
+        return;
+    }
     let path = std::env::var_os("HR_DB")
         .map(Into::into)
         .unwrap_or_else(|| std::env::temp_dir().join("hr_assistant.sqlite"));

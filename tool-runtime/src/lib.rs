@@ -76,6 +76,8 @@ mod decode;
 pub mod export;
 mod host;
 pub mod lower;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 mod schema;
 mod set;
 mod tool;

@@ -148,6 +148,20 @@ impl ToolSet {
         Ok(out.into_call_output())
     }
 
+    /// [`ToolSet::call_full`] with arguments already parsed as JSON.
+    pub async fn call_full_value(
+        &self,
+        cx: &Context,
+        name: &str,
+        arguments: Value,
+    ) -> Result<CallOutput, ToolError> {
+        let tool = self.find(name)?;
+        let out = tool
+            .run(cx, Source::Value(arguments), Format::Value, false)
+            .await?;
+        Ok(out.into_call_output())
+    }
+
     /// [`ToolSet::call_full`] for code without an async runtime.
     pub fn call_full_blocking(
         &self,

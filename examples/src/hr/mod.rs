@@ -131,3 +131,29 @@ pub fn tahun_ini() -> u16 {
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     (yoe + era * 400 + i64::from(month <= 2)) as u16
 }
+
+/// Serves the HR tools over MCP on stdin/stdout for one configured session: `HR_NIK` (default
+/// `K-001`) and `HR_PERAN` (`karyawan` or `manajer`), with the database at `HR_DB` (default: the
+/// system's temp dir). The employee comes from this configuration, never from the model.
+pub async fn serve_mcp() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let nik = std::env::var("HR_NIK").unwrap_or_else(|_| "K-001".into());
+    let peran = match std::env::var("HR_PERAN").as_deref() {
+        Ok("manajer") => Peran::Manajer,
+        _ => Peran::Karyawan,
+    };
+    let path = std::env::var_os("HR_DB")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::env::temp_dir().join("hr_assistant.sqlite"));
+    let db = std::sync::Arc::new(Db::open(&path)?);
+    let session = Session::new(&nik, peran);
+    let page_size = std::env::var("HR_MCP_PAGE_SIZE")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(50);
+    tool_runtime::mcp::McpServer::new(tool_set())
+        .with_server_info("hr-assistant", env!("CARGO_PKG_VERSION"))
+        .with_page_size(page_size)
+        .with_context(move || session.context(db.clone()))
+        .serve_stdio()
+        .await
+}

@@ -1,0 +1,193 @@
+//! Serve a tool set over MCP with the official Rust SDK (`rmcp`), behind the `mcp` feature.
+//!
+//! `tools/list` shows the tools the caller may see (their MCP export: description with the
+//! boundary sentence, `inputSchema`, `outputSchema`, annotations), page by page; `tools/call`
+//! validates the arguments and answers with `structuredContent` plus the same JSON as text (or the
+//! tool's `to_model` summary). Invalid arguments, tool failures and panics come back as
+//! `isError: true` results with the message the model can act on (SEP-1303); an unknown tool is a
+//! JSON-RPC error. Who is calling comes from the host's [`Context`], never from the arguments.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+//! use tool_runtime::{Context, ToolSet, mcp::McpServer};
+//! let tools = ToolSet::all()?;
+//! McpServer::new(tools).with_context(Context::new).serve_stdio().await?;
+//! # Ok(()) }
+//! ```
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData,
+    Implementation, InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+
+use crate::export::{self, Target};
+use crate::host::Content;
+use crate::{Context, ToolError, ToolSet};
+
+/// Builds the host context for a request: the session, its grants, shared state.
+type ContextFn = dyn Fn() -> Context + Send + Sync;
+
+/// An MCP server for one tool set.
+#[derive(Clone)]
+pub struct McpServer {
+    tools: Arc<ToolSet>,
+    context: Arc<ContextFn>,
+    page_size: usize,
+    name: String,
+    version: String,
+}
+
+impl McpServer {
+    /// A server for `tools`, with an empty context and pages of 50 tools.
+    pub fn new(tools: ToolSet) -> Self {
+        McpServer {
+            tools: Arc::new(tools),
+            context: Arc::new(Context::new),
+            page_size: 50,
+            name: "tool-runtime".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        }
+    }
+
+    /// How the host context of each request is made (for stdio: the configured session).
+    pub fn with_context(mut self, make: impl Fn() -> Context + Send + Sync + 'static) -> Self {
+        self.context = Arc::new(make);
+        self
+    }
+
+    /// Tools per `tools/list` page (at least 1).
+    pub fn with_page_size(mut self, page_size: usize) -> Self {
+        self.page_size = page_size.max(1);
+        self
+    }
+
+    /// The name and version the server reports in `initialize`.
+    pub fn with_server_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.name = name.into();
+        self.version = version.into();
+        self
+    }
+
+    /// Serves on stdin/stdout until the client closes stdin. Nothing else is written to stdout.
+    pub async fn serve_stdio(self) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        let service = self.serve(rmcp::transport::stdio()).await?;
+        service.waiting().await?;
+        Ok(())
+    }
+
+    fn page(&self, cursor: Option<&str>, cx: &Context) -> Result<ListToolsResult, ErrorData> {
+        let visible = self.tools.visible_to(cx);
+        let start = match cursor {
+            None => 0,
+            Some(c) => decode_cursor(c)
+                .filter(|&i| i <= visible.len())
+                .ok_or_else(|| ErrorData::invalid_params(format!("invalid cursor: {c:?}"), None))?,
+        };
+        let end = (start + self.page_size).min(visible.len());
+        let tools = visible
+            .iter()
+            .skip(start)
+            .take(end - start)
+            .map(|t| serde_json::from_value(export::tool(t, Target::Mcp).json))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| ErrorData::internal_error(format!("tool export: {e}"), None))?;
+        let mut result = ListToolsResult::with_all_items(tools);
+        if end < visible.len() {
+            result.next_cursor = Some(encode_cursor(end));
+        }
+        Ok(result)
+    }
+
+    async fn call(
+        &self,
+        name: &str,
+        arguments: Option<Value>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let cx = (self.context)();
+        let tool = match self.tools.get(name) {
+            Some(t) if t.allowed(&cx) => t,
+            // A tool this caller may not see is as unknown as one that does not exist.
+            _ => {
+                return Err(ErrorData::invalid_params(
+                    format!("Unknown tool: {name}"),
+                    None,
+                ));
+            }
+        };
+        let arguments = arguments.unwrap_or_else(|| json!({}));
+        match self
+            .tools
+            .call_full_value(&cx, tool.name(), arguments)
+            .await
+        {
+            Ok(out) => {
+                let structured = export::mcp_structured_content(tool, out.value.clone());
+                let mut content: Vec<ContentBlock> = out.model.iter().map(content_block).collect();
+                if content.is_empty() {
+                    content.push(ContentBlock::text(out.value.to_string()));
+                }
+                let mut result = CallToolResult::success(content);
+                result.structured_content = Some(structured);
+                Ok(result)
+            }
+            Err(ToolError::UnknownTool { .. }) => Err(ErrorData::invalid_params(
+                format!("Unknown tool: {name}"),
+                None,
+            )),
+            Err(e) => Ok(CallToolResult::error(vec![ContentBlock::text(
+                e.model_message(),
+            )])),
+        }
+    }
+}
+
+fn content_block(c: &Content) -> ContentBlock {
+    match c {
+        Content::Text { text } => ContentBlock::text(text.clone()),
+        // MCP images carry data; a URL is a link to a resource.
+        Content::ImageUrl { url } => serde_json::from_value(json!({
+            "type": "resource_link", "uri": url, "name": url.rsplit('/').next().unwrap_or(url), "mimeType": "image/*"
+        }))
+        .unwrap_or_else(|_| ContentBlock::text(url.clone())),
+    }
+}
+
+/// Cursors are opaque to clients: an offset behind a fixed prefix.
+fn encode_cursor(offset: usize) -> String {
+    format!("o{offset:x}")
+}
+
+fn decode_cursor(cursor: &str) -> Option<usize> {
+    usize::from_str_radix(cursor.strip_prefix('o')?, 16).ok()
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(self.name.clone(), self.version.clone()))
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let cx = (self.context)();
+        self.page(request.as_ref().and_then(|r| r.cursor.as_deref()), &cx)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let arguments = request.arguments.map(Value::Object);
+        self.call(&request.name, arguments).await.map(Into::into)
+    }
+}

@@ -156,3 +156,123 @@ fn the_python_sdk_client_agrees() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"probe","version":"0"}}}"#;
+const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+
+/// Runs the server binary on `lines`, closes its input, and returns what it wrote.
+fn exchange(lines: &[String]) -> (Vec<Value>, std::process::ExitStatus) {
+    use std::io::Write;
+    let dir = std::env::temp_dir().join(format!("hr-mcp-raw-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hr-mcp"))
+        .env("HR_DB", dir.join("hr.sqlite"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let lines = lines.to_vec();
+    let writer = std::thread::spawn(move || {
+        for l in lines {
+            let _ = stdin.write_all(l.as_bytes());
+            let _ = stdin.write_all(b"\n");
+        }
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let values = text
+        .lines()
+        .map(|l| {
+            serde_json::from_str(l)
+                .unwrap_or_else(|e| panic!("stdout holds only protocol messages: {e}: {l}"))
+        })
+        .collect();
+    (values, out.status)
+}
+
+#[test]
+fn every_request_gets_exactly_one_answer_and_the_server_exits_when_input_closes() {
+    let deep = format!(
+        r#"{{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{{"name":"cek-sisa-cuti","arguments":{{"x":{}{}}}}}}}"#,
+        "[".repeat(300),
+        "]".repeat(300)
+    );
+    let huge = format!(
+        r#"{{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{{"name":"cek-sisa-cuti","arguments":{{"x":"{}"}}}}}}"#,
+        "a".repeat(9 * 1024 * 1024)
+    );
+    let lines = vec![
+        INIT.to_owned(),
+        INITIALIZED.to_owned(),
+        "this is not json".to_owned(),
+        r#"{"jsonrpc":"2.0","id":2,"method":"no/such"}"#.to_owned(),
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"cek-sisa-cuti","arguments":[1]}}"#.to_owned(),
+        deep,
+        huge,
+        r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"cek-sisa-cuti","arguments":{}}}"#.to_owned(),
+    ];
+    let (answers, status) = exchange(&lines);
+    assert!(status.success(), "clean exit when stdin closes: {status}");
+    let mut ids: Vec<String> = answers.iter().map(|a| a["id"].to_string()).collect();
+    ids.sort();
+    assert_eq!(ids, ["1", "10", "2", "3", "4", "9", "null"], "{answers:#?}");
+    let code = |id: i64| answers.iter().find(|a| a["id"] == id).unwrap()["error"]["code"].clone();
+    assert_eq!(code(2), -32601);
+    assert_eq!(code(3), -32602);
+    assert_eq!(code(9), -32600);
+    assert_eq!(code(10), -32600);
+    assert!(
+        answers
+            .iter()
+            .any(|a| a["id"] == 4 && a["result"]["structuredContent"]["nama"] == "Sari")
+    );
+}
+
+#[tool_runtime::tool(description = "Selalu panik, untuk menguji bahwa server tetap hidup.")]
+fn selalu_panik() -> u32 {
+    panic!("rahasia internal")
+}
+
+#[tokio::test]
+async fn a_panicking_tool_is_an_error_result_and_the_server_goes_on() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let (client_in, server_in) = tokio::io::duplex(1 << 16);
+    let (server_out, client_out) = tokio::io::duplex(1 << 16);
+    let server = tool_runtime::mcp::McpServer::new(
+        tool_runtime::ToolSet::new([selalu_panik::tool()]).unwrap(),
+    );
+    let task = tokio::spawn(server.serve_lines(server_in, server_out));
+    let mut client_in = client_in;
+    for line in [
+        INIT,
+        INITIALIZED,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"selalu_panik","arguments":{}}}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#,
+    ] {
+        client_in
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .unwrap();
+    }
+    let mut lines = tokio::io::BufReader::new(client_out).lines();
+    let mut answers = Vec::new();
+    while answers.len() < 3 {
+        let line = lines.next_line().await.unwrap().expect("an answer");
+        answers.push(serde_json::from_str::<Value>(&line).unwrap());
+    }
+    drop(client_in);
+    task.await.unwrap().unwrap();
+    let call = answers.iter().find(|a| a["id"] == 2).unwrap();
+    assert_eq!(call["result"]["isError"], true);
+    assert!(
+        !call.to_string().contains("rahasia"),
+        "the panic message stays out of the model's view"
+    );
+    assert!(
+        answers
+            .iter()
+            .any(|a| a["id"] == 3 && a["result"]["tools"][0]["name"] == "selalu_panik")
+    );
+}

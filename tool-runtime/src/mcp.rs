@@ -17,6 +17,8 @@
 
 use std::sync::Arc;
 
+mod guard;
+
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData,
     Implementation, InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
@@ -74,10 +76,29 @@ impl McpServer {
         self
     }
 
-    /// Serves on stdin/stdout until the client closes stdin. Nothing else is written to stdout.
+    /// Serves on stdin/stdout until the client closes stdin. Nothing else is written to stdout,
+    /// and every request line gets exactly one answer (see the guard in `mcp/guard.rs`).
     pub async fn serve_stdio(self) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-        let service = self.serve(rmcp::transport::stdio()).await?;
+        self.serve_lines(tokio::io::stdin(), tokio::io::stdout())
+            .await
+    }
+
+    /// Serves newline-delimited JSON-RPC from `input` to `output` (the stdio transport on any
+    /// pair of streams).
+    pub async fn serve_lines<I, O>(
+        self,
+        input: I,
+        output: O,
+    ) -> Result<(), Box<dyn std::error::Error + Send + Sync>>
+    where
+        I: tokio::io::AsyncRead + Unpin + Send + 'static,
+        O: tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        let (server_end, guard_end) = tokio::io::duplex(1 << 16);
+        let guard = tokio::spawn(guard::run(input, output, guard_end));
+        let service = self.serve(server_end).await?;
         service.waiting().await?;
+        guard.await??;
         Ok(())
     }
 

@@ -6,20 +6,88 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
-async fn start(nik: &str, peran: &str, page_size: usize) -> RunningService<RoleClient, ()> {
-    let dir = std::env::temp_dir().join(format!(
-        "hr-mcp-test-{}-{nik}-{page_size}",
-        std::process::id()
-    ));
+fn server(nik: &str, peran: &str, page_size: usize, tag: &str) -> TokioChildProcess {
+    let dir = std::env::temp_dir().join(format!("hr-mcp-test-{}-{tag}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_hr-mcp"));
     cmd.env("HR_NIK", nik)
         .env("HR_PERAN", peran)
         .env("HR_DB", dir.join("hr.sqlite"))
         .env("HR_MCP_PAGE_SIZE", page_size.to_string());
-    ().serve(TokioChildProcess::new(cmd).unwrap())
+    TokioChildProcess::new(cmd).unwrap()
+}
+
+async fn start(nik: &str, peran: &str, page_size: usize) -> RunningService<RoleClient, ()> {
+    let tag = format!("{nik}-{page_size}");
+    ().serve(server(nik, peran, page_size, &tag))
         .await
         .expect("handshake")
+}
+
+/// A client whose user approves (or declines) every elicitation.
+struct Approver {
+    approve: bool,
+}
+
+impl rmcp::ClientHandler for Approver {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        serde_json::from_value(json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": { "elicitation": { "form": {} } },
+            "clientInfo": { "name": "approver", "version": "0" }
+        }))
+        .unwrap()
+    }
+
+    async fn create_elicitation(
+        &self,
+        _request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::model::ErrorData> {
+        use rmcp::model::{ElicitResult, ElicitationAction};
+        Ok(if self.approve {
+            ElicitResult::new(ElicitationAction::Accept).with_content(json!({ "approve": true }))
+        } else {
+            ElicitResult::new(ElicitationAction::Decline)
+        })
+    }
+}
+
+#[tokio::test]
+async fn approval_is_asked_through_elicitation() {
+    let request = || {
+        CallToolRequestParams::new("ajukan-cuti")
+            .with_arguments(args(json!({"mulai": "2026-12-21", "hari": 2})))
+    };
+    let yes = Approver { approve: true }
+        .serve(server("K-001", "karyawan", 50, "approve"))
+        .await
+        .unwrap();
+    let done = yes.call_tool(request()).await.unwrap();
+    assert_eq!(done.is_error, Some(false), "{done:?}");
+    assert_eq!(
+        done.structured_content,
+        Some(json!({"status": "diajukan", "sisa_cuti": 5}))
+    );
+    yes.cancel().await.unwrap();
+
+    let no = Approver { approve: false }
+        .serve(server("K-001", "karyawan", 50, "decline"))
+        .await
+        .unwrap();
+    let refused = no.call_tool(request()).await.unwrap();
+    assert_eq!(refused.is_error, Some(true));
+    let balance = no
+        .call_tool(CallToolRequestParams::new("cek-sisa-cuti"))
+        .await
+        .unwrap();
+    assert_eq!(
+        balance.structured_content.unwrap()["sisa_cuti"],
+        7,
+        "nothing changed"
+    );
+    no.cancel().await.unwrap();
 }
 
 fn args(v: Value) -> serde_json::Map<String, Value> {

@@ -24,13 +24,22 @@ use rmcp::model::{
     Implementation, InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
     ServerConfig,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{ElicitationError, Peer, RequestContext};
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
 use crate::export::{self, Target};
-use crate::host::Content;
-use crate::{Context, ToolError, ToolSet};
+use crate::host::{CallOutput, Content, PendingCall};
+use crate::{Context, Tool, ToolError, ToolSet};
+
+/// What a person answers when a tool needs approval (MCP elicitation).
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Approval {
+    /// Run this action now?
+    approve: bool,
+}
+
+rmcp::elicit_safe!(Approval);
 
 /// Builds the host context for a request: the session, its grants, shared state.
 type ContextFn = dyn Fn() -> Context + Send + Sync;
@@ -129,6 +138,7 @@ impl McpServer {
         &self,
         name: &str,
         arguments: Option<Value>,
+        peer: &Peer<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let cx = (self.context)();
         let tool = match self.tools.get(name) {
@@ -147,15 +157,9 @@ impl McpServer {
             .call_full_value(&cx, tool.name(), arguments)
             .await
         {
-            Ok(out) => {
-                let structured = export::mcp_structured_content(tool, out.value.clone());
-                let mut content: Vec<ContentBlock> = out.model.iter().map(content_block).collect();
-                if content.is_empty() {
-                    content.push(ContentBlock::text(out.value.to_string()));
-                }
-                let mut result = CallToolResult::success(content);
-                result.structured_content = Some(structured);
-                Ok(result)
+            Ok(out) => Ok(success(tool, out)),
+            Err(ToolError::ApprovalRequired(pending)) => {
+                Ok(self.approve(tool, pending, &cx, peer).await)
             }
             Err(ToolError::UnknownTool { .. }) => Err(ErrorData::invalid_params(
                 format!("Unknown tool: {name}"),
@@ -166,6 +170,57 @@ impl McpServer {
             )])),
         }
     }
+
+    /// Asks the person at the client to approve a held call (MCP elicitation). A client without
+    /// elicitation gets a clear "approval required" tool error and nothing runs.
+    async fn approve(
+        &self,
+        tool: &Tool,
+        pending: PendingCall,
+        cx: &Context,
+        peer: &Peer<RoleServer>,
+    ) -> CallToolResult {
+        let can_ask = peer
+            .peer_info()
+            .is_some_and(|i| i.capabilities.elicitation.is_some());
+        if !can_ask {
+            let message = ToolError::ApprovalRequired(pending.clone()).model_message();
+            self.tools.reject(pending);
+            return CallToolResult::error(vec![ContentBlock::text(message)]);
+        }
+        let question = format!("Approve `{}` with {}?", pending.tool, pending.arguments);
+        match peer.elicit::<Approval>(question).await {
+            Ok(Some(Approval { approve: true })) => match self.tools.resume(cx, pending).await {
+                Ok(out) => success(tool, out),
+                Err(e) => CallToolResult::error(vec![ContentBlock::text(e.model_message())]),
+            },
+            Ok(_) | Err(ElicitationError::UserDeclined) | Err(ElicitationError::UserCancelled) => {
+                self.tools.reject(pending);
+                CallToolResult::error(vec![ContentBlock::text(
+                    "The user did not approve this action; nothing was changed.",
+                )])
+            }
+            Err(e) => {
+                self.tools.reject(pending);
+                CallToolResult::error(vec![ContentBlock::text(format!(
+                    "This action needs a person's approval, which could not be asked for ({e}); nothing was changed."
+                ))])
+            }
+        }
+    }
+}
+
+/// A finished call as MCP content: the model's view as content blocks, the output as
+/// `structuredContent` (wrapped like the `outputSchema` when it is not an object).
+fn success(tool: &Tool, out: CallOutput) -> CallToolResult {
+    let structured = export::mcp_structured_content(tool, out.value.clone());
+    let mut content: Vec<ContentBlock> = out.model.iter().map(content_block).collect();
+    if content.is_empty() {
+        content.push(ContentBlock::text(out.value.to_string()));
+    }
+    let mut result = CallToolResult::success(content);
+    result.structured_content = Some(structured);
+    result
 }
 
 fn content_block(c: &Content) -> ContentBlock {
@@ -206,9 +261,11 @@ impl ServerHandler for McpServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let arguments = request.arguments.map(Value::Object);
-        self.call(&request.name, arguments).await.map(Into::into)
+        self.call(&request.name, arguments, &context.peer)
+            .await
+            .map(Into::into)
     }
 }

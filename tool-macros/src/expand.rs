@@ -627,8 +627,8 @@ pub fn expand_field(rt: &TokenStream, arg: &Arg) -> TokenStream {
     }
 }
 
-/// The JSON of a `default` or `example` as the argument's type; a string literal converts into
-/// the type (`"toko buku"` for a `String`).
+/// The JSON of a `default` or `example` as the argument's type; a string literal is read as a
+/// `String` (or `Option<String>`) and refused, with a clear message, for any other type.
 fn value_json(rt: &TokenStream, ty: &Type, e: &syn::Expr) -> TokenStream {
     let is_str = matches!(
         e,
@@ -638,10 +638,29 @@ fn value_json(rt: &TokenStream, ty: &Type, e: &syn::Expr) -> TokenStream {
         })
     );
     if is_str {
-        quote_spanned!(e.span()=> #rt::__private::to_json::<#ty>(::core::convert::Into::into(#e)))
+        // The type is re-spanned to the literal, so a mismatch points at the literal.
+        let ty_here = respan(quote!(#ty), e.span());
+        quote_spanned!(e.span()=> #rt::__private::to_json::<#ty>(#rt::__private::str_literal::<#ty_here>(#e)))
     } else {
         quote_spanned!(e.span()=> #rt::__private::to_json::<#ty>(#e))
     }
+}
+
+/// `tokens` with every span set to `span`.
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut tt| {
+            if let proc_macro2::TokenTree::Group(g) = &tt {
+                let mut group = proc_macro2::Group::new(g.delimiter(), respan(g.stream(), span));
+                group.set_span(span);
+                tt = proc_macro2::TokenTree::Group(group);
+            } else {
+                tt.set_span(span);
+            }
+            tt
+        })
+        .collect()
 }
 
 /// Trait-bound checks for what the macro cannot see: `length` and `pattern` on an alias, and a

@@ -86,6 +86,32 @@ fn properties(g: &mut SchemaGenerator, fields: &[Field]) -> Vec<Property> {
         .collect()
 }
 
+/// A string literal written as a `default` or `example`, in the argument's type.
+#[diagnostic::on_unimplemented(
+    message = "this `default` or `example` is a string, but the argument is `{Self}`",
+    label = "expected a value of type `{Self}`, not a string literal",
+    note = "write the value in the argument's own type, such as `5` for a number or `Wilayah::Semua` for an enum"
+)]
+pub trait StrLiteral {
+    fn from_literal(s: &'static str) -> Self;
+}
+
+impl StrLiteral for String {
+    fn from_literal(s: &'static str) -> Self {
+        s.to_owned()
+    }
+}
+
+impl StrLiteral for Option<String> {
+    fn from_literal(s: &'static str) -> Self {
+        Some(s.to_owned())
+    }
+}
+
+pub fn str_literal<T: StrLiteral>(s: &'static str) -> T {
+    T::from_literal(s)
+}
+
 /// The JSON form of a `default` or `example` value, shown to the model and filled in by the
 /// validator.
 pub fn to_json<T: Serialize>(value: T) -> Value {

@@ -344,3 +344,55 @@ async fn a_panicking_tool_is_an_error_result_and_the_server_goes_on() {
             .any(|a| a["id"] == 3 && a["result"]["tools"][0]["name"] == "selalu_panik")
     );
 }
+
+#[tool_runtime::tool(description = "Alat kedua, ditambahkan saat server berjalan.")]
+fn alat_baru() -> bool {
+    true
+}
+
+#[tokio::test]
+async fn a_changed_tool_set_is_announced() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let (client_in, server_in) = tokio::io::duplex(1 << 16);
+    let (server_out, client_out) = tokio::io::duplex(1 << 16);
+    let server = tool_runtime::mcp::McpServer::new(
+        tool_runtime::ToolSet::new([selalu_panik::tool()]).unwrap(),
+    );
+    let handle = server.clone();
+    let task = tokio::spawn(server.serve_lines(server_in, server_out));
+    let mut client_in = client_in;
+    let mut lines = tokio::io::BufReader::new(client_out).lines();
+    client_in
+        .write_all(format!("{INIT}\n{INITIALIZED}\n").as_bytes())
+        .await
+        .unwrap();
+    let init: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+    assert_eq!(init["result"]["capabilities"]["tools"]["listChanged"], true);
+    // The client is registered once the server has handled `initialized`; until then a change
+    // has no one to tell, so announce it again until the notification arrives.
+    let replacement =
+        || tool_runtime::ToolSet::new([selalu_panik::tool(), alat_baru::tool()]).unwrap();
+    let mut note = Value::Null;
+    for _ in 0..50 {
+        handle.replace_tools(replacement()).await;
+        let wait = std::time::Duration::from_millis(200);
+        if let Ok(line) = tokio::time::timeout(wait, lines.next_line()).await {
+            note = serde_json::from_str(&line.unwrap().unwrap()).unwrap();
+            break;
+        }
+    }
+    assert_eq!(note["method"], "notifications/tools/list_changed");
+    client_in
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}\n")
+        .await
+        .unwrap();
+    let list = loop {
+        let line: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+        if line["id"] == 2 {
+            break line;
+        }
+    };
+    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 2);
+    drop(client_in);
+    task.await.unwrap().unwrap();
+}

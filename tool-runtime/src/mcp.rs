@@ -47,7 +47,9 @@ type ContextFn = dyn Fn() -> Context + Send + Sync;
 /// An MCP server for one tool set.
 #[derive(Clone)]
 pub struct McpServer {
-    tools: Arc<ToolSet>,
+    tools: Arc<std::sync::RwLock<Arc<ToolSet>>>,
+    /// Connected clients, told when the tool set changes.
+    peers: Arc<std::sync::Mutex<Vec<Peer<RoleServer>>>>,
     context: Arc<ContextFn>,
     page_size: usize,
     name: String,
@@ -58,12 +60,33 @@ impl McpServer {
     /// A server for `tools`, with an empty context and pages of 50 tools.
     pub fn new(tools: ToolSet) -> Self {
         McpServer {
-            tools: Arc::new(tools),
+            tools: Arc::new(std::sync::RwLock::new(Arc::new(tools))),
+            peers: Arc::default(),
             context: Arc::new(Context::new),
             page_size: 50,
             name: "tool-runtime".into(),
             version: env!("CARGO_PKG_VERSION").into(),
         }
+    }
+
+    /// The tool set served right now.
+    fn current(&self) -> Arc<ToolSet> {
+        self.tools.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Replaces the tool set while serving and sends `notifications/tools/list_changed` to every
+    /// connected client (clients that have gone away are forgotten).
+    pub async fn replace_tools(&self, tools: ToolSet) {
+        *self.tools.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(tools);
+        let peers: Vec<Peer<RoleServer>> =
+            self.peers.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let mut alive = Vec::new();
+        for peer in peers {
+            if peer.notify_tool_list_changed().await.is_ok() {
+                alive.push(peer);
+            }
+        }
+        *self.peers.lock().unwrap_or_else(|e| e.into_inner()) = alive;
     }
 
     /// How the host context of each request is made (for stdio: the configured session).
@@ -112,7 +135,7 @@ impl McpServer {
     }
 
     fn page(&self, cursor: Option<&str>, cx: &Context) -> Result<ListToolsResult, ErrorData> {
-        let visible = self.tools.visible_to(cx);
+        let visible = self.current().visible_to(cx);
         let start = match cursor {
             None => 0,
             Some(c) => decode_cursor(c)
@@ -141,7 +164,8 @@ impl McpServer {
         peer: &Peer<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let cx = (self.context)();
-        let tool = match self.tools.get(name) {
+        let tools = self.current();
+        let tool = match tools.get(name) {
             Some(t) if t.allowed(&cx) => t,
             // A tool this caller may not see is as unknown as one that does not exist.
             _ => {
@@ -152,14 +176,10 @@ impl McpServer {
             }
         };
         let arguments = arguments.unwrap_or_else(|| json!({}));
-        match self
-            .tools
-            .call_full_value(&cx, tool.name(), arguments)
-            .await
-        {
+        match tools.call_full_value(&cx, tool.name(), arguments).await {
             Ok(out) => Ok(success(tool, out)),
             Err(ToolError::ApprovalRequired(pending)) => {
-                Ok(self.approve(tool, pending, &cx, peer).await)
+                Ok(approve(&tools, tool, pending, &cx, peer).await)
             }
             Err(ToolError::UnknownTool { .. }) => Err(ErrorData::invalid_params(
                 format!("Unknown tool: {name}"),
@@ -170,38 +190,40 @@ impl McpServer {
             )])),
         }
     }
+}
 
-    /// Asks the person at the client to approve a held call (MCP elicitation). A client without
-    /// elicitation gets a clear "approval required" tool error and nothing runs.
-    async fn approve(
-        &self,
-        tool: &Tool,
-        pending: PendingCall,
-        cx: &Context,
-        peer: &Peer<RoleServer>,
-    ) -> CallToolResult {
+/// Asks the person at the client to approve a held call (MCP elicitation). A client without
+/// elicitation gets a clear "approval required" tool error and nothing runs.
+async fn approve(
+    tools: &ToolSet,
+    tool: &Tool,
+    pending: PendingCall,
+    cx: &Context,
+    peer: &Peer<RoleServer>,
+) -> CallToolResult {
+    {
         let can_ask = peer
             .peer_info()
             .is_some_and(|i| i.capabilities.elicitation.is_some());
         if !can_ask {
             let message = ToolError::ApprovalRequired(pending.clone()).model_message();
-            self.tools.reject(pending);
+            tools.reject(pending);
             return CallToolResult::error(vec![ContentBlock::text(message)]);
         }
         let question = format!("Approve `{}` with {}?", pending.tool, pending.arguments);
         match peer.elicit::<Approval>(question).await {
-            Ok(Some(Approval { approve: true })) => match self.tools.resume(cx, pending).await {
+            Ok(Some(Approval { approve: true })) => match tools.resume(cx, pending).await {
                 Ok(out) => success(tool, out),
                 Err(e) => CallToolResult::error(vec![ContentBlock::text(e.model_message())]),
             },
             Ok(_) | Err(ElicitationError::UserDeclined) | Err(ElicitationError::UserCancelled) => {
-                self.tools.reject(pending);
+                tools.reject(pending);
                 CallToolResult::error(vec![ContentBlock::text(
                     "The user did not approve this action; nothing was changed.",
                 )])
             }
             Err(e) => {
-                self.tools.reject(pending);
+                tools.reject(pending);
                 CallToolResult::error(vec![ContentBlock::text(format!(
                     "This action needs a person's approval, which could not be asked for ({e}); nothing was changed."
                 ))])
@@ -245,8 +267,20 @@ fn decode_cursor(cursor: &str) -> Option<usize> {
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(self.name.clone(), self.version.clone()))
+        InitializeResult::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+        .with_server_info(Implementation::new(self.name.clone(), self.version.clone()))
+    }
+
+    async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
+        self.peers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(context.peer);
     }
 
     async fn list_tools(

@@ -16,7 +16,8 @@ use tool_runtime::{Context, ToolError, ToolSet};
 fn main() {
     if std::env::args().nth(1).as_deref() == Some("mcp") {
         let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
-        if let Err(e) = runtime.block_on(examples::hr::serve_mcp()) {
+        let args: Vec<String> = std::env::args().collect();
+        if let Err(e) = runtime.block_on(examples::hr::serve_mcp(&args)) {
             eprintln!("hr mcp server: {e}");
             std::process::exit(1);
         }

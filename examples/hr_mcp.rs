@@ -1,9 +1,11 @@
-//! The HR tools as an MCP server on stdio, for MCP clients' configuration files and the tests:
-//! the same server as `cargo run -p examples --example hr_assistant -- mcp`.
+//! The HR tools as an MCP server on stdio (or Streamable HTTP with `--http 127.0.0.1:8000`), for
+//! MCP clients' configuration files and the tests: the same server as
+//! `cargo run -p examples --example hr_assistant -- mcp`.
 
 #[tokio::main]
 async fn main() {
-    if let Err(e) = examples::hr::serve_mcp().await {
+    let args: Vec<String> = std::env::args().collect();
+    if let Err(e) = examples::hr::serve_mcp(&args).await {
         eprintln!("hr mcp server: {e}");
         std::process::exit(1);
     }

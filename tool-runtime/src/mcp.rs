@@ -134,6 +134,37 @@ impl McpServer {
         Ok(())
     }
 
+    /// Serves MCP's Streamable HTTP transport at `http://{addr}/mcp` (rmcp's transport on axum)
+    /// until the process ends. Requests must come with a `Host` of `localhost`, `127.0.0.1` or
+    /// `::1` (rmcp's DNS-rebinding protection); use [`McpServer::http_service`] to mount it
+    /// elsewhere with other settings.
+    pub async fn serve_http(self, addr: std::net::SocketAddr) -> std::io::Result<()> {
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        self.serve_http_on(listener).await
+    }
+
+    /// [`McpServer::serve_http`] on a listener the caller bound (port 0 for tests).
+    pub async fn serve_http_on(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
+        let router =
+            axum::Router::new().nest_service("/mcp", self.http_service(Default::default()));
+        axum::serve(listener, router).await
+    }
+
+    /// The Streamable HTTP transport as a tower service, to mount in a host's own axum router.
+    pub fn http_service(
+        self,
+        config: rmcp::transport::streamable_http_server::StreamableHttpServerConfig,
+    ) -> rmcp::transport::streamable_http_server::StreamableHttpService<
+        McpServer,
+        rmcp::transport::streamable_http_server::session::local::LocalSessionManager,
+    > {
+        rmcp::transport::streamable_http_server::StreamableHttpService::new(
+            move || Ok(self.clone()),
+            Default::default(),
+            config,
+        )
+    }
+
     fn page(&self, cursor: Option<&str>, cx: &Context) -> Result<ListToolsResult, ErrorData> {
         let visible = self.current().visible_to(cx);
         let start = match cursor {

@@ -132,10 +132,12 @@ pub fn tahun_ini() -> u16 {
     (yoe + era * 400 + i64::from(month <= 2)) as u16
 }
 
-/// Serves the HR tools over MCP on stdin/stdout for one configured session: `HR_NIK` (default
-/// `K-001`) and `HR_PERAN` (`karyawan` or `manajer`), with the database at `HR_DB` (default: the
-/// system's temp dir). The employee comes from this configuration, never from the model.
-pub async fn serve_mcp() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+/// The HR tools as an MCP server for one configured session: `HR_NIK` (default `K-001`) and
+/// `HR_PERAN` (`karyawan` or `manajer`), with the database at `HR_DB` (default: the system's temp
+/// dir) and `HR_MCP_PAGE_SIZE` tools per `tools/list` page. The employee comes from this
+/// configuration, never from the model.
+pub fn mcp_server() -> Result<tool_runtime::mcp::McpServer, Box<dyn std::error::Error + Send + Sync>>
+{
     let nik = std::env::var("HR_NIK").unwrap_or_else(|_| "K-001".into());
     let peran = match std::env::var("HR_PERAN").as_deref() {
         Ok("manajer") => Peran::Manajer,
@@ -150,10 +152,24 @@ pub async fn serve_mcp() -> Result<(), Box<dyn std::error::Error + Send + Sync>>
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(50);
-    tool_runtime::mcp::McpServer::new(tool_set())
+    Ok(tool_runtime::mcp::McpServer::new(tool_set())
         .with_server_info("hr-assistant", env!("CARGO_PKG_VERSION"))
         .with_page_size(page_size)
-        .with_context(move || session.context(db.clone()))
-        .serve_stdio()
-        .await
+        .with_context(move || session.context(db.clone())))
+}
+
+/// Serves [`mcp_server`] on stdio, or on Streamable HTTP when `--http ADDR` is among `args`.
+pub async fn serve_mcp(args: &[String]) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let server = mcp_server()?;
+    match args.iter().position(|a| a == "--http") {
+        Some(i) => {
+            let addr = args
+                .get(i + 1)
+                .ok_or("--http needs an address such as 127.0.0.1:8000")?
+                .parse()?;
+            eprintln!("hr-assistant MCP server on http://{addr}/mcp");
+            Ok(server.serve_http(addr).await?)
+        }
+        None => server.serve_stdio().await,
+    }
 }

@@ -1,0 +1,36 @@
+//! The fixture tools the official MCP conformance suite (`@modelcontextprotocol/conformance`)
+//! calls by name, defined with this toolkit and served over Streamable HTTP:
+//! `mcp-conformance 127.0.0.1:8001`. `scripts/mcp-conformance.sh` runs the suite against it.
+
+use tool_runtime::{ModelOutput, ToolSet, mcp::McpServer, tool};
+
+fn as_text(s: &String) -> ModelOutput {
+    ModelOutput::text(s.clone())
+}
+
+#[tool(
+    description = "Return a fixed text, for the conformance suite's simple-text scenario.",
+    to_model = as_text
+)]
+fn test_simple_text() -> String {
+    "This is a simple text response for testing.".into()
+}
+
+#[tool(description = "Always fail, for the conformance suite's error scenario.")]
+fn test_error_handling() -> Result<String, String> {
+    Err("This tool intentionally returns an error for testing".into())
+}
+
+#[tokio::main]
+async fn main() {
+    let addr = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "127.0.0.1:8001".into());
+    let tools =
+        ToolSet::new([test_simple_text::tool(), test_error_handling::tool()]).expect("valid tools");
+    let addr = addr.parse().expect("an address such as 127.0.0.1:8001");
+    if let Err(e) = McpServer::new(tools).serve_http(addr).await {
+        eprintln!("mcp-conformance: {e}");
+        std::process::exit(1);
+    }
+}

@@ -4,6 +4,7 @@
 
 use tool_runtime::{ModelOutput, ToolSet, mcp::McpServer, tool};
 
+#[allow(clippy::ptr_arg)] // `to_model` takes `&Output`, and the output is a `String`
 fn as_text(s: &String) -> ModelOutput {
     ModelOutput::text(s.clone())
 }

@@ -73,6 +73,8 @@ pub struct ArgAttr {
     pub default: Option<Expr>,
     pub examples: Vec<Expr>,
     pub unbounded: Option<LitStr>,
+    /// `validate = path`: business rules of a whole derived type.
+    pub validate: Option<syn::Path>,
 }
 
 impl ArgAttr {
@@ -350,6 +352,11 @@ fn parse_arg_key(cx: &mut Ctxt, arg: &mut ArgAttr, meta: &ParseNestedMeta) -> sy
         "unbounded" => {
             let v: LitStr = meta.value()?.parse()?;
             set_once(cx, &mut arg.unbounded, v, meta, "unbounded");
+        }
+        // #[arg(validate = aturan_paper)] on a derived type
+        "validate" => {
+            let v: syn::Path = meta.value()?.parse()?;
+            set_once(cx, &mut arg.validate, v, meta, "validate");
         }
         other => {
             cx.error_spanned_by(

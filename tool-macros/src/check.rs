@@ -294,6 +294,12 @@ fn literal_string(e: &Expr) -> Option<LitStr> {
 
 // The checks every argument and field goes through.
 pub fn check_arg(cx: &mut Ctxt, arg: &Arg) {
+    if let Some(v) = &arg.attr.validate {
+        cx.error_spanned_by(
+            v,
+            "`validate` applies to a whole #[derive(ToolArg)] type: put it on the struct or enum",
+        );
+    }
     check_description(cx, arg);
     check_bounds(cx, arg);
     check_values(cx, arg);

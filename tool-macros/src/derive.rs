@@ -80,6 +80,20 @@ pub fn derive(input: TokenStream) -> TokenStream {
             quote!(::core::default::Default::default())
         }
     };
+    let rules = match &own.validate {
+        Some(path) => quote! {
+            #[automatically_derived]
+            impl #rt::Rules for #ident {
+                fn check(&self) -> ::std::vec::Vec<#rt::Violation> {
+                    #path(self)
+                }
+            }
+        },
+        None => quote! {
+            #[automatically_derived]
+            impl #rt::Rules for #ident {}
+        },
+    };
     let name = ident.to_string();
     let errors = cx.to_compile_errors();
     let body = if cx.has_errors() {
@@ -103,6 +117,7 @@ pub fn derive(input: TokenStream) -> TokenStream {
         }
         #[automatically_derived]
         impl #rt::__private::ToolArg for #ident {}
+        #rules
     }
 }
 

@@ -26,6 +26,7 @@ pub const ARG_KEYS: &[&str] = &[
     "default",
     "example",
     "unbounded",
+    "validate",
 ];
 
 pub fn list(keys: &[&str]) -> String {

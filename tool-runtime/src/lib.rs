@@ -46,7 +46,7 @@
 //!
 //! See [`tool`] for every attribute key and the checks each one makes.
 
-#[cfg(doctest)]
+#[cfg(all(doctest, feature = "mcp"))] // the README shows the MCP server too
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
 
@@ -80,6 +80,7 @@ pub mod lower;
 pub mod mcp;
 mod schema;
 mod set;
+pub mod structured;
 mod tool;
 mod validate;
 
@@ -91,6 +92,7 @@ pub use arg::{LengthArg, Num, Number, PatternArg, RangeArg, ToolArg};
 pub use context::Context;
 pub use host::{Annotations, CallOutput, Content, Display, Grants, ModelOutput, PendingCall};
 pub use set::{ToolSet, ToolSetError};
+pub use structured::Rules;
 pub use tool::{BoxFuture, Tool, ToolError};
 pub use validate::{Path, SchemaError, Segment, Validator, Violation, ViolationKind, Violations};
 

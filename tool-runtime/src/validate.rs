@@ -78,6 +78,8 @@ pub enum ViolationKind {
     NoAlternative,
     /// Passed the schema but the Rust type still refused it.
     Decode,
+    /// Breaks a business rule of the type (`#[arg(validate = ..)]`).
+    Rule,
 }
 
 /// One broken rule: where, what was expected, what was received.
@@ -88,6 +90,29 @@ pub struct Violation {
     pub expected: String,
     /// The received value as compact JSON (cut to 80 characters); `None` when absent.
     pub received: Option<String>,
+}
+
+impl Violation {
+    /// A broken business rule: at `path` (a field name, or `items[0].qty`), what the rule wants,
+    /// and the value received.
+    pub fn rule(
+        path: &str,
+        expected: impl Into<String>,
+        received: impl serde::Serialize,
+    ) -> Violation {
+        let received = serde_json::to_value(received).unwrap_or(Value::Null);
+        Violation {
+            path: Path(
+                path.split('.')
+                    .filter(|s| !s.is_empty())
+                    .map(|s| Segment::Key(s.to_owned()))
+                    .collect(),
+            ),
+            kind: ViolationKind::Rule,
+            expected: expected.into(),
+            received: Some(render(&received)),
+        }
+    }
 }
 
 impl fmt::Display for Violation {

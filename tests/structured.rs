@@ -1,0 +1,260 @@
+//! Structured output: every failure kind from every provider's response format, and the retry
+//! driver's limits.
+
+use std::cell::RefCell;
+
+use examples::ekstraksi::{Lowongan, Paper, recorded};
+use serde_json::{Value, json};
+use tool_runtime::structured::{self, Attempt, Failure, Finish, Provider};
+
+const PROVIDERS: [(Provider, &str); 4] = [
+    (Provider::OpenAiChat, "openai-chat"),
+    (Provider::OpenAiResponses, "openai-responses"),
+    (Provider::Anthropic, "anthropic"),
+    (Provider::Gemini, "gemini"),
+];
+
+fn kind(r: &Result<impl std::fmt::Debug, Failure>) -> &'static str {
+    match r {
+        Ok(_) => "ok",
+        Err(Failure::NotJson { .. }) => "not_json",
+        Err(Failure::Invalid(_)) => "invalid",
+        Err(Failure::RuleBroken(_)) => "rule",
+        Err(Failure::Truncated { .. }) => "truncated",
+        Err(Failure::Refused { .. }) => "refused",
+        Err(_) => "other",
+    }
+}
+
+#[test]
+fn every_failure_kind_is_recognised_in_every_provider_format() {
+    let expected = [
+        ("good", "ok"),
+        ("broken_json", "not_json"),
+        ("wrong_shape", "invalid"),
+        ("rule_violation", "rule"),
+        ("truncated", "truncated"),
+        ("refused", "refused"),
+    ];
+    for (provider, dir) in PROVIDERS {
+        for (case, want) in expected {
+            let paper =
+                structured::parse::<Paper>(provider, &recorded(dir, &format!("paper-{case}")));
+            assert_eq!(kind(&paper), want, "{dir} paper-{case}: {paper:?}");
+            let lowongan = structured::parse::<Lowongan>(
+                provider,
+                &recorded(dir, &format!("lowongan-{case}")),
+            );
+            assert_eq!(kind(&lowongan), want, "{dir} lowongan-{case}: {lowongan:?}");
+        }
+    }
+}
+
+#[test]
+fn a_wrong_shape_lists_every_violation_for_the_repair() {
+    for (provider, dir) in PROVIDERS {
+        let Err(failure) =
+            structured::parse::<Paper>(provider, &recorded(dir, "paper-wrong_shape"))
+        else {
+            panic!()
+        };
+        let Failure::Invalid(v) = &failure else {
+            panic!("{failure:?}")
+        };
+        let paths: Vec<String> = v.iter().map(|x| x.path.to_string()).collect();
+        assert_eq!(
+            paths,
+            ["penulis", "tahun", "metode", "dataset_publik"],
+            "{dir}"
+        );
+        let repair = failure.repair_message().unwrap();
+        for p in &paths {
+            assert!(repair.contains(&format!("`{p}`")), "{repair}");
+        }
+    }
+}
+
+#[test]
+fn the_business_rule_names_the_field_and_the_value() {
+    let Err(f) = structured::parse::<Paper>(
+        Provider::Anthropic,
+        &recorded("anthropic", "paper-rule_violation"),
+    ) else {
+        panic!()
+    };
+    let repair = f.repair_message().unwrap();
+    assert!(
+        repair.contains("`tahun`") && repair.contains("received 2031"),
+        "{repair}"
+    );
+    let Err(f) = structured::parse::<Lowongan>(
+        Provider::Gemini,
+        &recorded("gemini", "lowongan-rule_violation"),
+    ) else {
+        panic!()
+    };
+    assert!(f.repair_message().unwrap().contains("\"2026-02-30\""));
+}
+
+#[test]
+fn nullable_fields_are_the_way_out_for_missing_data() {
+    let raw = json!({"choices": [{"message": {"content": r#"{"judul": "X", "tahun": null, "metode": [], "dataset_publik": "tidak_jelas"}"#}, "finish_reason": "stop"}]});
+    let paper: Paper = structured::parse(Provider::OpenAiChat, &raw).unwrap();
+    assert_eq!((paper.tahun, paper.metode.len()), (None, 0));
+    // Field order follows declaration order in the schema the model is given.
+    let schema = tool_runtime::export::output_schema::<Paper>();
+    let keys: Vec<_> = schema["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    assert_eq!(keys, ["judul", "tahun", "metode", "dataset_publik"]);
+    assert_eq!(
+        schema["required"],
+        json!(["judul", "metode", "dataset_publik"])
+    );
+}
+
+#[test]
+fn replies_are_read_before_they_are_parsed() {
+    let reply = structured::read_reply(
+        Provider::OpenAiResponses,
+        &recorded("openai-responses", "paper-truncated"),
+    )
+    .unwrap();
+    assert_eq!(
+        reply.finish,
+        Finish::Truncated {
+            reason: "max_output_tokens".into()
+        }
+    );
+    let reply =
+        structured::read_reply(Provider::Gemini, &recorded("gemini", "paper-refused")).unwrap();
+    assert_eq!(
+        reply.finish,
+        Finish::Refused {
+            message: "SAFETY".into()
+        }
+    );
+    assert!(matches!(
+        structured::parse::<Paper>(Provider::Anthropic, &json!({"unexpected": true})),
+        Err(Failure::Unreadable { .. })
+    ));
+    // A JSON answer wrapped in a Markdown fence is still read.
+    let fenced = json!({"content": [{"type": "text", "text": "```json\n{\"judul\": \"X\", \"tahun\": 2020, \"metode\": [], \"dataset_publik\": \"ya\"}\n```"}], "stop_reason": "end_turn"});
+    assert!(structured::parse::<Paper>(Provider::Anthropic, &fenced).is_ok());
+}
+
+/// A model client replaying recorded responses, recording what it was asked.
+fn client<'a>(
+    dir: &'a str,
+    script: &'a [&'a str],
+    log: &'a RefCell<Vec<Attempt>>,
+) -> impl FnMut(Attempt) -> std::future::Ready<Result<Value, String>> + 'a {
+    move |attempt: Attempt| {
+        let i = log.borrow().len();
+        log.borrow_mut().push(attempt);
+        std::future::ready(
+            script
+                .get(i)
+                .map(|n| recorded(dir, n))
+                .ok_or_else(|| "no response".to_owned()),
+        )
+    }
+}
+
+#[test]
+fn the_driver_repairs_and_succeeds() {
+    for (provider, dir) in PROVIDERS {
+        let log = RefCell::new(Vec::new());
+        let got = pollster::block_on(structured::extract::<Paper, _, _, _>(
+            provider,
+            2,
+            client(
+                dir,
+                &["paper-wrong_shape", "paper-rule_violation", "paper-good"],
+                &log,
+            ),
+        ))
+        .unwrap();
+        assert_eq!(got.value.tahun, Some(2023));
+        assert_eq!(got.attempts.len(), 3);
+        let log = log.borrow();
+        assert!(log[0].repair.is_none());
+        assert!(log[1].repair.as_ref().unwrap().contains("`dataset_publik`"));
+        assert!(log[2].repair.as_ref().unwrap().contains("`tahun`"));
+    }
+}
+
+#[test]
+fn the_driver_stops_at_the_limit() {
+    let log = RefCell::new(Vec::new());
+    let script = [
+        "paper-broken_json",
+        "paper-wrong_shape",
+        "paper-rule_violation",
+        "paper-good",
+    ];
+    let failed = pollster::block_on(structured::extract::<Paper, _, _, _>(
+        Provider::OpenAiChat,
+        2,
+        client("openai-chat", &script, &log),
+    ))
+    .unwrap_err();
+    assert_eq!(
+        log.borrow().len(),
+        3,
+        "one request and two repairs, never a fourth"
+    );
+    assert!(matches!(failed.last, Failure::RuleBroken(_)));
+    assert_eq!(failed.attempts.len(), 3);
+}
+
+#[test]
+fn a_refusal_is_never_retried() {
+    for (provider, dir) in PROVIDERS {
+        let log = RefCell::new(Vec::new());
+        let failed = pollster::block_on(structured::extract::<Paper, _, _, _>(
+            provider,
+            2,
+            client(dir, &["paper-refused", "paper-good"], &log),
+        ))
+        .unwrap_err();
+        assert!(matches!(failed.last, Failure::Refused { .. }), "{dir}");
+        assert_eq!(
+            log.borrow().len(),
+            1,
+            "{dir}: no second request after a refusal"
+        );
+        assert!(failed.last.repair_message().is_none());
+    }
+}
+
+#[test]
+fn truncation_asks_for_a_larger_budget_and_transport_errors_stop() {
+    let log = RefCell::new(Vec::new());
+    let got = pollster::block_on(structured::extract::<Lowongan, _, _, _>(
+        Provider::Anthropic,
+        2,
+        client("anthropic", &["lowongan-truncated", "lowongan-good"], &log),
+    ))
+    .unwrap();
+    assert_eq!(got.value.perusahaan, "PT Nusantara Data");
+    let log = log.borrow();
+    assert!(log[1].larger_budget && log[1].repair.is_none());
+
+    let calls = RefCell::new(0);
+    let failing = |_: Attempt| {
+        *calls.borrow_mut() += 1;
+        std::future::ready(Err::<Value, _>("connection reset"))
+    };
+    let failed = pollster::block_on(structured::extract::<Paper, _, _, _>(
+        Provider::Gemini,
+        2,
+        failing,
+    ))
+    .unwrap_err();
+    assert!(matches!(failed.last, Failure::Transport { .. }));
+    assert_eq!(*calls.borrow(), 1);
+}

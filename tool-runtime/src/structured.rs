@@ -1,0 +1,480 @@
+//! Typed results from model text: the seed's safe flow for structured output. Check why the model
+//! stopped, parse the JSON, validate it against the type's schema, check the business rules, and
+//! on failure send back a repair message listing every problem — at most a few times.
+//!
+//! No HTTP client is built in: [`extract`] takes an async closure that sends the conversation to
+//! whatever client you use (`reqwest`, `async-openai`, a provider SDK) and returns the raw JSON
+//! response. [`read_reply`] understands OpenAI Chat Completions, OpenAI Responses, Anthropic
+//! Messages and Gemini `generateContent` responses.
+//!
+//! ```
+//! use serde_json::json;
+//! use tool_runtime::structured::{self, Attempt, Provider};
+//! use tool_runtime::{ToolArg, Violation};
+//!
+//! #[derive(ToolArg, serde::Deserialize, serde::Serialize, Debug)]
+//! #[arg(validate = tidak_di_masa_depan)]
+//! struct Paper {
+//!     /// Judul paper
+//!     judul: String,
+//!     /// Tahun terbit; null bila tidak disebut
+//!     #[arg(range = 1900..=2100)]
+//!     tahun: Option<u16>,
+//! }
+//!
+//! fn tidak_di_masa_depan(p: &Paper) -> Vec<Violation> {
+//!     match p.tahun {
+//!         Some(t) if t > 2026 => vec![Violation::rule("tahun", "a year not after 2026", t)],
+//!         _ => vec![],
+//!     }
+//! }
+//!
+//! // A stand-in for the model client: first a year in the future, then a fixed answer.
+//! let replies = [r#"{"judul": "Laskar", "tahun": 2031}"#, r#"{"judul": "Laskar", "tahun": 2005}"#];
+//! let send = |attempt: Attempt| {
+//!     let text = replies[attempt.number - 1];
+//!     async move { Ok::<_, String>(json!({"choices": [{"message": {"content": text}, "finish_reason": "stop"}]})) }
+//! };
+//! let got = pollster::block_on(structured::extract::<Paper, _, _, _>(Provider::OpenAiChat, 2, send)).unwrap();
+//! assert_eq!(got.value.tahun, Some(2005));
+//! assert_eq!(got.attempts.len(), 2);
+//! ```
+
+use std::fmt;
+use std::future::Future;
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::export;
+use crate::validate::{Validator, Violations};
+
+/// Business rules of a type, checked after its schema holds: `#[arg(validate = path)]` on a
+/// `#[derive(ToolArg)]` type implements this with `path(&value) -> Vec<Violation>`.
+pub trait Rules {
+    /// Every rule the value breaks (empty when it is acceptable).
+    fn check(&self) -> Vec<crate::Violation> {
+        Vec::new()
+    }
+}
+
+/// Where a response comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Provider {
+    OpenAiChat,
+    OpenAiResponses,
+    Anthropic,
+    Gemini,
+}
+
+/// Why the model stopped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Finish {
+    Completed,
+    /// Out of output tokens: the JSON is cut off. Retry with a larger budget, or a smaller task.
+    Truncated {
+        reason: String,
+    },
+    /// The model declined. Never retried or "repaired".
+    Refused {
+        message: String,
+    },
+    /// Any other stop reason (a tool call, a content filter the provider does not call a refusal).
+    Other {
+        reason: String,
+    },
+}
+
+/// The text of a response and why the model stopped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reply {
+    pub text: Option<String>,
+    pub finish: Finish,
+}
+
+/// Why one attempt did not give a value.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Failure {
+    /// The response is not in the provider's format.
+    Unreadable { message: String },
+    /// The model refused: report it, do not retry.
+    Refused { message: String },
+    /// The output was cut off by the token limit.
+    Truncated { reason: String },
+    /// The model stopped for another reason, without usable text.
+    Stopped { reason: String },
+    /// The text is not JSON.
+    NotJson { error: String, text: String },
+    /// The JSON breaks the schema; every violation is listed.
+    Invalid(Violations),
+    /// The JSON has the right shape but breaks business rules.
+    RuleBroken(Violations),
+    /// The caller's client failed to get a response.
+    Transport { message: String },
+}
+
+impl Failure {
+    /// The message to send back to the model, or `None` when repairing makes no sense
+    /// (refusal, truncation, transport).
+    pub fn repair_message(&self) -> Option<String> {
+        let list = |v: &Violations| v.iter().map(|x| format!("- {x}\n")).collect::<String>();
+        match self {
+            Failure::NotJson { error, .. } => Some(format!(
+                "The previous answer was not valid JSON ({error}).\nReturn only the complete JSON object."
+            )),
+            Failure::Invalid(v) | Failure::RuleBroken(v) => Some(format!(
+                "The previous JSON was not valid:\n{}Fix it from the same input and return the complete JSON.",
+                list(v)
+            )),
+            _ => None,
+        }
+    }
+
+    /// Whether a retry can help: never for a refusal, a transport failure or an unreadable reply.
+    pub fn retryable(&self) -> bool {
+        matches!(
+            self,
+            Failure::NotJson { .. }
+                | Failure::Invalid(_)
+                | Failure::RuleBroken(_)
+                | Failure::Truncated { .. }
+        )
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failure::Unreadable { message } => {
+                write!(f, "the response could not be read: {message}")
+            }
+            Failure::Refused { message } => write!(f, "the model refused: {message}"),
+            Failure::Truncated { reason } => write!(f, "the output was cut off ({reason})"),
+            Failure::Stopped { reason } => {
+                write!(f, "the model stopped without an answer ({reason})")
+            }
+            Failure::NotJson { error, .. } => write!(f, "the answer is not JSON: {error}"),
+            Failure::Invalid(v) => {
+                write!(f, "the answer breaks the schema: {} violations", v.len())
+            }
+            Failure::RuleBroken(v) => write!(
+                f,
+                "the answer breaks business rules: {} violations",
+                v.len()
+            ),
+            Failure::Transport { message } => write!(f, "the request failed: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for Failure {}
+
+fn unreadable(message: &str) -> Failure {
+    Failure::Unreadable {
+        message: message.into(),
+    }
+}
+
+/// Finds the text, the stop reason and any refusal in a raw provider response.
+pub fn read_reply(provider: Provider, raw: &Value) -> Result<Reply, Failure> {
+    match provider {
+        Provider::OpenAiChat => {
+            let choice = raw["choices"]
+                .get(0)
+                .ok_or_else(|| unreadable("no `choices[0]`"))?;
+            let message = &choice["message"];
+            if let Some(r) = message["refusal"].as_str() {
+                return Ok(Reply {
+                    text: None,
+                    finish: Finish::Refused { message: r.into() },
+                });
+            }
+            let text = message["content"].as_str().map(str::to_owned);
+            let finish = match choice["finish_reason"].as_str() {
+                Some("stop") => Finish::Completed,
+                Some("length") => Finish::Truncated {
+                    reason: "length".into(),
+                },
+                Some(other) => Finish::Other {
+                    reason: other.into(),
+                },
+                None => return Err(unreadable("no `finish_reason`")),
+            };
+            Ok(Reply { text, finish })
+        }
+        Provider::OpenAiResponses => {
+            let output = raw["output"]
+                .as_array()
+                .ok_or_else(|| unreadable("no `output` array"))?;
+            let mut text = String::new();
+            for item in output.iter().filter(|i| i["type"] == "message") {
+                for part in item["content"].as_array().into_iter().flatten() {
+                    match part["type"].as_str() {
+                        Some("refusal") => {
+                            let message = part["refusal"].as_str().unwrap_or_default().into();
+                            return Ok(Reply {
+                                text: None,
+                                finish: Finish::Refused { message },
+                            });
+                        }
+                        Some("output_text") => {
+                            text.push_str(part["text"].as_str().unwrap_or_default())
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            let finish = match raw["status"].as_str() {
+                Some("completed") => Finish::Completed,
+                Some("incomplete") => {
+                    let reason = raw["incomplete_details"]["reason"]
+                        .as_str()
+                        .unwrap_or("incomplete");
+                    if reason == "content_filter" {
+                        Finish::Refused {
+                            message: "content_filter".into(),
+                        }
+                    } else {
+                        Finish::Truncated {
+                            reason: reason.into(),
+                        }
+                    }
+                }
+                Some(other) => Finish::Other {
+                    reason: other.into(),
+                },
+                None => return Err(unreadable("no `status`")),
+            };
+            Ok(Reply {
+                text: (!text.is_empty()).then_some(text),
+                finish,
+            })
+        }
+        Provider::Anthropic => {
+            let blocks = raw["content"]
+                .as_array()
+                .ok_or_else(|| unreadable("no `content` array"))?;
+            let text: String = blocks
+                .iter()
+                .filter(|b| b["type"] == "text")
+                .filter_map(|b| b["text"].as_str())
+                .collect();
+            let finish = match raw["stop_reason"].as_str() {
+                Some("end_turn") | Some("stop_sequence") => Finish::Completed,
+                Some("max_tokens") | Some("model_context_window_exceeded") => Finish::Truncated {
+                    reason: raw["stop_reason"].as_str().unwrap_or_default().into(),
+                },
+                Some("refusal") => Finish::Refused {
+                    message: text.clone(),
+                },
+                Some(other) => Finish::Other {
+                    reason: other.into(),
+                },
+                None => return Err(unreadable("no `stop_reason`")),
+            };
+            Ok(Reply {
+                text: (!text.is_empty()).then_some(text),
+                finish,
+            })
+        }
+        Provider::Gemini => {
+            if let Some(reason) = raw["promptFeedback"]["blockReason"].as_str() {
+                return Ok(Reply {
+                    text: None,
+                    finish: Finish::Refused {
+                        message: reason.into(),
+                    },
+                });
+            }
+            let candidate = raw["candidates"]
+                .get(0)
+                .ok_or_else(|| unreadable("no `candidates[0]`"))?;
+            let text: String = candidate["content"]["parts"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|p| p["text"].as_str())
+                .collect();
+            let finish = match candidate["finishReason"].as_str() {
+                Some("STOP") => Finish::Completed,
+                Some("MAX_TOKENS") => Finish::Truncated {
+                    reason: "MAX_TOKENS".into(),
+                },
+                Some(
+                    r @ ("SAFETY" | "RECITATION" | "PROHIBITED_CONTENT" | "BLOCKLIST" | "SPII"),
+                ) => Finish::Refused { message: r.into() },
+                Some(other) => Finish::Other {
+                    reason: other.into(),
+                },
+                None => return Err(unreadable("no `finishReason`")),
+            };
+            Ok(Reply {
+                text: (!text.is_empty()).then_some(text),
+                finish,
+            })
+        }
+    }
+}
+
+/// One response turned into `T`, or the reason it could not be. Classifies the stop reason
+/// before parsing anything.
+pub fn parse<T>(provider: Provider, raw: &Value) -> Result<T, Failure>
+where
+    T: DeserializeOwned + JsonSchema + Rules,
+{
+    let validator =
+        Validator::new(&export::output_schema::<T>()).map_err(|e| unreadable(&e.to_string()))?;
+    parse_with(&validator, provider, raw)
+}
+
+fn parse_with<T: DeserializeOwned + Rules>(
+    validator: &Validator,
+    provider: Provider,
+    raw: &Value,
+) -> Result<T, Failure> {
+    let reply = read_reply(provider, raw)?;
+    match reply.finish {
+        Finish::Completed => {}
+        Finish::Truncated { reason } => return Err(Failure::Truncated { reason }),
+        Finish::Refused { message } => return Err(Failure::Refused { message }),
+        Finish::Other { reason } => return Err(Failure::Stopped { reason }),
+    }
+    let text = reply.text.ok_or_else(|| Failure::Stopped {
+        reason: "no text".into(),
+    })?;
+    let mut value: Value =
+        serde_json::from_str(strip_fence(&text)).map_err(|e| Failure::NotJson {
+            error: e.to_string(),
+            text: text.clone(),
+        })?;
+    let violations = validator.validate(&mut value);
+    if !violations.is_empty() {
+        return Err(Failure::Invalid(violations));
+    }
+    let typed: T = serde_json::from_value(value).map_err(|e| Failure::NotJson {
+        error: e.to_string(),
+        text: text.clone(),
+    })?;
+    let broken = typed.check();
+    if !broken.is_empty() {
+        return Err(Failure::RuleBroken(Violations(broken)));
+    }
+    Ok(typed)
+}
+
+/// Models sometimes wrap JSON in a Markdown fence even when asked not to.
+fn strip_fence(text: &str) -> &str {
+    let t = text.trim();
+    t.strip_prefix("```json")
+        .or_else(|| t.strip_prefix("```"))
+        .and_then(|s| s.strip_suffix("```"))
+        .map(str::trim)
+        .unwrap_or(t)
+}
+
+/// What the closure is asked to send.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Attempt {
+    /// 1 for the first request, then 2, 3, ...
+    pub number: usize,
+    /// The repair message to append to the conversation (as a user message), if this is a repair.
+    pub repair: Option<String>,
+    /// The previous output was cut off: ask for a larger output budget (or a smaller task).
+    pub larger_budget: bool,
+}
+
+/// One request and how it ended.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AttemptRecord {
+    pub attempt: Attempt,
+    pub failure: Option<Failure>,
+}
+
+/// A value and the attempts it took.
+#[derive(Debug)]
+pub struct Extracted<T> {
+    pub value: T,
+    pub attempts: Vec<AttemptRecord>,
+}
+
+/// No value: the last failure and every attempt.
+#[derive(Debug)]
+pub struct Failed {
+    pub last: Failure,
+    pub attempts: Vec<AttemptRecord>,
+}
+
+impl fmt::Display for Failed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (after {} attempts)", self.last, self.attempts.len())
+    }
+}
+
+impl std::error::Error for Failed {}
+
+/// Runs the whole flow: sends, classifies, parses, validates, checks rules, and retries with
+/// the repair message at most `max_retries` times (the seed's advice: 2). A refusal, a transport
+/// failure or an unreadable response ends it at once.
+pub async fn extract<T, F, Fut, E>(
+    provider: Provider,
+    max_retries: usize,
+    mut send: F,
+) -> Result<Extracted<T>, Failed>
+where
+    T: DeserializeOwned + JsonSchema + Rules,
+    F: FnMut(Attempt) -> Fut,
+    Fut: Future<Output = Result<Value, E>>,
+    E: fmt::Display,
+{
+    let validator = match Validator::new(&export::output_schema::<T>()) {
+        Ok(v) => v,
+        Err(e) => {
+            return Err(Failed {
+                last: unreadable(&e.to_string()),
+                attempts: Vec::new(),
+            });
+        }
+    };
+    let mut attempts = Vec::new();
+    let mut attempt = Attempt {
+        number: 1,
+        repair: None,
+        larger_budget: false,
+    };
+    loop {
+        let outcome = match send(attempt.clone()).await {
+            Ok(raw) => parse_with::<T>(&validator, provider, &raw),
+            Err(e) => Err(Failure::Transport {
+                message: e.to_string(),
+            }),
+        };
+        match outcome {
+            Ok(value) => {
+                attempts.push(AttemptRecord {
+                    attempt,
+                    failure: None,
+                });
+                return Ok(Extracted { value, attempts });
+            }
+            Err(failure) => {
+                attempts.push(AttemptRecord {
+                    attempt: attempt.clone(),
+                    failure: Some(failure.clone()),
+                });
+                if !failure.retryable() || attempts.len() > max_retries {
+                    return Err(Failed {
+                        last: failure,
+                        attempts,
+                    });
+                }
+                attempt = Attempt {
+                    number: attempt.number + 1,
+                    larger_budget: matches!(failure, Failure::Truncated { .. }),
+                    repair: failure.repair_message(),
+                };
+            }
+        }
+    }
+}

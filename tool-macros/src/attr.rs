@@ -25,6 +25,7 @@ pub struct ToolAttr {
     pub open_world: Option<syn::LitBool>,
     pub to_model: Option<syn::Path>,
     pub redact: Option<syn::Path>,
+    pub allow_lints: Vec<LitStr>,
     pub krate: Option<syn::Path>,
 }
 
@@ -160,6 +161,8 @@ pub fn parse_tool_attr(cx: &mut Ctxt, args: proc_macro2::TokenStream) -> ToolAtt
                 let v = flag(&meta)?;
                 set_once(cx, &mut attr.panic_to_model, v, &meta, "panic_to_model");
             }
+            // #[tool(allow_lint = "overlap: the two tools are alternatives on purpose")], repeatable
+            "allow_lint" => attr.allow_lints.push(meta.value()?.parse()?),
             // #[tool(title = "Cek sisa cuti")]
             "title" => {
                 let v: LitStr = meta.value()?.parse()?;

@@ -55,6 +55,18 @@ pub fn check_tool_flags(cx: &mut Ctxt, attr: &ToolAttr) {
             );
         }
     }
+    for a in &attr.allow_lints {
+        let v = a.value();
+        let ok = v
+            .split_once(':')
+            .is_some_and(|(id, why)| !id.trim().is_empty() && !why.trim().is_empty());
+        if !ok {
+            cx.error_spanned_by(
+                a,
+                "`allow_lint` takes \"lint-id: the reason it does not apply here\"",
+            );
+        }
+    }
     if let Some(t) = &attr.title
         && t.value().trim().is_empty()
     {

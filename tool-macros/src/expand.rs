@@ -465,6 +465,12 @@ fn expand_parts(rt: &TokenStream, model: &ToolFn, self_ty: Option<&Type>) -> Tok
         flag(&model.attr.open_world),
     );
     let requires = &model.attr.requires;
+    let allow_lints = model.attr.allow_lints.iter().filter_map(|a| {
+        let v = a.value();
+        let (id, why) = v.split_once(':')?;
+        let (id, why) = (id.trim().to_owned(), why.trim().to_owned());
+        Some(quote!((#id, #why)))
+    });
     // Approval is the default for destructive tools unless the tool says otherwise.
     let needs_approval = match &model.attr.needs_approval {
         Some(b) => b.value,
@@ -483,6 +489,7 @@ fn expand_parts(rt: &TokenStream, model: &ToolFn, self_ty: Option<&Type>) -> Tok
             panic_to_model: #panic_to_model,
             requires: &[#(#requires),*],
             needs_approval: #needs_approval,
+            allow_lints: &[#(#allow_lints),*],
             annotations: #rt::__private::Annotations {
                 title: #title,
                 read_only: #read_only,

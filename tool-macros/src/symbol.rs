@@ -14,6 +14,7 @@ pub const TOOL_KEYS: &[&str] = &[
     "to_model",
     "redact",
     "panic_to_model",
+    "allow_lint",
     "crate",
 ];
 pub const ARG_KEYS: &[&str] = &[

@@ -75,6 +75,7 @@ mod context;
 mod decode;
 pub mod export;
 mod host;
+pub mod lint;
 pub mod lower;
 #[cfg(feature = "mcp")]
 pub mod mcp;

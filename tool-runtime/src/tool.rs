@@ -245,6 +245,8 @@ pub struct Spec {
     /// A person approves each call before it runs.
     pub needs_approval: bool,
     pub annotations: Annotations,
+    /// Lints this tool silences, as `(id, reason)` (`#[tool(allow_lint = "id: reason")]`).
+    pub allow_lints: &'static [(&'static str, &'static str)],
     pub input: SchemaFn,
     pub output: SchemaFn,
     pub invoke: InvokeFn,
@@ -280,6 +282,24 @@ impl Tool {
     /// The description the model reads, with the boundary sentence from `not_for`.
     pub fn description(&self) -> &str {
         &self.built().description
+    }
+
+    /// The description as written, without the boundary sentence.
+    pub fn spec_description(&self) -> &'static str {
+        self.spec.description
+    }
+
+    /// Whether the tool silences lint `id`, and why.
+    pub fn allowed_lint(&self, id: &str) -> Option<&'static str> {
+        self.spec
+            .allow_lints
+            .iter()
+            .find(|(i, _)| *i == id)
+            .map(|(_, why)| *why)
+    }
+
+    pub(crate) fn allows_lint(&self, id: &str) -> bool {
+        self.allowed_lint(id).is_some()
     }
 
     /// Permissions a caller needs to see and call this tool.

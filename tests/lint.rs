@@ -1,0 +1,167 @@
+//! Toolset lints: each fires on a set built to break it, and stays quiet on the examples.
+
+use tool_runtime::lint::{self, Lint};
+use tool_runtime::{ToolArg, ToolSet, tool};
+
+fn ids(set: &ToolSet) -> Vec<(&'static str, String)> {
+    lint::check(set)
+        .into_iter()
+        .map(|l: Lint| (l.id, l.tool))
+        .collect()
+}
+
+#[test]
+fn the_examples_are_lint_clean() {
+    for set in [
+        ToolSet::new([examples::katering::pesan_katering::tool()]).unwrap(),
+        ToolSet::new([examples::laporan_penjualan::buat_laporan::tool()]).unwrap(),
+        ToolSet::new([examples::cuaca::cuaca_terkini::tool()]).unwrap(),
+        examples::hr::tool_set(),
+    ] {
+        lint::assert_clean(&set);
+    }
+}
+
+#[tool(
+    description = "Cari buku di katalog perpustakaan berdasarkan judul atau penulis dan kembalikan daftar buku."
+)]
+fn cari_buku(
+    #[arg(description = "Kata kunci judul atau penulis; tanyakan bila tidak disebut")] kata: String,
+) -> Vec<String> {
+    vec![kata]
+}
+
+#[tool(
+    description = "Ambil detail lengkap satu buku di katalog perpustakaan berdasarkan judul dan penulis."
+)]
+fn detail_buku(
+    #[arg(description = "Kata kunci judul; tanyakan bila tidak disebut")] kata: String,
+) -> String {
+    kata
+}
+
+#[tool(
+    description = "Ambil detail lengkap satu buku di katalog perpustakaan berdasarkan judul dan penulis.",
+    not_for = "mencari banyak buku (pakai cari_buku)",
+    name = "detail_buku_dengan_batas"
+)]
+fn detail_buku_batas(
+    #[arg(description = "Kata kunci judul; tanyakan bila tidak disebut")] kata: String,
+) -> String {
+    kata
+}
+
+#[test]
+fn overlapping_tools_must_name_each_other() {
+    let set = ToolSet::new([cari_buku::tool(), detail_buku::tool()]).unwrap();
+    assert!(
+        ids(&set).contains(&("overlap", "cari_buku".into())),
+        "{:?}",
+        ids(&set)
+    );
+    let bounded = ToolSet::new([cari_buku::tool(), detail_buku_batas::tool()]).unwrap();
+    assert!(
+        !ids(&bounded).iter().any(|(id, _)| *id == "overlap"),
+        "{:?}",
+        ids(&bounded)
+    );
+}
+
+macro_rules! eleven {
+    ($($n:ident)*) => {
+        $(
+            #[tool(description = "Ambil angka uji; pakai saat menguji batas jumlah alat.", allow_lint = "overlap: alat uji sengaja mirip")]
+            fn $n() -> u8 { 1 }
+        )*
+        fn eleven() -> ToolSet { ToolSet::new([$($n::tool()),*]).unwrap() }
+    };
+}
+eleven!(a1 a2 a3 a4 a5 a6 a7 a8 a9 a10 a11);
+
+#[test]
+fn more_than_ten_tools_is_one_lint_for_the_set() {
+    let found = ids(&eleven());
+    assert_eq!(
+        found,
+        [("too-many-tools", String::new())],
+        "allow_lint silences the overlaps"
+    );
+    let ten = ToolSet::new(eleven().iter().take(10)).unwrap();
+    assert!(ids(&ten).is_empty());
+}
+
+#[tool(description = "Tool cuaca")]
+fn cuaca() -> String {
+    String::new()
+}
+
+#[test]
+fn a_description_says_what_comes_back_and_when() {
+    let found = ids(&ToolSet::new([cuaca::tool()]).unwrap());
+    assert!(
+        found.contains(&("no-returns", "cuaca".into()))
+            && found.contains(&("no-when", "cuaca".into())),
+        "{found:?}"
+    );
+}
+
+#[tool(description = "Ambil laporan penjualan; pakai saat pengguna meminta angka penjualan.")]
+fn laporan(
+    #[arg(description = "Wilayah: jakarta, surabaya atau medan")] wilayah: String,
+    #[arg(description = "Nomor halaman", range = 1..=100)] halaman: Option<u32>,
+) -> String {
+    format!("{wilayah}{halaman:?}")
+}
+
+#[derive(ToolArg, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+enum Wilayah {
+    Jakarta,
+    Surabaya,
+    Medan,
+}
+
+#[tool(
+    description = "Ambil laporan penjualan; pakai saat pengguna meminta angka penjualan.",
+    allow_lint = "optional-without-rule: halaman kosong selalu berarti halaman pertama di API ini"
+)]
+fn laporan_baik(
+    #[arg(description = "Wilayah penjualan")] wilayah: Wilayah,
+    #[arg(description = "Nomor halaman", range = 1..=100)] halaman: Option<u32>,
+) -> String {
+    let _ = wilayah;
+    format!("{halaman:?}")
+}
+
+#[test]
+fn arguments_close_their_sets_and_say_what_absence_means() {
+    let found = ids(&ToolSet::new([laporan::tool()]).unwrap());
+    assert_eq!(
+        found,
+        [
+            ("closed-set-string", "laporan".into()),
+            ("optional-without-rule", "laporan".into())
+        ]
+    );
+    let good = ToolSet::new([laporan_baik::tool()]).unwrap();
+    assert!(ids(&good).is_empty(), "{:?}", ids(&good));
+    assert_eq!(
+        laporan_baik::tool().allowed_lint("optional-without-rule"),
+        Some("halaman kosong selalu berarti halaman pertama di API ini")
+    );
+}
+
+#[test]
+fn every_lint_has_an_id_an_explanation_and_a_fix() {
+    let set = ToolSet::new([
+        cuaca::tool(),
+        laporan::tool(),
+        cari_buku::tool(),
+        detail_buku::tool(),
+    ])
+    .unwrap();
+    for l in lint::check(&set) {
+        assert!(lint::LINTS.iter().any(|(id, _)| *id == l.id), "{l}");
+        assert!(!l.message.is_empty() && !l.fix.is_empty(), "{l}");
+    }
+}

@@ -1,0 +1,265 @@
+//! Lints across a tool set: the mistakes no single `#[tool]` can see, from the seeds' advice.
+//! Each lint has an id, an explanation and a fix; `#[tool(allow_lint = "id: reason")]` silences
+//! one for one tool. The word-based checks are heuristics, written for Indonesian and English
+//! descriptions, and say so in their messages.
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::{Tool, ToolSet};
+
+/// One finding.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Lint {
+    pub id: &'static str,
+    /// The tool it is about; empty for a finding about the whole set.
+    pub tool: String,
+    pub message: String,
+    pub fix: String,
+}
+
+impl fmt::Display for Lint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let at = if self.tool.is_empty() {
+            "tool set".to_owned()
+        } else {
+            format!("`{}`", self.tool)
+        };
+        write!(f, "[{}] {at}: {} Fix: {}", self.id, self.message, self.fix)
+    }
+}
+
+/// Every lint id, with what it means.
+pub const LINTS: &[(&str, &str)] = &[
+    (
+        "overlap",
+        "two tools' descriptions overlap strongly and neither `not_for` names the other",
+    ),
+    (
+        "too-many-tools",
+        "more than 10 tools for one agent: agents start picking the wrong one",
+    ),
+    (
+        "no-returns",
+        "the description does not say what the tool returns (heuristic)",
+    ),
+    (
+        "no-when",
+        "the description does not say when to use the tool (heuristic)",
+    ),
+    (
+        "closed-set-string",
+        "a string argument's description lists a closed set of values: make it an enum",
+    ),
+    (
+        "optional-without-rule",
+        "an optional argument with no default and no rule for when it is not given",
+    ),
+];
+
+/// Jaccard similarity of descriptions and names at or above which two tools overlap.
+pub const OVERLAP: f64 = 0.3;
+/// More tools than this for one agent is a lint.
+pub const MAX_TOOLS: usize = 10;
+
+const STOPWORDS: &[&str] = &[
+    "yang", "dan", "untuk", "di", "ke", "dari", "pada", "dengan", "atau", "ini", "itu", "satu",
+    "seorang", "saat", "bila", "jika", "tidak", "bukan", "pakai", "sedang", "the", "a", "an",
+    "and", "or", "of", "to", "for", "in", "on", "with", "when", "use", "not", "is", "it", "this",
+    "that", "by", "as", "its", "be", "are", "nya",
+];
+
+fn words(text: &str) -> BTreeSet<String> {
+    text.to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.len() > 2 && !STOPWORDS.contains(w))
+        .map(str::to_owned)
+        .collect()
+}
+
+fn similarity(a: &Tool, b: &Tool) -> f64 {
+    let text = |t: &Tool| {
+        format!(
+            "{} {}",
+            t.name().replace(['-', '_'], " "),
+            t.spec_description()
+        )
+    };
+    let (x, y) = (words(&text(a)), words(&text(b)));
+    let union = x.union(&y).count();
+    if union == 0 {
+        0.0
+    } else {
+        x.intersection(&y).count() as f64 / union as f64
+    }
+}
+
+fn names_other(t: &Tool, other: &Tool) -> bool {
+    t.not_for().is_some_and(|n| n.contains(other.name()))
+}
+
+const RETURNS: &[&str] = &[
+    "ambil",
+    "kembalikan",
+    "hasilkan",
+    "hitung",
+    "cari",
+    "daftar",
+    "buat",
+    "ajukan",
+    "simpan",
+    "kirim",
+    "pesan",
+    "return",
+    "returns",
+    "get",
+    "list",
+    "find",
+    "fetch",
+    "compute",
+    "create",
+    "book",
+    "send",
+];
+const WHEN: &[&str] = &[
+    "pakai",
+    "gunakan",
+    "saat",
+    "untuk pertanyaan",
+    "use when",
+    "use for",
+    "when the user",
+    "bila pengguna",
+];
+const NOT_GIVEN: &[&str] = &[
+    "bila tidak",
+    "jika tidak",
+    "kalau tidak",
+    "kosongkan",
+    "null bila",
+    "null jika",
+    "tanyakan",
+    "default",
+    "if not",
+    "when not",
+    "if the user does not",
+    "leave empty",
+    "leave null",
+    "ask",
+];
+
+/// Runs every lint over `set`, leaving out those a tool allows.
+pub fn check(set: &ToolSet) -> Vec<Lint> {
+    let mut out = Vec::new();
+    if set.len() > MAX_TOOLS {
+        out.push(Lint {
+            id: "too-many-tools",
+            tool: String::new(),
+            message: format!("{} tools for one agent; past about {MAX_TOOLS} agents start picking the wrong one.", set.len()),
+            fix: "split the work into subagents, each with the tools it needs (ToolSet::new per agent).".into(),
+        });
+    }
+    let tools: Vec<&Tool> = set.iter().collect();
+    for (i, a) in tools.iter().enumerate() {
+        for b in &tools[i + 1..] {
+            let s = similarity(a, b);
+            if s >= OVERLAP && !names_other(a, b) && !names_other(b, a) {
+                out.push(Lint {
+                    id: "overlap",
+                    tool: a.name().into(),
+                    message: format!(
+                        "its description overlaps `{}`'s ({:.0}% shared words) and neither `not_for` names the other.",
+                        b.name(),
+                        s * 100.0
+                    ),
+                    fix: format!("add a boundary sentence to both: not_for = \"... (pakai {})\" and the converse.", b.name()),
+                });
+            }
+        }
+    }
+    for t in &tools {
+        let d = t.spec_description().to_lowercase();
+        if !RETURNS.iter().any(|w| d.contains(w)) {
+            out.push(Lint {
+                id: "no-returns",
+                tool: t.name().into(),
+                message: "the description does not seem to say what the tool returns (heuristic: no verb such as ambil, kembalikan, return, get).".into(),
+                fix: "start with what comes back: \"Ambil sisa kuota cuti ...\", \"Returns the current weather ...\".".into(),
+            });
+        }
+        if !WHEN.iter().any(|w| d.contains(w)) && t.not_for().is_none() {
+            out.push(Lint {
+                id: "no-when",
+                tool: t.name().into(),
+                message: "the description does not seem to say when to use the tool (heuristic: no \"pakai saat\", \"use when\", no `not_for`).".into(),
+                fix: "add a sentence with the situation that calls for it: \"Pakai saat pengguna ...\".".into(),
+            });
+        }
+        check_arguments(t, &mut out);
+    }
+    out.retain(|l| l.tool.is_empty() || !set.get(&l.tool).is_some_and(|t| t.allows_lint(l.id)));
+    out
+}
+
+fn check_arguments(t: &Tool, out: &mut Vec<Lint>) {
+    let schema = t.input_schema();
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    for (name, p) in schema["properties"].as_object().into_iter().flatten() {
+        let description = p["description"].as_str().unwrap_or_default().to_lowercase();
+        let is_string = p["type"] == "string"
+            || p["type"]
+                .as_array()
+                .is_some_and(|ts| ts.iter().any(|x| x == "string"));
+        let closed =
+            p.get("enum").is_some() || p.get("oneOf").is_some() || p.get("pattern").is_some();
+        if is_string && !closed && lists_values(&description) {
+            out.push(Lint {
+                id: "closed-set-string",
+                tool: t.name().into(),
+                message: format!("argument `{name}` is a free string but its description lists the values it takes."),
+                fix: "make it a #[derive(ToolArg)] enum so the schema closes the set (z.enum in the seed).".into(),
+            });
+        }
+        let optional = !required.contains(&name.as_str());
+        if optional
+            && p.get("default").is_none()
+            && !NOT_GIVEN.iter().any(|w| description.contains(w))
+        {
+            out.push(Lint {
+                id: "optional-without-rule",
+                tool: t.name().into(),
+                message: format!("optional argument `{name}` has no default and its description does not say what to do when the user does not give it."),
+                fix: "add #[arg(default = ...)] or a rule such as \"kosongkan bila pengguna tidak menyebut\".".into(),
+            });
+        }
+    }
+}
+
+/// "harian, mingguan atau bulanan", "one of a, b or c", quoted alternatives: a closed set.
+fn lists_values(d: &str) -> bool {
+    let quoted = d.matches('"').count() >= 4 || d.matches('\'').count() >= 4;
+    let listed = (d.contains(" atau ") || d.contains(" or ")) && d.matches(',').count() >= 1;
+    quoted || listed || d.contains("salah satu") || d.contains("one of")
+}
+
+/// Fails a test with every lint of `set`, one per line.
+pub fn assert_clean(set: &ToolSet) {
+    let lints = check(set);
+    assert!(
+        lints.is_empty(),
+        "tool set lints:\n{}",
+        lints
+            .iter()
+            .map(|l| format!("  {l}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}

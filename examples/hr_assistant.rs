@@ -14,6 +14,9 @@ use examples::hr::{Peran, Session, tool_set};
 use tool_runtime::{Context, ToolError, ToolSet};
 
 fn main() {
+    if tool_runtime::docs::print_tool_docs(&tool_set()) {
+        return;
+    }
     if std::env::args().nth(1).as_deref() == Some("mcp") {
         let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
         let args: Vec<String> = std::env::args().collect();

@@ -17,6 +17,7 @@ fn the_examples_are_lint_clean() {
         ToolSet::new([examples::laporan_penjualan::buat_laporan::tool()]).unwrap(),
         ToolSet::new([examples::cuaca::cuaca_terkini::tool()]).unwrap(),
         examples::hr::tool_set(),
+        examples::perpustakaan::tool_set(),
     ] {
         lint::assert_clean(&set);
     }

@@ -5,4 +5,5 @@ pub mod ekstraksi;
 pub mod hr;
 pub mod katering;
 pub mod laporan_penjualan;
+pub mod perpustakaan;
 pub mod show;

@@ -71,8 +71,10 @@ macro_rules! for_each_arity {
 }
 
 mod arg;
+pub mod choice;
 mod context;
 mod decode;
+pub mod docs;
 pub mod export;
 mod host;
 pub mod lint;

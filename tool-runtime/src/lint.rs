@@ -243,11 +243,24 @@ fn check_arguments(t: &Tool, out: &mut Vec<Lint>) {
     }
 }
 
-/// "harian, mingguan atau bulanan", "one of a, b or c", quoted alternatives: a closed set.
+/// "harian, mingguan atau bulanan", "one of a, b or c", quoted alternatives: a closed set. A
+/// clause counts as a list when it is three or more short items (one or two words each)
+/// separated by commas and a final "atau"/"or".
 fn lists_values(d: &str) -> bool {
     let quoted = d.matches('"').count() >= 4 || d.matches('\'').count() >= 4;
-    let listed = (d.contains(" atau ") || d.contains(" or ")) && d.matches(',').count() >= 1;
-    quoted || listed || d.contains("salah satu") || d.contains("one of")
+    let listed = d.split([';', ':', '.', '(', ')']).any(|clause| {
+        if !clause.contains(" atau ") && !clause.contains(" or ") {
+            return false;
+        }
+        let items: Vec<&str> = clause
+            .split(',')
+            .flat_map(|part| part.split(" atau ").flat_map(|p| p.split(" or ")))
+            .map(str::trim)
+            .filter(|i| !i.is_empty())
+            .collect();
+        items.len() >= 3 && items.iter().all(|i| i.split_whitespace().count() <= 2)
+    });
+    quoted || listed || d.contains("salah satu dari") || d.contains("one of")
 }
 
 /// Fails a test with every lint of `set`, one per line.

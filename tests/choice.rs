@@ -1,0 +1,117 @@
+//! The tool-choice harness on the library's border messages, with a stand-in model answering in
+//! each provider's response format.
+
+use serde_json::{Value, json};
+use tool_runtime::choice::{self, Expect, Picked};
+use tool_runtime::export::Target;
+
+/// A response calling `tool`, or answering in text when `tool` is `None`, in `target`'s format.
+fn response(target: Target, tool: Option<&str>) -> Value {
+    match (target, tool) {
+        (Target::OpenAiChat, Some(t)) => {
+            json!({"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": t, "arguments": "{}"}}]}, "finish_reason": "tool_calls"}]})
+        }
+        (Target::OpenAiChat, None) => {
+            json!({"choices": [{"message": {"role": "assistant", "content": "Judul atau penulis bukunya apa?"}, "finish_reason": "stop"}]})
+        }
+        (Target::OpenAiResponses, Some(t)) => {
+            json!({"status": "completed", "output": [{"type": "function_call", "call_id": "c1", "name": t, "arguments": "{}"}]})
+        }
+        (Target::OpenAiResponses, None) => {
+            json!({"status": "completed", "output": [{"type": "message", "content": [{"type": "output_text", "text": "Judul bukunya apa?"}]}]})
+        }
+        (Target::Anthropic, Some(t)) => {
+            json!({"content": [{"type": "text", "text": "Saya cek dulu."}, {"type": "tool_use", "id": "toolu_1", "name": t, "input": {}}], "stop_reason": "tool_use"})
+        }
+        (Target::Anthropic, None) => {
+            json!({"content": [{"type": "text", "text": "Judul bukunya apa?"}], "stop_reason": "end_turn"})
+        }
+        (Target::Gemini, Some(t)) => {
+            json!({"candidates": [{"content": {"role": "model", "parts": [{"functionCall": {"name": t, "args": {}}}]}, "finishReason": "STOP"}]})
+        }
+        (Target::Gemini, None) => {
+            json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "Judul bukunya apa?"}]}, "finishReason": "STOP"}]})
+        }
+        (Target::Mcp, _) => unreachable!(),
+    }
+}
+
+/// A stand-in model that reads the boundary sentences the way a good model would, except that it
+/// sends one message to the wrong tool when `confused`.
+fn model(
+    target: Target,
+    confused: bool,
+) -> impl FnMut(&'static str, &[Value]) -> std::future::Ready<Result<Value, String>> {
+    move |message: &'static str, tools: &[Value]| {
+        assert!(!tools.is_empty(), "the exported tools are passed along");
+        let tool = if message.contains("ISBN") {
+            Some(if confused { "cari-buku" } else { "detail-buku" })
+        } else if message.contains("telat") || message.contains("denda") {
+            Some("cek-denda")
+        } else if message == "cari buku" {
+            None
+        } else {
+            Some("cari-buku")
+        };
+        std::future::ready(Ok(response(target, tool)))
+    }
+}
+
+const TARGETS: [Target; 4] = [
+    Target::OpenAiChat,
+    Target::OpenAiResponses,
+    Target::Anthropic,
+    Target::Gemini,
+];
+
+#[test]
+fn every_border_message_picks_the_right_tool_in_every_format() {
+    let set = examples::perpustakaan::tool_set();
+    for target in TARGETS {
+        let report = pollster::block_on(choice::run(
+            &set,
+            target,
+            examples::perpustakaan::BORDER_MESSAGES,
+            model(target, false),
+        ))
+        .unwrap();
+        assert!(report.wrong().is_empty(), "{target:?}: {report}");
+        assert_eq!(report.outcomes.len(), 5);
+    }
+}
+
+#[test]
+fn a_wrong_pick_is_reported_with_what_was_picked() {
+    let set = examples::perpustakaan::tool_set();
+    let report = pollster::block_on(choice::run(
+        &set,
+        Target::Anthropic,
+        examples::perpustakaan::BORDER_MESSAGES,
+        model(Target::Anthropic, true),
+    ))
+    .unwrap();
+    let wrong = report.wrong();
+    assert_eq!(wrong.len(), 1);
+    assert_eq!(wrong[0].case.expect, Expect::Tool("detail-buku"));
+    assert_eq!(wrong[0].picked, Picked::Tool("cari-buku".into()));
+    let text = report.to_string();
+    assert!(
+        text.contains("4 of 5") && text.contains("expected `detail-buku`, got `cari-buku`"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_failed_request_is_an_error_outcome_not_a_pass() {
+    let set = examples::perpustakaan::tool_set();
+    let failing =
+        |_: &'static str, _: &[Value]| std::future::ready(Err::<Value, _>("rate limited"));
+    let report = pollster::block_on(choice::run(
+        &set,
+        Target::Gemini,
+        examples::perpustakaan::BORDER_MESSAGES,
+        failing,
+    ))
+    .unwrap();
+    assert_eq!(report.wrong().len(), 5);
+}

@@ -1,0 +1,151 @@
+//! Tool-choice checks, the seeds' acceptance test: messages at the border between sibling tools
+//! must each make the model pick the right tool, or ask back when information is missing.
+//!
+//! [`run`] sends each message with the exported tools through a caller-supplied async closure
+//! (any model client) and reads which tool the raw response picked.
+
+use std::fmt;
+use std::future::Future;
+
+use serde_json::Value;
+
+use crate::ToolSet;
+use crate::export::{ExportError, Target};
+
+/// What a message should make the model do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expect {
+    /// Call this tool.
+    Tool(&'static str),
+    /// Call no tool and ask the user for what is missing.
+    AskBack,
+}
+
+/// One border message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Case {
+    pub message: &'static str,
+    pub expect: Expect,
+}
+
+/// What the model did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Picked {
+    Tool(String),
+    /// Answered in text without calling a tool (asking back, or answering directly).
+    NoTool,
+    /// The response could not be read, or the request failed.
+    Error(String),
+}
+
+/// The first tool a raw provider response calls, or `NoTool`.
+pub fn picked(target: Target, raw: &Value) -> Picked {
+    let name = match target {
+        Target::OpenAiChat => {
+            raw["choices"][0]["message"]["tool_calls"][0]["function"]["name"].as_str()
+        }
+        Target::OpenAiResponses => raw["output"]
+            .as_array()
+            .and_then(|items| items.iter().find(|i| i["type"] == "function_call"))
+            .and_then(|i| i["name"].as_str()),
+        Target::Anthropic => raw["content"]
+            .as_array()
+            .and_then(|blocks| blocks.iter().find(|b| b["type"] == "tool_use"))
+            .and_then(|b| b["name"].as_str()),
+        Target::Gemini => raw["candidates"][0]["content"]["parts"]
+            .as_array()
+            .and_then(|parts| {
+                parts
+                    .iter()
+                    .find_map(|p| p["functionCall"]["name"].as_str())
+            }),
+        Target::Mcp => return Picked::Error("MCP has no model responses".into()),
+    };
+    match name {
+        Some(n) => Picked::Tool(n.to_owned()),
+        None if raw.is_object() => Picked::NoTool,
+        None => Picked::Error("not a response object".into()),
+    }
+}
+
+/// One message and what happened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outcome {
+    pub case: Case,
+    pub picked: Picked,
+}
+
+impl Outcome {
+    pub fn is_right(&self) -> bool {
+        match (&self.case.expect, &self.picked) {
+            (Expect::Tool(want), Picked::Tool(got)) => want == got,
+            (Expect::AskBack, Picked::NoTool) => true,
+            _ => false,
+        }
+    }
+}
+
+/// The outcome of every message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Report {
+    pub outcomes: Vec<Outcome>,
+}
+
+impl Report {
+    /// The messages that picked wrong.
+    pub fn wrong(&self) -> Vec<&Outcome> {
+        self.outcomes.iter().filter(|o| !o.is_right()).collect()
+    }
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let right = self.outcomes.len() - self.wrong().len();
+        writeln!(
+            f,
+            "{right} of {} messages picked right",
+            self.outcomes.len()
+        )?;
+        for o in self.wrong() {
+            let want = match o.case.expect {
+                Expect::Tool(t) => format!("`{t}`"),
+                Expect::AskBack => "asking back".into(),
+            };
+            let got = match &o.picked {
+                Picked::Tool(t) => format!("`{t}`"),
+                Picked::NoTool => "no tool".into(),
+                Picked::Error(e) => format!("an error ({e})"),
+            };
+            writeln!(f, "  {:?}: expected {want}, got {got}", o.case.message)?;
+        }
+        Ok(())
+    }
+}
+
+/// Sends every case's message with `set` exported for `target` through `send(message, tools)`,
+/// which returns the provider's raw response, and reports what each picked.
+pub async fn run<F, Fut, E>(
+    set: &ToolSet,
+    target: Target,
+    cases: &[Case],
+    mut send: F,
+) -> Result<Report, ExportError>
+where
+    F: FnMut(&'static str, &[Value]) -> Fut,
+    Fut: Future<Output = Result<Value, E>>,
+    E: fmt::Display,
+{
+    let tools = set.export(target)?;
+    let mut outcomes = Vec::with_capacity(cases.len());
+    for case in cases {
+        let picked = match send(case.message, &tools).await {
+            Ok(raw) => picked(target, &raw),
+            Err(e) => Picked::Error(e.to_string()),
+        };
+        outcomes.push(Outcome {
+            case: *case,
+            picked,
+        });
+    }
+    Ok(Report { outcomes })
+}

@@ -1,0 +1,300 @@
+//! The catalog of a tool set, for the people who review what an agent can do: Markdown, JSON, and
+//! one self-contained HTML page with a search box. Everything comes from what `#[tool]` already
+//! knows; nothing is written by hand.
+//!
+//! A binary can expose it with one line: `if tool_runtime::docs::print_tool_docs(&tools) { return; }`
+//! prints the catalog and returns true when the program was run with `--print-tool-docs`
+//! (`=md`, `=json` or `=html`; Markdown by default).
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+
+use serde_json::{Value, json};
+
+use crate::lint;
+use crate::{Tool, ToolSet};
+
+/// The catalog as JSON: every tool with its description, boundary, permissions, approval,
+/// annotations, schemas and the lints that apply to it.
+pub fn json(set: &ToolSet) -> Value {
+    let lints = lint::check(set);
+    let tools: Vec<Value> = set
+        .iter()
+        .map(|t| {
+            let a = t.annotations();
+            json!({
+                "name": t.name(),
+                "title": a.title,
+                "description": t.spec_description(),
+                "not_for": t.not_for(),
+                "requires": t.requires(),
+                "needs_approval": t.needs_approval(),
+                "annotations": {
+                    "read_only": a.read_only, "destructive": a.destructive,
+                    "idempotent": a.idempotent, "open_world": a.open_world,
+                },
+                "arguments": arguments(t),
+                "input_schema": t.input_schema(),
+                "output_schema": t.output_schema(),
+                "lints": lints.iter().filter(|l| l.tool == t.name()).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    json!({
+        "tools": tools,
+        "set_lints": lints.iter().filter(|l| l.tool.is_empty()).collect::<Vec<_>>(),
+    })
+}
+
+/// One row per argument: name, JSON type, required, constraints, default, description.
+fn arguments(t: &Tool) -> Vec<Value> {
+    let schema = t.input_schema();
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    schema["properties"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(name, p)| {
+            json!({
+                "name": name,
+                "type": type_text(p),
+                "required": required.contains(&name.as_str()),
+                "constraints": constraints(p),
+                "default": p.get("default"),
+                "description": p["description"],
+            })
+        })
+        .collect()
+}
+
+fn type_text(p: &Value) -> String {
+    if let Some(values) = allowed(p) {
+        return format!("one of {}", values.join(", "));
+    }
+    match &p["type"] {
+        Value::String(t) if t == "array" => format!("list of {}", type_text(&p["items"])),
+        Value::String(t) => t.clone(),
+        Value::Array(ts) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join(" or "),
+        _ if p.get("oneOf").is_some() || p.get("anyOf").is_some() => "one of several shapes".into(),
+        _ => "any".into(),
+    }
+}
+
+fn allowed(p: &Value) -> Option<Vec<String>> {
+    if let Some(Value::Array(e)) = p.get("enum") {
+        return Some(
+            e.iter()
+                .map(|v| format!("`{}`", v.as_str().map_or(v.to_string(), str::to_owned)))
+                .collect(),
+        );
+    }
+    let alts = p.get("oneOf")?.as_array()?;
+    alts.iter()
+        .map(|a| {
+            a.get("const")
+                .map(|c| format!("`{}`", c.as_str().unwrap_or_default()))
+        })
+        .collect()
+}
+
+fn constraints(p: &Value) -> String {
+    let mut parts = Vec::new();
+    let num = |k: &str| p.get(k).map(Value::to_string);
+    match (num("minimum"), num("maximum")) {
+        (Some(a), Some(b)) => parts.push(format!("{a}..={b}")),
+        (Some(a), None) => parts.push(format!(">= {a}")),
+        (None, Some(b)) => parts.push(format!("<= {b}")),
+        _ => {}
+    }
+    if let Some(b) = num("exclusiveMaximum") {
+        parts.push(format!("< {b}"));
+    }
+    match (
+        num("minLength").or(num("minItems")),
+        num("maxLength").or(num("maxItems")),
+    ) {
+        (Some(a), Some(b)) => parts.push(format!("length {a}..={b}")),
+        (Some(a), None) => parts.push(format!("length >= {a}")),
+        (None, Some(b)) => parts.push(format!("length <= {b}")),
+        _ => {}
+    }
+    if let Some(Value::String(pat)) = p.get("pattern") {
+        parts.push(format!("pattern `{pat}`"));
+    }
+    if p["type"] == "array"
+        && let Some(inner) = p.get("items").map(constraints).filter(|c| !c.is_empty())
+    {
+        parts.push(format!("each item {inner}"));
+    }
+    parts.join(", ")
+}
+
+fn cell(v: &Value) -> String {
+    let s = match v {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        other => format!("`{other}`"),
+    };
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+/// The catalog as Markdown: one section per tool, an argument table, the output shape.
+pub fn markdown(set: &ToolSet) -> String {
+    let catalog = json(set);
+    let mut md =
+        String::from("# Tool catalog\n\nGenerated from the `#[tool]` definitions; do not edit.\n");
+    for l in catalog["set_lints"].as_array().into_iter().flatten() {
+        let _ = write!(
+            md,
+            "\n> **lint `{}`**: {} Fix: {}\n",
+            cell(&l["id"]),
+            cell(&l["message"]),
+            cell(&l["fix"])
+        );
+    }
+    for t in catalog["tools"].as_array().into_iter().flatten() {
+        let _ = write!(md, "\n## `{}`", cell(&t["name"]));
+        if let Some(title) = t["title"].as_str() {
+            let _ = write!(md, " — {title}");
+        }
+        let _ = write!(md, "\n\n{}\n", cell(&t["description"]));
+        if let Some(n) = t["not_for"].as_str() {
+            let _ = write!(md, "\n**Not for:** {n}\n");
+        }
+        let requires: Vec<String> = t["requires"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|r| format!("`{}`", cell(r)))
+            .collect();
+        let mut facts = Vec::new();
+        if !requires.is_empty() {
+            facts.push(format!("requires {}", requires.join(", ")));
+        }
+        if t["needs_approval"] == true {
+            facts.push("each call waits for a person's approval".into());
+        }
+        for (key, label) in [
+            ("read_only", "read-only"),
+            ("destructive", "destructive"),
+            ("idempotent", "idempotent"),
+            ("open_world", "open world"),
+        ] {
+            if t["annotations"][key] == true {
+                facts.push(label.into());
+            }
+        }
+        if !facts.is_empty() {
+            let _ = write!(md, "\n{}.\n", facts.join("; "));
+        }
+        let args = t["arguments"].as_array().cloned().unwrap_or_default();
+        if args.is_empty() {
+            md.push_str("\nNo arguments.\n");
+        } else {
+            md.push_str("\n| argument | type | required | constraints | default | description |\n|---|---|---|---|---|---|\n");
+            for a in args {
+                let _ = writeln!(
+                    md,
+                    "| `{}` | {} | {} | {} | {} | {} |",
+                    cell(&a["name"]),
+                    cell(&a["type"]),
+                    if a["required"] == true { "yes" } else { "no" },
+                    cell(&a["constraints"]),
+                    cell(&a["default"]),
+                    cell(&a["description"])
+                );
+            }
+        }
+        let output = &t["output_schema"];
+        let fields: Vec<String> = output["properties"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| format!("`{k}` ({})", type_text(v)))
+            .collect();
+        if fields.is_empty() {
+            let _ = write!(md, "\nReturns: {}.\n", type_text(output));
+        } else {
+            let _ = write!(md, "\nReturns an object: {}.\n", fields.join(", "));
+        }
+        for l in t["lints"].as_array().into_iter().flatten() {
+            let _ = write!(
+                md,
+                "\n> **lint `{}`**: {} Fix: {}\n",
+                cell(&l["id"]),
+                cell(&l["message"]),
+                cell(&l["fix"])
+            );
+        }
+    }
+    md
+}
+
+/// The catalog as one self-contained HTML page: the tools as cards, a search box that filters
+/// them as you type, no external resources.
+pub fn html(set: &ToolSet) -> String {
+    let data = json(set).to_string().replace("</", "<\\/");
+    format!(
+        r#"<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Tool catalog</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>
+body{{font:15px/1.5 system-ui,sans-serif;margin:2rem auto;max-width:60rem;padding:0 1rem;color:#1d1d1f}}
+input{{width:100%;padding:.6rem;font-size:1rem;border:1px solid #aaa;border-radius:6px}}
+.tool{{border:1px solid #ddd;border-radius:8px;padding:1rem;margin:1rem 0}}
+.tool h2{{margin:0;font-family:ui-monospace,monospace;font-size:1.1rem}}
+.not{{color:#8a3b00}} .meta{{color:#555;font-size:.9rem}} .lint{{background:#fff4e5;padding:.4rem;border-radius:4px}}
+table{{border-collapse:collapse;width:100%;font-size:.9rem}} td,th{{border-top:1px solid #eee;padding:.3rem;text-align:left;vertical-align:top}}
+code{{font-family:ui-monospace,monospace}}
+</style></head><body>
+<h1>Tool catalog</h1>
+<input id="q" type="search" placeholder="Search tools, arguments, permissions" autofocus>
+<p id="count" class="meta"></p>
+<div id="tools"></div>
+<script id="catalog" type="application/json">{data}</script>
+<script>
+const catalog = JSON.parse(document.getElementById('catalog').textContent);
+const esc = s => String(s ?? '').replace(/[&<>"]/g, c => ({{'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;'}})[c]);
+function card(t) {{
+  const rows = t.arguments.map(a => `<tr><td><code>${{esc(a.name)}}</code></td><td>${{esc(a.type)}}</td><td>${{a.required ? 'yes' : 'no'}}</td><td>${{esc(a.constraints)}}</td><td>${{a.default === undefined || a.default === null ? '' : esc(JSON.stringify(a.default))}}</td><td>${{esc(a.description)}}</td></tr>`).join('');
+  const facts = [t.requires.length ? 'requires ' + t.requires.join(', ') : '', t.needs_approval ? 'needs approval' : '', t.annotations.read_only ? 'read-only' : '', t.annotations.destructive ? 'destructive' : ''].filter(Boolean).join(' · ');
+  const lints = t.lints.map(l => `<p class="lint">lint <code>${{esc(l.id)}}</code>: ${{esc(l.message)}} Fix: ${{esc(l.fix)}}</p>`).join('');
+  return `<div class="tool"><h2>${{esc(t.name)}}</h2>${{t.title ? `<div class="meta">${{esc(t.title)}}</div>` : ''}}<p>${{esc(t.description)}}</p>${{t.not_for ? `<p class="not">Not for: ${{esc(t.not_for)}}</p>` : ''}}<p class="meta">${{esc(facts)}}</p>${{rows ? `<table><tr><th>argument</th><th>type</th><th>required</th><th>constraints</th><th>default</th><th>description</th></tr>${{rows}}</table>` : '<p class="meta">No arguments.</p>'}}${{lints}}</div>`;
+}}
+function render() {{
+  const q = document.getElementById('q').value.toLowerCase();
+  const shown = catalog.tools.filter(t => JSON.stringify(t).toLowerCase().includes(q));
+  document.getElementById('tools').innerHTML = shown.map(card).join('');
+  document.getElementById('count').textContent = `${{shown.length}} of ${{catalog.tools.length}} tools`;
+}}
+document.getElementById('q').addEventListener('input', render);
+render();
+</script></body></html>
+"#
+    )
+}
+
+/// Prints the catalog and returns true when the program's arguments include
+/// `--print-tool-docs` (`--print-tool-docs=json`, `=html`, `=md`).
+pub fn print_tool_docs(set: &ToolSet) -> bool {
+    let Some(arg) = std::env::args().find(|a| a.starts_with("--print-tool-docs")) else {
+        return false;
+    };
+    let text = match arg.split_once('=').map(|(_, f)| f) {
+        Some("json") => serde_json::to_string_pretty(&json(set)).unwrap_or_default(),
+        Some("html") => html(set),
+        _ => markdown(set),
+    };
+    // A closed pipe (`| head`) is not an error worth a panic.
+    let _ = writeln!(std::io::stdout(), "{text}");
+    true
+}

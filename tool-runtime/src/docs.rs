@@ -49,12 +49,7 @@ pub fn json(set: &ToolSet) -> Value {
 /// One row per argument: name, JSON type, required, constraints, default, description.
 fn arguments(t: &Tool) -> Vec<Value> {
     let schema = t.input_schema();
-    let required: Vec<&str> = schema["required"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
+    let required = crate::schema::required_names(schema);
     schema["properties"]
         .as_object()
         .into_iter()
@@ -147,19 +142,23 @@ fn cell(v: &Value) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
+fn lint_line(md: &mut String, l: &Value) {
+    let _ = write!(
+        md,
+        "\n> **lint `{}`**: {} Fix: {}\n",
+        cell(&l["id"]),
+        cell(&l["message"]),
+        cell(&l["fix"])
+    );
+}
+
 /// The catalog as Markdown: one section per tool, an argument table, the output shape.
 pub fn markdown(set: &ToolSet) -> String {
     let catalog = json(set);
     let mut md =
         String::from("# Tool catalog\n\nGenerated from the `#[tool]` definitions; do not edit.\n");
     for l in catalog["set_lints"].as_array().into_iter().flatten() {
-        let _ = write!(
-            md,
-            "\n> **lint `{}`**: {} Fix: {}\n",
-            cell(&l["id"]),
-            cell(&l["message"]),
-            cell(&l["fix"])
-        );
+        lint_line(&mut md, l);
     }
     for t in catalog["tools"].as_array().into_iter().flatten() {
         let _ = write!(md, "\n## `{}`", cell(&t["name"]));
@@ -227,13 +226,7 @@ pub fn markdown(set: &ToolSet) -> String {
             let _ = write!(md, "\nReturns an object: {}.\n", fields.join(", "));
         }
         for l in t["lints"].as_array().into_iter().flatten() {
-            let _ = write!(
-                md,
-                "\n> **lint `{}`**: {} Fix: {}\n",
-                cell(&l["id"]),
-                cell(&l["message"]),
-                cell(&l["fix"])
-            );
+            lint_line(&mut md, l);
         }
     }
     md

@@ -227,11 +227,7 @@ fn count_params(schema: &Value, optional: &mut usize, unions: &mut usize) {
     let Some(props) = schema.get("properties").and_then(Value::as_object) else {
         return;
     };
-    let required: Vec<&str> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
+    let required = crate::schema::required_names(schema);
     for (name, p) in props {
         if !required.contains(&name.as_str()) {
             *optional += 1;

@@ -7,7 +7,6 @@ use std::collections::BTreeSet;
 use std::fmt;
 
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::{Tool, ToolSet};
 
@@ -206,12 +205,7 @@ pub fn check(set: &ToolSet) -> Vec<Lint> {
 
 fn check_arguments(t: &Tool, out: &mut Vec<Lint>) {
     let schema = t.input_schema();
-    let required: Vec<&str> = schema["required"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
+    let required = crate::schema::required_names(schema);
     for (name, p) in schema["properties"].as_object().into_iter().flatten() {
         let description = p["description"].as_str().unwrap_or_default().to_lowercase();
         let is_string = p["type"] == "string"

@@ -161,3 +161,13 @@ pub(crate) fn strip_number_formats(v: &mut Value) {
         _ => {}
     }
 }
+
+/// The names an object schema lists in `required`.
+pub(crate) fn required_names(schema: &Value) -> Vec<&str> {
+    schema["required"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect()
+}

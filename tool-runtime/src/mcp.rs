@@ -232,33 +232,31 @@ async fn approve(
     cx: &Context,
     peer: &Peer<RoleServer>,
 ) -> CallToolResult {
-    {
-        let can_ask = peer
-            .peer_info()
-            .is_some_and(|i| i.capabilities.elicitation.is_some());
-        if !can_ask {
-            let message = ToolError::ApprovalRequired(pending.clone()).model_message();
+    let can_ask = peer
+        .peer_info()
+        .is_some_and(|i| i.capabilities.elicitation.is_some());
+    if !can_ask {
+        let message = ToolError::ApprovalRequired(pending.clone()).model_message();
+        tools.reject(pending);
+        return CallToolResult::error(vec![ContentBlock::text(message)]);
+    }
+    let question = format!("Approve `{}` with {}?", pending.tool, pending.arguments);
+    match peer.elicit::<Approval>(question).await {
+        Ok(Some(Approval { approve: true })) => match tools.resume(cx, pending).await {
+            Ok(out) => success(tool, out),
+            Err(e) => CallToolResult::error(vec![ContentBlock::text(e.model_message())]),
+        },
+        Ok(_) | Err(ElicitationError::UserDeclined) | Err(ElicitationError::UserCancelled) => {
             tools.reject(pending);
-            return CallToolResult::error(vec![ContentBlock::text(message)]);
+            CallToolResult::error(vec![ContentBlock::text(
+                "The user did not approve this action; nothing was changed.",
+            )])
         }
-        let question = format!("Approve `{}` with {}?", pending.tool, pending.arguments);
-        match peer.elicit::<Approval>(question).await {
-            Ok(Some(Approval { approve: true })) => match tools.resume(cx, pending).await {
-                Ok(out) => success(tool, out),
-                Err(e) => CallToolResult::error(vec![ContentBlock::text(e.model_message())]),
-            },
-            Ok(_) | Err(ElicitationError::UserDeclined) | Err(ElicitationError::UserCancelled) => {
-                tools.reject(pending);
-                CallToolResult::error(vec![ContentBlock::text(
-                    "The user did not approve this action; nothing was changed.",
-                )])
-            }
-            Err(e) => {
-                tools.reject(pending);
-                CallToolResult::error(vec![ContentBlock::text(format!(
-                    "This action needs a person's approval, which could not be asked for ({e}); nothing was changed."
-                ))])
-            }
+        Err(e) => {
+            tools.reject(pending);
+            CallToolResult::error(vec![ContentBlock::text(format!(
+                "This action needs a person's approval, which could not be asked for ({e}); nothing was changed."
+            ))])
         }
     }
 }

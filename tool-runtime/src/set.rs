@@ -1,9 +1,9 @@
 //! Tool sets: the registry of every `#[tool]` in the program, explicit sets for one agent, and
 //! dispatch by name.
 
-use std::collections::HashMap;
 use std::fmt;
 
+use rustc_hash::FxHashMap;
 use serde_json::Value;
 
 use crate::context::Context;
@@ -48,14 +48,16 @@ impl std::error::Error for ToolSetError {}
 #[derive(Clone, Debug)]
 pub struct ToolSet {
     tools: Vec<&'static Tool>,
-    by_name: HashMap<&'static str, usize>,
+    /// Name to index, hashed with FxHash: names are few and short, and SipHash's DoS resistance
+    /// buys nothing for a set fixed at start-up.
+    by_name: FxHashMap<&'static str, usize>,
 }
 
 impl ToolSet {
     /// A set of exactly these tools, in this order.
     pub fn new(tools: impl IntoIterator<Item = &'static Tool>) -> Result<ToolSet, ToolSetError> {
         let tools: Vec<&'static Tool> = tools.into_iter().collect();
-        let mut by_name = HashMap::with_capacity(tools.len());
+        let mut by_name = FxHashMap::default();
         for (i, t) in tools.iter().enumerate() {
             if by_name.insert(t.name(), i).is_some() {
                 return Err(ToolSetError::DuplicateName { name: t.name() });

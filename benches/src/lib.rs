@@ -1,0 +1,101 @@
+//! The same generated tools defined three ways, for side-by-side measurements: with this toolkit
+//! ([`toolkit`]), by hand with serde ([`floor`], the baseline of every ratio), and with rmcp (in
+//! the benchmark and test targets, which include `rmcp.rs` from the same generator; rmcp is only
+//! a dev-dependency). `build.rs` writes them; `BENCH_TOOLS` sets how many tools (default 50).
+//!
+//! The contract is the shared harness's (`../shared/bench`), so figures compare with it.
+
+#![allow(missing_docs)]
+
+extern crate self as benches;
+
+/// The tools written with `#[tool]`, in a tool set.
+pub mod toolkit {
+    include!(concat!(env!("OUT_DIR"), "/toolkit.rs"));
+}
+
+/// The tools written by hand: `match` on the name, `serde_json::from_str` into a struct, the
+/// range check, the call, `serde_json::to_string`.
+pub mod floor {
+    include!(concat!(env!("OUT_DIR"), "/floor.rs"));
+}
+
+/// How many tools each contender defines.
+pub const TOOLS: usize = include!(concat!(env!("OUT_DIR"), "/n.rs"));
+
+/// The values of every tool's `mode`, in declaration order.
+pub const MODES: [&str; 4] = ["alpha", "beta", "gamma", "delta"];
+
+/// One prepared call and the result it must produce.
+#[derive(Debug, Clone)]
+pub struct Call {
+    pub name: String,
+    /// The `arguments` object as JSON text.
+    pub args: String,
+    pub expected: serde_json::Value,
+}
+
+/// `len` calls cycling over all tools with varied arguments (the harness's call set).
+pub fn calls(len: usize) -> Vec<Call> {
+    (0..len)
+        .map(|i| {
+            let tool = i % TOOLS;
+            let count = ((i * 37) % 1001) as i64;
+            let mode = (i / TOOLS + i) % 4;
+            let label = format!("item-{i}");
+            let verbose = [Some(true), Some(false), None][i % 3];
+            let mut args = serde_json::json!({"count": count, "mode": MODES[mode], "label": label});
+            if let Some(v) = verbose {
+                args["verbose"] = v.into();
+            }
+            let name = format!("tool_{tool:03}");
+            Call {
+                expected: serde_json::json!({
+                    "tool": name,
+                    "score": count * (tool as i64 + 1) + mode as i64,
+                    "label": format!("{label}:{}", MODES[mode]),
+                    "verbose": verbose.unwrap_or(false),
+                }),
+                name,
+                args: args.to_string(),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_toolkit_and_the_floor_give_every_call_the_expected_result() {
+        let set = toolkit::tool_set();
+        assert_eq!(set.len(), TOOLS);
+        let cx = tool_runtime::Context::new();
+        for c in calls(4 * TOOLS) {
+            let floor: serde_json::Value =
+                serde_json::from_str(&floor::dispatch(&c.name, &c.args).unwrap()).unwrap();
+            let ours: serde_json::Value =
+                serde_json::from_str(&set.call_json_blocking(&cx, &c.name, &c.args).unwrap())
+                    .unwrap();
+            assert_eq!(floor, c.expected, "{} {}", c.name, c.args);
+            assert_eq!(ours, c.expected, "{} {}", c.name, c.args);
+        }
+    }
+
+    #[test]
+    fn both_refuse_a_count_out_of_range_and_a_count_as_text() {
+        let set = toolkit::tool_set();
+        let cx = tool_runtime::Context::new();
+        for args in [
+            r#"{"count": 1001, "mode": "alpha", "label": "x"}"#,
+            r#"{"count": "25", "mode": "alpha", "label": "x"}"#,
+        ] {
+            assert!(floor::dispatch("tool_007", args).is_err(), "{args}");
+            assert!(matches!(
+                set.call_json_blocking(&cx, "tool_007", args),
+                Err(tool_runtime::ToolError::InvalidArguments(_))
+            ));
+        }
+    }
+}

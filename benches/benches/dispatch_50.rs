@@ -22,6 +22,7 @@ use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{CallToolRequestParams, JsonObject, NumberOrString, ServerResult};
 use rmcp::service::{RequestContext, serve_directly};
 
+#[allow(clippy::identity_op)]
 mod rmcp_tools {
     include!(concat!(env!("OUT_DIR"), "/rmcp.rs"));
 }

@@ -99,4 +99,41 @@ mod tests {
             ));
         }
     }
+
+    #[test]
+    fn the_toolkit_refuses_what_serde_alone_lets_through() {
+        let set = toolkit::tool_set();
+        let cx = tool_runtime::Context::new();
+        for args in [
+            // serde reads a unit variant written as a one-key map; the schema says string.
+            r#"{"count": 1, "mode": {"alpha": null}, "label": "x"}"#,
+            r#"{"count": 1, "mode": "alpha", "label": "x", "verbose": 1}"#,
+        ] {
+            assert!(
+                matches!(
+                    set.call_json_blocking(&cx, "tool_007", args),
+                    Err(tool_runtime::ToolError::InvalidArguments(_))
+                ),
+                "{args}"
+            );
+        }
+        // A repeated key is read as JSON.parse reads it: the last one counts.
+        let text = set
+            .call_json_blocking(
+                &cx,
+                "tool_007",
+                r#"{"count": 1, "mode": "alpha", "label": "x", "count": 2}"#,
+            )
+            .unwrap();
+        assert!(text.contains(r#""score":16"#), "{text}");
+        // ...and accepts what JSON Schema calls an integer.
+        assert!(
+            set.call_json_blocking(
+                &cx,
+                "tool_007",
+                r#"{"count": 25.0, "mode": "beta", "label": "x"}"#
+            )
+            .is_ok()
+        );
+    }
 }

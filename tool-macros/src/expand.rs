@@ -507,6 +507,24 @@ fn expand_parts(rt: &TokenStream, model: &ToolFn, self_ty: Option<&Type>) -> Tok
     let idents: Vec<&Ident> = model.args.iter().map(|a| a.ident).collect();
     let tys: Vec<&Type> = model.args.iter().map(|a| a.ty).collect();
     let names: Vec<&String> = model.args.iter().map(|a| &a.name).collect();
+    // One `Option<T>` per parameter, filled by the runtime through `&mut dyn Slot`.
+    let slots: Vec<Ident> = idents
+        .iter()
+        .map(|i| format_ident!("__slot_{}", unraw(i)))
+        .collect();
+    let slot_refs = slots
+        .iter()
+        .zip(&tys)
+        .map(|(s, ty)| quote_spanned!(ty.span()=> &mut #s as &mut dyn #rt::__private::Slot));
+    let unwrap_slots = if slots.is_empty() {
+        quote!()
+    } else {
+        quote! {
+            let (#(::core::option::Option::Some(#idents),)*) = (#(#slots,)*) else {
+                return #rt::__private::Invocation::Ready(::core::result::Result::Err(#rt::__private::unfilled()));
+            };
+        }
+    };
     let (state, callee) = match self_ty {
         Some(t) => (
             quote! {
@@ -633,10 +651,11 @@ fn expand_parts(rt: &TokenStream, model: &ToolFn, self_ty: Option<&Type>) -> Tok
         ) -> #rt::__private::Invocation<'a> {
             #state
             let __format = __input.format();
-            let (#(#idents,)*) = match <(#(#tys,)*) as #rt::__private::Decode>::decode(__input, &[#(#names),*]) {
-                ::core::result::Result::Ok(v) => v,
-                ::core::result::Result::Err(e) => return #rt::__private::Invocation::Ready(::core::result::Result::Err(e)),
-            };
+            #(let mut #slots: ::core::option::Option<#tys> = ::core::option::Option::None;)*
+            if let ::core::result::Result::Err(e) = #rt::__private::decode(__input, &[#(#names),*], &mut [#(#slot_refs),*]) {
+                return #rt::__private::Invocation::Ready(::core::result::Result::Err(e));
+            }
+            #unwrap_slots
             #call
         }
         #rt::__private::inventory::submit! { #rt::__private::Registration(&#static_name) }

@@ -12,10 +12,9 @@ use std::marker::PhantomData;
 
 use serde::Deserialize;
 use serde::de::value::{BorrowedStrDeserializer, StringDeserializer};
-use serde::de::{
-    self, DeserializeSeed, Deserializer, EnumAccess, Error as _, MapAccess, SeqAccess, Visitor,
-};
+use serde::de::{self, DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
+use serde_json::de::StrRead;
 
 use crate::validate::{ARR, BOOL, INT, NULL, NUM, Node, Numeric, OBJ, STR, Validator};
 
@@ -102,9 +101,57 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Checked<'_, D> {
         deserialize_tuple_struct(name: &'static str, len: usize);
         deserialize_map();
         deserialize_struct(name: &'static str, fields: &'static [&'static str]);
-        deserialize_enum(name: &'static str, variants: &'static [&'static str]);
         deserialize_identifier();
         deserialize_ignored_any();
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, D::Error> {
+        if self.node.complex_union {
+            let mut value = Value::deserialize(self.inner)?;
+            if !self.v.holds(self.node, &mut value) {
+                return Err(refuse());
+            }
+            return value
+                .deserialize_enum(name, variants, visitor)
+                .map_err(D::Error::custom);
+        }
+        // Any other enum node is a union of constants: a unit variant, read from a JSON string
+        // only (serde would also read `{"variant": null}`, which the schema refuses). A data
+        // variant that reaches here is refused, and the complete path decides.
+        let Checked { inner, v, node } = self;
+        inner.deserialize_str(UnitVariant {
+            inner: visitor,
+            checked: Checked { inner: (), v, node },
+        })
+    }
+}
+
+/// A unit variant read from a JSON string only, checked, then handed to the enum's visitor.
+struct UnitVariant<'v, V> {
+    inner: V,
+    checked: Checked<'v, ()>,
+}
+
+impl<'de, V: Visitor<'de>> Visitor<'de> for UnitVariant<'_, V> {
+    type Value = V::Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.inner.expecting(f)
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<V::Value, E> {
+        self.checked.check_str(s)?;
+        self.inner.visit_enum(BorrowedStrDeserializer::new(s))
+    }
+
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<V::Value, E> {
+        self.checked.check_str(s)?;
+        self.inner.visit_enum(de::value::StrDeserializer::new(s))
     }
 }
 
@@ -288,16 +335,6 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Checked<'_, V> {
         let access = CheckedMap::new(map, self.v, self.node);
         self.inner.visit_map(access)
     }
-
-    fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<V::Value, A::Error> {
-        // Only string enums reach here: tagged unions are captured as a `Value` first.
-        let access = Checked {
-            inner: data,
-            v: self.v,
-            node: self.node,
-        };
-        self.inner.visit_enum(access)
-    }
 }
 
 /// A list: every item checked against `items`, and the count against `minItems`/`maxItems`.
@@ -479,133 +516,142 @@ impl<'de, A: MapAccess<'de>> CheckedMap<'_, A> {
     }
 }
 
-impl<'de, A: EnumAccess<'de>> EnumAccess<'de> for Checked<'_, A> {
-    type Error = A::Error;
-    type Variant = A::Variant;
+/// One parameter's destination, filled either in one pass from the JSON text or from a value
+/// the complete validator has accepted. `Option<T>` is the only implementation; a tool's
+/// parameters are a slice of `&mut dyn Slot`, so the code that walks the arguments object is
+/// compiled once for all tools instead of once per parameter list.
+pub trait Slot {
+    /// Reads the value the deserializer is at, checked against its schema.
+    fn read_text<'de>(
+        &mut self,
+        de: &mut serde_json::Deserializer<StrRead<'de>>,
+        schema: SlotSchema<'_>,
+    ) -> Result<(), serde_json::Error>;
+    /// Reads a value that is already known to be valid (or a default, or `null` when absent).
+    fn read_value(&mut self, value: &Value) -> Result<(), serde_json::Error>;
+}
 
-    fn variant_seed<S: DeserializeSeed<'de>>(
-        self,
-        seed: S,
-    ) -> Result<(S::Value, A::Variant), A::Error> {
-        let Checked { inner, v, node } = self;
-        inner.variant_seed(Checked {
-            inner: seed,
-            v,
-            node,
-        })
+impl<T: de::DeserializeOwned> Slot for Option<T> {
+    fn read_text<'de>(
+        &mut self,
+        de: &mut serde_json::Deserializer<StrRead<'de>>,
+        SlotSchema { v, node }: SlotSchema<'_>,
+    ) -> Result<(), serde_json::Error> {
+        *self = Some(Checked::new(PhantomData::<T>, v, node).deserialize(de)?);
+        Ok(())
+    }
+
+    fn read_value(&mut self, value: &Value) -> Result<(), serde_json::Error> {
+        // An owned value: the same instantiation as a tagged union's in `Checked`.
+        *self = Some(T::deserialize(value.clone())?);
+        Ok(())
     }
 }
 
-/// Decodes the arguments object of a tool into its parameter types, in one pass.
-pub(crate) struct Params<'v, T> {
-    pub(crate) v: &'v Validator,
-    pub(crate) names: &'static [&'static str],
-    pub(crate) _types: PhantomData<T>,
+/// The compiled schema of one parameter.
+#[derive(Clone, Copy)]
+pub struct SlotSchema<'v> {
+    v: &'v Validator,
+    node: &'v Node,
 }
 
-/// The part of a parameter list `Params` fills: one optional slot per parameter.
-pub trait Slots<'de>: Sized {
-    type Out;
-    fn empty() -> Self;
-    /// Reads parameter `i` from `map`, checked against `node`.
-    fn read<A: MapAccess<'de>>(
-        &mut self,
-        i: usize,
-        map: &mut A,
-        v: &Validator,
-        node: &Node,
-    ) -> Result<(), A::Error>;
-    /// Fills parameter `i`, absent from the input, from its default or from `null`.
-    fn absent<E: de::Error>(&mut self, i: usize, default: Option<&Value>) -> Result<(), E>;
-    fn finish(self) -> Option<Self::Out>;
+/// The arguments object: each known key's value goes to its slot.
+struct Fill<'s, 'v, 'a> {
+    v: &'v Validator,
+    names: &'static [&'static str],
+    slots: &'s mut [&'a mut dyn Slot],
 }
 
-impl<'de, T: Slots<'de>> Visitor<'de> for Params<'_, T> {
-    type Value = T::Out;
+/// The value of one key, handed to its slot.
+struct SlotSeed<'s, 'v> {
+    slot: &'s mut dyn Slot,
+    schema: SlotSchema<'v>,
+}
+
+impl<'de> DeserializeSeed<'de> for SlotSeed<'_, '_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        // `Fill` only ever runs on a `serde_json::Deserializer` over a `&str` (see `fill`), whose
+        // map access hands each value over as `&mut` that deserializer: so `D` is that type, and
+        // a slot's typed reading is compiled once per parameter type rather than once per tool.
+        match as_str_deserializer::<'de, '_, D>(d) {
+            Some(de) => self
+                .slot
+                .read_text(de, self.schema)
+                .map_err(D::Error::custom),
+            None => Err(refuse()),
+        }
+    }
+}
+
+/// `d` as the concrete deserializer `fill` made, or `None` for any other type.
+fn as_str_deserializer<'de, 'x, D: Deserializer<'de> + 'x>(
+    d: D,
+) -> Option<&'x mut serde_json::Deserializer<StrRead<'de>>> {
+    type Target<'x, 'de> = &'x mut serde_json::Deserializer<StrRead<'de>>;
+    if typeid::of::<D>() != typeid::of::<Target<'x, 'de>>() {
+        return None;
+    }
+    let d = std::mem::ManuallyDrop::new(d);
+    // SAFETY: `D` is `&'y mut serde_json::Deserializer<StrRead<'r>>` for some lifetimes: the type
+    // ids, which ignore lifetimes, are equal. `'r` is `'de`, because that deserializer implements
+    // `Deserializer<'r>` only for its own input lifetime and `D: Deserializer<'de>`; `'y` outlives
+    // `'x` because `D: 'x`. A reference is `Copy` and `d` is never used again, so reading it as the
+    // target type moves the same `&mut` out exactly once.
+    Some(unsafe { std::mem::transmute_copy::<D, Target<'x, 'de>>(&d) })
+}
+
+impl<'de> Visitor<'de> for Fill<'_, '_, '_> {
+    type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("the arguments object")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<T::Out, A::Error> {
-        let root = self.v.root();
-        let mut slots = T::empty();
-        let mut seen = [false; 16];
-        let props = &root.properties;
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let props = &self.v.root().properties;
+        let mut seen: u64 = 0;
         while let Some(key) = map.next_key_seed(Key)? {
             let i = self
                 .names
                 .iter()
                 .position(|n| *n == key)
                 .ok_or_else(refuse)?;
-            if seen[i] {
+            if seen & (1 << i) != 0 {
                 return Err(refuse());
             }
-            seen[i] = true;
-            slots.read(i, &mut map, self.v, &props[i].node)?;
+            seen |= 1 << i;
+            map.next_value_seed(SlotSeed {
+                slot: &mut *self.slots[i],
+                schema: SlotSchema {
+                    v: self.v,
+                    node: &props[i].node,
+                },
+            })?;
         }
         for (i, p) in props.iter().enumerate() {
-            if !seen[i] {
+            if seen & (1 << i) == 0 {
                 if p.required {
                     return Err(refuse());
                 }
-                slots.absent(i, p.default.as_ref())?;
+                let value = p.default.as_ref().unwrap_or(&Value::Null);
+                self.slots[i].read_value(value).map_err(A::Error::custom)?;
             }
         }
-        slots.finish().ok_or_else(refuse)
+        Ok(())
     }
 }
 
-macro_rules! slots {
-    ($($t:ident $i:tt),*) => {
-        impl<'de, $($t: de::DeserializeOwned),*> Slots<'de> for ($(Option<$t>,)*) {
-            type Out = ($($t,)*);
-
-            #[allow(clippy::unused_unit)]
-            fn empty() -> Self {
-                ($(None::<$t>,)*)
-            }
-
-            #[allow(unused_variables, unreachable_code)]
-            fn read<Access: MapAccess<'de>>(&mut self, i: usize, map: &mut Access, v: &Validator, node: &Node) -> Result<(), Access::Error> {
-                match i {
-                    $($i => self.$i = Some(map.next_value_seed(Checked::new(PhantomData::<$t>, v, node))?),)*
-                    _ => return Err(refuse()),
-                }
-                Ok(())
-            }
-
-            #[allow(unused_variables, unreachable_code)]
-            fn absent<Err: de::Error>(&mut self, i: usize, default: Option<&Value>) -> Result<(), Err> {
-                let value = default.unwrap_or(&Value::Null);
-                match i {
-                    $($i => self.$i = Some($t::deserialize(value).map_err(Err::custom)?),)*
-                    _ => return Err(refuse()),
-                }
-                Ok(())
-            }
-
-            #[allow(non_snake_case)]
-            fn finish(self) -> Option<Self::Out> {
-                let ($($t,)*) = self;
-                Some(($($t?,)*))
-            }
-        }
-    };
-}
-
-for_each_arity!(slots);
-
-/// Decodes `text` as the arguments of a tool whose parameters are named `names` (in the order
-/// of the schema's properties). `None` means "not valid, or not sure": take the complete path.
-pub(crate) fn params<T, Out>(
+/// Fills `slots` from `text`, the arguments of a tool whose parameters are named `names` (in the
+/// order of the schema's properties). `false` means "not valid, or not sure": take the complete
+/// path, which overwrites every slot.
+pub(crate) fn fill(
     text: &str,
     v: &Validator,
     names: &'static [&'static str],
-) -> Option<Out>
-where
-    T: for<'de> Slots<'de, Out = Out>,
-{
+    slots: &mut [&mut dyn Slot],
+) -> bool {
     // The macro emits the names and the schema's properties from one list, in one order.
     let root = v.root();
     debug_assert!(
@@ -614,19 +660,12 @@ where
             .zip(&root.properties)
             .all(|(n, p)| *n == p.name)
     );
-    if names.len() != root.properties.len() || names.len() > 16 {
-        return None;
+    if names.len() != root.properties.len() || names.len() != slots.len() || names.len() > 64 {
+        return false;
     }
     let mut de = serde_json::Deserializer::from_str(text);
-    let out = de
-        .deserialize_map(Params::<T> {
-            v,
-            names,
-            _types: PhantomData,
-        })
-        .ok()?;
-    de.end().ok()?;
-    Some(out)
+    let filled = de.deserialize_map(Fill { v, names, slots });
+    filled.is_ok() && de.end().is_ok()
 }
 
 #[cfg(test)]
@@ -648,11 +687,19 @@ mod tests {
         .unwrap()
     }
 
-    type Args = (Option<u32>, Option<String>, Option<Vec<String>>);
     const NAMES: &[&str] = &["n", "kota", "tags"];
 
     fn decode(text: &str) -> Option<(u32, String, Vec<String>)> {
-        params::<Args, _>(text, &validator(), NAMES)
+        let (mut n, mut kota, mut tags) = (None::<u32>, None::<String>, None::<Vec<String>>);
+        if !fill(
+            text,
+            &validator(),
+            NAMES,
+            &mut [&mut n, &mut kota, &mut tags],
+        ) {
+            return None;
+        }
+        Some((n?, kota?, tags?))
     }
 
     #[test]

@@ -50,26 +50,6 @@
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
 
-/// Calls `$m!` once per parameter-list arity a tool may have (0 to 12), with the type names and
-/// tuple indexes of that arity.
-macro_rules! for_each_arity {
-    ($m:ident) => {
-        $m!();
-        $m!(A 0);
-        $m!(A 0, B 1);
-        $m!(A 0, B 1, C 2);
-        $m!(A 0, B 1, C 2, D 3);
-        $m!(A 0, B 1, C 2, D 3, E 4);
-        $m!(A 0, B 1, C 2, D 3, E 4, F 5);
-        $m!(A 0, B 1, C 2, D 3, E 4, F 5, G 6);
-        $m!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
-        $m!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8);
-        $m!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9);
-        $m!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10);
-        $m!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);
-    };
-}
-
 mod arg;
 pub mod choice;
 mod context;

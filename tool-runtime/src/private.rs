@@ -18,7 +18,6 @@ pub use crate::tool::{Format, Input, Invocation, Output, Spec, Tool, ToolError};
 
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use crate::schema::{apply_spec, object_schema};
@@ -191,58 +190,49 @@ pub fn state<T: 'static>(cx: &Context) -> Result<&T, ToolError> {
     })
 }
 
-/// Decodes a call's arguments into the tuple of the tool's parameter types: in one pass from the
-/// text when they are valid, otherwise through the complete validator, which reports every
-/// violation (and every parameter serde still refuses).
-pub trait Decode: Sized {
-    fn decode(input: Input<'_>, names: &'static [&'static str]) -> Result<Self, ToolError>;
-}
+pub use crate::decode::Slot;
 
-fn take<T: DeserializeOwned>(
-    args: &mut Map<String, Value>,
-    name: &'static str,
-    errs: &mut Vec<Violation>,
-) -> Option<T> {
-    let v = args.remove(name).unwrap_or(Value::Null);
-    match T::deserialize(v) {
-        Ok(t) => Some(t),
-        Err(e) => {
+/// Decodes a call's arguments into the tool's parameter slots (one `Option<T>` per parameter,
+/// in declaration order, named `names`): in one pass from the text when they are valid,
+/// otherwise through the complete validator, which reports every violation (and every parameter
+/// serde still refuses). On `Ok`, every slot is `Some`.
+pub fn decode(
+    input: Input<'_>,
+    names: &'static [&'static str],
+    slots: &mut [&mut dyn Slot],
+) -> Result<(), ToolError> {
+    // Empty text fails here and is read as `{}` by the complete path.
+    if let Source::Text(text) = input.source
+        && crate::decode::fill(text, input.validator, names, slots)
+    {
+        return Ok(());
+    }
+    let args = input.into_checked_map()?;
+    let mut errs = Vec::new();
+    for (name, slot) in names.iter().zip(slots.iter_mut()) {
+        if let Err(e) = slot.read_value(args.get(*name).unwrap_or(&Value::Null)) {
             errs.push(Violation {
-                path: Path(vec![Segment::Key(name.to_owned())]),
+                path: Path(vec![Segment::Key((*name).to_owned())]),
                 kind: ViolationKind::Decode,
                 expected: e.to_string(),
                 received: None,
             });
-            None
         }
+    }
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        Err(ToolError::InvalidArguments(Violations(errs)))
     }
 }
 
-macro_rules! decode_tuple {
-    ($($t:ident $i:tt),*) => {
-        impl<$($t: DeserializeOwned),*> Decode for ($($t,)*) {
-            #[allow(unused_variables, unused_mut, non_snake_case)]
-            fn decode(input: Input<'_>, names: &'static [&'static str]) -> Result<Self, ToolError> {
-                // Empty text fails here and is read as `{}` by the complete path.
-                if let Source::Text(text) = input.source {
-                    if let Some(v) = crate::decode::params::<($(Option<$t>,)*), _>(text, input.validator, names) {
-                        return Ok(v);
-                    }
-                }
-                let mut args = input.into_checked_map()?;
-                let mut errs = Vec::new();
-                let t = ($(take::<$t>(&mut args, names[$i], &mut errs),)*);
-                match t {
-                    ($(Some($t),)*) => Ok(($($t,)*)),
-                    #[allow(unreachable_patterns)]
-                    _ => Err(ToolError::InvalidArguments(Violations(errs))),
-                }
-            }
-        }
-    };
+/// A slot left empty after a successful `decode`: a bug in this crate, reported, not panicked.
+#[cold]
+pub fn unfilled() -> ToolError {
+    ToolError::Failed {
+        message: "internal error: an argument was not decoded".into(),
+    }
 }
-
-for_each_arity!(decode_tuple);
 
 /// `range` bounds that do not fit the type, for types the macro cannot see into (aliases).
 pub const fn check_range<N: Number>(min: Option<Num>, max: Option<Num>, message: &'static str) {

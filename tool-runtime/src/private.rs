@@ -143,31 +143,47 @@ pub fn redacted<U: Serialize, E: std::fmt::Display>(r: Result<U, E>) -> Result<V
         .and_then(|u| serde_json::to_value(u).map_err(|e| e.to_string()))
 }
 
+/// A tool's value as its `Output`. Only the serialization and the hook calls are generic; the
+/// rest is shared by every tool.
 pub fn ok<T: Serialize>(value: T, format: Format, hooks: &Hooks<T>) -> Result<Output, ToolError> {
+    let data = match format {
+        Format::Value => serde_json::to_value(&value).map(Data::Value),
+        Format::Text => serde_json::to_string(&value).map(Data::Text),
+    };
     let model = hooks.to_model.map(|f| f(&value));
     let display = match hooks.redact {
         None => Display::Full,
-        // Fail closed: a redaction that errors or panics shows nothing.
-        Some(f) => match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&value))) {
-            Ok(Ok(v)) => Display::Redacted(v),
-            Ok(Err(reason)) => Display::Withheld { reason },
-            Err(_) => Display::Withheld {
-                reason: "the redaction function panicked".into(),
-            },
+        Some(f) => guarded_redaction(&|| f(&value)),
+    };
+    output(data, model, display)
+}
+
+/// Fail closed: a redaction that errors or panics shows nothing.
+fn guarded_redaction(redact: &dyn Fn() -> Result<Value, String>) -> Display {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(redact)) {
+        Ok(Ok(v)) => Display::Redacted(v),
+        Ok(Err(reason)) => Display::Withheld { reason },
+        Err(_) => Display::Withheld {
+            reason: "the redaction function panicked".into(),
         },
-    };
-    let failed = |e: serde_json::Error| ToolError::Failed {
-        message: format!("the output could not be serialized: {e}"),
-    };
-    let data = match format {
-        Format::Value => Data::Value(serde_json::to_value(value).map_err(failed)?),
-        Format::Text => Data::Text(serde_json::to_string(&value).map_err(failed)?),
-    };
-    Ok(Output {
-        data,
-        model,
-        display,
-    })
+    }
+}
+
+fn output(
+    data: Result<Data, serde_json::Error>,
+    model: Option<ModelOutput>,
+    display: Display,
+) -> Result<Output, ToolError> {
+    match data {
+        Ok(data) => Ok(Output {
+            data,
+            model,
+            display,
+        }),
+        Err(e) => Err(ToolError::Failed {
+            message: format!("the output could not be serialized: {e}"),
+        }),
+    }
 }
 
 pub fn result<T: Serialize, E: std::fmt::Display>(

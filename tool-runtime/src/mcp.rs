@@ -110,9 +110,13 @@ impl McpServer {
 
     /// Serves on stdin/stdout until the client closes stdin. Nothing else is written to stdout,
     /// and every request line gets exactly one answer (see the guard in `mcp/guard.rs`).
+    ///
+    /// When both streams are pipes (as MCP clients start servers) they are read and written on
+    /// Tokio's reactor, through rmcp's `stdio_pipes`, rather than a blocking thread per
+    /// operation; this needs a runtime with IO enabled, as `#[tokio::main]` makes.
     pub async fn serve_stdio(self) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-        self.serve_lines(tokio::io::stdin(), tokio::io::stdout())
-            .await
+        let (input, output) = rmcp::transport::stdio_pipes();
+        self.serve_lines(input, output).await
     }
 
     /// Serves newline-delimited JSON-RPC from `input` to `output` (the stdio transport on any

@@ -203,9 +203,16 @@ where
     // One writer for the client: forwarded server lines and the guard's own answers.
     let writer = tokio::spawn(async move {
         let mut output = output;
-        while let Some(mut line) = rx.recv().await {
-            line.push(b'\n');
-            if output.write_all(&line).await.is_err() || output.flush().await.is_err() {
+        while let Some(mut batch) = rx.recv().await {
+            // Whatever else is ready goes out in the same write.
+            batch.push(b'\n');
+            while batch.len() < 1 << 20
+                && let Ok(mut line) = rx.try_recv()
+            {
+                batch.append(&mut line);
+                batch.push(b'\n');
+            }
+            if output.write_all(&batch).await.is_err() || output.flush().await.is_err() {
                 break;
             }
         }

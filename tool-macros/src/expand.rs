@@ -708,17 +708,26 @@ pub fn expand_field(rt: &TokenStream, arg: &Arg) -> TokenStream {
     );
     // `1..501` on an integer is shown to the model as `maximum: 500`.
     let integer_exclusive = a.exclusive_max && integer && a.max.is_some_and(|m| m.is_int());
-    let min = num(rt, a.min, false);
-    let max = num(rt, a.max, integer_exclusive);
-    let exclusive = a.exclusive_max && !integer_exclusive;
-    let (lo, hi) = match a.length {
-        Some((lo, hi, _)) => (opt_u64(lo), opt_u64(hi)),
-        None => (opt_u64(None), opt_u64(None)),
-    };
-    let pattern = match &a.pattern {
-        Some(p) => quote!(::core::option::Option::Some(#p)),
-        None => quote!(::core::option::Option::None),
-    };
+    // Only what the argument sets; the rest comes from `ArgSpec::described`.
+    let mut spec = Vec::new();
+    if a.min.is_some() {
+        let min = num(rt, a.min, false);
+        spec.push(quote!(min: #min,));
+    }
+    if a.max.is_some() {
+        let max = num(rt, a.max, integer_exclusive);
+        spec.push(quote!(max: #max,));
+    }
+    if a.exclusive_max && !integer_exclusive {
+        spec.push(quote!(exclusive_max: true,));
+    }
+    if let Some((lo, hi, _)) = a.length {
+        let (lo, hi) = (opt_u64(lo), opt_u64(hi));
+        spec.push(quote!(min_length: #lo, max_length: #hi,));
+    }
+    if let Some(p) = &a.pattern {
+        spec.push(quote!(pattern: ::core::option::Option::Some(#p),));
+    }
     let numeric = a.has_range() || a.unbounded.is_some();
     let tspan = ty.span();
     let schema = if numeric {
@@ -742,6 +751,15 @@ pub fn expand_field(rt: &TokenStream, arg: &Arg) -> TokenStream {
         quote!(fn #f() -> #rt::__private::serde_json::Value { #body })
     });
     let example_names = (0..a.examples.len()).map(|i| format_ident!("__example_{}", i));
+    let examples = if a.examples.is_empty() {
+        quote!(&[])
+    } else {
+        quote!({
+            #(#example_fns)*
+            const EXAMPLES: &[fn() -> #rt::__private::serde_json::Value] = &[#(#example_names),*];
+            EXAMPLES
+        })
+    };
     quote! {
         #rt::__private::Field {
             name: #name,
@@ -749,20 +767,11 @@ pub fn expand_field(rt: &TokenStream, arg: &Arg) -> TokenStream {
             output: #output,
             schema: #schema,
             spec: #rt::__private::ArgSpec {
-                description: #desc,
-                min: #min,
-                max: #max,
-                exclusive_max: #exclusive,
-                min_length: #lo,
-                max_length: #hi,
-                pattern: #pattern,
+                #(#spec)*
+                ..#rt::__private::ArgSpec::described(#desc)
             },
             default: #default,
-            examples: {
-                #(#example_fns)*
-                const EXAMPLES: &[fn() -> #rt::__private::serde_json::Value] = &[#(#example_names),*];
-                EXAMPLES
-            },
+            examples: #examples,
         }
     }
 }

@@ -12,8 +12,8 @@ pub use crate::host::{Annotations, ModelOutput};
 pub use crate::schema::ArgSpec;
 use crate::schema::Property;
 pub use crate::set::Registration;
-use crate::tool::Data;
 use crate::tool::Source;
+use crate::tool::{Data, Hooked};
 pub use crate::tool::{Format, Input, Invocation, Output, Spec, Tool, ToolError};
 
 use schemars::{JsonSchema, Schema, SchemaGenerator};
@@ -150,12 +150,17 @@ pub fn ok<T: Serialize>(value: T, format: Format, hooks: &Hooks<T>) -> Result<Ou
         Format::Value => serde_json::to_value(&value).map(Data::Value),
         Format::Text => serde_json::to_string(&value).map(Data::Text),
     };
-    let model = hooks.to_model.map(|f| f(&value));
-    let display = match hooks.redact {
-        None => Display::Full,
-        Some(f) => guarded_redaction(&|| f(&value)),
+    let hooked = match (hooks.to_model, hooks.redact) {
+        (None, None) => None,
+        (to_model, redact) => Some(Box::new(Hooked {
+            model: to_model.map(|f| f(&value)),
+            display: match redact {
+                None => Display::Full,
+                Some(f) => guarded_redaction(&|| f(&value)),
+            },
+        })),
     };
-    output(data, model, display)
+    output(data, hooked)
 }
 
 /// Fail closed: a redaction that errors or panics shows nothing.
@@ -171,15 +176,10 @@ fn guarded_redaction(redact: &dyn Fn() -> Result<Value, String>) -> Display {
 
 fn output(
     data: Result<Data, serde_json::Error>,
-    model: Option<ModelOutput>,
-    display: Display,
+    hooked: Option<Box<Hooked>>,
 ) -> Result<Output, ToolError> {
     match data {
-        Ok(data) => Ok(Output {
-            data,
-            model,
-            display,
-        }),
+        Ok(data) => Ok(Output { data, hooked }),
         Err(e) => Err(ToolError::Failed {
             message: format!("the output could not be serialized: {e}"),
         }),

@@ -137,6 +137,13 @@ pub enum Format {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Output {
     pub(crate) data: Data,
+    /// What the `to_model` and `redact` hooks made; `None` for tools without hooks, which keeps
+    /// the common output small to move.
+    pub(crate) hooked: Option<Box<Hooked>>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Hooked {
     pub(crate) model: Option<ModelOutput>,
     pub(crate) display: Display,
 }
@@ -163,8 +170,10 @@ impl Output {
     }
 
     pub(crate) fn into_call_output(self) -> CallOutput {
-        let model = self.model.clone();
-        let display = self.display.clone();
+        let (model, display) = match self.hooked.clone() {
+            Some(h) => (h.model, h.display),
+            None => (None, Display::Full),
+        };
         let value = self.into_value();
         let model = match model {
             Some(m) => m.0,

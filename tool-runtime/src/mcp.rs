@@ -130,12 +130,14 @@ impl McpServer {
         I: tokio::io::AsyncRead + Unpin + Send + 'static,
         O: tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
-        let (server_end, guard_end) = tokio::io::duplex(1 << 16);
-        let guard = tokio::spawn(guard::run(input, output, guard_end));
-        let service = self.serve(server_end).await?;
-        service.waiting().await?;
-        guard.await??;
-        Ok(())
+        let (input, output, writer) = guard::guarded(input, output);
+        let served = match self.serve((input, output)).await {
+            Ok(service) => service.waiting().await.map(drop).map_err(Into::into),
+            Err(e) => Err(e.into()),
+        };
+        // The transport is dropped by now: the writer finishes what the guard and rmcp sent.
+        writer.await??;
+        served
     }
 
     /// Serves MCP's Streamable HTTP transport at `http://{addr}/mcp` (rmcp's transport on axum)

@@ -7,10 +7,12 @@
 //! the right JSON-RPC error and forwards everything else unchanged.
 
 use std::collections::HashSet;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, ready};
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufRead, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, ReadBuf};
 use tokio::sync::mpsc;
 
 /// Lines longer than this are refused (rmcp's own limit is 16 MiB).
@@ -97,9 +99,7 @@ impl Guard {
     /// Notes a line the server sends: a response ends its request's flight.
     pub(crate) fn answered(&self, line: &[u8]) {
         if let Some(id) = scan_id(line) {
-            let is_response = serde_json::from_slice::<Value>(line)
-                .ok()
-                .is_some_and(|v| v.get("method").is_none());
+            let is_response = top_level_value(line, b"\"method\"").is_none();
             if is_response {
                 self.in_flight
                     .lock()
@@ -113,6 +113,15 @@ impl Guard {
 /// The top-level `"id"` of a JSON object, found without parsing it (the line may be too deep or
 /// too long to parse).
 fn scan_id(line: &[u8]) -> Option<Value> {
+    let value = top_level_value(line, b"\"id\"")?;
+    serde_json::from_slice::<Value>(value)
+        .ok()
+        .filter(|v| v.is_string() || v.is_number())
+}
+
+/// The text of the scalar value of top-level member `key` (quoted) of a JSON object, found by
+/// scanning: `None` when there is none, or it is not followed by `,` or `}`.
+fn top_level_value<'l>(line: &'l [u8], key: &[u8]) -> Option<&'l [u8]> {
     let mut depth = 0usize;
     let mut i = 0;
     while i < line.len() {
@@ -126,8 +135,8 @@ fn scan_id(line: &[u8]) -> Option<Value> {
                     }
                     i += 1;
                 }
-                if depth == 1 && &line[start..=i.min(line.len() - 1)] == b"\"id\"" {
-                    let rest = &line[i + 1..];
+                if depth == 1 && &line[start..=i.min(line.len() - 1)] == key {
+                    let rest = line.get(i + 1..)?;
                     let colon = rest.iter().position(|b| !b.is_ascii_whitespace())?;
                     if rest[colon] != b':' {
                         return None;
@@ -139,9 +148,7 @@ fn scan_id(line: &[u8]) -> Option<Value> {
                         .skip_while(|(_, b)| b.is_ascii_whitespace())
                         .find(|(_, b)| matches!(b, b',' | b'}'))
                         .map(|(j, _)| j)?;
-                    return serde_json::from_slice::<Value>(&value[..end])
-                        .ok()
-                        .filter(|v| v.is_string() || v.is_number());
+                    return Some(&value[..end]);
                 }
             }
             b'{' | b'[' => depth += 1,
@@ -153,106 +160,169 @@ fn scan_id(line: &[u8]) -> Option<Value> {
     None
 }
 
-/// Reads one line of at most [`MAX_LINE`] bytes; the rest of a longer line is discarded.
-/// `None` at the end of input.
-async fn read_line<R: AsyncBufRead + Unpin>(
-    r: &mut R,
-    buf: &mut Vec<u8>,
-) -> std::io::Result<Option<bool>> {
-    buf.clear();
-    let mut too_long = false;
-    loop {
-        let chunk = r.fill_buf().await?;
-        if chunk.is_empty() {
-            return Ok(if buf.is_empty() && !too_long {
-                None
+/// The client's input as rmcp reads it: lines are judged as they arrive; rmcp only ever sees the
+/// lines the guard forwards, and the guard's own answers go to the client's output directly.
+pub(crate) struct GuardedInput<I> {
+    inner: BufReader<I>,
+    guard: Arc<Guard>,
+    answers: mpsc::UnboundedSender<Vec<u8>>,
+    /// The line being read, without its newline, at most [`MAX_LINE`] bytes.
+    line: Vec<u8>,
+    too_long: bool,
+    /// Forwarded text rmcp has not read yet.
+    ready: Vec<u8>,
+    at: usize,
+}
+
+impl<I> GuardedInput<I> {
+    fn finish_line(&mut self) {
+        match self.guard.judge(&self.line, self.too_long) {
+            Verdict::Skip => {}
+            Verdict::Answer(response) => {
+                let _ = self.answers.send(response.to_string().into_bytes());
+            }
+            Verdict::Forward(_) => {
+                self.ready.extend_from_slice(&self.line);
+                self.ready.push(b'\n');
+            }
+        }
+        self.line.clear();
+        self.too_long = false;
+    }
+}
+
+impl<I: AsyncRead + Unpin> AsyncRead for GuardedInput<I> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        loop {
+            if this.at < this.ready.len() {
+                let n = buf.remaining().min(this.ready.len() - this.at);
+                buf.put_slice(&this.ready[this.at..this.at + n]);
+                this.at += n;
+                if this.at == this.ready.len() {
+                    this.ready.clear();
+                    this.at = 0;
+                }
+                return Poll::Ready(Ok(()));
+            }
+            let chunk = ready!(Pin::new(&mut this.inner).poll_fill_buf(cx))?;
+            if chunk.is_empty() {
+                // End of input: judge a last line without a newline, then tell rmcp.
+                if this.line.is_empty() && !this.too_long {
+                    return Poll::Ready(Ok(()));
+                }
+                this.finish_line();
+                continue;
+            }
+            let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
+                Some(n) => (n, true),
+                None => (chunk.len(), false),
+            };
+            // The rest of a line longer than the limit is discarded.
+            if !this.too_long && this.line.len() + take <= MAX_LINE {
+                this.line.extend_from_slice(&chunk[..take]);
             } else {
-                Some(too_long)
-            });
-        }
-        let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
-            Some(n) => (n, true),
-            None => (chunk.len(), false),
-        };
-        if !too_long && buf.len() + take <= MAX_LINE {
-            buf.extend_from_slice(&chunk[..take]);
-        } else {
-            too_long = true;
-        }
-        r.consume(if done { take + 1 } else { take });
-        if done {
-            return Ok(Some(too_long));
+                this.too_long = true;
+            }
+            Pin::new(&mut this.inner).consume(if done { take + 1 } else { take });
+            if done {
+                this.finish_line();
+            }
         }
     }
 }
 
-/// Runs the guard between the client's `input`/`output` and rmcp's end of `server`.
-pub(crate) async fn run<I, O>(
+/// What rmcp writes: each complete line ends its request's flight and goes to the client's
+/// output, in order with the guard's own answers.
+pub(crate) struct GuardedOutput {
+    guard: Arc<Guard>,
+    lines: mpsc::UnboundedSender<Vec<u8>>,
+    partial: Vec<u8>,
+}
+
+impl AsyncWrite for GuardedOutput {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let this = self.get_mut();
+        this.partial.extend_from_slice(buf);
+        while let Some(end) = this.partial.iter().position(|&b| b == b'\n') {
+            let rest = this.partial.split_off(end + 1);
+            let mut line = std::mem::replace(&mut this.partial, rest);
+            line.pop();
+            this.guard.answered(&line);
+            if this.lines.send(line).is_err() {
+                return Poll::Ready(Err(std::io::ErrorKind::BrokenPipe.into()));
+            }
+        }
+        Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// The guarded pair of streams to serve rmcp on, and the task that writes to the client: it
+/// ends, with everything written, once both halves are dropped.
+pub(crate) fn guarded<I, O>(
     input: I,
     output: O,
-    server: tokio::io::DuplexStream,
-) -> std::io::Result<()>
+) -> (
+    GuardedInput<I>,
+    GuardedOutput,
+    tokio::task::JoinHandle<std::io::Result<()>>,
+)
 where
-    I: tokio::io::AsyncRead + Unpin,
+    I: AsyncRead + Unpin,
     O: AsyncWrite + Unpin + Send + 'static,
 {
     let guard = Arc::new(Guard::new());
-    let (from_server, mut to_server) = tokio::io::split(server);
-    let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
-
-    // One writer for the client: forwarded server lines and the guard's own answers.
-    let writer = tokio::spawn(async move {
-        let mut output = output;
-        while let Some(mut batch) = rx.recv().await {
-            // Whatever else is ready goes out in the same write.
-            batch.push(b'\n');
-            while batch.len() < 1 << 20
-                && let Ok(mut line) = rx.try_recv()
-            {
-                batch.append(&mut line);
-                batch.push(b'\n');
-            }
-            if output.write_all(&batch).await.is_err() || output.flush().await.is_err() {
-                break;
-            }
-        }
-    });
-
-    let server_lines = {
-        let guard = guard.clone();
-        let tx = tx.clone();
-        tokio::spawn(async move {
-            let mut lines = BufReader::new(from_server).split(b'\n');
-            while let Ok(Some(line)) = lines.next_segment().await {
-                guard.answered(&line);
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        })
+    let (tx, rx) = mpsc::unbounded_channel::<Vec<u8>>();
+    let writer = tokio::spawn(write_lines(output, rx));
+    let input = GuardedInput {
+        inner: BufReader::new(input),
+        guard: guard.clone(),
+        answers: tx.clone(),
+        line: Vec::new(),
+        too_long: false,
+        ready: Vec::new(),
+        at: 0,
     };
+    let output = GuardedOutput {
+        guard,
+        lines: tx,
+        partial: Vec::new(),
+    };
+    (input, output, writer)
+}
 
-    let mut input = BufReader::new(input);
-    let mut buf = Vec::new();
-    while let Some(too_long) = read_line(&mut input, &mut buf).await? {
-        match guard.judge(&buf, too_long) {
-            Verdict::Skip => {}
-            Verdict::Answer(response) => {
-                let _ = tx.send(response.to_string().into_bytes());
-            }
-            Verdict::Forward(_) => {
-                to_server.write_all(&buf).await?;
-                to_server.write_all(b"\n").await?;
-                to_server.flush().await?;
-            }
+/// One writer for the client: every line that is ready goes out in the same write.
+async fn write_lines<O: AsyncWrite + Unpin>(
+    mut output: O,
+    mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
+) -> std::io::Result<()> {
+    while let Some(mut batch) = rx.recv().await {
+        batch.push(b'\n');
+        while batch.len() < 1 << 20
+            && let Ok(mut line) = rx.try_recv()
+        {
+            batch.append(&mut line);
+            batch.push(b'\n');
         }
+        output.write_all(&batch).await?;
+        output.flush().await?;
     }
-    // The client closed its input: let rmcp see the end, then drain what it still sends.
-    to_server.shutdown().await?;
-    drop(to_server);
-    let _ = server_lines.await;
-    drop(tx);
-    let _ = writer.await;
     Ok(())
 }
 

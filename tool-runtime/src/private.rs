@@ -218,9 +218,15 @@ pub fn decode(
     slots: &mut [&mut dyn Slot],
 ) -> Result<(), ToolError> {
     // Empty text fails here and is read as `{}` by the complete path.
-    if let Source::Text(text) = input.source
-        && crate::decode::fill(text, input.validator, names, slots)
-    {
+    let fast = match &input.source {
+        Source::Text(text) => crate::decode::fill(text, input.validator, names, slots),
+        // Arguments a transport has already parsed (MCP): writing them back as text and taking
+        // the single pass costs less than the complete validator.
+        Source::Value(Value::Object(args)) => serde_json::to_string(args)
+            .is_ok_and(|text| crate::decode::fill(&text, input.validator, names, slots)),
+        Source::Value(_) => false,
+    };
+    if fast {
         return Ok(());
     }
     let args = input.into_checked_map()?;

@@ -216,7 +216,7 @@ impl McpServer {
         match tools.call_full_value(&cx, tool.name(), arguments).await {
             Ok(out) => Ok(success(tool, out)),
             Err(ToolError::ApprovalRequired(pending)) => {
-                Ok(approve(&tools, tool, pending, &cx, peer).await)
+                Ok(Box::pin(approve(&tools, tool, pending, &cx, peer)).await)
             }
             Err(ToolError::UnknownTool { .. }) => Err(ErrorData::invalid_params(
                 format!("Unknown tool: {name}"),
@@ -333,7 +333,9 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let arguments = request.arguments.map(Value::Object);
-        self.call(&request.name, arguments, &context.peer)
+        // rmcp moves each request's future into a task: boxing keeps that future a few words
+        // instead of the whole call (and the approval round-trip) copied on every request.
+        Box::pin(self.call(&request.name, arguments, &context.peer))
             .await
             .map(Into::into)
     }

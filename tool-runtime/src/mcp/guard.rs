@@ -49,6 +49,14 @@ impl Guard {
         if line.iter().all(u8::is_ascii_whitespace) && !too_long {
             return Verdict::Skip;
         }
+        if !too_long && let Some(request) = Envelope::read(line) {
+            return self.admit(request);
+        }
+        self.judge_parsed(line, too_long)
+    }
+
+    /// [`Guard::judge`] for the lines the quick reading leaves: a full parse decides.
+    fn judge_parsed(&self, line: &[u8], too_long: bool) -> Verdict {
         let id = scan_id(line).unwrap_or(Value::Null);
         if too_long {
             return Verdict::Answer(error(id, -32600, "request too large"));
@@ -69,20 +77,31 @@ impl Guard {
                 "invalid request: expected a JSON-RPC object",
             ));
         };
-        let is_request = obj.contains_key("method") && obj.contains_key("id");
-        if !is_request {
+        let arguments = match obj.get("params").and_then(|p| p.get("arguments")) {
+            None => Arguments::Absent,
+            Some(a) if a.is_object() || a.is_null() => Arguments::Fine,
+            Some(_) => Arguments::NotAnObject,
+        };
+        self.admit(Envelope {
+            id: obj.get("id").cloned(),
+            method: obj.get("method").cloned(),
+            params: Params { arguments },
+        })
+    }
+
+    /// The verdict on a JSON object line, from the members the guard looks at.
+    fn admit(&self, request: Envelope) -> Verdict {
+        let (Some(id), Some(method)) = (request.id, request.method) else {
             return Verdict::Forward(None);
-        }
-        let id = obj["id"].clone();
-        if obj.get("method").and_then(Value::as_str) == Some("tools/call") {
-            let arguments = obj.get("params").and_then(|p| p.get("arguments"));
-            if arguments.is_some_and(|a| !a.is_object() && !a.is_null()) {
-                return Verdict::Answer(error(
-                    id,
-                    -32602,
-                    "invalid params: `arguments` must be an object",
-                ));
-            }
+        };
+        if method.as_str() == Some("tools/call")
+            && request.params.arguments == Arguments::NotAnObject
+        {
+            return Verdict::Answer(error(
+                id,
+                -32602,
+                "invalid params: `arguments` must be an object",
+            ));
         }
         let key = id.to_string();
         let mut in_flight = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
@@ -108,6 +127,155 @@ impl Guard {
             }
         }
     }
+}
+
+/// The members of a request line the guard looks at, read in one pass without building a
+/// `Value` for the rest (which is only checked to be JSON).
+#[derive(serde::Deserialize)]
+struct Envelope {
+    /// Present (even as `null`) or not.
+    #[serde(default, deserialize_with = "present")]
+    id: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    method: Option<Value>,
+    #[serde(default)]
+    params: Params,
+}
+
+impl Envelope {
+    /// A JSON object line the quick reading is sure about; anything else (not an object, nested
+    /// near serde_json's recursion limit, a repeated member, not JSON) is left to the full parse,
+    /// which decides how to answer it.
+    fn read(line: &[u8]) -> Option<Envelope> {
+        let start = line.iter().position(|b| !b.is_ascii_whitespace())?;
+        if line[start] != b'{' || nesting(line) > 100 {
+            return None;
+        }
+        serde_json::from_slice(line).ok()
+    }
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    serde::Deserialize::deserialize(d).map(Some)
+}
+
+/// Whether a request's `params.arguments` is absent, an object or `null`, or something else.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+enum Arguments {
+    #[default]
+    Absent,
+    Fine,
+    NotAnObject,
+}
+
+/// `params`, of any JSON type: only its `arguments` member matters.
+#[derive(Default)]
+struct Params {
+    arguments: Arguments,
+}
+
+impl<'de> serde::Deserialize<'de> for Params {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(Peek(true))
+            .map(|arguments| Params { arguments })
+    }
+}
+
+/// Reads any JSON value, keeping only its kind; with `true` (for `params`), what is reported is
+/// the kind of an object's `arguments` member, and a `params` that is not an object has none.
+struct Peek(bool);
+
+impl Peek {
+    /// The answer for a value that is neither an object nor `null`.
+    fn other(&self) -> Arguments {
+        if self.0 {
+            Arguments::Absent
+        } else {
+            Arguments::NotAnObject
+        }
+    }
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Peek {
+    type Value = Arguments;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Arguments, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Peek {
+    type Value = Arguments;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Arguments, E> {
+        Ok(self.other())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Arguments, E> {
+        Ok(self.other())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Arguments, E> {
+        Ok(self.other())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Arguments, E> {
+        Ok(self.other())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Arguments, E> {
+        Ok(self.other())
+    }
+    fn visit_unit<E>(self) -> Result<Arguments, E> {
+        Ok(if self.0 {
+            Arguments::Absent
+        } else {
+            Arguments::Fine
+        })
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Arguments, A::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(self.other())
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Arguments, A::Error> {
+        let mut found = if self.0 {
+            Arguments::Absent
+        } else {
+            Arguments::Fine
+        };
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            if self.0 && key == "arguments" {
+                found = map.next_value_seed(Peek(false))?;
+            } else {
+                map.next_value::<serde::de::IgnoredAny>()?;
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// The deepest nesting of arrays and objects in a line, outside strings.
+fn nesting(line: &[u8]) -> usize {
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for &b in line {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
 }
 
 /// The top-level `"id"` of a JSON object, found without parsing it (the line may be too deep or
@@ -347,6 +515,41 @@ mod tests {
         );
         assert_eq!(scan_id(deep.as_bytes()), Some(json!(3)));
         assert_eq!(scan_id(b"not json"), None);
+    }
+
+    #[test]
+    fn the_quick_reading_judges_like_the_full_parse() {
+        let deep = format!(
+            r#"{{"id":1,"method":"x","params":{}{}}}"#,
+            "[".repeat(150),
+            "]".repeat(150)
+        );
+        let lines = [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"a":[1,{"b":"}"}]}}}"#,
+            r#"{"jsonrpc":"2.0","id":"x y","method":"tools/call","params":{"name":"t","arguments":null}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t","arguments":[1]}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"t","arguments":"a"}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":[1,2]}"#,
+            r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":null}"#,
+            r#"{"jsonrpc":"2.0","id":6,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":8,"method":7}"#,
+            r#"{"id":9,"id":10,"method":"ping"}"#,
+            r#"{"id":11,"method":"ping"} trailing"#,
+            r#"[{"id":12,"method":"ping"}]"#,
+            r#"{"id":13,"method":"x","params":{"s":""{[\"}}"#,
+            deep.as_str(),
+            "not json",
+        ];
+        for line in lines {
+            assert_eq!(
+                Guard::new().judge(line.as_bytes(), false),
+                Guard::new().judge_parsed(line.as_bytes(), false),
+                "{line}"
+            );
+        }
     }
 
     #[test]

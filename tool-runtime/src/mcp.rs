@@ -270,13 +270,12 @@ async fn approve(
 /// A finished call as MCP content: the model's view as content blocks, the output as
 /// `structuredContent` (wrapped like the `outputSchema` when it is not an object).
 fn success(tool: &Tool, out: CallOutput) -> CallToolResult {
-    let structured = export::mcp_structured_content(tool, out.value.clone());
     let mut content: Vec<ContentBlock> = out.model.iter().map(content_block).collect();
     if content.is_empty() {
         content.push(ContentBlock::text(out.value.to_string()));
     }
     let mut result = CallToolResult::success(content);
-    result.structured_content = Some(structured);
+    result.structured_content = Some(export::mcp_structured_content(tool, out.value));
     result
 }
 

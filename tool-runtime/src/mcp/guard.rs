@@ -118,7 +118,10 @@ impl Guard {
     /// Notes a line the server sends: a response ends its request's flight.
     pub(crate) fn answered(&self, line: &[u8]) {
         if let Some(id) = scan_id(line) {
-            let is_response = top_level_value(line, b"\"method\"").is_none();
+            // A response has `result` or `error`; a request from the server has `method`. rmcp
+            // writes `result` right after the id, so this stops early on the common line.
+            let is_response = top_level_value(line, b"\"result\"").is_some()
+                || top_level_value(line, b"\"error\"").is_some();
             if is_response {
                 self.in_flight
                     .lock()
@@ -421,9 +424,16 @@ impl AsyncWrite for GuardedOutput {
         let this = self.get_mut();
         this.partial.extend_from_slice(buf);
         while let Some(end) = this.partial.iter().position(|&b| b == b'\n') {
-            let rest = this.partial.split_off(end + 1);
-            let mut line = std::mem::replace(&mut this.partial, rest);
-            line.pop();
+            let line = if end + 1 == this.partial.len() {
+                // The common case: exactly one whole line, handed on without a copy.
+                let mut line = std::mem::take(&mut this.partial);
+                line.pop();
+                line
+            } else {
+                let line = this.partial[..end].to_vec();
+                this.partial.drain(..=end);
+                line
+            };
             this.guard.answered(&line);
             if this.lines.send(line).is_err() {
                 return Poll::Ready(Err(std::io::ErrorKind::BrokenPipe.into()));

@@ -597,8 +597,8 @@ fn as_str_deserializer<'de, 'x, D: Deserializer<'de> + 'x>(
     // SAFETY: `D` is `&'y mut serde_json::Deserializer<StrRead<'r>>` for some lifetimes: the type
     // ids, which ignore lifetimes, are equal. `'r` is `'de`, because that deserializer implements
     // `Deserializer<'r>` only for its own input lifetime and `D: Deserializer<'de>`; `'y` outlives
-    // `'x` because `D: 'x`. A reference is `Copy` and `d` is never used again, so reading it as the
-    // target type moves the same `&mut` out exactly once.
+    // `'x` because `D: 'x`. `d` is in a `ManuallyDrop` and never used again, so reading its bits as
+    // the target type moves the one `&mut` out exactly once.
     Some(unsafe { std::mem::transmute_copy::<D, Target<'x, 'de>>(&d) })
 }
 

@@ -57,11 +57,7 @@ macro_rules! forward {
     ($($method:ident ( $($arg:ident : $ty:ty),* );)*) => {$(
         fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value, D::Error> {
             if self.node.complex_union {
-                let mut value = Value::deserialize(self.inner)?;
-                if !self.v.holds(self.node, &mut value) {
-                    return Err(refuse());
-                }
-                return value.$method($($arg,)* visitor).map_err(D::Error::custom);
+                return self.captured()?.$method($($arg,)* visitor).map_err(D::Error::custom);
             }
             let visitor = self.wrap(visitor, self.node);
             self.inner.$method($($arg,)* visitor)
@@ -112,11 +108,8 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Checked<'_, D> {
         visitor: V,
     ) -> Result<V::Value, D::Error> {
         if self.node.complex_union {
-            let mut value = Value::deserialize(self.inner)?;
-            if !self.v.holds(self.node, &mut value) {
-                return Err(refuse());
-            }
-            return value
+            return self
+                .captured()?
                 .deserialize_enum(name, variants, visitor)
                 .map_err(D::Error::custom);
         }
@@ -128,6 +121,18 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Checked<'_, D> {
             inner: visitor,
             checked: Checked { inner: (), v, node },
         })
+    }
+}
+
+impl<'de, D: Deserializer<'de>> Checked<'_, D> {
+    /// A tagged union's value, captured whole and checked against the node.
+    fn captured(self) -> Result<Value, D::Error> {
+        let mut value = Value::deserialize(self.inner)?;
+        if self.v.holds(self.node, &mut value) {
+            Ok(value)
+        } else {
+            Err(refuse())
+        }
     }
 }
 

@@ -257,28 +257,9 @@ impl<'de> serde::de::Visitor<'de> for Peek {
 
 /// The deepest nesting of arrays and objects in a line, outside strings.
 fn nesting(line: &[u8]) -> usize {
-    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
-    for &b in line {
-        if in_string {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'{' | b'[' => {
-                depth += 1;
-                deepest = deepest.max(depth);
-            }
-            b'}' | b']' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    deepest
+    let mut scan = Scan::new(line);
+    scan.by_ref().for_each(drop);
+    scan.deepest
 }
 
 /// The top-level `"id"` of a JSON object, found without parsing it (the line may be too deep or
@@ -293,42 +274,73 @@ fn scan_id(line: &[u8]) -> Option<Value> {
 /// The text of the scalar value of top-level member `key` (quoted) of a JSON object, found by
 /// scanning: `None` when there is none, or it is not followed by `,` or `}`.
 fn top_level_value<'l>(line: &'l [u8], key: &[u8]) -> Option<&'l [u8]> {
-    let mut depth = 0usize;
-    let mut i = 0;
-    while i < line.len() {
-        match line[i] {
-            b'"' => {
-                let start = i;
-                i += 1;
-                while i < line.len() && line[i] != b'"' {
-                    if line[i] == b'\\' {
-                        i += 1;
-                    }
-                    i += 1;
-                }
-                if depth == 1 && &line[start..=i.min(line.len() - 1)] == key {
-                    let rest = line.get(i + 1..)?;
-                    let colon = rest.iter().position(|b| !b.is_ascii_whitespace())?;
-                    if rest[colon] != b':' {
-                        return None;
-                    }
-                    let value = &rest[colon + 1..];
-                    let end = value
-                        .iter()
-                        .enumerate()
-                        .skip_while(|(_, b)| b.is_ascii_whitespace())
-                        .find(|(_, b)| matches!(b, b',' | b'}'))
-                        .map(|(j, _)| j)?;
-                    return Some(&value[..end]);
-                }
-            }
-            b'{' | b'[' => depth += 1,
-            b'}' | b']' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-        i += 1;
+    let (_, quoted) = Scan::new(line).find(|(depth, q)| *depth == 1 && &line[q.clone()] == key)?;
+    let rest = line.get(quoted.end() + 1..)?;
+    let colon = rest.iter().position(|b| !b.is_ascii_whitespace())?;
+    if rest[colon] != b':' {
+        return None;
     }
-    None
+    let value = &rest[colon + 1..];
+    let end = value
+        .iter()
+        .enumerate()
+        .skip_while(|(_, b)| b.is_ascii_whitespace())
+        .find(|(_, b)| matches!(b, b',' | b'}'))
+        .map(|(j, _)| j)?;
+    Some(&value[..end])
+}
+
+/// A JSON line read without parsing: yields each string (the range of its quotes) with the depth
+/// of arrays and objects it sits in, and keeps the deepest depth seen.
+struct Scan<'l> {
+    line: &'l [u8],
+    at: usize,
+    depth: usize,
+    deepest: usize,
+}
+
+impl<'l> Scan<'l> {
+    fn new(line: &'l [u8]) -> Self {
+        Scan {
+            line,
+            at: 0,
+            depth: 0,
+            deepest: 0,
+        }
+    }
+}
+
+impl Iterator for Scan<'_> {
+    type Item = (usize, std::ops::RangeInclusive<usize>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let line = self.line;
+        while self.at < line.len() {
+            match line[self.at] {
+                b'"' => {
+                    let start = self.at;
+                    self.at += 1;
+                    while self.at < line.len() && line[self.at] != b'"' {
+                        if line[self.at] == b'\\' {
+                            self.at += 1;
+                        }
+                        self.at += 1;
+                    }
+                    let end = self.at.min(line.len() - 1);
+                    self.at += 1;
+                    return Some((self.depth, start..=end));
+                }
+                b'{' | b'[' => {
+                    self.depth += 1;
+                    self.deepest = self.deepest.max(self.depth);
+                }
+                b'}' | b']' => self.depth = self.depth.saturating_sub(1),
+                _ => {}
+            }
+            self.at += 1;
+        }
+        None
+    }
 }
 
 /// The client's input as rmcp reads it: lines are judged as they arrive; rmcp only ever sees the

@@ -9,15 +9,16 @@ use tool_runtime::{Context, ToolSet};
 fn main() {
     let tools = ToolSet::new([cuaca_terkini::tool()]).expect("valid tool set");
     let out = tools
-        .call_full_blocking(&Context::new(), "cuaca-terkini", r#"{"kota": "Surabaya"}"#)
+        .call(&Context::new(), "cuaca-terkini", r#"{"kota": "Surabaya"}"#)
+        .blocking()
         .expect("the call succeeds");
     println!(
         "for the application:\n{}\n",
-        serde_json::to_string_pretty(&out.value).unwrap()
+        serde_json::to_string_pretty(&out.value()).unwrap()
     );
     println!(
         "for the model:\n{}\n",
-        serde_json::to_string_pretty(&out.model).unwrap()
+        serde_json::to_string_pretty(&out.model()).unwrap()
     );
     match out.for_display() {
         Some(shown) => println!(

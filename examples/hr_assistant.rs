@@ -81,16 +81,19 @@ fn main() {
 
     println!("== Sari asks for leave; the request waits for approval");
     let cx = Session::new("K-001", Peran::Karyawan).context(db.clone());
-    match all.call_blocking(&cx, "ajukan-cuti", r#"{"mulai": "2026-12-21", "hari": 2}"#) {
+    match all
+        .call(&cx, "ajukan-cuti", r#"{"mulai": "2026-12-21", "hari": 2}"#)
+        .blocking()
+    {
         Err(ToolError::ApprovalRequired(pending)) => {
             println!("  waiting for approval: {pending}");
             println!("  (a person approves)");
-            match all.resume_blocking(&cx, pending.clone()) {
-                Ok(out) => println!("  ran once: {}", out.value),
+            match all.resume(&cx, pending.clone()).blocking() {
+                Ok(out) => println!("  ran once: {}", out.value()),
                 Err(e) => println!("  refused: {e}"),
             }
-            match all.resume_blocking(&cx, pending) {
-                Ok(out) => println!("  ran AGAIN (must never happen): {}", out.value),
+            match all.resume(&cx, pending).blocking() {
+                Ok(out) => println!("  ran AGAIN (must never happen): {}", out.value()),
                 Err(e) => println!("  a second approval of the same request: {e}"),
             }
         }
@@ -100,8 +103,8 @@ fn main() {
 
 fn ask(tools: &ToolSet, cx: &Context, question: &str, tool: &str, arguments: &str) {
     print!("  \"{question}\" -> {tool} {arguments}\n     ");
-    match tools.call_full_blocking(cx, tool, arguments) {
-        Ok(out) => println!("{}", out.value),
+    match tools.call(cx, tool, arguments).blocking() {
+        Ok(out) => println!("{}", out.value()),
         Err(e) => println!("to the model: {}", e.model_message().replace('\n', " ")),
     }
 }

@@ -33,12 +33,12 @@ fn main() {
         ("cari-buku", r#"{"kata_kunci": ""}"#),
     ] {
         println!("\n{tool} {args}");
-        match tools.call_full_blocking(&cx, tool, args) {
+        match tools.call(&cx, tool, args).blocking() {
             Ok(out) => {
-                println!("  for the application: {}", out.value);
+                println!("  for the application: {}", out.value());
                 println!(
                     "  for the model:       {}",
-                    serde_json::to_string(&out.model).unwrap_or_default()
+                    serde_json::to_string(&out.model()).unwrap_or_default()
                 );
             }
             Err(e) => println!("  to the model: {}", e.model_message().replace('\n', " ")),

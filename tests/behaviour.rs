@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tool_runtime::{
-    Context, ToolArg, ToolError, ToolSet, ToolSetError, ViolationKind, tool, tools,
+    CallOutput, Context, ToolArg, ToolError, ToolSet, ToolSetError, ViolationKind, tool, tools,
 };
 
 #[derive(Serialize, schemars::JsonSchema)]
@@ -114,7 +114,10 @@ fn set() -> ToolSet {
 }
 
 fn call(name: &str, args: &str) -> Result<Value, ToolError> {
-    set().call_blocking(&Context::new(), name, args)
+    set()
+        .call(&Context::new(), name, args)
+        .blocking()
+        .map(CallOutput::into_value)
 }
 
 fn violations(r: Result<Value, ToolError>) -> Vec<(String, ViolationKind)> {
@@ -282,7 +285,8 @@ fn a_panic_is_caught_and_does_not_leak_to_the_model() {
     // A tool can opt in to showing its panic message.
     let set = ToolSet::new([panik_terbuka::tool()]).unwrap();
     let err = set
-        .call_blocking(&Context::new(), "panik_terbuka", "{}")
+        .call(&Context::new(), "panik_terbuka", "{}")
+        .blocking()
         .unwrap_err();
     assert_eq!(
         err.model_message(),
@@ -308,9 +312,13 @@ fn unknown_tools_are_named_with_a_suggestion() {
 fn impl_groups_take_self_from_the_context() {
     let set = set();
     let cx = Context::new().with(Hr { sisa: 7 });
-    assert_eq!(set.call_blocking(&cx, "sisa_cuti", "{}").unwrap(), 7);
+    assert_eq!(
+        set.call(&cx, "sisa_cuti", "{}").blocking().unwrap().value(),
+        7
+    );
     let err = set
-        .call_blocking(&Context::new(), "sisa_cuti", "{}")
+        .call(&Context::new(), "sisa_cuti", "{}")
+        .blocking()
         .unwrap_err();
     assert!(matches!(err, ToolError::MissingContext { type_name } if type_name.ends_with("Hr")));
 }
@@ -371,7 +379,8 @@ fn schemas_are_valid_2020_12_and_agree_with_an_independent_validator() {
     let set = ToolSet::new([gema::tool()]).unwrap();
     for case in cases {
         let ours = set
-            .call_blocking(&Context::new(), "gema", &case.to_string())
+            .call(&Context::new(), "gema", case.to_string())
+            .blocking()
             .is_ok();
         assert_eq!(ours, oracle.is_valid(&case), "disagreement on {case}");
     }
@@ -476,14 +485,20 @@ fn failure_as_data_keeps_one_shape_and_tells_empty_from_not_found() {
     let set = ToolSet::new([tool]).unwrap();
     let cx = Context::new();
     let empty = set
-        .call_blocking(&cx, "cek_reimburse", r#"{"nik": "K-002"}"#)
-        .unwrap();
+        .call(&cx, "cek_reimburse", r#"{"nik": "K-002"}"#)
+        .blocking()
+        .unwrap()
+        .into_value();
     let missing = set
-        .call_blocking(&cx, "cek_reimburse", r#"{"nik": "K-999"}"#)
-        .unwrap();
+        .call(&cx, "cek_reimburse", r#"{"nik": "K-999"}"#)
+        .blocking()
+        .unwrap()
+        .into_value();
     let found = set
-        .call_blocking(&cx, "cek_reimburse", r#"{"nik": "K-001"}"#)
-        .unwrap();
+        .call(&cx, "cek_reimburse", r#"{"nik": "K-001"}"#)
+        .blocking()
+        .unwrap()
+        .into_value();
     assert_eq!(empty, json!({"status": "ok", "daftar": []}));
     assert_eq!(
         missing,

@@ -5,6 +5,7 @@
 //! values that an independent validator, the `jsonschema` crate (Draft 2020-12), accepts.
 //! `DIFFERENTIAL_CASES=100000 cargo test -p tests --test differential -- --nocapture` runs longer.
 
+use std::future::IntoFuture;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use proptest::prelude::*;
@@ -220,14 +221,16 @@ fn object(schema: &Value, defs: &Map<String, Value>, depth: u32) -> BoxedStrateg
 /// falling back to the complete validator) and as a `Value` (the complete validator only). The
 /// two must agree with each other as well as with the oracle.
 fn accepted_by_runtime(set: &ToolSet, name: &str, args: &Value) -> bool {
-    let accepted = |r: Result<Value, ToolError>| match r {
+    let accepted = |r: Result<tool_runtime::CallOutput, ToolError>| match r {
         Ok(_) => true,
         Err(ToolError::InvalidArguments(_)) => false,
         Err(other) => panic!("{name}: a valid call failed: {other}"),
     };
     let cx = Context::new();
-    let by_text = accepted(set.call_blocking(&cx, name, &args.to_string()));
-    let by_value = accepted(pollster::block_on(set.call_value(&cx, name, args.clone())));
+    let by_text = accepted(set.call(&cx, name, args.to_string()).blocking());
+    let by_value = accepted(pollster::block_on(
+        set.call(&cx, name, args.clone()).into_future(),
+    ));
     assert_eq!(
         by_text, by_value,
         "{name}: text and value paths disagree on {args}"

@@ -130,11 +130,12 @@ fn anthropic_moves_bounds_into_the_description_and_the_runtime_still_enforces_th
     );
     // The model could now send 501; the runtime refuses it all the same.
     let err = set
-        .call_blocking(
+        .call(
             &Context::new(),
             "pesan-katering",
             r#"{"jumlah_peserta": 501}"#,
         )
+        .blocking()
         .unwrap_err();
     assert!(matches!(err, ToolError::InvalidArguments(_)));
 }
@@ -170,11 +171,12 @@ fn gemini_gets_property_ordering_and_any_of_instead_of_type_arrays() {
     // The bounds Gemini keeps (minimum/maximum) stay on the number.
     assert_eq!(tahun["anyOf"][0]["minimum"], 2000);
     let err = set
-        .call_blocking(
+        .call(
             &Context::new(),
             "buat-laporan-penjualan",
             r#"{"periode": "tahunan"}"#,
         )
+        .blocking()
         .unwrap_err();
     assert!(matches!(err, ToolError::InvalidArguments(_)));
 }
@@ -340,7 +342,7 @@ fn whatever_a_lowering_drops_the_runtime_still_enforces() {
         r#"{"mulai": "besok", "hari": 2}"#,
         r#"{"mulai": "2026-12-21", "hari": 15}"#,
     ] {
-        let err = set.call_blocking(&cx, "ajukan-cuti", bad).unwrap_err();
+        let err = set.call(&cx, "ajukan-cuti", bad).blocking().unwrap_err();
         assert!(
             matches!(err, ToolError::InvalidArguments(_)),
             "{bad}: {err:?}"

@@ -74,7 +74,7 @@ fn arbitrary_bytes_never_panic() {
         .run(&bytes, |b| {
             let text = String::from_utf8_lossy(&b);
             for name in set.names() {
-                let _ = set.call_blocking(&cx, name, &text);
+                let _ = set.call(&cx, name, &text).blocking();
             }
             Ok(())
         })
@@ -89,8 +89,8 @@ fn arbitrary_json_never_panics() {
         .run(&json(), |v| {
             let text = v.to_string();
             for name in set.names() {
-                let by_text = set.call_blocking(&cx, name, &text);
-                let by_value = pollster::block_on(set.call_value(&cx, name, v.clone()));
+                let by_text = set.call(&cx, name, &text).blocking();
+                let by_value = pollster::block_on(set.call(&cx, name, v.clone()).into_future());
                 prop_assert_eq!(by_text.is_ok(), by_value.is_ok());
             }
             Ok(())
@@ -120,7 +120,7 @@ fn hostile_inputs_are_refused_cleanly() {
         "1e999",
     ] {
         for name in set.names() {
-            let err = set.call_blocking(&cx, name, text).unwrap_err();
+            let err = set.call(&cx, name, text).blocking().unwrap_err();
             assert!(
                 err.model_message().len() < 8_000,
                 "the repair message stays short"
@@ -128,7 +128,8 @@ fn hostile_inputs_are_refused_cleanly() {
         }
     }
     let err = set
-        .call_blocking(&cx, "pesan-katering", &many_fields)
+        .call(&cx, "pesan-katering", &many_fields)
+        .blocking()
         .unwrap_err();
     let tool_runtime::ToolError::InvalidArguments(v) = err else {
         panic!()

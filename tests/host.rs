@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use tool_runtime::{
-    Content, Context, Display, Grants, ModelOutput, ToolArg, ToolError, ToolSet, ViolationKind,
+    Content, Context, Disclosure, Grants, ModelOutput, ToolArg, ToolError, ToolSet, ViolationKind,
     tool,
 };
 
@@ -129,18 +129,20 @@ fn context_parameters_are_not_in_the_schema_and_cannot_be_overridden() {
     let schema = sisa_cuti::tool().input_schema();
     assert_eq!(schema["properties"], json!({}));
     let cx = karyawan(&["hr.leave.read"]);
-    let ok = set().call_blocking(&cx, "sisa_cuti", "{}").unwrap();
-    assert_eq!(ok["nik"], "K-001");
+    let ok = set().call(&cx, "sisa_cuti", "{}").blocking().unwrap();
+    assert_eq!(ok.value()["nik"], "K-001");
     // The model tries to read someone else's data.
     let err = set()
-        .call_blocking(&cx, "sisa_cuti", r#"{"nik": "K-002"}"#)
+        .call(&cx, "sisa_cuti", r#"{"nik": "K-002"}"#)
+        .blocking()
         .unwrap_err();
     let ToolError::InvalidArguments(v) = err else {
         panic!("{err:?}")
     };
     assert!(matches!(v.0[0].kind, ViolationKind::Unknown { .. }));
     let err = set()
-        .call_blocking(&cx, "sisa_cuti", r#"{"session": {"nik": "K-002"}}"#)
+        .call(&cx, "sisa_cuti", r#"{"session": {"nik": "K-002"}}"#)
+        .blocking()
         .unwrap_err();
     assert!(matches!(err, ToolError::InvalidArguments(_)));
 }
@@ -148,7 +150,7 @@ fn context_parameters_are_not_in_the_schema_and_cannot_be_overridden() {
 #[test]
 fn a_missing_context_value_is_a_clear_error() {
     let cx = Context::new().with(Grants::new(["hr.leave.read"]));
-    let err = set().call_blocking(&cx, "sisa_cuti", "{}").unwrap_err();
+    let err = set().call(&cx, "sisa_cuti", "{}").blocking().unwrap_err();
     assert!(
         matches!(err, ToolError::MissingContext { type_name } if type_name.ends_with("Session")),
         "{err}"
@@ -162,7 +164,8 @@ fn callers_see_and_call_only_what_they_are_granted() {
     assert_eq!(visible, ["sisa_cuti", "hapus_draf", "cuaca"]);
     // A guessed name is still refused, before anything runs.
     let err = set()
-        .call_blocking(&cx, "status_reimburse", "{}")
+        .call(&cx, "status_reimburse", "{}")
+        .blocking()
         .unwrap_err();
     assert_eq!(
         err,
@@ -177,7 +180,7 @@ fn callers_see_and_call_only_what_they_are_granted() {
         nik: "K-001".into(),
     });
     assert!(matches!(
-        set().call_blocking(&anonymous, "sisa_cuti", "{}"),
+        set().call(&anonymous, "sisa_cuti", "{}").blocking(),
         Err(ToolError::Forbidden { .. })
     ));
 }
@@ -189,7 +192,8 @@ fn destructive_tools_wait_for_approval_and_run_exactly_once() {
     let cx = karyawan(&["hr.leave.request"]);
     let before = AJUKAN_RAN.load(Ordering::SeqCst);
     let err = set
-        .call_blocking(&cx, "ajukan_cuti", r#"{"hari": 3}"#)
+        .call(&cx, "ajukan_cuti", r#"{"hari": 3}"#)
+        .blocking()
         .unwrap_err();
     let ToolError::ApprovalRequired(pending) = err else {
         panic!("{err:?}")
@@ -205,11 +209,11 @@ fn destructive_tools_wait_for_approval_and_run_exactly_once() {
         "nothing ran before approval"
     );
     let copy = pending.clone();
-    let out = set.resume_blocking(&cx, pending).unwrap();
-    assert_eq!(out.value, "K-001 mengajukan 3 hari cuti Tahunan");
+    let out = set.resume(&cx, pending).blocking().unwrap();
+    assert_eq!(out.value(), "K-001 mengajukan 3 hari cuti Tahunan");
     assert_eq!(AJUKAN_RAN.load(Ordering::SeqCst), before + 1);
     assert!(matches!(
-        set.resume_blocking(&cx, copy),
+        set.resume(&cx, copy).blocking(),
         Err(ToolError::NotPending { .. })
     ));
     assert_eq!(
@@ -226,20 +230,21 @@ fn rejected_and_invalid_calls_never_run() {
     let cx = karyawan(&["hr.leave.request"]);
     let before = AJUKAN_RAN.load(Ordering::SeqCst);
     let err = set
-        .call_blocking(&cx, "ajukan_cuti", r#"{"hari": 30}"#)
+        .call(&cx, "ajukan_cuti", r#"{"hari": 30}"#)
+        .blocking()
         .unwrap_err();
     assert!(
         matches!(err, ToolError::InvalidArguments(_)),
         "invalid arguments are not sent for approval"
     );
     let Err(ToolError::ApprovalRequired(pending)) =
-        set.call_blocking(&cx, "ajukan_cuti", r#"{"hari": 2}"#)
+        set.call(&cx, "ajukan_cuti", r#"{"hari": 2}"#).blocking()
     else {
         panic!()
     };
     set.reject(pending.clone());
     assert!(matches!(
-        set.resume_blocking(&cx, pending),
+        set.resume(&cx, pending).blocking(),
         Err(ToolError::NotPending { .. })
     ));
     assert_eq!(AJUKAN_RAN.load(Ordering::SeqCst), before);
@@ -248,21 +253,26 @@ fn rejected_and_invalid_calls_never_run() {
 #[test]
 fn approval_is_checked_with_the_permissions_of_the_resuming_caller() {
     let set = set();
-    let Err(ToolError::ApprovalRequired(pending)) = set.call_blocking(
-        &karyawan(&["hr.leave.request"]),
-        "ajukan_cuti",
-        r#"{"hari": 1}"#,
-    ) else {
+    let Err(ToolError::ApprovalRequired(pending)) = set
+        .call(
+            &karyawan(&["hr.leave.request"]),
+            "ajukan_cuti",
+            r#"{"hari": 1}"#,
+        )
+        .blocking()
+    else {
         panic!()
     };
     let err = set
-        .resume_blocking(&karyawan(&[]), pending.clone())
+        .resume(&karyawan(&[]), pending.clone())
+        .blocking()
         .unwrap_err();
     assert!(matches!(err, ToolError::Forbidden { .. }));
     // The refused resume did not use the call up: the permitted caller can still resume it.
     let _turn = COUNTING.lock().unwrap_or_else(|e| e.into_inner());
     assert!(
-        set.resume_blocking(&karyawan(&["hr.leave.request"]), pending)
+        set.resume(&karyawan(&["hr.leave.request"]), pending)
+            .blocking()
             .is_ok()
     );
 }
@@ -273,23 +283,27 @@ fn a_destructive_tool_can_opt_out_of_approval() {
     assert!(!hapus_draf::tool().needs_approval());
     assert_eq!(
         set()
-            .call_blocking(&Context::new(), "hapus_draf", "{}")
-            .unwrap(),
-        true
+            .call(&Context::new(), "hapus_draf", "{}")
+            .blocking()
+            .unwrap()
+            .value(),
+        &json!(true)
     );
 }
 
 #[test]
 fn the_model_gets_the_summary_and_the_app_gets_everything() {
     let out = set()
-        .call_full_blocking(&Context::new(), "cuaca", r#"{"kota": "Surabaya"}"#)
+        .call(&Context::new(), "cuaca", r#"{"kota": "Surabaya"}"#)
+        .blocking()
         .unwrap();
     assert_eq!(
-        out.value["mentah"], "{...}",
+        out.value()["mentah"],
+        "{...}",
         "the application receives the raw source"
     );
     assert_eq!(
-        out.model,
+        out.model().0,
         [
             Content::Text {
                 text: "Surabaya: 31°C".into()
@@ -308,23 +322,24 @@ fn the_model_gets_the_summary_and_the_app_gets_everything() {
 #[test]
 fn redaction_fails_closed() {
     let out = set()
-        .call_full_blocking(&Context::new(), "cuaca", r#"{"kota": "rahasia"}"#)
+        .call(&Context::new(), "cuaca", r#"{"kota": "rahasia"}"#)
+        .blocking()
         .unwrap();
     assert_eq!(out.for_display(), None);
-    assert!(matches!(out.display, Display::Withheld { .. }));
+    assert!(matches!(out.disclosure(), Disclosure::Withheld { .. }));
 }
 
 #[test]
 fn without_hooks_the_model_gets_the_output_as_json() {
     let cx = karyawan(&["hr.leave.read"]);
-    let out = set().call_full_blocking(&cx, "sisa_cuti", "{}").unwrap();
+    let out = set().call(&cx, "sisa_cuti", "{}").blocking().unwrap();
     assert_eq!(
-        out.model,
+        out.model().0,
         [Content::Text {
             text: r#"{"nik":"K-001","sisa":7}"#.into()
         }]
     );
-    assert_eq!(out.for_display(), Some(&out.value));
+    assert_eq!(out.for_display(), Some(out.value()));
 }
 
 #[test]

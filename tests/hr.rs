@@ -5,14 +5,17 @@ use std::sync::Arc;
 use examples::hr::domain::Db;
 use examples::hr::{Peran, Session, tool_set};
 use serde_json::{Value, json};
-use tool_runtime::{Context, ToolError, ViolationKind};
+use tool_runtime::{CallOutput, Context, ToolError, ViolationKind};
 
 fn cx(nik: &str, peran: Peran) -> Context {
     Session::new(nik, peran).context(Arc::new(Db::in_memory().unwrap()))
 }
 
 fn call(cx: &Context, tool: &str, args: &str) -> Result<Value, ToolError> {
-    tool_set().call_blocking(cx, tool, args)
+    tool_set()
+        .call(cx, tool, args)
+        .blocking()
+        .map(CallOutput::into_value)
 }
 
 #[test]
@@ -112,11 +115,14 @@ fn an_employee_cannot_call_the_team_tool_even_by_name() {
 fn booking_leave_waits_for_approval_and_happens_once() {
     let sari = cx("K-001", Peran::Karyawan);
     let set = tool_set();
-    let Err(ToolError::ApprovalRequired(pending)) = set.call_blocking(
-        &sari,
-        "ajukan-cuti",
-        r#"{"mulai": "2026-12-21", "hari": 2}"#,
-    ) else {
+    let Err(ToolError::ApprovalRequired(pending)) = set
+        .call(
+            &sari,
+            "ajukan-cuti",
+            r#"{"mulai": "2026-12-21", "hari": 2}"#,
+        )
+        .blocking()
+    else {
         panic!("booking leave must wait for approval")
     };
     assert_eq!(
@@ -124,10 +130,10 @@ fn booking_leave_waits_for_approval_and_happens_once() {
         7,
         "nothing booked yet"
     );
-    let out = set.resume_blocking(&sari, pending.clone()).unwrap();
-    assert_eq!(out.value, json!({"status": "diajukan", "sisa_cuti": 5}));
+    let out = set.resume(&sari, pending.clone()).blocking().unwrap();
+    assert_eq!(out.value(), &json!({"status": "diajukan", "sisa_cuti": 5}));
     assert!(matches!(
-        set.resume_blocking(&sari, pending),
+        set.resume(&sari, pending).blocking(),
         Err(ToolError::NotPending { .. })
     ));
     assert_eq!(

@@ -147,7 +147,7 @@ fn arguments_close_their_sets_and_say_what_absence_means() {
     let good = ToolSet::new([laporan_baik::tool()]).unwrap();
     assert!(ids(&good).is_empty(), "{:?}", ids(&good));
     assert_eq!(
-        laporan_baik::tool().allowed_lint("optional-without-rule"),
+        laporan_baik::tool().silences_lint("optional-without-rule"),
         Some("halaman kosong selalu berarti halaman pertama di API ini")
     );
 }

@@ -85,7 +85,9 @@ fn dispatch(c: &mut Criterion) {
             serde_json::from_str(&floor::dispatch(&call.name, &call.args).unwrap()).unwrap();
         let ours: serde_json::Value = serde_json::from_str(
             &tools
-                .call_json_blocking(&cx, &call.name, &call.args)
+                .call(&cx, &call.name, &call.args)
+                .blocking()
+                .map(tool_runtime::CallOutput::into_json)
                 .unwrap(),
         )
         .unwrap();
@@ -99,7 +101,10 @@ fn dispatch(c: &mut Criterion) {
         floor::dispatch(&call.name, &call.args)
     });
     cycle(c, "toolkit", &set, |call| {
-        tools.call_json_blocking(&cx, &call.name, &call.args)
+        tools
+            .call(&cx, &call.name, &call.args)
+            .blocking()
+            .map(tool_runtime::CallOutput::into_json)
     });
     cycle(c, "floor_envelope", &set, |call| {
         floor::dispatch(&call.name, &call.args).map(|r| envelope(&r))

@@ -76,9 +76,13 @@ mod tests {
         for c in calls(4 * TOOLS) {
             let floor: serde_json::Value =
                 serde_json::from_str(&floor::dispatch(&c.name, &c.args).unwrap()).unwrap();
-            let ours: serde_json::Value =
-                serde_json::from_str(&set.call_json_blocking(&cx, &c.name, &c.args).unwrap())
-                    .unwrap();
+            let ours: serde_json::Value = serde_json::from_str(
+                &set.call(&cx, &c.name, &c.args)
+                    .blocking()
+                    .map(tool_runtime::CallOutput::into_json)
+                    .unwrap(),
+            )
+            .unwrap();
             assert_eq!(floor, c.expected, "{} {}", c.name, c.args);
             assert_eq!(ours, c.expected, "{} {}", c.name, c.args);
         }
@@ -94,7 +98,9 @@ mod tests {
         ] {
             assert!(floor::dispatch("tool_007", args).is_err(), "{args}");
             assert!(matches!(
-                set.call_json_blocking(&cx, "tool_007", args),
+                set.call(&cx, "tool_007", args)
+                    .blocking()
+                    .map(tool_runtime::CallOutput::into_json),
                 Err(tool_runtime::ToolError::InvalidArguments(_))
             ));
         }
@@ -111,7 +117,9 @@ mod tests {
         ] {
             assert!(
                 matches!(
-                    set.call_json_blocking(&cx, "tool_007", args),
+                    set.call(&cx, "tool_007", args)
+                        .blocking()
+                        .map(tool_runtime::CallOutput::into_json),
                     Err(tool_runtime::ToolError::InvalidArguments(_))
                 ),
                 "{args}"
@@ -119,20 +127,24 @@ mod tests {
         }
         // A repeated key is read as JSON.parse reads it: the last one counts.
         let text = set
-            .call_json_blocking(
+            .call(
                 &cx,
                 "tool_007",
                 r#"{"count": 1, "mode": "alpha", "label": "x", "count": 2}"#,
             )
+            .blocking()
+            .map(tool_runtime::CallOutput::into_json)
             .unwrap();
         assert!(text.contains(r#""score":16"#), "{text}");
         // ...and accepts what JSON Schema calls an integer.
         assert!(
-            set.call_json_blocking(
+            set.call(
                 &cx,
                 "tool_007",
                 r#"{"count": 25.0, "mode": "beta", "label": "x"}"#
             )
+            .blocking()
+            .map(tool_runtime::CallOutput::into_json)
             .is_ok()
         );
     }

@@ -14,7 +14,7 @@ pub fn tools(set: &ToolSet) {
 pub fn calls(set: &ToolSet, cx: &Context, name: &str, calls: &[&str]) {
     for args in calls {
         println!("call {name} {args}");
-        match set.call_blocking(cx, name, args) {
+        match set.call(cx, name, args).blocking() {
             Ok(out) => println!("  ok: {out}\n"),
             Err(e) => println!(
                 "  to the model:\n    {}\n",

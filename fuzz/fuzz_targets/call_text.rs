@@ -21,6 +21,6 @@ fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     let cx = Context::new();
     for name in tools().names() {
-        let _ = tools().call_blocking(&cx, name, &text);
+        let _ = tools().call(&cx, name, &text).blocking();
     }
 });

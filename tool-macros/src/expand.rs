@@ -572,11 +572,11 @@ fn expand_parts(rt: &TokenStream, model: &ToolFn, self_ty: Option<&Type>) -> Tok
     };
     let call = if model.is_async {
         quote! {
-            #rt::__private::boxed(async move { #convert(#callee(#(#params),*).await, __format, &#hooks) })
+            #rt::__private::boxed(async move { #convert(#callee(#(#params),*).await, &#hooks) })
         }
     } else {
         quote! {
-            #rt::__private::Invocation::Ready(#convert(#callee(#(#params),*), __format, &#hooks))
+            #rt::__private::Invocation::Ready(#convert(#callee(#(#params),*), &#hooks))
         }
     };
     let flag = |f: &Option<syn::LitBool>| match f {
@@ -650,7 +650,6 @@ fn expand_parts(rt: &TokenStream, model: &ToolFn, self_ty: Option<&Type>) -> Tok
             __input: #rt::__private::Input<'_>,
         ) -> #rt::__private::Invocation<'a> {
             #state
-            let __format = __input.format();
             #(let mut #slots: ::core::option::Option<#tys> = ::core::option::Option::None;)*
             if let ::core::result::Result::Err(e) = #rt::__private::decode(__input, &[#(#names),*], &mut [#(#slot_refs),*]) {
                 return #rt::__private::Invocation::Ready(::core::result::Result::Err(e));

@@ -202,13 +202,19 @@ fn bench(c: &mut Criterion) {
     ];
     for (name, args, hand) in cases {
         // Both paths must agree before they are timed.
-        let ours = set.call_json_blocking(&cx, name, args).unwrap();
+        let ours = set
+            .call(&cx, name, args)
+            .blocking()
+            .map(tool_runtime::CallOutput::into_json)
+            .unwrap();
         assert_eq!(ours, hand(args).unwrap(), "{name}");
         let mut g = c.benchmark_group(name);
         g.bench_function("baseline", |b| b.iter(|| hand(black_box(args)).unwrap()));
         g.bench_function("toolkit", |b| {
             b.iter(|| {
-                set.call_json_blocking(&cx, black_box(name), black_box(args))
+                set.call(&cx, black_box(name), black_box(args))
+                    .blocking()
+                    .map(tool_runtime::CallOutput::into_json)
                     .unwrap()
             })
         });

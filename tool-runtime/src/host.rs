@@ -75,37 +75,15 @@ impl ModelOutput {
     }
 }
 
-/// What may be shown of a call's output in a UI or a transcript.
+/// What of a call's output may be shown to a person, in a UI or a transcript.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Display {
+pub enum Disclosure {
     /// The tool has no redaction: the full output may be shown.
     Full,
     /// The output as the tool's redaction function made it.
     Redacted(Value),
     /// Redaction failed: nothing may be shown (fail closed), never the raw payload.
     Withheld { reason: String },
-}
-
-/// A finished call, for each of its audiences.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CallOutput {
-    /// The full output, for the application.
-    pub value: Value,
-    /// What the model receives: the tool's `to_model` summary, or the output as JSON text.
-    pub model: Vec<Content>,
-    /// What may be shown to a person.
-    pub display: Display,
-}
-
-impl CallOutput {
-    /// The value a UI or transcript may show, if any.
-    pub fn for_display(&self) -> Option<&Value> {
-        match &self.display {
-            Display::Full => Some(&self.value),
-            Display::Redacted(v) => Some(v),
-            Display::Withheld { .. } => None,
-        }
-    }
 }
 
 /// A validated call waiting for a person's approval. Give it back to

@@ -38,9 +38,9 @@
 //!
 //! let tools = ToolSet::new([pesan_katering::tool()]).unwrap();
 //! let cx = Context::new();
-//! let ok = tools.call_blocking(&cx, "pesan_katering", r#"{"jumlah_peserta": 25}"#).unwrap();
-//! assert_eq!(ok["total_porsi"], 30);
-//! let err = tools.call_blocking(&cx, "pesan_katering", r#"{"jumlah_peserta": "25"}"#).unwrap_err();
+//! let ok = tools.call(&cx, "pesan_katering", r#"{"jumlah_peserta": 25}"#).blocking().unwrap();
+//! assert_eq!(ok.value()["total_porsi"], 30);
+//! let err = tools.call(&cx, "pesan_katering", r#"{"jumlah_peserta": "25"}"#).blocking().unwrap_err();
 //! assert!(err.model_message().contains("expected an integer from 1 to 500"));
 //! ```
 //!
@@ -51,6 +51,7 @@
 pub struct ReadmeDoctests;
 
 mod arg;
+mod call;
 pub mod choice;
 mod context;
 mod decode;
@@ -72,8 +73,9 @@ mod validate;
 pub mod __private;
 
 pub use arg::{LengthArg, Num, Number, PatternArg, RangeArg, ToolArg};
+pub use call::{Arguments, Call, CallFuture, CallOutput};
 pub use context::Context;
-pub use host::{Annotations, CallOutput, Content, Display, Grants, ModelOutput, PendingCall};
+pub use host::{Annotations, Content, Disclosure, Grants, ModelOutput, PendingCall};
 pub use set::{ToolSet, ToolSetError};
 pub use structured::Rules;
 pub use tool::{BoxFuture, Tool, ToolError};

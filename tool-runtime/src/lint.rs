@@ -199,7 +199,8 @@ pub fn check(set: &ToolSet) -> Vec<Lint> {
         }
         check_arguments(t, &mut out);
     }
-    out.retain(|l| l.tool.is_empty() || !set.get(&l.tool).is_some_and(|t| t.allows_lint(l.id)));
+    let silenced = |l: &Lint| set.get(&l.tool).and_then(|t| t.silences_lint(l.id));
+    out.retain(|l| l.tool.is_empty() || silenced(l).is_none());
     out
 }
 

@@ -29,8 +29,8 @@ use rmcp::{RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
 use crate::export::{self, Target};
-use crate::host::{CallOutput, Content, PendingCall};
-use crate::{Context, Tool, ToolError, ToolSet};
+use crate::host::{Content, PendingCall};
+use crate::{CallOutput, Context, Tool, ToolError, ToolSet};
 
 /// What a person answers when a tool needs approval (MCP elicitation).
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -203,7 +203,7 @@ impl McpServer {
         let cx = (self.context)();
         let tools = self.current();
         let tool = match tools.get(name) {
-            Some(t) if t.allowed(&cx) => t,
+            Some(t) if t.permits(&cx) => t,
             // A tool this caller may not see is as unknown as one that does not exist.
             _ => {
                 return Err(ErrorData::invalid_params(
@@ -213,7 +213,7 @@ impl McpServer {
             }
         };
         let arguments = arguments.unwrap_or_else(|| json!({}));
-        match tools.call_full_value(&cx, tool.name(), arguments).await {
+        match tools.call(&cx, tool.name(), arguments).await {
             Ok(out) => Ok(success(tool, out)),
             Err(ToolError::ApprovalRequired(pending)) => {
                 Ok(Box::pin(approve(&tools, tool, pending, &cx, peer)).await)
@@ -267,15 +267,22 @@ async fn approve(
     }
 }
 
-/// A finished call as MCP content: the model's view as content blocks, the output as
-/// `structuredContent` (wrapped like the `outputSchema` when it is not an object).
+/// A finished call as MCP content: the output as `structuredContent` (wrapped like the
+/// `outputSchema` when it is not an object), and as content blocks the tool's `to_model`
+/// summary, or else the same JSON as text.
 fn success(tool: &Tool, out: CallOutput) -> CallToolResult {
-    let mut content: Vec<ContentBlock> = out.model.iter().map(content_block).collect();
-    if content.is_empty() {
-        content.push(ContentBlock::text(out.value.to_string()));
-    }
+    let summary: Vec<ContentBlock> = out
+        .summary()
+        .map(|m| m.0.iter().map(content_block).collect())
+        .unwrap_or_default();
+    let structured = export::mcp_structured_content(tool, out.into_value());
+    let content = if summary.is_empty() {
+        vec![ContentBlock::text(structured.to_string())]
+    } else {
+        summary
+    };
     let mut result = CallToolResult::success(content);
-    result.structured_content = Some(export::mcp_structured_content(tool, out.value));
+    result.structured_content = Some(structured);
     result
 }
 

@@ -6,15 +6,16 @@ pub use serde;
 pub use serde_json;
 
 pub use crate::arg::{LengthArg, Num, Number, PatternArg, RangeArg, ToolArg};
+use crate::call::Arguments;
+pub use crate::call::CallOutput;
+use crate::call::Hooked;
 pub use crate::context::Context;
-use crate::host::Display;
+use crate::host::Disclosure;
 pub use crate::host::{Annotations, ModelOutput};
 pub use crate::schema::ArgSpec;
 use crate::schema::Property;
 pub use crate::set::Registration;
-use crate::tool::Source;
-use crate::tool::{Data, Hooked};
-pub use crate::tool::{Format, Input, Invocation, Output, Spec, Tool, ToolError};
+pub use crate::tool::{Input, Invocation, Spec, Tool, ToolError};
 
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Serialize;
@@ -143,43 +144,40 @@ pub fn redacted<U: Serialize, E: std::fmt::Display>(r: Result<U, E>) -> Result<V
         .and_then(|u| serde_json::to_value(u).map_err(|e| e.to_string()))
 }
 
-/// A tool's value as its `Output`. Only the serialization and the hook calls are generic; the
-/// rest is shared by every tool.
-pub fn ok<T: Serialize>(value: T, format: Format, hooks: &Hooks<T>) -> Result<Output, ToolError> {
-    let data = match format {
-        Format::Value => serde_json::to_value(&value).map(Data::Value),
-        Format::Text => serde_json::to_string(&value).map(Data::Text),
-    };
+/// A tool's value as its `CallOutput`. Only the serialization and the hook calls are generic;
+/// the rest is shared by every tool.
+pub fn ok<T: Serialize>(value: T, hooks: &Hooks<T>) -> Result<CallOutput, ToolError> {
+    let json = serde_json::to_string(&value);
     let hooked = match (hooks.to_model, hooks.redact) {
         (None, None) => None,
         (to_model, redact) => Some(Box::new(Hooked {
             model: to_model.map(|f| f(&value)),
-            display: match redact {
-                None => Display::Full,
+            disclosure: match redact {
+                None => Disclosure::Full,
                 Some(f) => guarded_redaction(&|| f(&value)),
             },
         })),
     };
-    output(data, hooked)
+    output(json, hooked)
 }
 
 /// Fail closed: a redaction that errors or panics shows nothing.
-fn guarded_redaction(redact: &dyn Fn() -> Result<Value, String>) -> Display {
+fn guarded_redaction(redact: &dyn Fn() -> Result<Value, String>) -> Disclosure {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(redact)) {
-        Ok(Ok(v)) => Display::Redacted(v),
-        Ok(Err(reason)) => Display::Withheld { reason },
-        Err(_) => Display::Withheld {
+        Ok(Ok(v)) => Disclosure::Redacted(v),
+        Ok(Err(reason)) => Disclosure::Withheld { reason },
+        Err(_) => Disclosure::Withheld {
             reason: "the redaction function panicked".into(),
         },
     }
 }
 
 fn output(
-    data: Result<Data, serde_json::Error>,
+    json: Result<String, serde_json::Error>,
     hooked: Option<Box<Hooked>>,
-) -> Result<Output, ToolError> {
-    match data {
-        Ok(data) => Ok(Output { data, hooked }),
+) -> Result<CallOutput, ToolError> {
+    match json {
+        Ok(json) => Ok(CallOutput::new(json, hooked)),
         Err(e) => Err(ToolError::Failed {
             message: format!("the output could not be serialized: {e}"),
         }),
@@ -188,11 +186,10 @@ fn output(
 
 pub fn result<T: Serialize, E: std::fmt::Display>(
     r: Result<T, E>,
-    format: Format,
     hooks: &Hooks<T>,
-) -> Result<Output, ToolError> {
+) -> Result<CallOutput, ToolError> {
     match r {
-        Ok(v) => ok(v, format, hooks),
+        Ok(v) => ok(v, hooks),
         Err(e) => Err(ToolError::Failed {
             message: e.to_string(),
         }),
@@ -218,13 +215,13 @@ pub fn decode(
     slots: &mut [&mut dyn Slot],
 ) -> Result<(), ToolError> {
     // Empty text fails here and is read as `{}` by the complete path.
-    let fast = match &input.source {
-        Source::Text(text) => crate::decode::fill(text, input.validator, names, slots),
+    let fast = match &input.arguments {
+        Arguments::Text(text) => crate::decode::fill(text, input.validator, names, slots),
         // Arguments a transport has already parsed (MCP): writing them back as text and taking
         // the single pass costs less than the complete validator.
-        Source::Value(Value::Object(args)) => serde_json::to_string(args)
+        Arguments::Value(Value::Object(args)) => serde_json::to_string(args)
             .is_ok_and(|text| crate::decode::fill(&text, input.validator, names, slots)),
-        Source::Value(_) => false,
+        Arguments::Value(_) => false,
     };
     if fast {
         return Ok(());
@@ -298,7 +295,7 @@ pub fn describe(mut s: Schema, description: &str) -> Schema {
 
 pub fn boxed<'a, F>(f: F) -> Invocation<'a>
 where
-    F: std::future::Future<Output = Result<Output, ToolError>> + Send + 'a,
+    F: std::future::Future<Output = Result<CallOutput, ToolError>> + Send + 'a,
 {
     Invocation::Pending(Box::pin(f))
 }

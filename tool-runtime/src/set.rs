@@ -3,13 +3,12 @@
 
 use std::fmt;
 
-use rustc_hash::FxHashMap;
-use serde_json::Value;
-
+use crate::call::{Arguments, Call};
 use crate::context::Context;
-use crate::host::{CallOutput, PendingCall, release};
-use crate::tool::{Format, Source, Tool, ToolError};
+use crate::host::{PendingCall, release};
+use crate::tool::{Tool, ToolError};
 use crate::validate::SchemaError;
+use rustc_hash::FxHashMap;
 
 /// Registers a tool in the program-wide registry; `#[tool]` submits one for every tool.
 #[doc(hidden)]
@@ -106,104 +105,22 @@ impl ToolSet {
         self.tools.iter().map(|t| t.name())
     }
 
-    /// Calls a tool with its arguments as JSON text, as a model sends them. Empty text means no
-    /// arguments (`{}`), which some providers send for tools without parameters.
-    pub async fn call(
+    /// Calls the tool named `name`: `.await` the [`Call`], or run it with [`Call::blocking`].
+    /// Arguments are JSON text as a model sends it, or a value a transport has parsed
+    /// ([`Arguments`]). An unknown name is [`ToolError::UnknownTool`], with the closest name.
+    pub fn call<'a>(
         &self,
-        cx: &Context,
+        cx: &'a Context,
         name: &str,
-        arguments: &str,
-    ) -> Result<Value, ToolError> {
-        let tool = self.find(name)?;
-        let out = tool
-            .run(cx, Source::Text(arguments), Format::Value, false)
-            .await?;
-        Ok(out.into_value())
-    }
-
-    /// [`ToolSet::call`] with the output as JSON text, serialized straight from the tool's value.
-    pub async fn call_json(
-        &self,
-        cx: &Context,
-        name: &str,
-        arguments: &str,
-    ) -> Result<String, ToolError> {
-        let tool = self.find(name)?;
-        let out = tool
-            .run(cx, Source::Text(arguments), Format::Text, false)
-            .await?;
-        Ok(out.into_text())
-    }
-
-    /// Calls a tool and returns its output for each audience: the application's value, what the
-    /// model receives (`to_model`), and what a person may see (`redact`).
-    pub async fn call_full(
-        &self,
-        cx: &Context,
-        name: &str,
-        arguments: &str,
-    ) -> Result<CallOutput, ToolError> {
-        let tool = self.find(name)?;
-        let out = tool
-            .run(cx, Source::Text(arguments), Format::Value, false)
-            .await?;
-        Ok(out.into_call_output())
-    }
-
-    /// [`ToolSet::call_full`] with arguments already parsed as JSON.
-    pub async fn call_full_value(
-        &self,
-        cx: &Context,
-        name: &str,
-        arguments: Value,
-    ) -> Result<CallOutput, ToolError> {
-        let tool = self.find(name)?;
-        let out = tool
-            .run(cx, Source::Value(arguments), Format::Value, false)
-            .await?;
-        Ok(out.into_call_output())
-    }
-
-    /// [`ToolSet::call_full`] for code without an async runtime.
-    pub fn call_full_blocking(
-        &self,
-        cx: &Context,
-        name: &str,
-        arguments: &str,
-    ) -> Result<CallOutput, ToolError> {
-        let out =
-            self.find(name)?
-                .run_blocking(cx, Source::Text(arguments), Format::Value, false)?;
-        Ok(out.into_call_output())
+        arguments: impl Into<Arguments<'a>>,
+    ) -> Call<'a> {
+        Call::new(self.find(name), cx, arguments.into())
     }
 
     /// Runs a call a person approved. It runs once: a second `resume` of the same call (or of a
     /// copy) is [`ToolError::NotPending`]. Permissions are checked again with this context.
-    pub async fn resume(
-        &self,
-        cx: &Context,
-        pending: PendingCall,
-    ) -> Result<CallOutput, ToolError> {
-        let tool = self.find(pending.tool)?;
-        if let Some(e) = tool.forbidden(cx) {
-            return Err(e);
-        }
-        if !release(pending.id) {
-            return Err(ToolError::NotPending { id: pending.id });
-        }
-        let out = tool
-            .run(cx, Source::Value(pending.arguments), Format::Value, true)
-            .await?;
-        Ok(out.into_call_output())
-    }
-
-    /// [`ToolSet::resume`] for code without an async runtime.
-    pub fn resume_blocking(
-        &self,
-        cx: &Context,
-        pending: PendingCall,
-    ) -> Result<CallOutput, ToolError> {
-        pollster::block_on(self.resume(cx, pending))
+    pub fn resume<'a>(&self, cx: &'a Context, pending: PendingCall) -> Call<'a> {
+        Call::resume(self.find(pending.tool), cx, pending)
     }
 
     /// Drops a call a person rejected; it can no longer be resumed.
@@ -214,50 +131,13 @@ impl ToolSet {
     /// The tools this caller may see and call: those whose `requires` its grants satisfy. Calls
     /// are checked again at run time, so a guessed name of another tool is still refused.
     pub fn visible_to(&self, cx: &Context) -> ToolSet {
-        let tools: Vec<&'static Tool> = self.iter().filter(|t| t.allowed(cx)).collect();
+        let tools: Vec<&'static Tool> = self.iter().filter(|t| t.permits(cx)).collect();
         let by_name = tools
             .iter()
             .enumerate()
             .map(|(i, t)| (t.name(), i))
             .collect();
         ToolSet { tools, by_name }
-    }
-
-    /// Calls a tool with arguments already parsed as JSON.
-    pub async fn call_value(
-        &self,
-        cx: &Context,
-        name: &str,
-        arguments: Value,
-    ) -> Result<Value, ToolError> {
-        self.find(name)?.call(cx, arguments).await
-    }
-
-    /// [`ToolSet::call`] for code without an async runtime: a sync tool runs on this thread with
-    /// no executor at all; an async tool's future is driven here until it is done.
-    pub fn call_blocking(
-        &self,
-        cx: &Context,
-        name: &str,
-        arguments: &str,
-    ) -> Result<Value, ToolError> {
-        let out =
-            self.find(name)?
-                .run_blocking(cx, Source::Text(arguments), Format::Value, false)?;
-        Ok(out.into_value())
-    }
-
-    /// [`ToolSet::call_json`] for code without an async runtime.
-    pub fn call_json_blocking(
-        &self,
-        cx: &Context,
-        name: &str,
-        arguments: &str,
-    ) -> Result<String, ToolError> {
-        let out =
-            self.find(name)?
-                .run_blocking(cx, Source::Text(arguments), Format::Text, false)?;
-        Ok(out.into_text())
     }
 
     #[inline]

@@ -11,10 +11,9 @@ use std::task::{Context as TaskContext, Poll};
 use schemars::{Schema, SchemaGenerator};
 use serde_json::{Map, Value};
 
+use crate::call::{Arguments, Call, CallOutput};
 use crate::context::Context;
-use crate::host::{
-    Annotations, CallOutput, Content, Display, Grants, ModelOutput, PendingCall, hold,
-};
+use crate::host::{Annotations, Grants, PendingCall, hold};
 use crate::schema;
 use crate::validate::{Path, SchemaError, Validator, Violation, ViolationKind, Violations};
 
@@ -121,99 +120,23 @@ impl std::error::Error for ToolError {}
 
 /// The result of starting a call: sync tools are done at once, async ones are awaited.
 pub enum Invocation<'a> {
-    Ready(Result<Output, ToolError>),
-    Pending(BoxFuture<'a, Result<Output, ToolError>>),
-}
-
-/// How the caller wants the output: a `Value` (for structured content) or JSON text (to send on).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
-    Value,
-    Text,
-}
-
-/// A tool's serialized output, in the requested [`Format`], with what the model and a person may
-/// see of it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Output {
-    pub(crate) data: Data,
-    /// What the `to_model` and `redact` hooks made; `None` for tools without hooks, which keeps
-    /// the common output small to move.
-    pub(crate) hooked: Option<Box<Hooked>>,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Hooked {
-    pub(crate) model: Option<ModelOutput>,
-    pub(crate) display: Display,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Data {
-    Value(Value),
-    Text(String),
-}
-
-impl Output {
-    pub(crate) fn into_value(self) -> Value {
-        match self.data {
-            Data::Value(v) => v,
-            Data::Text(t) => serde_json::from_str(&t).unwrap_or(Value::String(t)),
-        }
-    }
-
-    pub(crate) fn into_text(self) -> String {
-        match self.data {
-            Data::Value(v) => v.to_string(),
-            Data::Text(t) => t,
-        }
-    }
-
-    pub(crate) fn into_call_output(self) -> CallOutput {
-        let (model, display) = match self.hooked.clone() {
-            Some(h) => (h.model, h.display),
-            None => (None, Display::Full),
-        };
-        let value = self.into_value();
-        let model = match model {
-            Some(m) => m.0,
-            None => vec![Content::Text {
-                text: value.to_string(),
-            }],
-        };
-        CallOutput {
-            value,
-            model,
-            display,
-        }
-    }
-}
-
-/// Where a call's arguments come from.
-pub(crate) enum Source<'t> {
-    /// JSON text, as a model sends it: decoded in one pass when valid.
-    Text(&'t str),
-    Value(Value),
+    Ready(Result<CallOutput, ToolError>),
+    Pending(BoxFuture<'a, Result<CallOutput, ToolError>>),
 }
 
 /// A call's arguments on their way into the tool's parameters.
 pub struct Input<'t> {
-    pub(crate) source: Source<'t>,
+    pub(crate) arguments: Arguments<'t>,
     pub(crate) validator: &'t Validator,
-    pub(crate) format: Format,
 }
 
 impl Input<'_> {
-    pub fn format(&self) -> Format {
-        self.format
-    }
-
     /// The complete path: parse, validate against the whole schema (every violation, defaults
     /// filled in), and hand back the arguments object.
     pub(crate) fn into_checked_map(self) -> Result<Map<String, Value>, ToolError> {
-        let mut value = match self.source {
-            Source::Text(t) if t.trim().is_empty() => Value::Object(Map::new()),
-            Source::Text(t) => serde_json::from_str(t).map_err(|e| {
+        let mut value = match self.arguments {
+            Arguments::Text(t) if t.trim().is_empty() => Value::Object(Map::new()),
+            Arguments::Text(t) => serde_json::from_str(&t).map_err(|e| {
                 ToolError::InvalidArguments(Violations(vec![Violation {
                     path: Path::default(),
                     kind: ViolationKind::Syntax,
@@ -221,7 +144,7 @@ impl Input<'_> {
                     received: Some(format!("text that is not valid JSON ({e})")),
                 }]))
             })?,
-            Source::Value(v) => v,
+            Arguments::Value(v) => v,
         };
         let violations = self.validator.validate(&mut value);
         if !violations.is_empty() {
@@ -298,17 +221,13 @@ impl Tool {
         self.spec.description
     }
 
-    /// Whether the tool silences lint `id`, and why.
-    pub fn allowed_lint(&self, id: &str) -> Option<&'static str> {
+    /// Whether the tool silences lint `id` (`#[tool(allow_lint = "id: reason")]`), and why.
+    pub fn silences_lint(&self, id: &str) -> Option<&'static str> {
         self.spec
             .allow_lints
             .iter()
             .find(|(i, _)| *i == id)
             .map(|(_, why)| *why)
-    }
-
-    pub(crate) fn allows_lint(&self, id: &str) -> bool {
-        self.allowed_lint(id).is_some()
     }
 
     /// Permissions a caller needs to see and call this tool.
@@ -326,8 +245,8 @@ impl Tool {
         &self.spec.annotations
     }
 
-    /// Whether a caller with this context may see and call the tool.
-    pub fn allowed(&self, cx: &Context) -> bool {
+    /// Whether the caller's [`Grants`] in `cx` hold every permission the tool `requires`.
+    pub fn permits(&self, cx: &Context) -> bool {
         self.forbidden(cx).is_none()
     }
 
@@ -396,47 +315,20 @@ impl Tool {
         })
     }
 
-    /// Calls the tool with JSON arguments: validates them, runs the tool, serializes its output.
-    pub async fn call(&self, cx: &Context, arguments: Value) -> Result<Value, ToolError> {
-        self.run(cx, Source::Value(arguments), Format::Value, false)
-            .await
-            .map(Output::into_value)
-    }
-
-    pub(crate) async fn run(
-        &self,
-        cx: &Context,
-        source: Source<'_>,
-        format: Format,
-        approved: bool,
-    ) -> Result<Output, ToolError> {
-        match self.start(cx, source, format, approved) {
-            Invocation::Ready(r) => r,
-            Invocation::Pending(f) => CatchUnwind(f, self.spec.panic_to_model).await,
-        }
-    }
-
-    /// [`Tool::run`] without an executor for sync tools; an async tool's future is driven on
-    /// this thread.
-    pub(crate) fn run_blocking(
-        &self,
-        cx: &Context,
-        source: Source<'_>,
-        format: Format,
-        approved: bool,
-    ) -> Result<Output, ToolError> {
-        match self.start(cx, source, format, approved) {
-            Invocation::Ready(r) => r,
-            Invocation::Pending(f) => pollster::block_on(CatchUnwind(f, self.spec.panic_to_model)),
-        }
+    /// Calls the tool: `.await` the [`Call`], or run it with [`Call::blocking`].
+    pub fn call<'a>(
+        &'static self,
+        cx: &'a Context,
+        arguments: impl Into<Arguments<'a>>,
+    ) -> Call<'a> {
+        Call::new(Ok(self), cx, arguments.into())
     }
 
     /// Permission, then validation, then approval, then the tool itself.
-    fn start<'a>(
+    pub(crate) fn start<'a>(
         &self,
         cx: &'a Context,
-        source: Source<'_>,
-        format: Format,
+        arguments: Arguments<'_>,
         approved: bool,
     ) -> Invocation<'a> {
         if let Some(e) = self.forbidden(cx) {
@@ -447,9 +339,8 @@ impl Tool {
             Err(e) => return Invocation::Ready(Err(ToolError::Schema(e.clone()))),
         };
         let input = Input {
-            source,
+            arguments,
             validator,
-            format,
         };
         if self.spec.needs_approval && !approved {
             let held = input
@@ -486,15 +377,28 @@ fn panicked(panic: Box<dyn Any + Send>, to_model: bool) -> ToolError {
 }
 
 /// Turns a panic while polling an async tool into [`ToolError::Panicked`].
-struct CatchUnwind<'a>(BoxFuture<'a, Result<Output, ToolError>>, bool);
+pub(crate) struct CatchUnwind<'a> {
+    future: BoxFuture<'a, Result<CallOutput, ToolError>>,
+    panic_to_model: bool,
+}
+
+impl<'a> CatchUnwind<'a> {
+    pub(crate) fn new(future: BoxFuture<'a, Result<CallOutput, ToolError>>, tool: &Tool) -> Self {
+        CatchUnwind {
+            future,
+            panic_to_model: tool.spec.panic_to_model,
+        }
+    }
+}
 
 impl Future for CatchUnwind<'_> {
-    type Output = Result<Output, ToolError>;
+    type Output = Result<CallOutput, ToolError>;
     fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
-        let fut = self.0.as_mut();
+        let to_model = self.panic_to_model;
+        let fut = self.future.as_mut();
         match catch_unwind(AssertUnwindSafe(|| fut.poll(cx))) {
             Ok(p) => p,
-            Err(panic) => Poll::Ready(Err(panicked(panic, self.1))),
+            Err(panic) => Poll::Ready(Err(panicked(panic, to_model))),
         }
     }
 }

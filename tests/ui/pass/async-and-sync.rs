@@ -13,6 +13,6 @@ async fn salam_nanti(#[arg(description = "Nama orang")] nama: String) -> String 
 fn main() {
     let set = ToolSet::new([salam::tool(), salam_nanti::tool()]).unwrap();
     let cx = Context::new();
-    assert_eq!(set.call_blocking(&cx, "salam", r#"{"nama":"Sari"}"#).unwrap(), "Halo, Sari");
-    assert_eq!(set.call_blocking(&cx, "salam_nanti", r#"{"nama":"Budi"}"#).unwrap(), "Halo lagi, Budi");
+    assert_eq!(set.call(&cx, "salam", r#"{"nama":"Sari"}"#).blocking().unwrap().value(), "Halo, Sari");
+    assert_eq!(set.call(&cx, "salam_nanti", r#"{"nama":"Budi"}"#).blocking().unwrap().value(), "Halo lagi, Budi");
 }

@@ -50,7 +50,7 @@ fn main() {
         .with(Session { nik: "A-1".into() })
         .with(Grants::new(["perpustakaan.baca"]));
     assert_eq!(set.visible_to(&cx).len(), 1);
-    let out = set.call_full_blocking(&cx, "detail-buku", r#"{"isbn": "978"}"#).unwrap();
+    let out = set.call(&cx, "detail-buku", r#"{"isbn": "978"}"#).blocking().unwrap();
     assert_eq!(out.for_display(), Some(&serde_json::json!("978")));
     assert!(Db::tools()[0].needs_approval());
 }

@@ -24,7 +24,7 @@ impl Hr {
 fn main() {
     let set = ToolSet::new(Hr::tools().iter().copied()).unwrap();
     let cx = Context::new().with(Hr { sisa_cuti: 7 });
-    assert_eq!(set.call_blocking(&cx, "cek-sisa-cuti", "{}").unwrap(), 7);
-    assert_eq!(set.call_blocking(&cx, "simulasi", r#"{"hari": 3}"#).unwrap(), 4);
+    assert_eq!(set.call(&cx, "cek-sisa-cuti", "{}").blocking().unwrap().value(), 7);
+    assert_eq!(set.call(&cx, "simulasi", r#"{"hari": 3}"#).blocking().unwrap().value(), 4);
     assert_eq!(Hr { sisa_cuti: 1 }.bukan_tool(), 0);
 }

@@ -21,8 +21,8 @@ fn main() {
     let set = ToolSet::new([hitung::tool()]).unwrap();
     let cx = Context::new();
     let out = set
-        .call_blocking(&cx, "hitung", r#"{"akar":{"nama":"a","anak":[{"nama":"b","anak":[]}]}}"#)
+        .call(&cx, "hitung", r#"{"akar":{"nama":"a","anak":[{"nama":"b","anak":[]}]}}"#).blocking()
         .unwrap();
-    assert_eq!(out, 2);
-    assert!(set.call_blocking(&cx, "hitung", r#"{"akar":{"nama":"a","anak":[{"nama":1,"anak":[]}]}}"#).is_err());
+    assert_eq!(out.value(), 2);
+    assert!(set.call(&cx, "hitung", r#"{"akar":{"nama":"a","anak":[{"nama":1,"anak":[]}]}}"#).blocking().is_err());
 }

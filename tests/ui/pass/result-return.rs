@@ -17,7 +17,7 @@ fn judul_buku(#[arg(description = "ISBN 13 digit", pattern = "^978[0-9-]{10,14}$
 fn main() {
     let set = ToolSet::new([judul_buku::tool()]).unwrap();
     let cx = Context::new();
-    assert_eq!(set.call_blocking(&cx, "judul_buku", r#"{"isbn":"978-979-3062-79-2"}"#).unwrap(), "Laskar Pelangi");
-    let err = set.call_blocking(&cx, "judul_buku", r#"{"isbn":"978-000-0000-00-0"}"#).unwrap_err();
+    assert_eq!(set.call(&cx, "judul_buku", r#"{"isbn":"978-979-3062-79-2"}"#).blocking().unwrap().value(), "Laskar Pelangi");
+    let err = set.call(&cx, "judul_buku", r#"{"isbn":"978-000-0000-00-0"}"#).blocking().unwrap_err();
     assert!(matches!(err, ToolError::Failed { .. }));
 }

@@ -1,0 +1,328 @@
+//! One way to call a tool. [`ToolSet::call`](crate::ToolSet::call), [`Tool::call`] and
+//! [`ToolSet::resume`](crate::ToolSet::resume) return a [`Call`]: `.await` it, or run it with
+//! [`Call::blocking`] where there is no async runtime. Arguments are JSON text or an already
+//! parsed value ([`Arguments`]); the output is one [`CallOutput`] with a view for each audience.
+//!
+//! ```
+//! use tool_runtime::{tool, Context, ToolSet};
+//!
+//! #[tool(description = "Hitung total porsi: peserta ditambah 5 cadangan.")]
+//! fn porsi(#[arg(description = "Jumlah peserta", range = 1..=500)] peserta: u32) -> u32 {
+//!     peserta + 5
+//! }
+//!
+//! let tools = ToolSet::new([porsi::tool()]).unwrap();
+//! let cx = Context::new();
+//! // Text, as a model sends it, or a value, as a transport has parsed it.
+//! let out = tools.call(&cx, "porsi", r#"{"peserta": 25}"#).blocking().unwrap();
+//! assert_eq!(out.json(), "30");
+//! let out = tools.call(&cx, "porsi", serde_json::json!({"peserta": 25})).blocking().unwrap();
+//! assert_eq!(out.value(), &serde_json::json!(30));
+//! # pollster::block_on(async {
+//! let out = tools.call(&cx, "porsi", "{\"peserta\": 1}").await.unwrap();
+//! assert_eq!(out.deserialize::<u32>().unwrap(), 6);
+//! # });
+//! ```
+
+use std::borrow::Cow;
+use std::fmt;
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
+use std::sync::OnceLock;
+use std::task::{Context as TaskContext, Poll};
+
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use crate::context::Context;
+use crate::host::{Disclosure, ModelOutput, PendingCall};
+use crate::tool::{CatchUnwind, Invocation, Tool, ToolError};
+
+/// A call's arguments: JSON text as a model sends it (decoded in one pass when valid), or a
+/// value a transport has already parsed. Empty text means no arguments (`{}`), which some
+/// providers send for tools without parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Arguments<'a> {
+    Text(Cow<'a, str>),
+    Value(Value),
+}
+
+/// Text: `&str`, `&String`, `&&str`, ...
+impl<'a, T: AsRef<str> + ?Sized> From<&'a T> for Arguments<'a> {
+    fn from(text: &'a T) -> Self {
+        Arguments::Text(Cow::Borrowed(text.as_ref()))
+    }
+}
+
+impl From<String> for Arguments<'_> {
+    fn from(text: String) -> Self {
+        Arguments::Text(Cow::Owned(text))
+    }
+}
+
+impl From<Value> for Arguments<'_> {
+    fn from(value: Value) -> Self {
+        Arguments::Value(value)
+    }
+}
+
+impl From<Map<String, Value>> for Arguments<'_> {
+    fn from(map: Map<String, Value>) -> Self {
+        Arguments::Value(Value::Object(map))
+    }
+}
+
+/// What a call does once started: run as asked, or run a call a person approved.
+enum Mode {
+    Fresh,
+    Resume { id: u64 },
+}
+
+/// A tool call, ready to run: `.await` it, or [`Call::blocking`]. It does nothing until then.
+///
+/// Every call goes the same way: the caller's permissions, then the arguments against the
+/// schema, then approval, then the tool. A panic in the tool becomes [`ToolError::Panicked`].
+#[must_use = "a call does nothing until it is awaited or run with `.blocking()`"]
+pub struct Call<'a> {
+    tool: Result<&'static Tool, ToolError>,
+    cx: &'a Context,
+    arguments: Arguments<'a>,
+    mode: Mode,
+}
+
+impl<'a> Call<'a> {
+    pub(crate) fn new(
+        tool: Result<&'static Tool, ToolError>,
+        cx: &'a Context,
+        arguments: Arguments<'a>,
+    ) -> Self {
+        Call {
+            tool,
+            cx,
+            arguments,
+            mode: Mode::Fresh,
+        }
+    }
+
+    pub(crate) fn resume(
+        tool: Result<&'static Tool, ToolError>,
+        cx: &'a Context,
+        pending: PendingCall,
+    ) -> Self {
+        Call {
+            tool,
+            cx,
+            arguments: Arguments::Value(pending.arguments),
+            mode: Mode::Resume { id: pending.id },
+        }
+    }
+
+    /// Runs the call on this thread, for code without an async runtime: a sync tool runs with
+    /// no executor at all; an async tool's future is driven here until it is done (it must not
+    /// need a particular runtime's reactor, such as Tokio's timers or sockets).
+    pub fn blocking(self) -> Result<CallOutput, ToolError> {
+        match self.start() {
+            Started::Done(r) => r,
+            Started::Running(f) => pollster::block_on(f),
+        }
+    }
+
+    fn start(self) -> Started<'a> {
+        let tool = match self.tool {
+            Ok(t) => t,
+            Err(e) => return Started::Done(Err(e)),
+        };
+        let approved = match self.mode {
+            Mode::Fresh => false,
+            Mode::Resume { id } => {
+                if let Some(e) = tool.forbidden(self.cx) {
+                    return Started::Done(Err(e));
+                }
+                if !crate::host::release(id) {
+                    return Started::Done(Err(ToolError::NotPending { id }));
+                }
+                true
+            }
+        };
+        match tool.start(self.cx, self.arguments, approved) {
+            Invocation::Ready(r) => Started::Done(r),
+            Invocation::Pending(f) => Started::Running(CatchUnwind::new(f, tool)),
+        }
+    }
+}
+
+enum Started<'a> {
+    Done(Result<CallOutput, ToolError>),
+    Running(CatchUnwind<'a>),
+}
+
+impl<'a> IntoFuture for Call<'a> {
+    type Output = Result<CallOutput, ToolError>;
+    type IntoFuture = CallFuture<'a>;
+
+    fn into_future(self) -> CallFuture<'a> {
+        CallFuture(State::Start(self))
+    }
+}
+
+/// The future of an awaited [`Call`]. A sync tool runs on its first poll.
+#[must_use = "futures do nothing unless polled"]
+pub struct CallFuture<'a>(State<'a>);
+
+enum State<'a> {
+    Start(Call<'a>),
+    Running(CatchUnwind<'a>),
+    Done,
+}
+
+impl Future for CallFuture<'_> {
+    type Output = Result<CallOutput, ToolError>;
+
+    fn poll(mut self: Pin<&mut Self>, task: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        let this = &mut self.0;
+        if let State::Start(_) = this {
+            let State::Start(call) = std::mem::replace(this, State::Done) else {
+                unreachable!("checked above")
+            };
+            match call.start() {
+                Started::Done(r) => return Poll::Ready(r),
+                Started::Running(f) => *this = State::Running(f),
+            }
+        }
+        match this {
+            State::Running(f) => {
+                let out = Pin::new(f).poll(task);
+                if out.is_ready() {
+                    *this = State::Done;
+                }
+                out
+            }
+            State::Start(_) => unreachable!("started above"),
+            State::Done => Poll::Ready(Err(ToolError::Failed {
+                message: "internal error: a finished call was polled again".into(),
+            })),
+        }
+    }
+}
+
+/// A finished call, for each of its audiences: the application's value, what the model
+/// receives, and what a person may see.
+///
+/// The output is serialized once, to JSON text, straight from the tool's return value; the
+/// [`Value`] is parsed from that text on first use.
+#[derive(Clone)]
+pub struct CallOutput {
+    json: String,
+    value: OnceLock<Box<Value>>,
+    /// What the `to_model` and `redact` hooks made; `None` for tools without hooks, which keeps
+    /// the common output small to move.
+    hooked: Option<Box<Hooked>>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Hooked {
+    pub(crate) model: Option<ModelOutput>,
+    pub(crate) disclosure: Disclosure,
+}
+
+static FULL: Disclosure = Disclosure::Full;
+
+impl CallOutput {
+    pub(crate) fn new(json: String, hooked: Option<Box<Hooked>>) -> Self {
+        CallOutput {
+            json,
+            value: OnceLock::new(),
+            hooked,
+        }
+    }
+
+    /// The output as JSON text, as serde wrote it from the tool's value.
+    pub fn json(&self) -> &str {
+        &self.json
+    }
+
+    /// The output as JSON text, without a copy.
+    pub fn into_json(self) -> String {
+        self.json
+    }
+
+    /// The output as a JSON value, for the application.
+    pub fn value(&self) -> &Value {
+        self.value.get_or_init(|| Box::new(parse(&self.json)))
+    }
+
+    /// [`CallOutput::value`] by value.
+    pub fn into_value(self) -> Value {
+        match self.value.into_inner() {
+            Some(v) => *v,
+            None => parse(&self.json),
+        }
+    }
+
+    /// The output read back into a Rust type (the tool's output type, or any type that reads
+    /// the same JSON).
+    pub fn deserialize<T: DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        serde_json::from_str(&self.json)
+    }
+
+    /// What the model receives: the tool's `to_model` summary, or else the output as JSON text.
+    pub fn model(&self) -> ModelOutput {
+        match self.summary() {
+            Some(m) => m.clone(),
+            None => ModelOutput::text(self.json.clone()),
+        }
+    }
+
+    /// The tool's `to_model` summary, if it has one.
+    pub fn summary(&self) -> Option<&ModelOutput> {
+        self.hooked.as_ref().and_then(|h| h.model.as_ref())
+    }
+
+    /// What of the output may be shown to a person: all of it, the tool's `redact` copy, or
+    /// nothing when redaction failed.
+    pub fn disclosure(&self) -> &Disclosure {
+        match &self.hooked {
+            Some(h) => &h.disclosure,
+            None => &FULL,
+        }
+    }
+
+    /// The value a UI or transcript may show, if any.
+    pub fn for_display(&self) -> Option<&Value> {
+        match self.disclosure() {
+            Disclosure::Full => Some(self.value()),
+            Disclosure::Redacted(v) => Some(v),
+            Disclosure::Withheld { .. } => None,
+        }
+    }
+}
+
+/// serde_json's own text is always JSON; `Null` would only stand for a broken invariant.
+fn parse(json: &str) -> Value {
+    serde_json::from_str(json).unwrap_or(Value::Null)
+}
+
+/// The output as JSON text.
+impl fmt::Display for CallOutput {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.json)
+    }
+}
+
+impl fmt::Debug for CallOutput {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("CallOutput");
+        d.field("json", &self.json);
+        if let Some(h) = &self.hooked {
+            d.field("summary", &h.model)
+                .field("disclosure", &h.disclosure);
+        }
+        d.finish()
+    }
+}
+
+impl PartialEq for CallOutput {
+    fn eq(&self, other: &Self) -> bool {
+        self.json == other.json && self.hooked == other.hooked
+    }
+}

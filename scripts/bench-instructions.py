@@ -12,7 +12,7 @@ binary = max((p for p in glob.glob(os.path.join(root, "target/release/deps/dispa
 # The function each benchmark times, as callgrind names it.
 TOOLS = {"pesan-katering": "baseline::katering", "buat-laporan-penjualan": "baseline::penjualan",
          "buat-tiket": "baseline::buat_tiket"}
-TOOLKIT = "ToolSet::call_json_blocking"
+TOOLKIT = "dispatch::toolkit"
 
 
 def per_call(bench, function):

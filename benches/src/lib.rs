@@ -125,17 +125,20 @@ mod tests {
                 "{args}"
             );
         }
-        // A repeated key is read as JSON.parse reads it: the last one counts.
-        let text = set
+        // A repeated key is refused: which value was meant cannot be known.
+        let err = set
             .call(
                 &cx,
                 "tool_007",
                 r#"{"count": 1, "mode": "alpha", "label": "x", "count": 2}"#,
             )
             .blocking()
-            .map(tool_runtime::CallOutput::into_json)
-            .unwrap();
-        assert!(text.contains(r#""score":16"#), "{text}");
+            .unwrap_err();
+        assert!(
+            err.model_message()
+                .contains("`count` is given more than once"),
+            "{err}"
+        );
         // ...and accepts what JSON Schema calls an integer.
         assert!(
             set.call(

@@ -202,24 +202,28 @@ fn bench(c: &mut Criterion) {
     ];
     for (name, args, hand) in cases {
         // Both paths must agree before they are timed.
-        let ours = set
-            .call(&cx, name, args)
-            .blocking()
-            .map(tool_runtime::CallOutput::into_json)
-            .unwrap();
+        let ours = toolkit(&set, &cx, name, args).unwrap();
         assert_eq!(ours, hand(args).unwrap(), "{name}");
         let mut g = c.benchmark_group(name);
         g.bench_function("baseline", |b| b.iter(|| hand(black_box(args)).unwrap()));
         g.bench_function("toolkit", |b| {
-            b.iter(|| {
-                set.call(&cx, black_box(name), black_box(args))
-                    .blocking()
-                    .map(tool_runtime::CallOutput::into_json)
-                    .unwrap()
-            })
+            b.iter(|| toolkit(&set, &cx, black_box(name), black_box(args)).unwrap())
         });
         g.finish();
     }
+}
+
+/// One call by name, JSON text in and out: the function `scripts/bench-instructions.py` counts.
+#[inline(never)]
+fn toolkit(
+    set: &ToolSet,
+    cx: &Context,
+    name: &str,
+    args: &str,
+) -> Result<String, tool_runtime::ToolError> {
+    set.call(cx, name, args)
+        .blocking()
+        .map(tool_runtime::CallOutput::into_json)
 }
 
 criterion_group!(benches, bench);

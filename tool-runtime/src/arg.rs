@@ -5,7 +5,11 @@
 //! which the `#[arg(range = ..)]` (or `#[arg(unbounded = "why")]`) attribute selects.
 
 use schemars::{JsonSchema, Schema};
+use serde::Serialize;
 use serde_json::{Value, json};
+
+use crate::decode::Slot;
+use crate::schema::{FieldSchema, plain, ranged};
 
 /// A type that may be a tool argument or a field of one, without further attributes.
 ///
@@ -178,3 +182,93 @@ pub trait PatternArg {}
 impl PatternArg for String {}
 impl<T: PatternArg> PatternArg for Option<T> {}
 impl<T: PatternArg> PatternArg for Box<T> {}
+
+/// Compile-time checks for what the macro cannot see (`length`/`pattern` on an alias): a
+/// trait bound with a clear message.
+pub fn assert_length<T: LengthArg + ?Sized>() {}
+pub fn assert_pattern<T: PatternArg + ?Sized>() {}
+
+/// `range` bounds that do not fit the type, for types the macro cannot see into (aliases).
+pub const fn check_range<N: Number>(min: Option<Num>, max: Option<Num>, message: &'static str) {
+    if let Some(m) = min
+        && !(N::MIN.le(m) && m.le(N::MAX))
+    {
+        panic!("{}", message);
+    }
+    if let Some(m) = max
+        && !(N::MIN.le(m) && m.le(N::MAX))
+    {
+        panic!("{}", message);
+    }
+}
+
+/// A string literal written as a `default` or `example`, in the argument's type.
+#[diagnostic::on_unimplemented(
+    message = "this `default` or `example` is a string, but the argument is `{Self}`",
+    label = "expected a value of type `{Self}`, not a string literal",
+    note = "write the value in the argument's own type, such as `5` for a number or `Wilayah::Semua` for an enum"
+)]
+pub trait StrLiteral {
+    fn from_literal(s: &'static str) -> Self;
+}
+
+impl StrLiteral for String {
+    fn from_literal(s: &'static str) -> Self {
+        s.to_owned()
+    }
+}
+
+impl StrLiteral for Option<String> {
+    fn from_literal(s: &'static str) -> Self {
+        Some(s.to_owned())
+    }
+}
+
+pub fn str_literal<T: StrLiteral>(s: &'static str) -> T {
+    T::from_literal(s)
+}
+
+/// The JSON form of a `default` or `example` value, shown to the model and filled in by the
+/// validator.
+pub fn to_json<T: Serialize>(value: T) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
+/// The argument types most tools use, decoded and described here once: in debug builds (where
+/// rustc shares generic code with dependents) a crate of tools reuses these copies instead of
+/// compiling its own, which keeps its rebuilds short.
+#[doc(hidden)]
+pub fn common_instances() -> ([&'static dyn Slot; 30], [FieldSchema; 20]) {
+    macro_rules! slots {
+        ($($t:ty),*) => {
+            [$(&None::<$t> as &dyn Slot, &None::<Option<$t>> as &dyn Slot),*]
+        };
+    }
+    macro_rules! ranged {
+        ($($t:ty),*) => {
+            [$(ranged::<$t> as FieldSchema, ranged::<Option<$t>> as FieldSchema),*,
+             plain::<bool>, plain::<Option<bool>>, plain::<String>, plain::<Option<String>>,
+             plain::<Vec<String>>, plain::<Option<Vec<String>>>]
+        };
+    }
+    (
+        slots!(
+            bool,
+            String,
+            Vec<String>,
+            i8,
+            i16,
+            i32,
+            i64,
+            isize,
+            u8,
+            u16,
+            u32,
+            u64,
+            usize,
+            f32,
+            f64
+        ),
+        ranged!(i32, i64, u8, u16, u32, u64, f64),
+    )
+}

@@ -31,6 +31,7 @@ use std::pin::Pin;
 use std::sync::OnceLock;
 use std::task::{Context as TaskContext, Poll};
 
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
@@ -39,36 +40,53 @@ use crate::host::{Disclosure, ModelOutput, PendingCall};
 use crate::tool::{CatchUnwind, Invocation, Tool, ToolError};
 
 /// A call's arguments: JSON text as a model sends it (decoded in one pass when valid), or a
-/// value a transport has already parsed. Empty text means no arguments (`{}`), which some
+/// value a transport has already parsed. Made with `.into()` from `&str`, `String`,
+/// `serde_json::Value` or a `serde_json::Map`. Empty text means no arguments (`{}`), which some
 /// providers send for tools without parameters.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Arguments<'a> {
+pub struct Arguments<'a>(pub(crate) Repr<'a>);
+
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Repr<'a> {
     Text(Cow<'a, str>),
-    Value(Value),
+    /// Boxed: a `Value` is several times the size of text, and calls move their arguments.
+    Value(Box<Value>),
+}
+
+impl<'a> Arguments<'a> {
+    /// JSON text.
+    pub fn text(text: impl Into<Cow<'a, str>>) -> Self {
+        Arguments(Repr::Text(text.into()))
+    }
+
+    /// A parsed value.
+    pub fn value(value: Value) -> Self {
+        Arguments(Repr::Value(Box::new(value)))
+    }
 }
 
 /// Text: `&str`, `&String`, `&&str`, ...
 impl<'a, T: AsRef<str> + ?Sized> From<&'a T> for Arguments<'a> {
     fn from(text: &'a T) -> Self {
-        Arguments::Text(Cow::Borrowed(text.as_ref()))
+        Arguments::text(text.as_ref())
     }
 }
 
 impl From<String> for Arguments<'_> {
     fn from(text: String) -> Self {
-        Arguments::Text(Cow::Owned(text))
+        Arguments::text(text)
     }
 }
 
 impl From<Value> for Arguments<'_> {
     fn from(value: Value) -> Self {
-        Arguments::Value(value)
+        Arguments::value(value)
     }
 }
 
 impl From<Map<String, Value>> for Arguments<'_> {
     fn from(map: Map<String, Value>) -> Self {
-        Arguments::Value(Value::Object(map))
+        Arguments::value(Value::Object(map))
     }
 }
 
@@ -84,7 +102,8 @@ enum Mode {
 /// schema, then approval, then the tool. A panic in the tool becomes [`ToolError::Panicked`].
 #[must_use = "a call does nothing until it is awaited or run with `.blocking()`"]
 pub struct Call<'a> {
-    tool: Result<&'static Tool, ToolError>,
+    /// Boxed: the error (an unknown name) is rare and large.
+    tool: Result<&'static Tool, Box<ToolError>>,
     cx: &'a Context,
     arguments: Arguments<'a>,
     mode: Mode,
@@ -92,7 +111,7 @@ pub struct Call<'a> {
 
 impl<'a> Call<'a> {
     pub(crate) fn new(
-        tool: Result<&'static Tool, ToolError>,
+        tool: Result<&'static Tool, Box<ToolError>>,
         cx: &'a Context,
         arguments: Arguments<'a>,
     ) -> Self {
@@ -105,14 +124,14 @@ impl<'a> Call<'a> {
     }
 
     pub(crate) fn resume(
-        tool: Result<&'static Tool, ToolError>,
+        tool: Result<&'static Tool, Box<ToolError>>,
         cx: &'a Context,
         pending: PendingCall,
     ) -> Self {
         Call {
             tool,
             cx,
-            arguments: Arguments::Value(pending.arguments),
+            arguments: Arguments::value(pending.arguments),
             mode: Mode::Resume { id: pending.id },
         }
     }
@@ -130,7 +149,7 @@ impl<'a> Call<'a> {
     fn start(self) -> Started<'a> {
         let tool = match self.tool {
             Ok(t) => t,
-            Err(e) => return Started::Done(Err(e)),
+            Err(e) => return Started::Done(Err(*e)),
         };
         let approved = match self.mode {
             Mode::Fresh => false,
@@ -324,5 +343,79 @@ impl fmt::Debug for CallOutput {
 impl PartialEq for CallOutput {
     fn eq(&self, other: &Self) -> bool {
         self.json == other.json && self.hooked == other.hooked
+    }
+}
+
+/// A `redact` function as the macro wraps it: the redacted JSON, or why redaction failed.
+pub type RedactFn<T> = fn(&T) -> Result<Value, String>;
+
+/// The optional output hooks of a tool: `to_model` and `redact`.
+pub struct Hooks<T: 'static> {
+    pub to_model: Option<fn(&T) -> ModelOutput>,
+    pub redact: Option<RedactFn<T>>,
+}
+
+impl<T> Hooks<T> {
+    pub const NONE: Hooks<T> = Hooks {
+        to_model: None,
+        redact: None,
+    };
+}
+
+/// The JSON of what a `redact` function returns, or why it failed.
+pub fn redacted<U: Serialize, E: std::fmt::Display>(r: Result<U, E>) -> Result<Value, String> {
+    r.map_err(|e| e.to_string())
+        .and_then(|u| serde_json::to_value(u).map_err(|e| e.to_string()))
+}
+
+/// A tool's value as its `CallOutput`. Only the serialization and the hook calls are generic;
+/// the rest is shared by every tool.
+pub fn ok<T: Serialize>(value: T, hooks: &Hooks<T>) -> Result<CallOutput, ToolError> {
+    let json = serde_json::to_string(&value);
+    let hooked = match (hooks.to_model, hooks.redact) {
+        (None, None) => None,
+        (to_model, redact) => Some(Box::new(Hooked {
+            model: to_model.map(|f| f(&value)),
+            disclosure: match redact {
+                None => Disclosure::Full,
+                Some(f) => guarded_redaction(&|| f(&value)),
+            },
+        })),
+    };
+    output(json, hooked)
+}
+
+/// Fail closed: a redaction that errors or panics shows nothing.
+fn guarded_redaction(redact: &dyn Fn() -> Result<Value, String>) -> Disclosure {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(redact)) {
+        Ok(Ok(v)) => Disclosure::Redacted(v),
+        Ok(Err(reason)) => Disclosure::Withheld { reason },
+        Err(_) => Disclosure::Withheld {
+            reason: "the redaction function panicked".into(),
+        },
+    }
+}
+
+fn output(
+    json: Result<String, serde_json::Error>,
+    hooked: Option<Box<Hooked>>,
+) -> Result<CallOutput, ToolError> {
+    match json {
+        Ok(json) => Ok(CallOutput::new(json, hooked)),
+        Err(e) => Err(ToolError::Failed {
+            message: format!("the output could not be serialized: {e}"),
+        }),
+    }
+}
+
+pub fn result<T: Serialize, E: std::fmt::Display>(
+    r: Result<T, E>,
+    hooks: &Hooks<T>,
+) -> Result<CallOutput, ToolError> {
+    match r {
+        Ok(v) => ok(v, hooks),
+        Err(e) => Err(ToolError::Failed {
+            message: e.to_string(),
+        }),
     }
 }

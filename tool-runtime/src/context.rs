@@ -4,6 +4,8 @@
 use std::any::{Any, TypeId, type_name};
 use std::fmt;
 
+use crate::tool::ToolError;
+
 /// A small type map of host values, looked up by type when a tool needs one.
 #[derive(Default)]
 pub struct Context {
@@ -44,4 +46,11 @@ impl fmt::Debug for Context {
             .entries(self.entries.iter().map(|(_, n, _)| n))
             .finish()
     }
+}
+
+/// The host value an `impl` group's `&self` refers to.
+pub fn state<T: 'static>(cx: &Context) -> Result<&T, ToolError> {
+    cx.get::<T>().ok_or(ToolError::MissingContext {
+        type_name: std::any::type_name::<T>(),
+    })
 }

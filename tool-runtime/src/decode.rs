@@ -16,7 +16,11 @@ use serde::de::{self, DeserializeSeed, Deserializer, Error as _, MapAccess, SeqA
 use serde_json::Value;
 use serde_json::de::StrRead;
 
-use crate::validate::{ARR, BOOL, INT, NULL, NUM, Node, Numeric, OBJ, STR, Validator};
+use crate::call::Repr;
+use crate::tool::{Input, ToolError};
+use crate::validate::node::{ARR, Node, OBJ, Scalar};
+use crate::validate::number::Numeric;
+use crate::validate::{Path, Segment, Validator, Violation, ViolationKind, Violations};
 
 /// A seed that checks what `inner` deserializes against `node`.
 pub(crate) struct Checked<'v, S> {
@@ -27,11 +31,29 @@ pub(crate) struct Checked<'v, S> {
 
 impl<'v, S> Checked<'v, S> {
     pub(crate) fn new(inner: S, v: &'v Validator, node: &'v Node) -> Self {
-        Checked {
-            inner,
-            v,
-            node: v.resolve(node),
-        }
+        let node = v.resolve(node);
+        // Where this path enforces each keyword: a field added to `Node` stops the build here
+        // until it has a place.
+        let Node {
+            types: _,             // Node::check_scalar, check_type
+            choices: _,           // Node::check_scalar; lists and objects: the complete path
+            union: _,             // captured and checked whole (`Checked::captured`)
+            minimum: _,           // Node::check_scalar
+            maximum: _,           // Node::check_scalar
+            exclusive_minimum: _, // Node::check_scalar
+            exclusive_maximum: _, // Node::check_scalar
+            min_length: _,        // Node::check_scalar
+            max_length: _,        // Node::check_scalar
+            pattern: _,           // Node::check_scalar
+            items: _,             // CheckedSeq
+            min_items: _,         // CheckedSeq, Node::check_count
+            max_items: _,         // CheckedSeq, Node::check_count
+            properties: _,        // CheckedMap, Fill
+            required_unknown: _,  // CheckedMap
+            closed: _,            // CheckedMap, Node::property
+            reference: _,         // resolved above
+        } = node;
+        Checked { inner, v, node }
     }
 
     fn wrap<T>(&self, inner: T, node: &'v Node) -> Checked<'v, T> {
@@ -56,7 +78,7 @@ fn refuse<E: de::Error>() -> E {
 macro_rules! forward {
     ($($method:ident ( $($arg:ident : $ty:ty),* );)*) => {$(
         fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value, D::Error> {
-            if self.node.complex_union {
+            if self.node.union.is_some() {
                 return self.captured()?.$method($($arg,)* visitor).map_err(D::Error::custom);
             }
             let visitor = self.wrap(visitor, self.node);
@@ -107,7 +129,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Checked<'_, D> {
         variants: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, D::Error> {
-        if self.node.complex_union {
+        if self.node.union.is_some() {
             return self
                 .captured()?
                 .deserialize_enum(name, variants, visitor)
@@ -171,72 +193,23 @@ impl<'v, V> Checked<'v, V> {
     }
 
     #[inline]
-    fn check_number<E: de::Error>(&self, n: Numeric, integral: bool) -> Result<(), E> {
-        let bit = if integral { INT } else { NUM & !INT };
-        self.check_type(bit)?;
-        if let Some(choices) = &self.node.choices {
-            let hit = choices.iter().any(|c| match c {
-                Value::Number(c) => Numeric::of(c).cmp(n) == Some(std::cmp::Ordering::Equal),
-                _ => false,
-            });
-            if !hit {
-                return Err(refuse());
-            }
-        }
-        if self.node.in_range(n) {
-            Ok(())
-        } else {
-            Err(refuse())
-        }
+    fn check_scalar<E: de::Error>(&self, v: Scalar<'_>) -> Result<(), E> {
+        self.node.check_scalar(v).map_err(|_| refuse())
     }
 
     #[inline]
     fn check_str<E: de::Error>(&self, s: &str) -> Result<(), E> {
-        self.check_type(STR)?;
-        let node = self.node;
-        if let Some(choices) = &node.choices
-            && !choices.iter().any(|c| c.as_str() == Some(s))
-        {
-            return Err(refuse());
-        }
-        if node.min_length.is_some() || node.max_length.is_some() {
-            let n = s.chars().count() as u64;
-            if node.min_length.is_some_and(|m| n < m) || node.max_length.is_some_and(|m| n > m) {
-                return Err(refuse());
-            }
-        }
-        match &node.pattern {
-            Some(re) if !re.is_match(s) => Err(refuse()),
-            _ => Ok(()),
-        }
+        self.check_scalar(Scalar::Str(s))
     }
 
+    /// A list or object that must be one of a few constants is compared whole, by the
+    /// complete path.
     #[inline]
-    fn check_bool<E: de::Error>(&self, b: bool) -> Result<(), E> {
-        self.check_type(BOOL)?;
-        match &self.node.choices {
-            Some(c) if !c.contains(&Value::Bool(b)) => Err(refuse()),
-            _ => Ok(()),
+    fn no_choices<E: de::Error>(&self) -> Result<(), E> {
+        match self.node.choices {
+            Some(_) => Err(refuse()),
+            None => Ok(()),
         }
-    }
-
-    #[inline]
-    fn check_null<E: de::Error>(&self) -> Result<(), E> {
-        self.check_type(NULL)?;
-        match &self.node.choices {
-            Some(c) if !c.contains(&Value::Null) => Err(refuse()),
-            _ => Ok(()),
-        }
-    }
-}
-
-/// JSON Schema's integers include `250.0`; serde's do not. An integral float is passed on as an
-/// integer where the schema wants one.
-fn integral(f: f64) -> Option<Numeric> {
-    if f.fract() == 0.0 && f.is_finite() && f.abs() < 9.0e18 {
-        Some(Numeric::Int(f as i128))
-    } else {
-        None
     }
 }
 
@@ -248,43 +221,30 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Checked<'_, V> {
     }
 
     fn visit_bool<E: de::Error>(self, b: bool) -> Result<V::Value, E> {
-        self.check_bool(b)?;
+        self.check_scalar(Scalar::Bool(b))?;
         self.inner.visit_bool(b)
     }
 
     fn visit_i64<E: de::Error>(self, n: i64) -> Result<V::Value, E> {
-        self.check_number(Numeric::Int(n as i128), true)?;
+        self.check_scalar(Scalar::Number(Numeric::Int(n.into())))?;
         self.inner.visit_i64(n)
     }
 
     fn visit_u64<E: de::Error>(self, n: u64) -> Result<V::Value, E> {
-        self.check_number(Numeric::Int(n as i128), true)?;
+        self.check_scalar(Scalar::Number(Numeric::Int(n.into())))?;
         self.inner.visit_u64(n)
     }
 
     fn visit_f64<E: de::Error>(self, f: f64) -> Result<V::Value, E> {
-        let integer_only = self
-            .node
-            .types
-            .is_some_and(|t| t & INT != 0 && t & NUM != NUM);
-        match integral(f) {
-            Some(n) if integer_only => {
-                self.check_number(n, true)?;
-                match n {
-                    Numeric::Int(i) if i < 0 => self.inner.visit_i64(i as i64),
-                    Numeric::Int(i) => self.inner.visit_u64(i as u64),
-                    Numeric::Float(_) => Err(refuse()),
-                }
-            }
-            Some(n) => {
-                self.check_number(n, true)?;
-                self.inner.visit_f64(f)
-            }
-            None => {
-                self.check_number(Numeric::Float(f), false)?;
-                self.inner.visit_f64(f)
-            }
+        // Where only integers are taken, a number written with a fraction or an exponent is
+        // left to the complete path, which reads it from its own text: the `f64` here may have
+        // rounded `9007199254740993.0` or `4503599627370496.5` to another integer. Integers
+        // written as integers arrive exactly, through `visit_i64`/`visit_u64`.
+        if self.node.integers_only() {
+            return Err(refuse());
         }
+        self.check_scalar(Scalar::Number(Numeric::of_f64(f)))?;
+        self.inner.visit_f64(f)
     }
 
     fn visit_str<E: de::Error>(self, s: &str) -> Result<V::Value, E> {
@@ -303,12 +263,12 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Checked<'_, V> {
     }
 
     fn visit_none<E: de::Error>(self) -> Result<V::Value, E> {
-        self.check_null()?;
+        self.check_scalar(Scalar::Null)?;
         self.inner.visit_none()
     }
 
     fn visit_unit<E: de::Error>(self) -> Result<V::Value, E> {
-        self.check_null()?;
+        self.check_scalar(Scalar::Null)?;
         self.inner.visit_unit()
     }
 
@@ -324,6 +284,7 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Checked<'_, V> {
 
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<V::Value, A::Error> {
         self.check_type(ARR)?;
+        self.no_choices()?;
         let node = self.node;
         let items = CheckedSeq {
             seq,
@@ -337,6 +298,7 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Checked<'_, V> {
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<V::Value, A::Error> {
         self.check_type(OBJ)?;
+        self.no_choices()?;
         let access = CheckedMap::new(map, self.v, self.node);
         self.inner.visit_map(access)
     }
@@ -366,17 +328,16 @@ impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for CheckedSeq<'_, A> {
         match item {
             Some(x) => {
                 self.count += 1;
+                // Past the maximum, no later count can hold: give up early.
                 if self.node.max_items.is_some_and(|m| self.count > m) {
                     return Err(refuse());
                 }
                 Ok(Some(x))
             }
-            None => {
-                if self.node.min_items.is_some_and(|m| self.count < m) {
-                    return Err(refuse());
-                }
-                Ok(None)
-            }
+            None => match self.node.check_count(self.count) {
+                Ok(()) => Ok(None),
+                Err(_) => Err(refuse()),
+            },
         }
     }
 
@@ -456,16 +417,15 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for CheckedMap<'_, A> {
                 return Err(refuse());
             }
             // A `required` name with no property can never be satisfied.
-            if self.node.required.len() > props.iter().filter(|p| p.required).count() {
+            if !self.node.required_unknown.is_empty() {
                 return Err(refuse());
             }
             return self.next_default(0, seed);
         };
-        let index = self.node.properties.iter().position(|p| p.name == key);
+        let index = self.node.property(&key).map_err(|_| refuse())?;
         match index {
             Some(i) if self.seen[i] => return Err(refuse()),
             Some(i) => self.seen[i] = true,
-            None if self.node.closed => return Err(refuse()),
             None => {}
         }
         self.current = index;
@@ -673,6 +633,55 @@ pub(crate) fn fill(
     filled.is_ok() && de.end().is_ok()
 }
 
+/// Decodes a call's arguments into the tool's parameter slots (one `Option<T>` per parameter,
+/// in declaration order, named `names`): in one pass from the text when they are valid,
+/// otherwise through the complete validator, which reports every violation (and every parameter
+/// serde still refuses). On `Ok`, every slot is `Some`.
+pub fn decode(
+    input: Input<'_>,
+    names: &'static [&'static str],
+    slots: &mut [&mut dyn Slot],
+) -> Result<(), ToolError> {
+    // Empty text fails here and is read as `{}` by the complete path.
+    let fast = match &input.arguments.0 {
+        Repr::Text(text) => crate::decode::fill(text, input.validator, names, slots),
+        // Arguments a transport has already parsed (MCP): writing them back as text and taking
+        // the single pass costs less than the complete validator.
+        Repr::Value(v) => v
+            .as_object()
+            .and_then(|args| serde_json::to_string(args).ok())
+            .is_some_and(|text| crate::decode::fill(&text, input.validator, names, slots)),
+    };
+    if fast {
+        return Ok(());
+    }
+    let args = input.into_checked_map()?;
+    let mut errs = Vec::new();
+    for (name, slot) in names.iter().zip(slots.iter_mut()) {
+        if let Err(e) = slot.read_value(args.get(*name).unwrap_or(&Value::Null)) {
+            errs.push(Violation {
+                path: Path(vec![Segment::Key((*name).to_owned())]),
+                kind: ViolationKind::Decode,
+                expected: e.to_string(),
+                received: None,
+            });
+        }
+    }
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        Err(ToolError::InvalidArguments(Violations(errs)))
+    }
+}
+
+/// A slot left empty after a successful `decode`: a bug in this crate, reported, not panicked.
+#[cold]
+pub fn unfilled() -> ToolError {
+    ToolError::Failed {
+        message: "internal error: an argument was not decoded".into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -714,7 +723,7 @@ mod tests {
             Some((25, "medan".into(), vec![]))
         );
         assert_eq!(
-            decode(r#"{"tags": ["ab"], "n": 250.0, "kota": "jakarta"}"#),
+            decode(r#"{"tags": ["ab"], "n": 250, "kota": "jakarta"}"#),
             Some((250, "jakarta".into(), vec!["ab".into()]))
         );
     }
@@ -725,6 +734,9 @@ mod tests {
             r#"{"n": "25", "tags": []}"#,
             r#"{"n": 0, "tags": []}"#,
             r#"{"n": 2.5, "tags": []}"#,
+            // Integers spelled with a fraction or an exponent are read from their text there.
+            r#"{"n": 250.0, "tags": []}"#,
+            r#"{"n": 2.5e2, "tags": []}"#,
             r#"{"tags": []}"#,
             r#"{"n": 1, "tags": [], "extra": 1}"#,
             r#"{"n": 1, "n": 2, "tags": []}"#,

@@ -114,13 +114,13 @@ impl ToolSet {
         name: &str,
         arguments: impl Into<Arguments<'a>>,
     ) -> Call<'a> {
-        Call::new(self.find(name), cx, arguments.into())
+        Call::new(self.find(name).map_err(Box::new), cx, arguments.into())
     }
 
     /// Runs a call a person approved. It runs once: a second `resume` of the same call (or of a
     /// copy) is [`ToolError::NotPending`]. Permissions are checked again with this context.
     pub fn resume<'a>(&self, cx: &'a Context, pending: PendingCall) -> Call<'a> {
-        Call::resume(self.find(pending.tool), cx, pending)
+        Call::resume(self.find(pending.tool).map_err(Box::new), cx, pending)
     }
 
     /// Drops a call a person rejected; it can no longer be resumed.

@@ -344,15 +344,14 @@ fn parse_with<T: DeserializeOwned + Rules>(
     let text = reply.text.ok_or_else(|| Failure::Stopped {
         reason: "no text".into(),
     })?;
-    let mut value: Value =
-        serde_json::from_str(strip_fence(&text)).map_err(|e| Failure::NotJson {
+    let json = strip_fence(&text);
+    if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(json) {
+        return Err(Failure::NotJson {
             error: e.to_string(),
             text: text.clone(),
-        })?;
-    let violations = validator.validate(&mut value);
-    if !violations.is_empty() {
-        return Err(Failure::Invalid(violations));
+        });
     }
+    let value = validator.validate_text(json).map_err(Failure::Invalid)?;
     let typed: T = serde_json::from_value(value).map_err(|e| Failure::NotJson {
         error: e.to_string(),
         text: text.clone(),

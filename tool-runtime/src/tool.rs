@@ -11,11 +11,11 @@ use std::task::{Context as TaskContext, Poll};
 use schemars::{Schema, SchemaGenerator};
 use serde_json::{Map, Value};
 
-use crate::call::{Arguments, Call, CallOutput};
+use crate::call::{Arguments, Call, CallOutput, Repr};
 use crate::context::Context;
 use crate::host::{Annotations, Grants, PendingCall, hold};
 use crate::schema;
-use crate::validate::{Path, SchemaError, Validator, Violation, ViolationKind, Violations};
+use crate::validate::{SchemaError, Validator, Violations};
 
 /// A boxed, sendable future, as returned by async tools.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -134,22 +134,24 @@ impl Input<'_> {
     /// The complete path: parse, validate against the whole schema (every violation, defaults
     /// filled in), and hand back the arguments object.
     pub(crate) fn into_checked_map(self) -> Result<Map<String, Value>, ToolError> {
-        let mut value = match self.arguments {
-            Arguments::Text(t) if t.trim().is_empty() => Value::Object(Map::new()),
-            Arguments::Text(t) => serde_json::from_str(&t).map_err(|e| {
-                ToolError::InvalidArguments(Violations(vec![Violation {
-                    path: Path::default(),
-                    kind: ViolationKind::Syntax,
-                    expected: "the arguments must be one JSON object".into(),
-                    received: Some(format!("text that is not valid JSON ({e})")),
-                }]))
-            })?,
-            Arguments::Value(v) => v,
+        let value = match self.arguments.0 {
+            Repr::Text(t) if t.trim().is_empty() => self
+                .validator
+                .validate_text("{}")
+                .map_err(ToolError::InvalidArguments)?,
+            Repr::Text(t) => self
+                .validator
+                .validate_text(&t)
+                .map_err(ToolError::InvalidArguments)?,
+            Repr::Value(v) => {
+                let mut v = *v;
+                let violations = self.validator.validate(&mut v);
+                if !violations.is_empty() {
+                    return Err(ToolError::InvalidArguments(violations));
+                }
+                v
+            }
         };
-        let violations = self.validator.validate(&mut value);
-        if !violations.is_empty() {
-            return Err(ToolError::InvalidArguments(violations));
-        }
         match value {
             Value::Object(map) => Ok(map),
             _ => Err(ToolError::Schema(SchemaError(
@@ -401,4 +403,12 @@ impl Future for CatchUnwind<'_> {
             Err(panic) => Poll::Ready(Err(panicked(panic, to_model))),
         }
     }
+}
+
+/// An async tool's future, as the generated code starts it.
+pub fn boxed<'a, F>(f: F) -> Invocation<'a>
+where
+    F: std::future::Future<Output = Result<CallOutput, ToolError>> + Send + 'a,
+{
+    Invocation::Pending(Box::pin(f))
 }

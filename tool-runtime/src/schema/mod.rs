@@ -4,10 +4,14 @@
 //! rules for where a constraint lands (`minLength` vs `minItems`, the description, the default)
 //! live here, once, for tools and derived types alike.
 
-use schemars::{Schema, SchemaGenerator, generate::SchemaSettings};
+mod enums;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, generate::SchemaSettings};
 use serde_json::{Map, Value};
 
-use crate::arg::Num;
+use crate::arg::{Num, RangeArg, ToolArg};
+
+pub use enums::{Tagging, Variant, VariantBody, enum_schema};
 
 /// Everything `#[arg(...)]` (or a field's attributes) says about one argument.
 #[derive(Clone, Copy, Debug)]
@@ -61,6 +65,80 @@ pub(crate) fn apply_spec(schema: &mut Schema, spec: &ArgSpec) {
     if !spec.description.is_empty() {
         schema.insert("description".into(), spec.description.into());
     }
+}
+
+/// How a field's base schema is made: `plain::<T>` or `ranged::<T>`.
+pub type FieldSchema = fn(&mut SchemaGenerator, &ArgSpec) -> Schema;
+
+/// One argument or field, as the macros describe it.
+pub struct Field {
+    pub name: &'static str,
+    /// In the input schema: what serde reads.
+    pub input: Presence,
+    /// In the output schema: what serde writes (`Option` fields are written as `null`).
+    pub output: Presence,
+    pub schema: FieldSchema,
+    pub spec: ArgSpec,
+    pub default: Option<fn() -> Value>,
+    pub examples: &'static [fn() -> Value],
+}
+
+pub fn plain<T: ToolArg>(g: &mut SchemaGenerator, spec: &ArgSpec) -> Schema {
+    let mut s = g.subschema_for::<T>();
+    apply_spec(&mut s, spec);
+    s
+}
+
+pub fn ranged<T: RangeArg>(_: &mut SchemaGenerator, spec: &ArgSpec) -> Schema {
+    let mut s = T::ranged_schema(spec.min, spec.max, spec.exclusive_max);
+    apply_spec(&mut s, spec);
+    s
+}
+
+/// The object schema of a tool's arguments or a derived struct.
+pub fn object(g: &mut SchemaGenerator, description: Option<&str>, fields: &[Field]) -> Schema {
+    object_schema(description, properties(g, fields))
+}
+
+/// Whether a field is in a schema, and if so whether it is required.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Presence {
+    Required,
+    Optional,
+    Absent,
+}
+
+/// The properties of an object for the generator's contract: a schema for reading arguments, or
+/// (`for_serialize`) for the output a tool writes, where every field serde always writes is
+/// required, `null` or not.
+fn properties(g: &mut SchemaGenerator, fields: &[Field]) -> Vec<Property> {
+    let serialize = g.contract().is_serialize();
+    fields
+        .iter()
+        .filter_map(|f| {
+            let presence = if serialize { f.output } else { f.input };
+            (presence != Presence::Absent).then_some((f, presence == Presence::Required))
+        })
+        .map(|(f, required)| Property {
+            name: f.name,
+            schema: (f.schema)(g, &f.spec),
+            required,
+            default: f.default.map(|d| d()),
+            examples: f.examples.iter().map(|e| e()).collect(),
+        })
+        .collect()
+}
+
+pub fn output_schema<T: JsonSchema>(g: &mut SchemaGenerator) -> Schema {
+    g.subschema_for::<T>()
+}
+
+/// Puts a description on a schema when it has none.
+pub fn describe(mut s: Schema, description: &str) -> Schema {
+    if !description.is_empty() && s.get("description").is_none() {
+        s.insert("description".into(), description.into());
+    }
+    s
 }
 
 /// One property of an object schema under construction.

@@ -1,0 +1,322 @@
+//! The complete validator: walks a whole `Value`, asks the node's rules at every position and
+//! reports every violation with its path, what was expected and what was received. It also
+//! normalises what JSON Schema calls equal (`250.0` is the integer `250`) and fills in declared
+//! defaults, so that serde only ever sees values the schema accepts.
+
+use serde_json::{Map, Value};
+
+use super::describe::{closest, describe, length_text, near_choice, one_of_text};
+use super::node::{ARR, Broken, Node, OBJ, Scalar, Union};
+use super::number::Numeric;
+use super::parse;
+use super::violation::{Segment, Violation, ViolationKind, Violations, violation};
+use super::{Validator, ViolationKind::Syntax};
+
+/// One walk over a value: the schema, and the numbers whose text had a fraction their `f64`
+/// lost (from [`parse::exact`]; empty for values that came already parsed).
+struct Walk<'a> {
+    v: &'a Validator,
+    fractions: &'a [Vec<Segment>],
+}
+
+impl Validator {
+    /// Checks `value` in place (normalising integral floats, filling defaults) and returns every
+    /// violation found.
+    pub fn validate(&self, value: &mut Value) -> Violations {
+        let mut out = Vec::new();
+        let walk = Walk {
+            v: self,
+            fractions: &[],
+        };
+        walk.check(&self.root, value, &mut Vec::new(), &mut out);
+        Violations(out)
+    }
+
+    /// Parses JSON text exactly (numbers by their own digits, a key given twice reported) and
+    /// validates it: the value, normalised and with defaults, or every violation.
+    pub(crate) fn validate_text(&self, text: &str) -> Result<Value, Violations> {
+        let parsed = parse::exact(text).map_err(|e| {
+            Violations(vec![Violation {
+                path: Default::default(),
+                kind: Syntax,
+                expected: "the arguments must be one JSON object".into(),
+                received: Some(format!("text that is not valid JSON ({e})")),
+            }])
+        })?;
+        let mut value = parsed.value;
+        let mut out: Vec<Violation> = parsed
+            .duplicates
+            .into_iter()
+            .map(|path| {
+                let mut v = violation(
+                    &path,
+                    ViolationKind::Duplicate,
+                    "give each field once".into(),
+                    None,
+                );
+                v.received = None;
+                v
+            })
+            .collect();
+        let walk = Walk {
+            v: self,
+            fractions: &parsed.fractions,
+        };
+        walk.check(&self.root, &mut value, &mut Vec::new(), &mut out);
+        if out.is_empty() {
+            Ok(value)
+        } else {
+            Err(Violations(out))
+        }
+    }
+
+    /// Checks one node of the schema, as `validate` does for the root; true when it holds.
+    pub(crate) fn holds(&self, node: &Node, value: &mut Value) -> bool {
+        let mut out = Vec::new();
+        let walk = Walk {
+            v: self,
+            fractions: &[],
+        };
+        walk.check(node, value, &mut Vec::new(), &mut out);
+        out.is_empty()
+    }
+}
+
+impl Walk<'_> {
+    fn check(&self, node: &Node, v: &mut Value, path: &mut Vec<Segment>, out: &mut Vec<Violation>) {
+        let node = self.v.resolve(node);
+        match v {
+            Value::Array(_) => {
+                if !node.admits(ARR) {
+                    return out.push(self.broken(node, Broken::Type, path, v));
+                }
+                if !node.allows_value(v) {
+                    return out.push(self.broken(node, Broken::NotAllowed, path, v));
+                }
+                let Value::Array(items) = v else { return };
+                if node.check_count(items.len() as u64).is_err() {
+                    let what = length_text(node.min_items, node.max_items, "item");
+                    let e = format!("a list of {what}");
+                    out.push(violation(path, ViolationKind::Length, e, Some(v)));
+                } else if let Some(item) = &node.items {
+                    for (i, x) in items.iter_mut().enumerate() {
+                        path.push(Segment::Index(i));
+                        self.check(item, x, path, out);
+                        path.pop();
+                    }
+                }
+            }
+            Value::Object(_) => {
+                if !node.admits(OBJ) {
+                    return out.push(self.broken(node, Broken::Type, path, v));
+                }
+                if !node.allows_value(v) {
+                    return out.push(self.broken(node, Broken::NotAllowed, path, v));
+                }
+                if let Value::Object(map) = v {
+                    self.check_object(node, map, path, out);
+                }
+            }
+            _ => {
+                let n = self.number(v, path);
+                if node.integers_only()
+                    && let Some(n) = n
+                {
+                    normalise_integral(v, n);
+                }
+                let s = match &*v {
+                    Value::Null => Scalar::Null,
+                    Value::Bool(b) => Scalar::Bool(*b),
+                    Value::String(s) => Scalar::Str(s),
+                    _ => Scalar::Number(n.unwrap_or(Numeric::Float(f64::NAN))),
+                };
+                if let Err(broken) = node.check_scalar(s) {
+                    return out.push(self.broken(node, broken, path, v));
+                }
+            }
+        }
+        if let Some(union) = &node.union {
+            self.check_union(union, v, path, out);
+        }
+    }
+
+    /// The number at `path`, as exactly as its source allows.
+    fn number(&self, v: &Value, path: &[Segment]) -> Option<Numeric> {
+        let Value::Number(n) = v else { return None };
+        let fraction = !self.fractions.is_empty() && self.fractions.iter().any(|p| p == path);
+        Some(match (fraction, n.as_f64()) {
+            (true, Some(f)) => Numeric::Fraction(f),
+            _ => Numeric::of(n),
+        })
+    }
+
+    /// The violation for a broken rule, in words.
+    fn broken(&self, node: &Node, broken: Broken, path: &[Segment], v: &Value) -> Violation {
+        match broken {
+            Broken::Type => violation(path, ViolationKind::Type, describe(node, self.v), Some(v)),
+            Broken::Range => violation(path, ViolationKind::Range, describe(node, self.v), Some(v)),
+            Broken::NotAllowed => {
+                let allowed = node.choices.as_deref().unwrap_or_default();
+                let did_you_mean = v.as_str().and_then(|s| near_choice(s, allowed));
+                violation(
+                    path,
+                    ViolationKind::NotAllowed { did_you_mean },
+                    one_of_text(allowed),
+                    Some(v),
+                )
+            }
+            Broken::Length => {
+                let what = length_text(node.min_length, node.max_length, "character");
+                violation(
+                    path,
+                    ViolationKind::Length,
+                    format!("a string of {what}"),
+                    Some(v),
+                )
+            }
+            Broken::Pattern => {
+                let re = node
+                    .pattern
+                    .as_ref()
+                    .map(|r| r.as_str())
+                    .unwrap_or_default();
+                let e = format!("a string matching the pattern `{re}`");
+                violation(path, ViolationKind::Pattern, e, Some(v))
+            }
+        }
+    }
+
+    fn check_object(
+        &self,
+        node: &Node,
+        map: &mut Map<String, Value>,
+        path: &mut Vec<Segment>,
+        out: &mut Vec<Violation>,
+    ) {
+        let missing = node
+            .properties
+            .iter()
+            .filter(|p| p.required && !map.contains_key(&p.name))
+            .map(|p| (p.name.as_str(), describe(&p.node, self.v)))
+            .chain(
+                node.required_unknown
+                    .iter()
+                    .filter(|r| !map.contains_key(*r))
+                    .map(|r| (r.as_str(), "a value".to_owned())),
+            );
+        for (name, expected) in missing {
+            path.push(Segment::Key(name.to_owned()));
+            out.push(violation(path, ViolationKind::Missing, expected, None));
+            path.pop();
+        }
+        for key in map.keys() {
+            if node.property(key).is_err() {
+                let names = node.properties.iter().map(|p| p.name.as_str());
+                let did_you_mean = closest(key, names);
+                let known: Vec<_> = node
+                    .properties
+                    .iter()
+                    .map(|p| format!("`{}`", p.name))
+                    .collect();
+                let expected = if known.is_empty() {
+                    "this takes no fields".to_owned()
+                } else {
+                    format!("the fields are {}", known.join(", "))
+                };
+                path.push(Segment::Key(key.clone()));
+                let kind = ViolationKind::Unknown { did_you_mean };
+                out.push(violation(path, kind, expected, None));
+                path.pop();
+            }
+        }
+        for p in &node.properties {
+            match map.get_mut(&p.name) {
+                Some(x) => {
+                    path.push(Segment::Key(p.name.clone()));
+                    self.check(&p.node, x, path, out);
+                    path.pop();
+                }
+                None => {
+                    if let Some(d) = &p.default {
+                        map.insert(p.name.clone(), d.clone());
+                    }
+                }
+            }
+        }
+    }
+
+    fn check_union(
+        &self,
+        union: &Union,
+        v: &mut Value,
+        path: &mut Vec<Segment>,
+        out: &mut Vec<Violation>,
+    ) {
+        let mut matched: Option<Value> = None;
+        let mut matches = 0;
+        let mut tagged: Option<Vec<Violation>> = None;
+        for b in &union.branches {
+            let mut candidate = v.clone();
+            let mut errs = Vec::new();
+            self.check(b, &mut candidate, path, &mut errs);
+            if errs.is_empty() {
+                matches += 1;
+                if matched.is_none() {
+                    matched = Some(candidate);
+                }
+                if !union.exactly_one {
+                    break;
+                }
+            } else if tagged.is_none() && self.tag_matches(b, v) {
+                tagged = Some(errs);
+            }
+        }
+        match (matches, matched) {
+            (1, Some(m)) => *v = m,
+            (n, Some(m)) if !union.exactly_one || n == 0 => *v = m,
+            (_, Some(_)) => out.push(violation(
+                path,
+                ViolationKind::NoAlternative,
+                "a value that matches exactly one alternative".into(),
+                Some(v),
+            )),
+            (_, None) => match tagged {
+                Some(errs) => out.extend(errs),
+                None => {
+                    let alts: Vec<String> =
+                        union.branches.iter().map(|b| describe(b, self.v)).collect();
+                    out.push(violation(
+                        path,
+                        ViolationKind::NoAlternative,
+                        alts.join(", or "),
+                        Some(v),
+                    ));
+                }
+            },
+        }
+    }
+
+    /// Whether `v` carries the discriminating constant of branch `b` (a serde tag).
+    fn tag_matches(&self, b: &Node, v: &Value) -> bool {
+        let b = self.v.resolve(b);
+        let Value::Object(map) = v else { return false };
+        b.properties.iter().any(|p| {
+            let node = self.v.resolve(&p.node);
+            matches!(&node.choices, Some(c) if c.len() == 1 && map.get(&p.name) == Some(&c[0]))
+        })
+    }
+}
+
+/// JSON Schema: "a number with a zero fractional part is an integer". Rewrite `250.0` as `250`
+/// so that serde, which is stricter, reads what the schema accepts; an integer serde's 64 bits
+/// cannot hold stays as it is, and the node's range or serde refuses it.
+fn normalise_integral(v: &mut Value, n: Numeric) {
+    if !v.as_number().is_some_and(serde_json::Number::is_f64) {
+        return;
+    }
+    match n.as_64_bit() {
+        Some(Ok(i)) => *v = Value::from(i),
+        Some(Err(u)) => *v = Value::from(u),
+        None => {}
+    }
+}

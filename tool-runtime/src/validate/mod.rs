@@ -1,0 +1,162 @@
+//! Validation at the model/code boundary. The canonical schema is compiled once ([`compile`])
+//! into nodes whose rules live in one place ([`node`]); the complete validator ([`check`]) and
+//! the single-pass decoder (`crate::decode`) both ask those rules, so they accept the same
+//! values. Numbers are compared by value and exactly ([`number`]), text is read exactly
+//! ([`parse`]), and every broken rule is reported in words ([`describe`], [`violation`]).
+
+mod check;
+mod compile;
+mod describe;
+pub(crate) mod node;
+pub(crate) mod number;
+mod parse;
+mod violation;
+
+use std::fmt;
+
+pub(crate) use node::Node;
+pub use violation::{Path, Segment, Violation, ViolationKind, Violations};
+
+/// A schema compiled for validation. Built once per tool.
+#[derive(Debug)]
+pub struct Validator {
+    root: Node,
+    defs: Vec<Node>,
+}
+
+/// A schema this validator cannot enforce exactly; reported when a tool set is built.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SchemaError(pub String);
+
+impl fmt::Display for SchemaError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for SchemaError {}
+
+impl Validator {
+    pub(crate) fn root(&self) -> &Node {
+        &self.root
+    }
+
+    /// The node a `$ref` points to, or `node` itself.
+    #[inline]
+    pub(crate) fn resolve<'a>(&'a self, node: &'a Node) -> &'a Node {
+        match node.reference {
+            Some(i) => &self.defs[i],
+            None => node,
+        }
+    }
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    fn check(schema: Value, mut v: Value) -> (Value, Vec<ViolationKind>) {
+        let errs = Validator::new(&schema).unwrap().validate(&mut v);
+        (v, errs.iter().map(|e| e.kind.clone()).collect())
+    }
+
+    #[test]
+    fn integers_compare_exactly_beyond_f64_precision() {
+        let s = json!({"type": "integer", "maximum": 9007199254740993u64});
+        assert!(check(s.clone(), json!(9007199254740993u64)).1.is_empty());
+        assert_eq!(
+            check(s, json!(9007199254740994u64)).1,
+            [ViolationKind::Range]
+        );
+    }
+
+    #[test]
+    fn integral_floats_are_rewritten_as_integers() {
+        let (v, errs) = check(json!({"type": "integer"}), json!(250.0));
+        assert!(errs.is_empty());
+        assert!(v.is_u64());
+        let (v, _) = check(json!({"type": "integer"}), json!(-3.0));
+        assert!(v.is_i64());
+    }
+
+    #[test]
+    fn string_length_counts_characters_not_bytes() {
+        let s = json!({"type": "string", "maxLength": 2});
+        assert!(check(s.clone(), json!("éé")).1.is_empty());
+        assert_eq!(check(s, json!("abc")).1, [ViolationKind::Length]);
+    }
+
+    #[test]
+    fn exclusive_bounds_exclude_the_bound() {
+        let s = json!({"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1});
+        assert!(check(s.clone(), json!(0.5)).1.is_empty());
+        assert_eq!(check(s.clone(), json!(0)).1, [ViolationKind::Range]);
+        assert_eq!(check(s, json!(1.0)).1, [ViolationKind::Range]);
+    }
+
+    #[test]
+    fn tagged_unions_report_the_errors_of_the_branch_the_tag_names() {
+        let s = json!({"oneOf": [
+            {"type": "object", "properties": {"status": {"const": "ok"}, "n": {"type": "integer"}}, "required": ["status", "n"], "additionalProperties": false},
+            {"type": "object", "properties": {"status": {"const": "gagal"}}, "required": ["status"], "additionalProperties": false}
+        ]});
+        let errs = Validator::new(&s)
+            .unwrap()
+            .validate(&mut json!({"status": "ok", "n": "1"}));
+        assert_eq!(errs.0.len(), 1);
+        assert_eq!(errs.0[0].path.pointer(), "/n");
+        assert!(check(s, json!({"status": "gagal"})).1.is_empty());
+    }
+
+    #[test]
+    fn unsupported_assertions_are_refused_not_ignored() {
+        let err = Validator::new(&json!({"type": "object", "patternProperties": {}})).unwrap_err();
+        assert!(err.0.contains("patternProperties"));
+    }
+
+    #[test]
+    fn numeric_enums_compare_by_value() {
+        let s = json!({"type": "integer", "enum": [1, 2]});
+        assert!(check(s.clone(), json!(1.0)).1.is_empty());
+        assert_eq!(
+            check(s, json!(3)).1,
+            [ViolationKind::NotAllowed { did_you_mean: None }]
+        );
+    }
+
+    #[test]
+    fn an_integer_too_large_for_64_bits_is_refused_not_clamped() {
+        let s = json!({"type": "integer", "minimum": 0, "maximum": u64::MAX});
+        let (v, errs) = check(s, json!(18446744073709551616.0));
+        assert_eq!(errs, [ViolationKind::Range]);
+        assert!(v.is_f64(), "left as it was: {v}");
+    }
+
+    #[test]
+    fn text_is_read_exactly() {
+        let v =
+            Validator::new(&json!({"type": "object", "properties": {"n": {"type": "integer"}}}))
+                .unwrap();
+        let ok = v.validate_text(r#"{"n": 9007199254740993.0}"#).unwrap();
+        assert_eq!(ok["n"], json!(9007199254740993u64));
+        let errs = v.validate_text(r#"{"n": 4503599627370496.5}"#).unwrap_err();
+        assert_eq!(errs.0[0].kind, ViolationKind::Type);
+        let errs = v.validate_text(r#"{"n": 1, "n": 2}"#).unwrap_err();
+        assert_eq!(errs.0[0].kind, ViolationKind::Duplicate);
+        assert_eq!(
+            errs.0[0].to_string(),
+            "`n` is given more than once: give each field once"
+        );
+    }
+
+    #[test]
+    fn paths_render_for_people_and_programs() {
+        let p = Path(vec![
+            Segment::Key("items".into()),
+            Segment::Index(0),
+            Segment::Key("a/b".into()),
+        ]);
+        assert_eq!(p.to_string(), "items[0].a/b");
+        assert_eq!(p.pointer(), "/items/0/a~1b");
+    }
+}

@@ -1,0 +1,245 @@
+//! The compiled schema and its rules, once. The complete validator (`check.rs`) and the
+//! single-pass decoder (`decode.rs`) both ask these functions whether a value holds; neither
+//! has a rule of its own. Each function destructures the node without `..`, so a keyword added
+//! to [`Node`] does not compile until the rules say what it means.
+
+use regex::Regex;
+use serde_json::Value;
+
+use super::number::Numeric;
+
+/// JSON types as bits: a node's `type` is a set of them.
+pub(crate) const NULL: u8 = 1;
+pub(crate) const BOOL: u8 = 2;
+/// Integers (a number with no fraction).
+pub(crate) const INT: u8 = 4;
+/// Numbers with a fraction; `"type": "number"` is `NUM | INT`.
+pub(crate) const NUM: u8 = 8;
+pub(crate) const STR: u8 = 16;
+pub(crate) const ARR: u8 = 32;
+pub(crate) const OBJ: u8 = 64;
+
+pub(crate) fn type_bit(name: &str) -> Option<u8> {
+    Some(match name {
+        "null" => NULL,
+        "boolean" => BOOL,
+        "integer" => INT,
+        "number" => NUM | INT,
+        "string" => STR,
+        "array" => ARR,
+        "object" => OBJ,
+        _ => return None,
+    })
+}
+
+/// One compiled schema node.
+#[derive(Debug, Default)]
+pub(crate) struct Node {
+    /// `type`; `None` admits every type.
+    pub(crate) types: Option<u8>,
+    /// The allowed values, from `enum`, `const`, or a union whose every branch is a `const`.
+    pub(crate) choices: Option<Vec<Value>>,
+    /// `oneOf` (exactly one branch) or `anyOf` (at least one), when its branches are not all
+    /// constants (those are in `choices`).
+    pub(crate) union: Option<Union>,
+    pub(crate) minimum: Option<Numeric>,
+    pub(crate) maximum: Option<Numeric>,
+    pub(crate) exclusive_minimum: Option<Numeric>,
+    pub(crate) exclusive_maximum: Option<Numeric>,
+    /// String length in characters.
+    pub(crate) min_length: Option<u64>,
+    pub(crate) max_length: Option<u64>,
+    pub(crate) pattern: Option<Regex>,
+    pub(crate) items: Option<Box<Node>>,
+    pub(crate) min_items: Option<u64>,
+    pub(crate) max_items: Option<u64>,
+    pub(crate) properties: Vec<Prop>,
+    /// `required` names that are not properties: no object can satisfy them.
+    pub(crate) required_unknown: Vec<String>,
+    /// `additionalProperties: false`.
+    pub(crate) closed: bool,
+    /// `$ref` to a `$defs` entry, by index.
+    pub(crate) reference: Option<usize>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Union {
+    pub(crate) branches: Vec<Node>,
+    pub(crate) exactly_one: bool,
+}
+
+#[derive(Debug)]
+pub(crate) struct Prop {
+    pub(crate) name: String,
+    pub(crate) node: Node,
+    pub(crate) default: Option<Value>,
+    /// Listed in the object's `required`.
+    pub(crate) required: bool,
+}
+
+/// A JSON value that is not a list or an object, as both paths read it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Scalar<'a> {
+    Null,
+    Bool(bool),
+    Number(Numeric),
+    Str(&'a str),
+}
+
+impl Scalar<'_> {
+    fn type_bit(self) -> u8 {
+        match self {
+            Scalar::Null => NULL,
+            Scalar::Bool(_) => BOOL,
+            Scalar::Number(n) if n.is_integer() => INT,
+            Scalar::Number(_) => NUM,
+            Scalar::Str(_) => STR,
+        }
+    }
+}
+
+/// The rule a value broke: the complete validator words it, the decoder gives up on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Broken {
+    Type,
+    NotAllowed,
+    Range,
+    Length,
+    Pattern,
+}
+
+impl Node {
+    /// Whether the node's `type` admits the JSON type `bit`.
+    #[inline]
+    pub(crate) fn admits(&self, bit: u8) -> bool {
+        self.types.is_none_or(|t| t & bit != 0)
+    }
+
+    /// Whether the node takes integers and nothing else numeric: a number written with a
+    /// fraction or an exponent is then read from its text, exactly.
+    #[inline]
+    pub(crate) fn integers_only(&self) -> bool {
+        self.admits(INT) && !self.admits(NUM)
+    }
+
+    /// Every rule a scalar can break, checked in the order the validator reports the first.
+    #[inline]
+    pub(crate) fn check_scalar(&self, v: Scalar<'_>) -> Result<(), Broken> {
+        let Node {
+            types: _,
+            choices,
+            // Checked by the walkers, which recurse into each branch.
+            union: _,
+            minimum,
+            maximum,
+            exclusive_minimum,
+            exclusive_maximum,
+            min_length,
+            max_length,
+            pattern,
+            // Lists and objects only.
+            items: _,
+            min_items: _,
+            max_items: _,
+            properties: _,
+            required_unknown: _,
+            closed: _,
+            // Resolved before any rule is asked.
+            reference: _,
+        } = self;
+        if !self.admits(v.type_bit()) {
+            return Err(Broken::Type);
+        }
+        if let Some(choices) = choices
+            && !choices.iter().any(|c| scalar_equals(v, c))
+        {
+            return Err(Broken::NotAllowed);
+        }
+        match v {
+            Scalar::Number(n) => {
+                use std::cmp::Ordering::{Equal, Greater, Less};
+                let out = minimum.is_some_and(|b| !matches!(n.cmp(b), Some(Greater | Equal)))
+                    || maximum.is_some_and(|b| !matches!(n.cmp(b), Some(Less | Equal)))
+                    || exclusive_minimum.is_some_and(|b| n.cmp(b) != Some(Greater))
+                    || exclusive_maximum.is_some_and(|b| n.cmp(b) != Some(Less))
+                    || n.as_f64().is_nan();
+                if out {
+                    return Err(Broken::Range);
+                }
+            }
+            Scalar::Str(s) => {
+                if min_length.is_some() || max_length.is_some() {
+                    let n = s.chars().count() as u64;
+                    if min_length.is_some_and(|m| n < m) || max_length.is_some_and(|m| n > m) {
+                        return Err(Broken::Length);
+                    }
+                }
+                if let Some(re) = pattern
+                    && !re.is_match(s)
+                {
+                    return Err(Broken::Pattern);
+                }
+            }
+            Scalar::Null | Scalar::Bool(_) => {}
+        }
+        Ok(())
+    }
+
+    /// The rules of a list's item count.
+    pub(crate) fn check_count(&self, count: u64) -> Result<(), Broken> {
+        let (min, max) = (self.min_items, self.max_items);
+        if min.is_some_and(|m| count < m) || max.is_some_and(|m| count > m) {
+            return Err(Broken::Length);
+        }
+        Ok(())
+    }
+
+    /// The index of property `key`; `Err` when the object is closed and has no such property.
+    #[inline]
+    pub(crate) fn property(&self, key: &str) -> Result<Option<usize>, Broken> {
+        match self.properties.iter().position(|p| p.name == key) {
+            Some(i) => Ok(Some(i)),
+            None if self.closed => Err(Broken::NotAllowed),
+            None => Ok(None),
+        }
+    }
+
+    /// Whether a non-scalar value (a list or object as a whole) is one of the `choices`.
+    pub(crate) fn allows_value(&self, v: &Value) -> bool {
+        self.choices
+            .as_ref()
+            .is_none_or(|c| c.iter().any(|c| json_equals(v, c)))
+    }
+}
+
+/// Scalar equality as JSON Schema defines it: numbers by value (`1.0` equals `1`).
+fn scalar_equals(v: Scalar<'_>, c: &Value) -> bool {
+    match (v, c) {
+        (Scalar::Null, Value::Null) => true,
+        (Scalar::Bool(a), Value::Bool(b)) => a == *b,
+        (Scalar::Str(a), Value::String(b)) => a == b,
+        (Scalar::Number(a), Value::Number(b)) => {
+            a.cmp(Numeric::of(b)) == Some(std::cmp::Ordering::Equal)
+        }
+        _ => false,
+    }
+}
+
+/// Value equality as JSON Schema defines it: numbers by value, at any depth.
+pub(crate) fn json_equals(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_equals(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, a)| y.get(k).is_some_and(|b| json_equals(a, b)))
+        }
+        (Value::Null, b) => scalar_equals(Scalar::Null, b),
+        (Value::Bool(x), b) => scalar_equals(Scalar::Bool(*x), b),
+        (Value::String(x), b) => scalar_equals(Scalar::Str(x), b),
+        (Value::Number(x), b) => scalar_equals(Scalar::Number(Numeric::of(x)), b),
+        _ => false,
+    }
+}

@@ -1,0 +1,229 @@
+//! What a broken rule is reported as: where, what was expected, what was received; and the
+//! repair message the model gets for a list of them.
+
+use std::fmt;
+
+use serde_json::Value;
+
+/// One segment of a path into the arguments.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Segment {
+    Key(String),
+    Index(usize),
+}
+
+/// Where in the arguments a violation is: empty for the arguments object itself.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Path(pub Vec<Segment>);
+
+impl Path {
+    /// The path as a JSON Pointer (RFC 6901), for programs: `/items/0/qty`.
+    pub fn pointer(&self) -> String {
+        let mut s = String::new();
+        for seg in &self.0 {
+            s.push('/');
+            match seg {
+                Segment::Key(k) => s.push_str(&k.replace('~', "~0").replace('/', "~1")),
+                Segment::Index(i) => s.push_str(&i.to_string()),
+            }
+        }
+        s
+    }
+}
+
+/// The path as a reader writes it: `items[0].qty`, or `(arguments)` for the root.
+impl fmt::Display for Path {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_empty() {
+            return f.write_str("(arguments)");
+        }
+        for (i, seg) in self.0.iter().enumerate() {
+            match seg {
+                Segment::Key(k) if i == 0 => f.write_str(k)?,
+                Segment::Key(k) => write!(f, ".{k}")?,
+                Segment::Index(n) => write!(f, "[{n}]")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What kind of rule a value broke.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ViolationKind {
+    /// The arguments are not JSON at all.
+    Syntax,
+    /// Wrong JSON type (`"25"` where an integer is expected).
+    Type,
+    /// Not one of the allowed values.
+    NotAllowed { did_you_mean: Option<String> },
+    /// Outside `minimum`/`maximum`.
+    Range,
+    /// String length or list size outside its bounds.
+    Length,
+    /// Does not match `pattern`.
+    Pattern,
+    /// A required argument or field is absent.
+    Missing,
+    /// A field the schema does not have.
+    Unknown { did_you_mean: Option<String> },
+    /// Matches none of the alternatives of a union.
+    NoAlternative,
+    /// Passed the schema but the Rust type still refused it.
+    Decode,
+    /// Breaks a business rule of the type (`#[arg(validate = ..)]`).
+    Rule,
+    /// The same field given more than once: which one was meant cannot be known.
+    Duplicate,
+}
+
+/// One broken rule: where, what was expected, what was received.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Violation {
+    pub path: Path,
+    pub kind: ViolationKind,
+    pub expected: String,
+    /// The received value as compact JSON (cut to 80 characters); `None` when absent.
+    pub received: Option<String>,
+}
+
+impl Violation {
+    /// A broken business rule: at `path` (a field name, or `items[0].qty`), what the rule wants,
+    /// and the value received.
+    pub fn rule(
+        path: &str,
+        expected: impl Into<String>,
+        received: impl serde::Serialize,
+    ) -> Violation {
+        let received = serde_json::to_value(received).unwrap_or(Value::Null);
+        Violation {
+            path: Path(
+                path.split('.')
+                    .filter(|s| !s.is_empty())
+                    .map(|s| Segment::Key(s.to_owned()))
+                    .collect(),
+            ),
+            kind: ViolationKind::Rule,
+            expected: expected.into(),
+            received: Some(render(&received)),
+        }
+    }
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let path = &self.path;
+        match (&self.kind, &self.received) {
+            (ViolationKind::Missing, _) => {
+                write!(f, "`{path}` is missing: expected {}", self.expected)
+            }
+            (ViolationKind::Unknown { did_you_mean }, _) => {
+                write!(f, "`{path}` is not a known field; {}", self.expected)?;
+                if let Some(s) = did_you_mean {
+                    write!(f, " (did you mean `{s}`?)")?;
+                }
+                Ok(())
+            }
+            (ViolationKind::Duplicate, _) => {
+                write!(f, "`{path}` is given more than once: {}", self.expected)
+            }
+            (ViolationKind::Syntax, Some(r)) => write!(f, "{}: {r}", self.expected),
+            (kind, received) => {
+                write!(f, "`{path}`: expected {}", self.expected)?;
+                if let Some(r) = received {
+                    write!(f, ", received {r}")?;
+                }
+                if let ViolationKind::NotAllowed {
+                    did_you_mean: Some(s),
+                } = kind
+                {
+                    write!(f, " (did you mean {s}?)")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// How many violations the repair message lists; the structured list keeps all of them.
+const MAX_IN_MESSAGE: usize = 20;
+
+/// All violations of one call, in document order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Violations(pub Vec<Violation>);
+
+impl Violations {
+    /// The repair message for the model: every violation, then what to do.
+    pub fn repair_message(&self) -> String {
+        let mut s = String::from("The arguments were not valid:\n");
+        for v in self.0.iter().take(MAX_IN_MESSAGE) {
+            s.push_str("- ");
+            s.push_str(&v.to_string());
+            s.push('\n');
+        }
+        if self.0.len() > MAX_IN_MESSAGE {
+            s.push_str(&format!(
+                "- and {} more like these\n",
+                self.0.len() - MAX_IN_MESSAGE
+            ));
+        }
+        s.push_str("Fix every item above and call the tool again with the complete arguments.");
+        s
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn iter(&self) -> std::slice::Iter<'_, Violation> {
+        self.0.iter()
+    }
+}
+
+impl fmt::Display for Violations {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.repair_message())
+    }
+}
+
+fn json_type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The received value for a message: compact JSON, cut to 80 characters, and its JSON type.
+pub(crate) fn render(v: &Value) -> String {
+    let mut s = v.to_string();
+    if s.chars().count() > 80 {
+        s = s.chars().take(77).collect::<String>() + "...";
+    }
+    match v {
+        Value::Null => s,
+        _ => format!("{s} ({})", json_type_name(v)),
+    }
+}
+
+pub(crate) fn violation(
+    path: &[Segment],
+    kind: ViolationKind,
+    expected: String,
+    received: Option<&Value>,
+) -> Violation {
+    Violation {
+        path: Path(path.to_vec()),
+        kind,
+        expected,
+        received: received.map(render),
+    }
+}

@@ -9,7 +9,8 @@
 use std::cell::Cell;
 
 use examples::ekstraksi::{Lowongan, Paper, recorded};
-use tool_runtime::structured::{self, Attempt, Provider};
+use tool_runtime::Api;
+use tool_runtime::structured::{self, Attempt};
 
 fn replay<'a>(
     dir: &'a str,
@@ -36,10 +37,10 @@ fn replay<'a>(
 
 fn main() {
     let providers = [
-        (Provider::OpenAiChat, "openai-chat"),
-        (Provider::OpenAiResponses, "openai-responses"),
-        (Provider::Anthropic, "anthropic"),
-        (Provider::Gemini, "gemini"),
+        (Api::OpenAiChat, "openai-chat"),
+        (Api::OpenAiResponses, "openai-responses"),
+        (Api::Anthropic, "anthropic"),
+        (Api::Gemini, "gemini"),
     ];
     for (provider, dir) in providers {
         println!("== {dir}");

@@ -2,44 +2,44 @@
 //! each provider's response format.
 
 use serde_json::{Value, json};
+use tool_runtime::Api;
 use tool_runtime::choice::{self, Expect, Picked};
-use tool_runtime::export::Target;
 
 /// A response calling `tool`, or answering in text when `tool` is `None`, in `target`'s format.
-fn response(target: Target, tool: Option<&str>) -> Value {
+fn response(target: Api, tool: Option<&str>) -> Value {
     match (target, tool) {
-        (Target::OpenAiChat, Some(t)) => {
+        (Api::OpenAiChat, Some(t)) => {
             json!({"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": t, "arguments": "{}"}}]}, "finish_reason": "tool_calls"}]})
         }
-        (Target::OpenAiChat, None) => {
+        (Api::OpenAiChat, None) => {
             json!({"choices": [{"message": {"role": "assistant", "content": "Judul atau penulis bukunya apa?"}, "finish_reason": "stop"}]})
         }
-        (Target::OpenAiResponses, Some(t)) => {
+        (Api::OpenAiResponses, Some(t)) => {
             json!({"status": "completed", "output": [{"type": "function_call", "call_id": "c1", "name": t, "arguments": "{}"}]})
         }
-        (Target::OpenAiResponses, None) => {
+        (Api::OpenAiResponses, None) => {
             json!({"status": "completed", "output": [{"type": "message", "content": [{"type": "output_text", "text": "Judul bukunya apa?"}]}]})
         }
-        (Target::Anthropic, Some(t)) => {
+        (Api::Anthropic, Some(t)) => {
             json!({"content": [{"type": "text", "text": "Saya cek dulu."}, {"type": "tool_use", "id": "toolu_1", "name": t, "input": {}}], "stop_reason": "tool_use"})
         }
-        (Target::Anthropic, None) => {
+        (Api::Anthropic, None) => {
             json!({"content": [{"type": "text", "text": "Judul bukunya apa?"}], "stop_reason": "end_turn"})
         }
-        (Target::Gemini, Some(t)) => {
+        (Api::Gemini, Some(t)) => {
             json!({"candidates": [{"content": {"role": "model", "parts": [{"functionCall": {"name": t, "args": {}}}]}, "finishReason": "STOP"}]})
         }
-        (Target::Gemini, None) => {
+        (Api::Gemini, None) => {
             json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "Judul bukunya apa?"}]}, "finishReason": "STOP"}]})
         }
-        (Target::Mcp, _) => unreachable!(),
+        (Api::Mcp, _) => unreachable!(),
     }
 }
 
 /// A stand-in model that reads the boundary sentences the way a good model would, except that it
 /// sends one message to the wrong tool when `confused`.
 fn model(
-    target: Target,
+    target: Api,
     confused: bool,
 ) -> impl FnMut(&'static str, &[Value]) -> std::future::Ready<Result<Value, String>> {
     move |message: &'static str, tools: &[Value]| {
@@ -57,11 +57,11 @@ fn model(
     }
 }
 
-const TARGETS: [Target; 4] = [
-    Target::OpenAiChat,
-    Target::OpenAiResponses,
-    Target::Anthropic,
-    Target::Gemini,
+const TARGETS: [Api; 4] = [
+    Api::OpenAiChat,
+    Api::OpenAiResponses,
+    Api::Anthropic,
+    Api::Gemini,
 ];
 
 #[test]
@@ -85,9 +85,9 @@ fn a_wrong_pick_is_reported_with_what_was_picked() {
     let set = examples::perpustakaan::tool_set();
     let report = pollster::block_on(choice::run(
         &set,
-        Target::Anthropic,
+        Api::Anthropic,
         examples::perpustakaan::BORDER_MESSAGES,
-        model(Target::Anthropic, true),
+        model(Api::Anthropic, true),
     ))
     .unwrap();
     let wrong = report.wrong();
@@ -108,7 +108,7 @@ fn a_failed_request_is_an_error_outcome_not_a_pass() {
         |_: &'static str, _: &[Value]| std::future::ready(Err::<Value, _>("rate limited"));
     let report = pollster::block_on(choice::run(
         &set,
-        Target::Gemini,
+        Api::Gemini,
         examples::perpustakaan::BORDER_MESSAGES,
         failing,
     ))

@@ -3,7 +3,8 @@
 //! Regenerate snapshots with `UPDATE_SNAPSHOTS=1 cargo test -p tests --test export` and review the diff.
 
 use serde_json::{Value, json};
-use tool_runtime::export::{self, Target};
+use tool_runtime::Api;
+use tool_runtime::export;
 use tool_runtime::{Context, ToolError, ToolSet};
 
 fn examples() -> ToolSet {
@@ -16,12 +17,12 @@ fn examples() -> ToolSet {
     ToolSet::new(tools).unwrap()
 }
 
-const TARGETS: [(Target, &str); 5] = [
-    (Target::OpenAiChat, "openai-chat"),
-    (Target::OpenAiResponses, "openai-responses"),
-    (Target::Anthropic, "anthropic"),
-    (Target::Gemini, "gemini"),
-    (Target::Mcp, "mcp"),
+const TARGETS: [(Api, &str); 5] = [
+    (Api::OpenAiChat, "openai-chat"),
+    (Api::OpenAiResponses, "openai-responses"),
+    (Api::Anthropic, "anthropic"),
+    (Api::Gemini, "gemini"),
+    (Api::Mcp, "mcp"),
 ];
 
 fn snapshot(name: &str, actual: &Value) {
@@ -79,7 +80,7 @@ fn find<'a>(tools: &'a [Value], name: &str, path: &[&str]) -> &'a Value {
 
 #[test]
 fn openai_strict_closes_every_object_and_requires_every_property() {
-    let tools = examples().export(Target::OpenAiChat).unwrap();
+    let tools = examples().export(Api::OpenAiChat).unwrap();
     let params = find(
         &tools,
         "buat-laporan-penjualan",
@@ -114,7 +115,7 @@ fn openai_strict_closes_every_object_and_requires_every_property() {
 #[test]
 fn anthropic_moves_bounds_into_the_description_and_the_runtime_still_enforces_them() {
     let set = examples();
-    let tools = set.export(Target::Anthropic).unwrap();
+    let tools = set.export(Api::Anthropic).unwrap();
     let n = find(
         &tools,
         "pesan-katering",
@@ -143,7 +144,7 @@ fn anthropic_moves_bounds_into_the_description_and_the_runtime_still_enforces_th
 #[test]
 fn gemini_gets_property_ordering_and_any_of_instead_of_type_arrays() {
     let set = examples();
-    let tools = set.export(Target::Gemini).unwrap();
+    let tools = set.export(Api::Gemini).unwrap();
     let decls = tools[0]["functionDeclarations"].as_array().unwrap();
     let laporan = decls
         .iter()
@@ -183,7 +184,7 @@ fn gemini_gets_property_ordering_and_any_of_instead_of_type_arrays() {
 
 #[test]
 fn mcp_entries_carry_output_schemas_and_annotations() {
-    let tools = examples().export(Target::Mcp).unwrap();
+    let tools = examples().export(Api::Mcp).unwrap();
     let cuaca = find(&tools, "cuaca-terkini", &[]);
     assert_eq!(cuaca["title"], "Cuaca terkini");
     assert_eq!(cuaca["annotations"]["readOnlyHint"], true);
@@ -203,7 +204,7 @@ fn a_non_object_output_is_wrapped_for_mcp_consistently() {
         kata.len()
     }
     let tool = panjang::tool();
-    let entry = export::tool(tool, Target::Mcp).json;
+    let entry = export::tool(tool, Api::Mcp).json;
     assert_eq!(
         entry["outputSchema"]["properties"]["result"]["type"],
         "integer"
@@ -222,11 +223,11 @@ fn every_example_export_is_valid_json_schema() {
         for t in set.iter() {
             let e = export::tool(t, target);
             let schema = match target {
-                Target::OpenAiChat => &e.json["function"]["parameters"],
-                Target::OpenAiResponses => &e.json["parameters"],
-                Target::Anthropic => &e.json["input_schema"],
-                Target::Gemini => &e.json["parametersJsonSchema"],
-                Target::Mcp => &e.json["inputSchema"],
+                Api::OpenAiChat => &e.json["function"]["parameters"],
+                Api::OpenAiResponses => &e.json["parameters"],
+                Api::Anthropic => &e.json["input_schema"],
+                Api::Gemini => &e.json["parametersJsonSchema"],
+                Api::Mcp => &e.json["inputSchema"],
             };
             assert!(
                 jsonschema::meta::is_valid(schema),
@@ -267,12 +268,12 @@ fn simpan_kategori(#[arg(description = "Akar pohon")] akar: Kategori) -> bool {
 
 #[test]
 fn what_cannot_be_strict_is_sent_non_strict_with_a_reason() {
-    let e = export::tool(simpan_kategori::tool(), Target::Anthropic);
+    let e = export::tool(simpan_kategori::tool(), Api::Anthropic);
     assert!(!e.strict);
     assert_eq!(e.json["strict"], false);
     assert!(e.reasons[0].contains("recursive"), "{:?}", e.reasons);
     // OpenAI strict mode takes recursion through `$ref`.
-    let o = export::tool(simpan_kategori::tool(), Target::OpenAiChat);
+    let o = export::tool(simpan_kategori::tool(), Api::OpenAiChat);
     assert!(o.strict, "{:?}", o.reasons);
 }
 
@@ -294,20 +295,20 @@ many_tools!(t01 t02 t03 t04 t05 t06 t07 t08 t09 t10 t11 t12 t13 t14 t15 t16 t17 
 
 #[test]
 fn anthropic_per_request_limits_are_checked() {
-    let err = many().export(Target::Anthropic).unwrap_err();
+    let err = many().export(Api::Anthropic).unwrap_err();
     assert!(err.to_string().contains("21 strict tools"), "{err}");
     let twelve = ToolSet::new(many().iter().take(12)).unwrap();
-    assert!(twelve.export(Target::Anthropic).is_ok());
+    assert!(twelve.export(Api::Anthropic).is_ok());
     let err = ToolSet::new(many().iter().take(20))
         .unwrap()
-        .export(Target::Anthropic)
+        .export(Api::Anthropic)
         .unwrap_err();
     assert!(
         err.to_string().contains("20 union-typed parameters"),
         "{err}"
     );
     // OpenAI has no such per-request limit.
-    assert!(many().export(Target::OpenAiChat).is_ok());
+    assert!(many().export(Api::OpenAiChat).is_ok());
 }
 
 #[test]
@@ -324,10 +325,10 @@ fn whatever_a_lowering_drops_the_runtime_still_enforces() {
             kept("maximum")
         );
     }
-    let anthropic = export::tool(set.get("ajukan-cuti").unwrap(), Target::Anthropic)
+    let anthropic = export::tool(set.get("ajukan-cuti").unwrap(), Api::Anthropic)
         .json
         .to_string();
-    let gemini = export::tool(set.get("ajukan-cuti").unwrap(), Target::Gemini)
+    let gemini = export::tool(set.get("ajukan-cuti").unwrap(), Api::Gemini)
         .json
         .to_string();
     assert!(

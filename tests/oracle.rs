@@ -12,7 +12,8 @@ use std::process::Command;
 
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-use tool_runtime::export::{self, Target};
+use tool_runtime::Api;
+use tool_runtime::export;
 use tool_runtime::{Tool, ToolArg, tool};
 
 #[tool(description = "Pesan katering.")]
@@ -115,10 +116,10 @@ const INTENDED: &[(&str, &str, &str, &str)] = &[
     ),
 ];
 
-fn ours(tool: &Tool, target: Target) -> Value {
+fn ours(tool: &Tool, target: Api) -> Value {
     let e = export::tool(tool, target).json;
     match target {
-        Target::OpenAiChat => e["function"]["parameters"].clone(),
+        Api::OpenAiChat => e["function"]["parameters"].clone(),
         _ => e["input_schema"].clone(),
     }
 }
@@ -268,10 +269,7 @@ fn exports_match_the_providers_sdks() {
     ];
     let mut found = Vec::new();
     for (shape, tool) in shapes {
-        for (target, key) in [
-            (Target::OpenAiChat, "openai"),
-            (Target::Anthropic, "anthropic"),
-        ] {
+        for (target, key) in [(Api::OpenAiChat, "openai"), (Api::Anthropic, "anthropic")] {
             let theirs = &sdk[shape][key];
             let defs = theirs
                 .get("$defs")

@@ -5,13 +5,14 @@ use std::cell::RefCell;
 
 use examples::ekstraksi::{Lowongan, Paper, recorded};
 use serde_json::{Value, json};
-use tool_runtime::structured::{self, Attempt, Failure, Finish, Provider};
+use tool_runtime::Api;
+use tool_runtime::structured::{self, Attempt, Failure, Finish};
 
-const PROVIDERS: [(Provider, &str); 4] = [
-    (Provider::OpenAiChat, "openai-chat"),
-    (Provider::OpenAiResponses, "openai-responses"),
-    (Provider::Anthropic, "anthropic"),
-    (Provider::Gemini, "gemini"),
+const PROVIDERS: [(Api, &str); 4] = [
+    (Api::OpenAiChat, "openai-chat"),
+    (Api::OpenAiResponses, "openai-responses"),
+    (Api::Anthropic, "anthropic"),
+    (Api::Gemini, "gemini"),
 ];
 
 fn kind(r: &Result<impl std::fmt::Debug, Failure>) -> &'static str {
@@ -77,7 +78,7 @@ fn a_wrong_shape_lists_every_violation_for_the_repair() {
 #[test]
 fn the_business_rule_names_the_field_and_the_value() {
     let Err(f) = structured::parse::<Paper>(
-        Provider::Anthropic,
+        Api::Anthropic,
         &recorded("anthropic", "paper-rule_violation"),
     ) else {
         panic!()
@@ -87,10 +88,9 @@ fn the_business_rule_names_the_field_and_the_value() {
         repair.contains("`tahun`") && repair.contains("received 2031"),
         "{repair}"
     );
-    let Err(f) = structured::parse::<Lowongan>(
-        Provider::Gemini,
-        &recorded("gemini", "lowongan-rule_violation"),
-    ) else {
+    let Err(f) =
+        structured::parse::<Lowongan>(Api::Gemini, &recorded("gemini", "lowongan-rule_violation"))
+    else {
         panic!()
     };
     assert!(f.repair_message().unwrap().contains("\"2026-02-30\""));
@@ -99,10 +99,10 @@ fn the_business_rule_names_the_field_and_the_value() {
 #[test]
 fn nullable_fields_are_the_way_out_for_missing_data() {
     let raw = json!({"choices": [{"message": {"content": r#"{"judul": "X", "tahun": null, "metode": [], "dataset_publik": "tidak_jelas"}"#}, "finish_reason": "stop"}]});
-    let paper: Paper = structured::parse(Provider::OpenAiChat, &raw).unwrap();
+    let paper: Paper = structured::parse(Api::OpenAiChat, &raw).unwrap();
     assert_eq!((paper.tahun, paper.metode.len()), (None, 0));
     // Field order follows declaration order in the schema the model is given.
-    let schema = tool_runtime::export::output_schema::<Paper>();
+    let schema = tool_runtime::structured::schema::<Paper>();
     let keys: Vec<_> = schema["properties"]
         .as_object()
         .unwrap()
@@ -119,7 +119,7 @@ fn nullable_fields_are_the_way_out_for_missing_data() {
 #[test]
 fn replies_are_read_before_they_are_parsed() {
     let reply = structured::read_reply(
-        Provider::OpenAiResponses,
+        Api::OpenAiResponses,
         &recorded("openai-responses", "paper-truncated"),
     )
     .unwrap();
@@ -129,8 +129,7 @@ fn replies_are_read_before_they_are_parsed() {
             reason: "max_output_tokens".into()
         }
     );
-    let reply =
-        structured::read_reply(Provider::Gemini, &recorded("gemini", "paper-refused")).unwrap();
+    let reply = structured::read_reply(Api::Gemini, &recorded("gemini", "paper-refused")).unwrap();
     assert_eq!(
         reply.finish,
         Finish::Refused {
@@ -138,12 +137,12 @@ fn replies_are_read_before_they_are_parsed() {
         }
     );
     assert!(matches!(
-        structured::parse::<Paper>(Provider::Anthropic, &json!({"unexpected": true})),
+        structured::parse::<Paper>(Api::Anthropic, &json!({"unexpected": true})),
         Err(Failure::Unreadable { .. })
     ));
     // A JSON answer wrapped in a Markdown fence is still read.
     let fenced = json!({"content": [{"type": "text", "text": "```json\n{\"judul\": \"X\", \"tahun\": 2020, \"metode\": [], \"dataset_publik\": \"ya\"}\n```"}], "stop_reason": "end_turn"});
-    assert!(structured::parse::<Paper>(Provider::Anthropic, &fenced).is_ok());
+    assert!(structured::parse::<Paper>(Api::Anthropic, &fenced).is_ok());
 }
 
 /// A model client replaying recorded responses, recording what it was asked.
@@ -197,7 +196,7 @@ fn the_driver_stops_at_the_limit() {
         "paper-good",
     ];
     let failed = pollster::block_on(structured::extract::<Paper, _, _, _>(
-        Provider::OpenAiChat,
+        Api::OpenAiChat,
         2,
         client("openai-chat", &script, &log),
     ))
@@ -235,7 +234,7 @@ fn a_refusal_is_never_retried() {
 fn truncation_asks_for_a_larger_budget_and_transport_errors_stop() {
     let log = RefCell::new(Vec::new());
     let got = pollster::block_on(structured::extract::<Lowongan, _, _, _>(
-        Provider::Anthropic,
+        Api::Anthropic,
         2,
         client("anthropic", &["lowongan-truncated", "lowongan-good"], &log),
     ))
@@ -250,7 +249,7 @@ fn truncation_asks_for_a_larger_budget_and_transport_errors_stop() {
         std::future::ready(Err::<Value, _>("connection reset"))
     };
     let failed = pollster::block_on(structured::extract::<Paper, _, _, _>(
-        Provider::Gemini,
+        Api::Gemini,
         2,
         failing,
     ))

@@ -9,8 +9,9 @@ use std::future::Future;
 
 use serde_json::Value;
 
+use crate::Api;
 use crate::ToolSet;
-use crate::export::{ExportError, Target};
+use crate::export::ExportError;
 
 /// What a message should make the model do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,28 +39,28 @@ pub enum Picked {
     Error(String),
 }
 
-/// The first tool a raw provider response calls, or `NoTool`.
-pub fn picked(target: Target, raw: &Value) -> Picked {
-    let name = match target {
-        Target::OpenAiChat => {
+/// The first tool a raw api response calls, or `NoTool`.
+pub fn picked(api: Api, raw: &Value) -> Picked {
+    let name = match api {
+        Api::OpenAiChat => {
             raw["choices"][0]["message"]["tool_calls"][0]["function"]["name"].as_str()
         }
-        Target::OpenAiResponses => raw["output"]
+        Api::OpenAiResponses => raw["output"]
             .as_array()
             .and_then(|items| items.iter().find(|i| i["type"] == "function_call"))
             .and_then(|i| i["name"].as_str()),
-        Target::Anthropic => raw["content"]
+        Api::Anthropic => raw["content"]
             .as_array()
             .and_then(|blocks| blocks.iter().find(|b| b["type"] == "tool_use"))
             .and_then(|b| b["name"].as_str()),
-        Target::Gemini => raw["candidates"][0]["content"]["parts"]
+        Api::Gemini => raw["candidates"][0]["content"]["parts"]
             .as_array()
             .and_then(|parts| {
                 parts
                     .iter()
                     .find_map(|p| p["functionCall"]["name"].as_str())
             }),
-        Target::Mcp => return Picked::Error("MCP has no model responses".into()),
+        Api::Mcp => return Picked::Error("MCP has no model responses".into()),
     };
     match name {
         Some(n) => Picked::Tool(n.to_owned()),
@@ -122,11 +123,11 @@ impl fmt::Display for Report {
     }
 }
 
-/// Sends every case's message with `set` exported for `target` through `send(message, tools)`,
-/// which returns the provider's raw response, and reports what each picked.
+/// Sends every case's message with `set` exported for `api` through `send(message, tools)`,
+/// which returns the api's raw response, and reports what each picked.
 pub async fn run<F, Fut, E>(
     set: &ToolSet,
-    target: Target,
+    api: Api,
     cases: &[Case],
     mut send: F,
 ) -> Result<Report, ExportError>
@@ -135,11 +136,11 @@ where
     Fut: Future<Output = Result<Value, E>>,
     E: fmt::Display,
 {
-    let tools = set.export(target)?;
+    let tools = set.export(api)?;
     let mut outcomes = Vec::with_capacity(cases.len());
     for case in cases {
         let picked = match send(case.message, &tools).await {
-            Ok(raw) => picked(target, &raw),
+            Ok(raw) => picked(api, &raw),
             Err(e) => Picked::Error(e.to_string()),
         };
         outcomes.push(Outcome {

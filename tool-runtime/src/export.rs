@@ -1,8 +1,8 @@
 //! A tool set, or an output type, in each provider's request format. One canonical schema per
-//! tool; each target lowers it (`lower.rs`) and wraps it in that provider's shape.
+//! tool; each API lowers it (`lower.rs`) and wraps it in that provider's shape.
 //!
 //! ```
-//! # use tool_runtime::{tool, ToolSet, export::Target};
+//! # use tool_runtime::{tool, Api, ToolSet};
 //! #[tool(description = "Kembalikan salam untuk satu nama.")]
 //! fn salam(#[arg(description = "Nama orang")] nama: String) -> String { format!("Halo, {nama}") }
 //!
@@ -10,7 +10,7 @@
 //! let body = serde_json::json!({
 //!     "model": "gpt-5-mini",
 //!     "messages": [{"role": "user", "content": "sapa Sari"}],
-//!     "tools": tools.export(Target::OpenAiChat).unwrap(),
+//!     "tools": tools.export(Api::OpenAiChat).unwrap(),
 //! });
 //! assert_eq!(body["tools"][0]["function"]["strict"], true);
 //! ```
@@ -20,28 +20,10 @@ use std::fmt;
 use schemars::JsonSchema;
 use serde_json::{Map, Value, json};
 
+use crate::Api;
 use crate::lower::{self, Lowered};
-use crate::schema;
 use crate::set::ToolSet;
 use crate::tool::Tool;
-
-/// Where a tool set or a structured-output format is sent.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Target {
-    /// OpenAI Chat Completions: `tools[]` of `{type: "function", function: {...}}`; structured
-    /// output as `response_format`.
-    OpenAiChat,
-    /// OpenAI Responses: flat `tools[]`; structured output as `text.format`.
-    OpenAiResponses,
-    /// Anthropic Messages: `tools[]` with `input_schema` and `strict`; structured output as
-    /// `output_config.format`.
-    Anthropic,
-    /// Google Gemini: one `{functionDeclarations: [...]}` tool with `parametersJsonSchema`;
-    /// structured output as `generationConfig`.
-    Gemini,
-    /// MCP `tools/list` entries with `inputSchema`, `outputSchema` and annotations.
-    Mcp,
-}
 
 /// Anthropic's per-request limits for strict tools.
 const ANTHROPIC_MAX_STRICT_TOOLS: usize = 20;
@@ -50,21 +32,21 @@ const ANTHROPIC_MAX_UNION_PARAMS: usize = 16;
 /// Gemini's limit of function declarations per request.
 const GEMINI_MAX_DECLARATIONS: usize = 128;
 
-/// Why a tool set could not be exported for a target.
+/// Why a tool set could not be exported for an API.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ExportError {
     /// The set breaks a per-request limit of the provider.
-    Limit { target: Target, message: String },
+    Limit { api: Api, message: String },
     /// A name the provider does not accept.
-    Name { target: Target, message: String },
+    Name { api: Api, message: String },
 }
 
 impl fmt::Display for ExportError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ExportError::Limit { target, message } | ExportError::Name { target, message } => {
-                write!(f, "{target:?}: {message}")
+            ExportError::Limit { api, message } | ExportError::Name { api, message } => {
+                write!(f, "{api}: {message}")
             }
         }
     }
@@ -72,28 +54,32 @@ impl fmt::Display for ExportError {
 
 impl std::error::Error for ExportError {}
 
-/// One tool in the target's format, with whether it is sent as strict and why not.
+/// A tool, or a structured-output format, written for one API: the JSON to put in the request,
+/// whether it is sent as strict, and why not.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ExportedTool {
+pub struct Exported {
+    /// The JSON for the request (a `tools[]` entry, or the structured-output field).
     pub json: Value,
+    /// Whether the provider enforces the schema (`strict: true`).
     pub strict: bool,
+    /// Why `strict` is off, one reason per feature the API cannot enforce.
     pub reasons: Vec<String>,
 }
 
-/// One tool for `target`. Never fails: what the target cannot express is moved into the
+/// One tool for `api`. Never fails: what the API cannot express is moved into the
 /// description and `strict` is turned off with the reasons listed.
-pub fn tool(tool: &Tool, target: Target) -> ExportedTool {
+pub fn tool(tool: &Tool, api: Api) -> Exported {
     let name = tool.name();
     let description = tool.description();
     let input = tool.input_schema();
-    match target {
-        Target::OpenAiChat | Target::OpenAiResponses => {
+    match api {
+        Api::OpenAiChat | Api::OpenAiResponses => {
             let Lowered {
                 schema,
                 strict,
                 reasons,
             } = lower::openai_strict(input);
-            let json = if target == Target::OpenAiChat {
+            let json = if api == Api::OpenAiChat {
                 json!({
                     "type": "function",
                     "function": { "name": name, "description": description, "parameters": schema, "strict": strict }
@@ -101,36 +87,36 @@ pub fn tool(tool: &Tool, target: Target) -> ExportedTool {
             } else {
                 json!({ "type": "function", "name": name, "description": description, "parameters": schema, "strict": strict })
             };
-            ExportedTool {
+            Exported {
                 json,
                 strict,
                 reasons,
             }
         }
-        Target::Anthropic => {
+        Api::Anthropic => {
             let Lowered {
                 schema,
                 strict,
                 reasons,
             } = lower::anthropic(input);
             let json = json!({ "name": name, "description": description, "input_schema": schema, "strict": strict });
-            ExportedTool {
+            Exported {
                 json,
                 strict,
                 reasons,
             }
         }
-        Target::Gemini => {
+        Api::Gemini => {
             let Lowered { schema, .. } = lower::gemini(input);
             let json =
                 json!({ "name": name, "description": description, "parametersJsonSchema": schema });
-            ExportedTool {
+            Exported {
                 json,
                 strict: false,
                 reasons: vec!["Gemini has no strict flag".into()],
             }
         }
-        Target::Mcp => {
+        Api::Mcp => {
             let mut entry = Map::new();
             entry.insert("name".into(), name.into());
             let a = tool.annotations();
@@ -160,7 +146,7 @@ pub fn tool(tool: &Tool, target: Target) -> ExportedTool {
             if !hints.is_empty() {
                 entry.insert("annotations".into(), Value::Object(hints));
             }
-            ExportedTool {
+            Exported {
                 json: Value::Object(entry),
                 strict: true,
                 reasons: Vec::new(),
@@ -170,27 +156,27 @@ pub fn tool(tool: &Tool, target: Target) -> ExportedTool {
 }
 
 impl ToolSet {
-    /// Every tool of the set in `target`'s format, ready for the request's `tools` field (for
+    /// Every tool of the set in `api`'s format, ready for the request's `tools` field (for
     /// Gemini: one tool holding all `functionDeclarations`). Checks the provider's per-request
     /// limits.
-    pub fn export(&self, target: Target) -> Result<Vec<Value>, ExportError> {
-        let exported: Vec<ExportedTool> = self.iter().map(|t| tool(t, target)).collect();
-        match target {
-            Target::Anthropic => check_anthropic_limits(self, &exported)?,
-            Target::Gemini => check_gemini(self)?,
+    pub fn export(&self, api: Api) -> Result<Vec<Value>, ExportError> {
+        let exported: Vec<Exported> = self.iter().map(|t| tool(t, api)).collect();
+        match api {
+            Api::Anthropic => check_anthropic_limits(self, &exported)?,
+            Api::Gemini => check_gemini(self)?,
             _ => {}
         }
         let tools: Vec<Value> = exported.into_iter().map(|e| e.json).collect();
-        Ok(match target {
-            Target::Gemini => vec![json!({ "functionDeclarations": tools })],
+        Ok(match api {
+            Api::Gemini => vec![json!({ "functionDeclarations": tools })],
             _ => tools,
         })
     }
 }
 
-fn check_anthropic_limits(set: &ToolSet, exported: &[ExportedTool]) -> Result<(), ExportError> {
+fn check_anthropic_limits(set: &ToolSet, exported: &[Exported]) -> Result<(), ExportError> {
     let limit = |message: String| ExportError::Limit {
-        target: Target::Anthropic,
+        api: Api::Anthropic,
         message,
     };
     let strict: Vec<&Tool> = set
@@ -251,7 +237,7 @@ fn count_params(schema: &Value, optional: &mut usize, unions: &mut usize) {
 fn check_gemini(set: &ToolSet) -> Result<(), ExportError> {
     if set.len() > GEMINI_MAX_DECLARATIONS {
         return Err(ExportError::Limit {
-            target: Target::Gemini,
+            api: Api::Gemini,
             message: format!(
                 "{} function declarations, over the limit of {GEMINI_MAX_DECLARATIONS}",
                 set.len()
@@ -273,7 +259,7 @@ fn check_gemini(set: &ToolSet) -> Result<(), ExportError> {
                 && name.len() <= 64;
             if !ok {
                 return Err(ExportError::Name {
-                    target: Target::Gemini,
+                    api: Api::Gemini,
                     message: format!(
                         "tool `{}`: parameter name `{name}` is not accepted (letters, digits, `_`; starting with a letter or `_`; at most 64)",
                         t.name()
@@ -285,70 +271,62 @@ fn check_gemini(set: &ToolSet) -> Result<(), ExportError> {
     Ok(())
 }
 
-/// The canonical schema of a structured-output type `T`: what the model must produce, which
-/// serde will read into `T` (the deserialize contract).
-pub fn output_schema<T: JsonSchema>() -> Value {
-    let mut g = schema::input_generator();
-    let s = g.subschema_for::<T>();
-    schema::finish_root(s, &mut g).to_value()
-}
-
-/// The structured-output request fields for `T` on `target`, named `name`:
+/// The structured-output request fields for `T` on `api`, named `name`:
 /// OpenAI Chat `response_format`, OpenAI Responses `text`, Anthropic `output_config`, Gemini
 /// `generationConfig`. MCP has no structured-output request; it gets the JSON Schema itself.
-pub fn structured_output<T: JsonSchema>(target: Target, name: &str) -> ExportedTool {
-    let canonical = output_schema::<T>();
-    match target {
-        Target::OpenAiChat => {
+pub fn structured_output<T: JsonSchema>(api: Api, name: &str) -> Exported {
+    let canonical = crate::structured::schema::<T>();
+    match api {
+        Api::OpenAiChat => {
             let Lowered {
                 schema,
                 strict,
                 reasons,
             } = lower::openai_strict(&canonical);
             let json = json!({ "type": "json_schema", "json_schema": { "name": name, "schema": schema, "strict": strict } });
-            ExportedTool {
+            Exported {
                 json,
                 strict,
                 reasons,
             }
         }
-        Target::OpenAiResponses => {
+        Api::OpenAiResponses => {
             let Lowered {
                 schema,
                 strict,
                 reasons,
             } = lower::openai_strict(&canonical);
             let json = json!({ "format": { "type": "json_schema", "name": name, "schema": schema, "strict": strict } });
-            ExportedTool {
+            Exported {
                 json,
                 strict,
                 reasons,
             }
         }
-        Target::Anthropic => {
+        Api::Anthropic => {
             let Lowered {
                 schema,
                 strict,
                 reasons,
             } = lower::anthropic(&canonical);
             let json = json!({ "format": { "type": "json_schema", "schema": schema } });
-            ExportedTool {
+            Exported {
                 json,
                 strict,
                 reasons,
             }
         }
-        Target::Gemini => {
+        Api::Gemini => {
             let Lowered { schema, .. } = lower::gemini(&canonical);
             let json =
                 json!({ "responseMimeType": "application/json", "responseJsonSchema": schema });
-            ExportedTool {
+            Exported {
                 json,
                 strict: true,
                 reasons: Vec::new(),
             }
         }
-        Target::Mcp => ExportedTool {
+        Api::Mcp => Exported {
             json: canonical,
             strict: true,
             reasons: Vec::new(),

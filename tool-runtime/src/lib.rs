@@ -50,6 +50,7 @@
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
 
+mod api;
 mod arg;
 mod call;
 pub mod choice;
@@ -72,6 +73,7 @@ mod validate;
 #[path = "private.rs"]
 pub mod __private;
 
+pub use api::Api;
 pub use arg::{LengthArg, Num, Number, PatternArg, RangeArg, ToolArg};
 pub use call::{Arguments, Call, CallFuture, CallOutput};
 pub use context::Context;

@@ -28,7 +28,8 @@ use rmcp::service::{ElicitationError, Peer, RequestContext};
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
-use crate::export::{self, Target};
+use crate::Api;
+use crate::export;
 use crate::host::{Content, PendingCall};
 use crate::{CallOutput, Context, Tool, ToolError, ToolSet};
 
@@ -184,7 +185,7 @@ impl McpServer {
             .iter()
             .skip(start)
             .take(end - start)
-            .map(|t| serde_json::from_value(export::tool(t, Target::Mcp).json))
+            .map(|t| serde_json::from_value(export::tool(t, Api::Mcp).json))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| ErrorData::internal_error(format!("tool export: {e}"), None))?;
         let mut result = ListToolsResult::with_all_items(tools);

@@ -3,13 +3,14 @@
 //! on failure send back a repair message listing every problem — at most a few times.
 //!
 //! No HTTP client is built in: [`extract`] takes an async closure that sends the conversation to
-//! whatever client you use (`reqwest`, `async-openai`, a provider SDK) and returns the raw JSON
+//! whatever client you use (`reqwest`, `async-openai`, a api SDK) and returns the raw JSON
 //! response. [`read_reply`] understands OpenAI Chat Completions, OpenAI Responses, Anthropic
 //! Messages and Gemini `generateContent` responses.
 //!
 //! ```
 //! use serde_json::json;
-//! use tool_runtime::structured::{self, Attempt, Provider};
+//! use tool_runtime::Api;
+//! use tool_runtime::structured::{self, Attempt};
 //! use tool_runtime::{ToolArg, Violation};
 //!
 //! #[derive(ToolArg, serde::Deserialize, serde::Serialize, Debug)]
@@ -35,7 +36,7 @@
 //!     let text = replies[attempt.number - 1];
 //!     async move { Ok::<_, String>(json!({"choices": [{"message": {"content": text}, "finish_reason": "stop"}]})) }
 //! };
-//! let got = pollster::block_on(structured::extract::<Paper, _, _, _>(Provider::OpenAiChat, 2, send)).unwrap();
+//! let got = pollster::block_on(structured::extract::<Paper, _, _, _>(Api::OpenAiChat, 2, send)).unwrap();
 //! assert_eq!(got.value.tahun, Some(2005));
 //! assert_eq!(got.attempts.len(), 2);
 //! ```
@@ -47,7 +48,8 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::export;
+use crate::Api;
+use crate::schema as canonical;
 use crate::validate::{Validator, Violations};
 
 /// Business rules of a type, checked after its schema holds: `#[arg(validate = path)]` on a
@@ -59,13 +61,14 @@ pub trait Rules {
     }
 }
 
-/// Where a response comes from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Provider {
-    OpenAiChat,
-    OpenAiResponses,
-    Anthropic,
-    Gemini,
+/// The canonical schema of a structured-output type `T`: what the model must produce, and what
+/// serde will read into `T` (the schema of what `T` reads, where a tool's `output_schema` is the
+/// schema of what it writes). [`export::structured_output`](crate::export::structured_output)
+/// lowers it for each API.
+pub fn schema<T: JsonSchema>() -> Value {
+    let mut g = canonical::input_generator();
+    let s = g.subschema_for::<T>();
+    canonical::finish_root(s, &mut g).to_value()
 }
 
 /// Why the model stopped.
@@ -80,7 +83,7 @@ pub enum Finish {
     Refused {
         message: String,
     },
-    /// Any other stop reason (a tool call, a content filter the provider does not call a refusal).
+    /// Any other stop reason (a tool call, a content filter the api does not call a refusal).
     Other {
         reason: String,
     },
@@ -97,7 +100,7 @@ pub struct Reply {
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum Failure {
-    /// The response is not in the provider's format.
+    /// The response is not in the api's format.
     Unreadable { message: String },
     /// The model refused: report it, do not retry.
     Refused { message: String },
@@ -177,10 +180,11 @@ fn unreadable(message: &str) -> Failure {
     }
 }
 
-/// Finds the text, the stop reason and any refusal in a raw provider response.
-pub fn read_reply(provider: Provider, raw: &Value) -> Result<Reply, Failure> {
-    match provider {
-        Provider::OpenAiChat => {
+/// Finds the text, the stop reason and any refusal in a raw api response.
+pub fn read_reply(api: Api, raw: &Value) -> Result<Reply, Failure> {
+    match api {
+        Api::Mcp => Err(unreadable("MCP has no model replies to read")),
+        Api::OpenAiChat => {
             let choice = raw["choices"]
                 .get(0)
                 .ok_or_else(|| unreadable("no `choices[0]`"))?;
@@ -204,7 +208,7 @@ pub fn read_reply(provider: Provider, raw: &Value) -> Result<Reply, Failure> {
             };
             Ok(Reply { text, finish })
         }
-        Provider::OpenAiResponses => {
+        Api::OpenAiResponses => {
             let output = raw["output"]
                 .as_array()
                 .ok_or_else(|| unreadable("no `output` array"))?;
@@ -252,7 +256,7 @@ pub fn read_reply(provider: Provider, raw: &Value) -> Result<Reply, Failure> {
                 finish,
             })
         }
-        Provider::Anthropic => {
+        Api::Anthropic => {
             let blocks = raw["content"]
                 .as_array()
                 .ok_or_else(|| unreadable("no `content` array"))?;
@@ -279,7 +283,7 @@ pub fn read_reply(provider: Provider, raw: &Value) -> Result<Reply, Failure> {
                 finish,
             })
         }
-        Provider::Gemini => {
+        Api::Gemini => {
             if let Some(reason) = raw["promptFeedback"]["blockReason"].as_str() {
                 return Ok(Reply {
                     text: None,
@@ -320,21 +324,20 @@ pub fn read_reply(provider: Provider, raw: &Value) -> Result<Reply, Failure> {
 
 /// One response turned into `T`, or the reason it could not be. Classifies the stop reason
 /// before parsing anything.
-pub fn parse<T>(provider: Provider, raw: &Value) -> Result<T, Failure>
+pub fn parse<T>(api: Api, raw: &Value) -> Result<T, Failure>
 where
     T: DeserializeOwned + JsonSchema + Rules,
 {
-    let validator =
-        Validator::new(&export::output_schema::<T>()).map_err(|e| unreadable(&e.to_string()))?;
-    parse_with(&validator, provider, raw)
+    let validator = Validator::new(&schema::<T>()).map_err(|e| unreadable(&e.to_string()))?;
+    parse_with(&validator, api, raw)
 }
 
 fn parse_with<T: DeserializeOwned + Rules>(
     validator: &Validator,
-    provider: Provider,
+    api: Api,
     raw: &Value,
 ) -> Result<T, Failure> {
-    let reply = read_reply(provider, raw)?;
+    let reply = read_reply(api, raw)?;
     match reply.finish {
         Finish::Completed => {}
         Finish::Truncated { reason } => return Err(Failure::Truncated { reason }),
@@ -417,7 +420,7 @@ impl std::error::Error for Failed {}
 /// the repair message at most `max_retries` times (the seed's advice: 2). A refusal, a transport
 /// failure or an unreadable response ends it at once.
 pub async fn extract<T, F, Fut, E>(
-    provider: Provider,
+    api: Api,
     max_retries: usize,
     mut send: F,
 ) -> Result<Extracted<T>, Failed>
@@ -427,7 +430,7 @@ where
     Fut: Future<Output = Result<Value, E>>,
     E: fmt::Display,
 {
-    let validator = match Validator::new(&export::output_schema::<T>()) {
+    let validator = match Validator::new(&schema::<T>()) {
         Ok(v) => v,
         Err(e) => {
             return Err(Failed {
@@ -444,7 +447,7 @@ where
     };
     loop {
         let outcome = match send(attempt.clone()).await {
-            Ok(raw) => parse_with::<T>(&validator, provider, &raw),
+            Ok(raw) => parse_with::<T>(&validator, api, &raw),
             Err(e) => Err(Failure::Transport {
                 message: e.to_string(),
             }),

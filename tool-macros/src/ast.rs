@@ -1,10 +1,190 @@
-//! The model the checks and the code generation work on.
+//! The model the checks and the code generation work on, built once: a tool from a function
+//! signature ([`Tool::from_signature`]), an argument from a parameter or a field
+//! ([`Arg::param`], [`Arg::field`], [`Arg::newtype`]), a derived type from its definition
+//! ([`Container::from_derive`]).
 
 use proc_macro2::Span;
 use syn::spanned::Spanned;
-use syn::{GenericArgument, Ident, PathArguments, Type};
+use syn::{FnArg, GenericArgument, Ident, Pat, PathArguments, ReturnType, Signature, Type};
 
-use crate::attr::ArgAttr;
+use crate::attr::{self, ArgAttr, ArgPosition, SerdeAttr, ToolAttr};
+use crate::ctxt::Ctxt;
+use crate::symbol::{ARG, CTX};
+
+/// Tools with more arguments than this should group them in a `#[derive(ToolArg)]` struct.
+const MAX_ARGS: usize = 12;
+
+/// One `#[tool]` function or method.
+pub struct Tool<'a> {
+    pub attr: ToolAttr,
+    /// The name the model calls it by.
+    pub name: String,
+    pub ident: &'a Ident,
+    pub is_async: bool,
+    pub args: Vec<Arg<'a>>,
+    /// `#[ctx] name: &T` parameters: supplied by the host from the call's Context.
+    pub ctx: Vec<(&'a Ident, &'a Type)>,
+    /// Every parameter in declaration order, for the call.
+    pub params: Vec<&'a Ident>,
+    pub output: Output,
+}
+
+/// What a tool function returns.
+pub enum Output {
+    Plain(Type),
+    /// `Result<T, E>`: `T`, with `E` shown as a tool failure.
+    Result(Type),
+    Unit,
+}
+
+impl Output {
+    pub fn ty(&self) -> Option<&Type> {
+        match self {
+            Output::Plain(t) | Output::Result(t) => Some(t),
+            Output::Unit => None,
+        }
+    }
+}
+
+impl<'a> Tool<'a> {
+    pub fn from_signature(
+        cx: &mut Ctxt,
+        attr: ToolAttr,
+        sig: &'a Signature,
+        in_group: bool,
+    ) -> Tool<'a> {
+        let name = match &attr.name {
+            Some(n) => n.value(),
+            None => unraw(&sig.ident),
+        };
+        if !sig.generics.params.is_empty() {
+            cx.error_spanned_by(
+                &sig.generics,
+                "a tool cannot be generic: the model needs one concrete schema",
+            );
+        }
+        if let Some(c) = &sig.constness {
+            cx.error_spanned_by(c, "a tool cannot be a `const fn`");
+        }
+        if sig.variadic.is_some() || sig.abi.is_some() {
+            cx.error_spanned_by(&sig.ident, "a tool must be a plain Rust function");
+        }
+        let mut args = Vec::new();
+        let mut ctx = Vec::new();
+        let mut params = Vec::new();
+        for input in &sig.inputs {
+            let pt = match input {
+                FnArg::Receiver(r) => {
+                    if !in_group {
+                        cx.error_spanned_by(r, "a tool method needs #[tools] on its impl block, so the tool can find `self` in the call's Context");
+                    } else if !matches!(r.kind, syn::ReceiverKind::Reference(_, _, None)) {
+                        cx.error_spanned_by(
+                            r,
+                            "a tool method takes `&self`: the host shares one value between calls",
+                        );
+                    }
+                    continue;
+                }
+                FnArg::Typed(pt) => pt,
+            };
+            let Pat::Ident(pi) = &*pt.pat else {
+                cx.error_spanned_by(
+                    &pt.pat,
+                    "a tool argument needs a plain name: the name is what the model fills in",
+                );
+                continue;
+            };
+            params.push(&pi.ident);
+            if let Some(ctx_attr) = pt.attrs.iter().find(|a| a.path().is_ident(CTX)) {
+                // #[ctx] session: &Session
+                if pt.attrs.iter().any(|a| a.path().is_ident(ARG)) {
+                    cx.error_spanned_by(ctx_attr, "a `#[ctx]` parameter comes from the host, not the model: it takes no #[arg(...)]");
+                }
+                match &*pt.ty {
+                    Type::Reference(r) if r.mutability.is_none() => ctx.push((&pi.ident, &*r.elem)),
+                    _ => cx.error_spanned_by(
+                        &pt.ty,
+                        "a `#[ctx]` parameter borrows a value the host put in the Context: write it as a shared reference, such as `&Session`",
+                    ),
+                }
+                continue;
+            }
+            if matches!(&*pt.ty, Type::ImplTrait(_) | Type::Reference(_)) {
+                cx.error_spanned_by(&pt.ty, "a tool argument needs an owned, concrete type such as `String` or a #[derive(ToolArg)] type (host values take `#[ctx]`)");
+                continue;
+            }
+            args.push(Arg::param(cx, &pi.ident, &pt.ty, &pt.attrs));
+        }
+        if in_group && sig.receiver().is_none() {
+            cx.error_spanned_by(&sig.ident, "a tool in a #[tools] block takes `&self`; make a free function a tool with #[tool] outside the block");
+        }
+        if args.len() > MAX_ARGS {
+            cx.error_spanned_by(
+                &sig.inputs,
+                format!("a tool takes at most {MAX_ARGS} arguments: group related ones in a #[derive(ToolArg)] struct"),
+            );
+        }
+        let output = match &sig.output {
+            ReturnType::Default => Output::Unit,
+            ReturnType::Type(_, ty) => match result_ok_type(ty) {
+                Some(ok) => Output::Result(ok.clone()),
+                None => Output::Plain((**ty).clone()),
+            },
+        };
+        Tool {
+            attr,
+            name,
+            ident: &sig.ident,
+            is_async: sig.asyncness.is_some(),
+            args,
+            ctx,
+            params,
+            output,
+        }
+    }
+
+    /// The span of the name: the `name = ".."` literal, or the function's identifier.
+    pub fn name_span(&self) -> Span {
+        self.attr
+            .name
+            .as_ref()
+            .map_or_else(|| self.ident.span(), |n| n.span())
+    }
+
+    /// The description as written (`description = ..`, or else the doc comment), trimmed.
+    pub fn description(&self) -> String {
+        self.attr
+            .description_text()
+            .map(|(d, _)| d.trim().to_owned())
+            .unwrap_or_default()
+    }
+
+    /// Whether each call waits for a person: `needs_approval` when given, otherwise whether
+    /// the tool is `destructive`.
+    pub fn needs_approval(&self) -> bool {
+        let a = &self.attr;
+        match &a.needs_approval {
+            Some(b) => b.value,
+            None => a.destructive.as_ref().is_some_and(|b| b.value),
+        }
+    }
+}
+
+/// `Result<T, E>` (or a one-argument alias such as `anyhow::Result<T>`): `T`.
+fn result_ok_type(ty: &Type) -> Option<&Type> {
+    let Type::Path(p) = ty else { return None };
+    let seg = p.path.segments.last()?;
+    if seg.ident != "Result" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(a) = &seg.arguments else {
+        return None;
+    };
+    match a.args.first() {
+        Some(syn::GenericArgument::Type(t)) => Some(t),
+        _ => None,
+    }
+}
 
 /// One argument of a tool, or one field of a derived struct or struct variant.
 pub struct Arg<'a> {
@@ -31,7 +211,81 @@ pub enum Presence {
     Absent,
 }
 
-impl Arg<'_> {
+impl<'a> Arg<'a> {
+    /// A tool parameter: `name: Type`, with its `#[arg(...)]` and doc comment.
+    pub fn param(
+        cx: &mut Ctxt,
+        ident: &'a Ident,
+        ty: &'a Type,
+        attrs: &[syn::Attribute],
+    ) -> Arg<'a> {
+        Arg::new(
+            cx,
+            "argument",
+            ident,
+            unraw(ident),
+            ty,
+            attrs,
+            &SerdeAttr::default(),
+        )
+    }
+
+    /// A named field as serde reads and writes it; `None` when serde skips it both ways.
+    pub fn field(cx: &mut Ctxt, f: &'a syn::Field, rename_all: Option<&str>) -> Option<Arg<'a>> {
+        let ident = f.ident.as_ref()?;
+        let serde = attr::parse_serde_attrs(cx, &f.attrs);
+        reject_unsupported(cx, &serde);
+        if serde.skip_de && serde.skip_ser {
+            return None;
+        }
+        let name = serde
+            .rename
+            .clone()
+            .unwrap_or_else(|| rename_field(&unraw(ident), rename_all));
+        Some(Arg::new(cx, "field", ident, name, &f.ty, &f.attrs, &serde))
+    }
+
+    /// The single field of a newtype, named after the type (serde reads the inner value).
+    pub fn newtype(cx: &mut Ctxt, ty_ident: &'a Ident, f: &'a syn::Field) -> Arg<'a> {
+        let name = unraw(ty_ident);
+        Arg::new(
+            cx,
+            "field",
+            ty_ident,
+            name,
+            &f.ty,
+            &f.attrs,
+            &SerdeAttr::default(),
+        )
+    }
+
+    fn new(
+        cx: &mut Ctxt,
+        what: &'static str,
+        ident: &'a Ident,
+        name: String,
+        ty: &'a Type,
+        attrs: &[syn::Attribute],
+        serde: &SerdeAttr,
+    ) -> Arg<'a> {
+        Arg {
+            what,
+            ident,
+            name,
+            ty,
+            attr: attr::parse_arg_attrs(cx, attrs, ArgPosition::Value),
+            serde_default: serde.default,
+            skip_de: serde.skip_de,
+            output: if serde.skip_ser {
+                Presence::Absent
+            } else if serde.skip_ser_if {
+                Presence::Optional
+            } else {
+                Presence::Required
+            },
+        }
+    }
+
     /// Presence in the input schema (what serde reads).
     pub fn input(&self) -> Presence {
         if self.skip_de {
@@ -45,6 +299,168 @@ impl Arg<'_> {
 
     pub fn span(&self) -> Span {
         self.ident.span()
+    }
+
+    /// Whether the value is an integer type, looking through `Option`, `Box` and `Vec`.
+    pub fn is_integer(&self) -> bool {
+        matches!(number_inside(self.ty).map(limits), Some((_, _, true)))
+    }
+}
+
+/// A `#[derive(ToolArg)]` type.
+pub struct Container<'a> {
+    pub ident: &'a Ident,
+    /// `#[arg(description, validate, crate)]` and the doc comment on the type.
+    pub attr: ArgAttr,
+    pub serde: SerdeAttr,
+    pub body: Body<'a>,
+}
+
+pub enum Body<'a> {
+    /// A struct with named fields: an object.
+    Struct(Vec<Arg<'a>>),
+    /// A newtype: the inner value's schema.
+    Newtype(Box<Arg<'a>>),
+    Enum(Vec<Variant<'a>>),
+    /// A shape with no schema (reported already).
+    Unsupported,
+}
+
+pub struct Variant<'a> {
+    pub ident: &'a Ident,
+    /// The JSON name serde reads.
+    pub name: String,
+    pub attr: ArgAttr,
+    pub shape: VariantShape<'a>,
+}
+
+pub enum VariantShape<'a> {
+    Unit,
+    Fields(Vec<Arg<'a>>),
+    Newtype(&'a Type),
+}
+
+impl<'a> Container<'a> {
+    pub fn from_derive(cx: &mut Ctxt, input: &'a syn::DeriveInput) -> Container<'a> {
+        let ident = &input.ident;
+        let serde = attr::parse_serde_attrs(cx, &input.attrs);
+        reject_unsupported(cx, &serde);
+        let attr = attr::parse_arg_attrs(cx, &input.attrs, ArgPosition::Container);
+        if !input.generics.params.is_empty() {
+            cx.error_spanned_by(&input.generics, "#[derive(ToolArg)] does not support generic types yet: the model needs one concrete schema");
+        }
+        let rename_all = serde.rename_all.as_ref().map(|r| r.0.clone());
+        let body = match &input.data {
+            syn::Data::Struct(s) => match &s.fields {
+                syn::Fields::Named(named) => Body::Struct(
+                    named
+                        .named
+                        .iter()
+                        .filter_map(|f| Arg::field(cx, f, rename_all.as_deref()))
+                        .collect(),
+                ),
+                syn::Fields::Unnamed(un) if un.unnamed.len() == 1 => {
+                    Body::Newtype(Box::new(Arg::newtype(cx, ident, &un.unnamed[0])))
+                }
+                _ => {
+                    cx.error_spanned_by(
+                        ident,
+                        "#[derive(ToolArg)] needs a struct with named fields, or a newtype struct",
+                    );
+                    Body::Unsupported
+                }
+            },
+            syn::Data::Enum(e) => {
+                if let Some((rule, span)) = &serde.rename_all
+                    && !RENAME_RULES.contains(&rule.as_str())
+                {
+                    cx.error_at(*span, format!("unknown `rename_all` rule {rule:?}"));
+                }
+                if e.variants.is_empty() {
+                    cx.error_at(
+                        Span::call_site(),
+                        "an enum argument needs at least one variant",
+                    );
+                }
+                Body::Enum(
+                    e.variants
+                        .iter()
+                        .filter_map(|v| Variant::from_syn(cx, v, rename_all.as_deref()))
+                        .collect(),
+                )
+            }
+            syn::Data::Union(_) => {
+                cx.error_spanned_by(ident, "#[derive(ToolArg)] does not support unions");
+                Body::Unsupported
+            }
+        };
+        Container {
+            ident,
+            attr,
+            serde,
+            body,
+        }
+    }
+
+    /// The description the model reads, or empty.
+    pub fn description(&self) -> String {
+        self.attr
+            .description_text()
+            .map(|(d, _)| d)
+            .unwrap_or_default()
+    }
+}
+
+impl<'a> Variant<'a> {
+    fn from_syn(cx: &mut Ctxt, v: &'a syn::Variant, rename_all: Option<&str>) -> Option<Self> {
+        let serde = attr::parse_serde_attrs(cx, &v.attrs);
+        reject_unsupported(cx, &serde);
+        if serde.skip_de && serde.skip_ser {
+            return None;
+        }
+        let attr = attr::parse_arg_attrs(cx, &v.attrs, ArgPosition::Value);
+        let name = serde
+            .rename
+            .clone()
+            .unwrap_or_else(|| rename_variant(&v.ident.to_string(), rename_all));
+        let shape = match &v.fields {
+            syn::Fields::Unit => VariantShape::Unit,
+            syn::Fields::Named(named) => {
+                let field_rule = serde.rename_all.as_ref().map(|r| r.0.as_str());
+                VariantShape::Fields(
+                    named
+                        .named
+                        .iter()
+                        .filter_map(|f| Arg::field(cx, f, field_rule))
+                        .collect(),
+                )
+            }
+            syn::Fields::Unnamed(un) if un.unnamed.len() == 1 => {
+                VariantShape::Newtype(&un.unnamed[0].ty)
+            }
+            syn::Fields::Unnamed(_) => {
+                cx.error_spanned_by(
+                    &v.ident,
+                    "a variant with several unnamed fields has no clear schema: name the fields",
+                );
+                return None;
+            }
+        };
+        Some(Variant {
+            ident: &v.ident,
+            name,
+            attr,
+            shape,
+        })
+    }
+}
+
+fn reject_unsupported(cx: &mut Ctxt, serde: &SerdeAttr) {
+    for (key, span) in &serde.unsupported {
+        cx.error_at(
+            *span,
+            format!("`#[serde({key})]` is not supported with #[derive(ToolArg)]: the schema could not match what serde accepts"),
+        );
     }
 }
 
@@ -161,4 +577,104 @@ pub fn type_span(ty: &Type) -> Span {
 pub fn unraw(ident: &Ident) -> String {
     let s = ident.to_string();
     s.strip_prefix("r#").map(str::to_owned).unwrap_or(s)
+}
+
+pub const RENAME_RULES: &[&str] = &[
+    "lowercase",
+    "UPPERCASE",
+    "PascalCase",
+    "camelCase",
+    "snake_case",
+    "SCREAMING_SNAKE_CASE",
+    "kebab-case",
+    "SCREAMING-KEBAB-CASE",
+];
+
+/// serde's `rename_all` for a variant name (written in PascalCase).
+pub fn rename_variant(name: &str, rule: Option<&str>) -> String {
+    let snake = || {
+        let mut s = String::new();
+        for (i, c) in name.char_indices() {
+            if c.is_uppercase() && i > 0 {
+                s.push('_');
+            }
+            s.push(c.to_ascii_lowercase());
+        }
+        s
+    };
+    match rule {
+        Some("lowercase") => name.to_ascii_lowercase(),
+        Some("UPPERCASE") => name.to_ascii_uppercase(),
+        Some("camelCase") => name[..1].to_ascii_lowercase() + &name[1..],
+        Some("snake_case") => snake(),
+        Some("SCREAMING_SNAKE_CASE") => snake().to_ascii_uppercase(),
+        Some("kebab-case") => snake().replace('_', "-"),
+        Some("SCREAMING-KEBAB-CASE") => snake().replace('_', "-").to_ascii_uppercase(),
+        _ => name.to_owned(),
+    }
+}
+
+/// serde's `rename_all` for a field name (written in snake_case).
+pub fn rename_field(name: &str, rule: Option<&str>) -> String {
+    let pascal = || {
+        let mut s = String::new();
+        let mut up = true;
+        for c in name.chars() {
+            if c == '_' {
+                up = true;
+            } else if up {
+                s.push(c.to_ascii_uppercase());
+                up = false;
+            } else {
+                s.push(c);
+            }
+        }
+        s
+    };
+    match rule {
+        Some("UPPERCASE") | Some("SCREAMING_SNAKE_CASE") => name.to_ascii_uppercase(),
+        Some("PascalCase") => pascal(),
+        Some("camelCase") => {
+            let p = pascal();
+            p[..1].to_ascii_lowercase() + &p[1..]
+        }
+        Some("kebab-case") => name.replace('_', "-"),
+        Some("SCREAMING-KEBAB-CASE") => name.replace('_', "-").to_ascii_uppercase(),
+        _ => name.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{rename_field, rename_variant};
+
+    #[test]
+    fn rename_rules_match_serde() {
+        let cases = [
+            ("lowercase", "karyawantidakditemukan", "sisa_cuti"),
+            ("UPPERCASE", "KARYAWANTIDAKDITEMUKAN", "SISA_CUTI"),
+            ("PascalCase", "KaryawanTidakDitemukan", "SisaCuti"),
+            ("camelCase", "karyawanTidakDitemukan", "sisaCuti"),
+            ("snake_case", "karyawan_tidak_ditemukan", "sisa_cuti"),
+            (
+                "SCREAMING_SNAKE_CASE",
+                "KARYAWAN_TIDAK_DITEMUKAN",
+                "SISA_CUTI",
+            ),
+            ("kebab-case", "karyawan-tidak-ditemukan", "sisa-cuti"),
+            (
+                "SCREAMING-KEBAB-CASE",
+                "KARYAWAN-TIDAK-DITEMUKAN",
+                "SISA-CUTI",
+            ),
+        ];
+        for (rule, variant, field) in cases {
+            assert_eq!(
+                rename_variant("KaryawanTidakDitemukan", Some(rule)),
+                variant,
+                "{rule}"
+            );
+            assert_eq!(rename_field("sisa_cuti", Some(rule)), field, "{rule}");
+        }
+    }
 }

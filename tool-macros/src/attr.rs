@@ -1,18 +1,22 @@
-//! Parses `#[tool(...)]`, `#[arg(...)]`, doc comments and the `#[serde(...)]` keys that change a
-//! schema into plain structs. Errors are recorded and parsing goes on.
+//! Parses `#[tool(...)]`, `#[tools(...)]`, `#[arg(...)]`, doc comments and the `#[serde(...)]`
+//! keys that change a schema into plain structs. Errors are recorded and parsing goes on, so
+//! one build reports every mistake of an item.
 
-use proc_macro2::Span;
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
 use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
 use syn::{Attribute, Expr, ExprLit, ExprRange, ExprUnary, Lit, LitStr, RangeLimits, UnOp};
 
 use crate::ctxt::Ctxt;
-use crate::symbol::{self, ARG_KEYS, TOOL_KEYS};
+use crate::symbol::*;
 
-/// `#[tool(...)]`
+/// `#[tool(...)]`, plus the function's doc comment.
 #[derive(Default)]
 pub struct ToolAttr {
     pub description: Option<LitStr>,
+    /// The function's doc comment: the description when `description` is not given.
+    pub doc: Option<(String, Span)>,
     pub not_for: Option<LitStr>,
     pub name: Option<LitStr>,
     pub panic_to_model: Option<syn::LitBool>,
@@ -27,6 +31,16 @@ pub struct ToolAttr {
     pub redact: Option<syn::Path>,
     pub allow_lints: Vec<LitStr>,
     pub krate: Option<syn::Path>,
+}
+
+impl ToolAttr {
+    /// The description the model reads: `description = ..` wins over the doc comment.
+    pub fn description_text(&self) -> Option<(String, Span)> {
+        match &self.description {
+            Some(d) => Some((d.value(), d.span())),
+            None => self.doc.clone(),
+        }
+    }
 }
 
 /// A flag written bare (`read_only`) or with a value (`read_only = false`).
@@ -59,7 +73,7 @@ impl NumLit {
     }
 }
 
-/// `#[arg(...)]` on a parameter, field or variant, plus its doc comment.
+/// `#[arg(...)]` on a parameter, field, variant or derived type, plus its doc comment.
 #[derive(Default)]
 pub struct ArgAttr {
     pub description: Option<LitStr>,
@@ -67,8 +81,8 @@ pub struct ArgAttr {
     pub min: Option<NumLit>,
     pub max: Option<NumLit>,
     pub exclusive_max: bool,
-    /// Span of `range = ..`, `min` or `max`, for errors about the bounds as a whole.
-    pub range_span: Option<Span>,
+    /// The whole `range = ..`, `min = ..` or `max = ..`, for errors about the bounds.
+    pub range_tokens: Option<TokenStream>,
     pub length: Option<(Option<u64>, Option<u64>, Span)>,
     pub pattern: Option<LitStr>,
     pub default: Option<Expr>,
@@ -76,6 +90,8 @@ pub struct ArgAttr {
     pub unbounded: Option<LitStr>,
     /// `validate = path`: business rules of a whole derived type.
     pub validate: Option<syn::Path>,
+    /// `crate = "path"` on a derived type: where `tool_runtime` is.
+    pub krate: Option<syn::Path>,
 }
 
 impl ArgAttr {
@@ -89,6 +105,12 @@ impl ArgAttr {
 
     pub fn has_range(&self) -> bool {
         self.min.is_some() || self.max.is_some()
+    }
+
+    /// Where the first bound's value starts (after `range =`, `min =` or `max =`).
+    pub fn bound_span(&self) -> Option<Span> {
+        let tokens = self.range_tokens.clone()?;
+        tokens.into_iter().nth(2).map(|t| t.span())
     }
 }
 
@@ -124,7 +146,7 @@ fn key_of(meta: &ParseNestedMeta) -> String {
         .map(|i| i.to_string())
         .unwrap_or_else(|| {
             let path = &meta.path;
-            quote::quote!(#path).to_string()
+            quote!(#path).to_string()
         })
 }
 
@@ -138,81 +160,113 @@ fn skip_value(meta: &ParseNestedMeta) -> syn::Result<()> {
     Ok(())
 }
 
-// #[tool(description = "...", not_for = "...", name = "...", crate = "path")]
-pub fn parse_tool_attr(cx: &mut Ctxt, args: proc_macro2::TokenStream) -> ToolAttr {
+fn unknown(
+    cx: &mut Ctxt,
+    meta: &ParseNestedMeta,
+    what: &str,
+    key: &str,
+    keys: &[&str],
+) -> syn::Result<()> {
+    cx.error_spanned_by(
+        &meta.path,
+        format!("unknown {what} `{key}`; expected one of {}", list(keys)),
+    );
+    skip_value(meta)
+}
+
+/// `crate = "path"`.
+fn crate_path(meta: &ParseNestedMeta) -> syn::Result<syn::Path> {
+    meta.value()?.parse::<LitStr>()?.parse::<syn::Path>()
+}
+
+/// `#[tool(description = "...", not_for = "...", name = "...", ...)]`
+pub fn parse_tool_attr(cx: &mut Ctxt, args: TokenStream) -> ToolAttr {
     let mut attr = ToolAttr::default();
     let parser = syn::meta::parser(|meta| {
         let key = key_of(&meta);
         match key.as_str() {
-            "description" => {
+            DESCRIPTION => {
                 let v: LitStr = meta.value()?.parse()?;
-                set_once(cx, &mut attr.description, v, &meta, "description");
+                set_once(cx, &mut attr.description, v, &meta, DESCRIPTION);
             }
-            "not_for" => {
+            NOT_FOR => {
                 let v: LitStr = meta.value()?.parse()?;
-                set_once(cx, &mut attr.not_for, v, &meta, "not_for");
+                set_once(cx, &mut attr.not_for, v, &meta, NOT_FOR);
             }
-            "name" => {
+            NAME => {
                 let v: LitStr = meta.value()?.parse()?;
-                set_once(cx, &mut attr.name, v, &meta, "name");
+                set_once(cx, &mut attr.name, v, &meta, NAME);
             }
-            // #[tool(panic_to_model = true)]
-            "panic_to_model" => {
+            PANIC_TO_MODEL => {
                 let v = flag(&meta)?;
-                set_once(cx, &mut attr.panic_to_model, v, &meta, "panic_to_model");
+                set_once(cx, &mut attr.panic_to_model, v, &meta, PANIC_TO_MODEL);
             }
-            // #[tool(allow_lint = "overlap: the two tools are alternatives on purpose")], repeatable
-            "allow_lint" => attr.allow_lints.push(meta.value()?.parse()?),
-            // #[tool(title = "Cek sisa cuti")]
-            "title" => {
+            // allow_lint = "overlap: the two tools are alternatives on purpose", repeatable
+            ALLOW_LINT => attr.allow_lints.push(meta.value()?.parse()?),
+            TITLE => {
                 let v: LitStr = meta.value()?.parse()?;
-                set_once(cx, &mut attr.title, v, &meta, "title");
+                set_once(cx, &mut attr.title, v, &meta, TITLE);
             }
-            // #[tool(requires = "hr.leave.read")], repeatable
-            "requires" => attr.requires.push(meta.value()?.parse()?),
-            // #[tool(needs_approval)] or #[tool(needs_approval = false)]
-            "needs_approval" => {
+            // requires = "hr.leave.read", repeatable
+            REQUIRES => attr.requires.push(meta.value()?.parse()?),
+            NEEDS_APPROVAL => {
                 let v = flag(&meta)?;
-                set_once(cx, &mut attr.needs_approval, v, &meta, "needs_approval");
+                set_once(cx, &mut attr.needs_approval, v, &meta, NEEDS_APPROVAL);
             }
-            // #[tool(read_only)], #[tool(destructive)], #[tool(idempotent)], #[tool(open_world)]
-            "read_only" => {
+            READ_ONLY => {
                 let v = flag(&meta)?;
-                set_once(cx, &mut attr.read_only, v, &meta, "read_only");
+                set_once(cx, &mut attr.read_only, v, &meta, READ_ONLY);
             }
-            "destructive" => {
+            DESTRUCTIVE => {
                 let v = flag(&meta)?;
-                set_once(cx, &mut attr.destructive, v, &meta, "destructive");
+                set_once(cx, &mut attr.destructive, v, &meta, DESTRUCTIVE);
             }
-            "idempotent" => {
+            IDEMPOTENT => {
                 let v = flag(&meta)?;
-                set_once(cx, &mut attr.idempotent, v, &meta, "idempotent");
+                set_once(cx, &mut attr.idempotent, v, &meta, IDEMPOTENT);
             }
-            "open_world" => {
+            OPEN_WORLD => {
                 let v = flag(&meta)?;
-                set_once(cx, &mut attr.open_world, v, &meta, "open_world");
+                set_once(cx, &mut attr.open_world, v, &meta, OPEN_WORLD);
             }
-            // #[tool(to_model = ringkas_cuaca)]
-            "to_model" => {
+            TO_MODEL => {
                 let v: syn::Path = meta.value()?.parse()?;
-                set_once(cx, &mut attr.to_model, v, &meta, "to_model");
+                set_once(cx, &mut attr.to_model, v, &meta, TO_MODEL);
             }
-            // #[tool(redact = sensor_cuaca)]
-            "redact" => {
+            REDACT => {
                 let v: syn::Path = meta.value()?.parse()?;
-                set_once(cx, &mut attr.redact, v, &meta, "redact");
+                set_once(cx, &mut attr.redact, v, &meta, REDACT);
             }
-            "crate" => {
-                let v: LitStr = meta.value()?.parse()?;
-                let path = v.parse::<syn::Path>()?;
-                set_once(cx, &mut attr.krate, path, &meta, "crate");
+            CRATE => {
+                let path = crate_path(&meta)?;
+                set_once(cx, &mut attr.krate, path, &meta, CRATE);
+            }
+            other => unknown(cx, &meta, "tool attribute", other, TOOL_KEYS)?,
+        }
+        Ok(())
+    });
+    if let Err(e) = syn::parse::Parser::parse2(parser, args) {
+        cx.syn_error(e);
+    }
+    attr
+}
+
+/// `#[tools(crate = "path")]` on an impl block.
+pub fn parse_group_attr(cx: &mut Ctxt, args: TokenStream) -> Option<syn::Path> {
+    let mut krate = None;
+    let parser = syn::meta::parser(|meta| {
+        let key = key_of(&meta);
+        match key.as_str() {
+            CRATE => {
+                let path = crate_path(&meta)?;
+                set_once(cx, &mut krate, path, &meta, CRATE);
             }
             other => {
                 cx.error_spanned_by(
                     &meta.path,
                     format!(
-                        "unknown tool attribute `{other}`; expected one of {}",
-                        symbol::list(TOOL_KEYS)
+                        "unknown #[tools] attribute `{other}`: the group takes {}; the keys of one tool go on its #[tool(...)]",
+                        list(GROUP_KEYS)
                     ),
                 );
                 skip_value(&meta)?;
@@ -223,60 +277,86 @@ pub fn parse_tool_attr(cx: &mut Ctxt, args: proc_macro2::TokenStream) -> ToolAtt
     if let Err(e) = syn::parse::Parser::parse2(parser, args) {
         cx.syn_error(e);
     }
-    attr
+    krate
+}
+
+/// A doc comment as one line of text, and where it is.
+pub fn doc_comment(attrs: &[Attribute]) -> Option<(String, Span)> {
+    let mut lines = Vec::new();
+    let mut span = None;
+    for attr in attrs.iter().filter(|a| a.path().is_ident(DOC)) {
+        if let syn::Meta::NameValue(nv) = &attr.meta
+            && let Expr::Lit(ExprLit {
+                lit: Lit::Str(s), ..
+            }) = &nv.value
+        {
+            lines.push(s.value().trim().to_owned());
+            span.get_or_insert(attr.span());
+        }
+    }
+    // Paragraphs run together: a description is one piece of text for the model.
+    let text = lines
+        .into_iter()
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    span.map(|span| (text, span))
+}
+
+/// Which `#[arg(...)]` keys a position takes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum ArgPosition {
+    /// A tool parameter or a field.
+    Value,
+    /// A `#[derive(ToolArg)]` type itself.
+    Container,
 }
 
 /// Reads `#[arg(...)]` and doc comments from `attrs`.
-pub fn parse_arg_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> ArgAttr {
-    let mut arg = ArgAttr::default();
-    let mut doc_lines = Vec::new();
-    let mut doc_span = None;
-    for attr in attrs {
-        if attr.path().is_ident("doc") {
-            if let syn::Meta::NameValue(nv) = &attr.meta
-                && let Expr::Lit(ExprLit {
-                    lit: Lit::Str(s), ..
-                }) = &nv.value
-            {
-                doc_lines.push(s.value().trim().to_owned());
-                doc_span.get_or_insert(attr.span());
-            }
-        } else if attr.path().is_ident("arg") {
-            let result = attr.parse_nested_meta(|meta| parse_arg_key(cx, &mut arg, &meta));
-            if let Err(e) = result {
-                cx.syn_error(e);
-            }
+pub fn parse_arg_attrs(cx: &mut Ctxt, attrs: &[Attribute], position: ArgPosition) -> ArgAttr {
+    let mut arg = ArgAttr {
+        doc: doc_comment(attrs),
+        ..ArgAttr::default()
+    };
+    for attr in attrs.iter().filter(|a| a.path().is_ident(ARG)) {
+        let result = attr.parse_nested_meta(|meta| parse_arg_key(cx, &mut arg, &meta, position));
+        if let Err(e) = result {
+            cx.syn_error(e);
         }
-    }
-    let doc = doc_lines
-        .into_iter()
-        .skip_while(String::is_empty)
-        .collect::<Vec<_>>()
-        .join(" ")
-        .trim()
-        .to_owned();
-    if let Some(span) = doc_span {
-        arg.doc = Some((doc, span));
     }
     arg
 }
 
-fn parse_arg_key(cx: &mut Ctxt, arg: &mut ArgAttr, meta: &ParseNestedMeta) -> syn::Result<()> {
+fn parse_arg_key(
+    cx: &mut Ctxt,
+    arg: &mut ArgAttr,
+    meta: &ParseNestedMeta,
+    position: ArgPosition,
+) -> syn::Result<()> {
     let key = key_of(meta);
+    let keys = match position {
+        ArgPosition::Value => ARG_KEYS,
+        ArgPosition::Container => CONTAINER_KEYS,
+    };
+    if !keys.contains(&key.as_str()) {
+        let what = match position {
+            ArgPosition::Value => "argument attribute",
+            ArgPosition::Container => "attribute of a #[derive(ToolArg)] type",
+        };
+        return unknown(cx, meta, what, &key, keys);
+    }
     match key.as_str() {
-        // #[arg(description = "...")]
-        "description" => {
+        DESCRIPTION => {
             let v: LitStr = meta.value()?.parse()?;
-            set_once(cx, &mut arg.description, v, meta, "description");
+            set_once(cx, &mut arg.description, v, meta, DESCRIPTION);
         }
-        // #[arg(range = 1..=500)], also `1..501`, `0.0..1.0`, `1..`, `..=10`
-        "range" => {
+        // range = 1..=500, also `1..501`, `0.0..1.0`, `1..`, `..=10`
+        RANGE => {
             let expr: Expr = meta.value()?.parse()?;
+            let path = &meta.path;
+            let whole = quote!(#path = #expr);
             if arg.has_range() {
-                cx.error_spanned_by(
-                    &meta.path,
-                    "duplicate bounds: use either `range` or `min`/`max`",
-                );
+                cx.error_spanned_by(whole, "duplicate bounds: use either `range` or `min`/`max`");
                 return Ok(());
             }
             let Expr::Range(ExprRange {
@@ -289,32 +369,33 @@ fn parse_arg_key(cx: &mut Ctxt, arg: &mut ArgAttr, meta: &ParseNestedMeta) -> sy
             arg.min = start.as_deref().and_then(|e| num_lit(cx, e));
             arg.max = end.as_deref().and_then(|e| num_lit(cx, e));
             arg.exclusive_max = matches!(limits, RangeLimits::HalfOpen(_)) && end.is_some();
-            arg.range_span = Some(expr.span());
             if start.is_none() && end.is_none() {
                 cx.error_spanned_by(
-                    &expr,
+                    &whole,
                     "`range = ..` bounds nothing: give a minimum, a maximum or both",
                 );
             }
+            arg.range_tokens = Some(whole);
         }
-        // #[arg(min = 1)]
-        "min" => {
+        MIN | MAX => {
             let expr: Expr = meta.value()?.parse()?;
+            let path = &meta.path;
+            let whole = quote!(#path = #expr);
             if let Some(n) = num_lit(cx, &expr) {
-                arg.range_span.get_or_insert(n.span);
-                set_once(cx, &mut arg.min, n, meta, "min");
+                let slot = if key == MIN {
+                    &mut arg.min
+                } else {
+                    &mut arg.max
+                };
+                set_once(cx, slot, n, meta, &key);
+                match &mut arg.range_tokens {
+                    Some(tokens) => tokens.extend(whole),
+                    None => arg.range_tokens = Some(whole),
+                }
             }
         }
-        // #[arg(max = 500)]
-        "max" => {
-            let expr: Expr = meta.value()?.parse()?;
-            if let Some(n) = num_lit(cx, &expr) {
-                arg.range_span.get_or_insert(n.span);
-                set_once(cx, &mut arg.max, n, meta, "max");
-            }
-        }
-        // #[arg(length = 1..=64)]
-        "length" => {
+        // length = 1..=64
+        LENGTH => {
             let expr: Expr = meta.value()?.parse()?;
             let Expr::Range(ExprRange {
                 start, limits, end, ..
@@ -335,42 +416,35 @@ fn parse_arg_key(cx: &mut Ctxt, arg: &mut ArgAttr, meta: &ParseNestedMeta) -> sy
             if matches!(limits, RangeLimits::HalfOpen(_)) {
                 hi = hi.map(|h| h.saturating_sub(1));
             }
-            set_once(cx, &mut arg.length, (lo, hi, expr.span()), meta, "length");
+            set_once(cx, &mut arg.length, (lo, hi, expr.span()), meta, LENGTH);
         }
-        // #[arg(pattern = "^K-[0-9]{3}$")]
-        "pattern" => {
+        // pattern = "^K-[0-9]{3}$"
+        PATTERN => {
             let v: LitStr = meta.value()?.parse()?;
-            set_once(cx, &mut arg.pattern, v, meta, "pattern");
+            set_once(cx, &mut arg.pattern, v, meta, PATTERN);
         }
-        // #[arg(default = Wilayah::Semua)]
-        "default" => {
+        // default = Wilayah::Semua
+        DEFAULT => {
             let v: Expr = meta.value()?.parse()?;
-            set_once(cx, &mut arg.default, v, meta, "default");
+            set_once(cx, &mut arg.default, v, meta, DEFAULT);
         }
-        // #[arg(example = 25)], repeatable
-        "example" => {
-            arg.examples.push(meta.value()?.parse()?);
-        }
-        // #[arg(unbounded = "any page number the API returns")]
-        "unbounded" => {
+        // example = 25, repeatable
+        EXAMPLE => arg.examples.push(meta.value()?.parse()?),
+        // unbounded = "any page number the API returns"
+        UNBOUNDED => {
             let v: LitStr = meta.value()?.parse()?;
-            set_once(cx, &mut arg.unbounded, v, meta, "unbounded");
+            set_once(cx, &mut arg.unbounded, v, meta, UNBOUNDED);
         }
-        // #[arg(validate = aturan_paper)] on a derived type
-        "validate" => {
+        // validate = aturan_paper, on a derived type
+        VALIDATE => {
             let v: syn::Path = meta.value()?.parse()?;
-            set_once(cx, &mut arg.validate, v, meta, "validate");
+            set_once(cx, &mut arg.validate, v, meta, VALIDATE);
         }
-        other => {
-            cx.error_spanned_by(
-                &meta.path,
-                format!(
-                    "unknown argument attribute `{other}`; expected one of {}",
-                    symbol::list(ARG_KEYS)
-                ),
-            );
-            skip_value(meta)?;
+        CRATE => {
+            let path = crate_path(meta)?;
+            set_once(cx, &mut arg.krate, path, meta, CRATE);
         }
+        other => unreachable!("`{other}` is in the key list but has no parser"),
     }
     Ok(())
 }
@@ -378,26 +452,26 @@ fn parse_arg_key(cx: &mut Ctxt, arg: &mut ArgAttr, meta: &ParseNestedMeta) -> sy
 /// A numeric literal, optionally negated.
 fn num_lit(cx: &mut Ctxt, e: &Expr) -> Option<NumLit> {
     let (neg, lit) = match e {
-        Expr::Lit(ExprLit { lit, .. }) => (false, lit),
+        Expr::Lit(ExprLit { lit, .. }) => (false, Some(lit)),
         Expr::Unary(ExprUnary {
             op: UnOp::Neg(_),
             expr,
             ..
         }) => match &**expr {
-            Expr::Lit(ExprLit { lit, .. }) => (true, lit),
-            _ => (false, &Lit::Bool(syn::LitBool::new(false, e.span()))),
+            Expr::Lit(ExprLit { lit, .. }) => (true, Some(lit)),
+            _ => (false, None),
         },
         Expr::Group(g) => return num_lit(cx, &g.expr),
-        _ => (false, &Lit::Bool(syn::LitBool::new(false, e.span()))),
+        _ => (false, None),
     };
     let sign = if neg { -1.0 } else { 1.0 };
     let parsed = match lit {
-        Lit::Int(i) => i.base10_parse::<i128>().ok().map(|v| NumLit {
+        Some(Lit::Int(i)) => i.base10_parse::<i128>().ok().map(|v| NumLit {
             value: sign * v as f64,
             int: Some(if neg { -v } else { v }),
             span: e.span(),
         }),
-        Lit::Float(f) => f.base10_parse::<f64>().ok().map(|v| NumLit {
+        Some(Lit::Float(f)) => f.base10_parse::<f64>().ok().map(|v| NumLit {
             value: sign * v,
             int: None,
             span: e.span(),
@@ -413,7 +487,7 @@ fn num_lit(cx: &mut Ctxt, e: &Expr) -> Option<NumLit> {
 /// Reads the `#[serde(...)]` keys that change the accepted shape.
 pub fn parse_serde_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> SerdeAttr {
     let mut s = SerdeAttr::default();
-    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
+    for attr in attrs.iter().filter(|a| a.path().is_ident(SERDE)) {
         let result = attr.parse_nested_meta(|meta| {
             let key = key_of(&meta);
             match key.as_str() {
@@ -443,6 +517,7 @@ pub fn parse_serde_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> SerdeAttr {
                     s.unsupported.push((key.clone(), meta.path.span()));
                     skip_value(&meta)?;
                 }
+                // serde checks its own keys; the others do not change the schema.
                 _ => skip_value(&meta)?,
             }
             Ok(())
@@ -470,7 +545,7 @@ fn de_string(meta: &ParseNestedMeta) -> syn::Result<String> {
     out.ok_or_else(|| meta.error("expected `deserialize = \"...\"`"))
 }
 
-/// Drops our inert attributes so the item compiles as the user wrote it.
-pub fn strip_arg_attrs(attrs: &mut Vec<Attribute>) {
-    attrs.retain(|a| !["arg", "doc", "ctx"].iter().any(|k| a.path().is_ident(k)));
+/// Drops the inert attributes this crate reads, so the item compiles as the user wrote it.
+pub fn strip_inert_attrs(attrs: &mut Vec<Attribute>) {
+    attrs.retain(|a| ![ARG, DOC, CTX].iter().any(|k| a.path().is_ident(k)));
 }

@@ -4,22 +4,79 @@
 use proc_macro2::Span;
 use syn::{Expr, ExprLit, Lit, LitStr};
 
-use crate::ast::{Arg, Shape, limits, number_inside, shape, type_span};
+use crate::ast::{
+    Arg, Body, Container, Shape, Tool, VariantShape, limits, number_inside, shape, type_span,
+};
 use crate::attr::{NumLit, ToolAttr};
 use crate::ctxt::Ctxt;
 
-// A tool has a non-empty description and, if it says what it is not for, says something.
+// Every rule of a tool: its description, flags, name, and each argument.
+pub fn check_tool(cx: &mut Ctxt, tool: &Tool) {
+    check_tool_description(cx, &tool.attr);
+    check_tool_flags(cx, &tool.attr);
+    check_tool_name(cx, &tool.name, tool.name_span());
+    for arg in &tool.args {
+        check_arg(cx, arg);
+    }
+}
+
+// Every rule of a derived type: its fields follow the argument rules, a newtype's value is
+// bounded like an argument, a variant takes only a description.
+pub fn check_container(cx: &mut Ctxt, c: &Container) {
+    match &c.body {
+        Body::Struct(args) => args.iter().for_each(|a| check_arg(cx, a)),
+        Body::Newtype(arg) => {
+            check_bounds(cx, arg);
+            check_values(cx, arg);
+        }
+        Body::Enum(variants) => {
+            for v in variants {
+                let va = &v.attr;
+                if va.has_range()
+                    || va.length.is_some()
+                    || va.pattern.is_some()
+                    || va.default.is_some()
+                    || !va.examples.is_empty()
+                    || va.unbounded.is_some()
+                    || va.validate.is_some()
+                {
+                    cx.error_spanned_by(
+                        v.ident,
+                        "on an enum variant only `description` applies: put bounds on the variant's fields",
+                    );
+                }
+                match &v.shape {
+                    VariantShape::Fields(args) => args.iter().for_each(|a| check_arg(cx, a)),
+                    VariantShape::Newtype(_)
+                        if c.serde.tag.is_some() && c.serde.content.is_none() =>
+                    {
+                        cx.error_spanned_by(v.ident, "with `#[serde(tag = ..)]`, write this variant with named fields so its schema is one object");
+                    }
+                    VariantShape::Newtype(_) | VariantShape::Unit => {}
+                }
+            }
+        }
+        Body::Unsupported => {}
+    }
+}
+
+// A tool is described (by `description`, or else its doc comment) and, if it says what it is
+// not for, says something.
 pub fn check_tool_description(cx: &mut Ctxt, attr: &ToolAttr) {
-    match &attr.description {
-        None => cx.error_at(
+    match (&attr.description, &attr.doc) {
+        (None, None) => cx.error_at(
             Span::call_site(),
-            "missing `description`: add #[tool(description = \"...\")] saying what the tool returns and when to use it",
+            "missing `description`: add #[tool(description = \"...\")] or a doc comment saying what the tool returns and when to use it",
         ),
-        Some(d) if d.value().trim().is_empty() => cx.error_spanned_by(
+        (Some(d), _) if d.value().trim().is_empty() => cx.error_spanned_by(
             d,
             "`description` is empty: say what the tool returns and when to use it",
         ),
-        Some(_) => {}
+        (None, Some((d, span))) if d.trim().is_empty() => cx.error_at(
+            *span,
+            "the doc comment that describes this tool is empty: say what the tool returns and when to use it",
+        ),
+        _ => {}
     }
     if let Some(n) = &attr.not_for
         && n.value().trim().is_empty()
@@ -146,9 +203,8 @@ pub fn check_bounds(cx: &mut Ctxt, arg: &Arg) {
             check_range_fits(cx, a.min, a.max, n);
         }
     } else if a.has_range() && matches!(shape, Shape::String | Shape::Bool | Shape::List) {
-        let span = a.range_span.unwrap_or_else(|| arg.span());
-        cx.error_at(
-            span,
+        cx.error_spanned_by(
+            &a.range_tokens,
             format!(
                 "`range` applies to numbers, but {} `{}` is not a number: use `length = a..=b` for strings and lists",
                 arg.what, arg.name
@@ -162,8 +218,8 @@ pub fn check_bounds(cx: &mut Ctxt, arg: &Arg) {
             lo.value > hi.value
         };
         if empty {
-            cx.error_at(
-                a.range_span.unwrap_or(lo.span),
+            cx.error_spanned_by(
+                &a.range_tokens,
                 format!(
                     "the range is empty: the minimum {} is not below the maximum {}",
                     lo.show(),

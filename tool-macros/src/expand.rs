@@ -1,40 +1,23 @@
-//! Code generation for `#[tool]` functions and `#[tools]` impl groups, from the checked model.
+//! Code generation for `#[tool]` functions and `#[tools]` impl groups, from the checked model:
+//! the handle type, the static `Tool` and its spec, the schema functions, the output hooks, the
+//! invoker, the registration and the crate-unique name marker. One function per job.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{FnArg, Ident, ImplItem, ItemFn, ItemImpl, Pat, ReturnType, Signature, Type};
+use syn::{FnArg, Ident, ImplItem, ItemFn, ItemImpl, Signature, Type};
 
-use crate::ast::{Arg, Presence, Shape, is_option, shape, unraw};
-use crate::attr::{self, NumLit, ToolAttr};
+use crate::ast::{Output, Tool, unraw};
+use crate::attr;
 use crate::check;
 use crate::ctxt::Ctxt;
+use crate::doc;
+use crate::field;
+use crate::symbol::TOOL;
 
-/// Tools with more arguments than this should group them in a `#[derive(ToolArg)]` struct.
-const MAX_ARGS: usize = 12;
-
-enum Output {
-    Plain(Type),
-    Result(Type),
-    Unit,
-}
-
-/// One `#[tool]` function or method, parsed and checked.
-struct ToolFn<'a> {
-    attr: ToolAttr,
-    name: String,
-    ident: &'a Ident,
-    is_async: bool,
-    args: Vec<Arg<'a>>,
-    /// `#[ctx] name: &T` parameters: supplied by the host from the call's Context.
-    ctx: Vec<(&'a Ident, &'a Type)>,
-    /// Every parameter in declaration order, for the call.
-    params: Vec<&'a Ident>,
-    output: Output,
-}
-
-pub fn runtime_path(attr: &ToolAttr) -> TokenStream {
-    match &attr.krate {
+/// The path generated code names the runtime by: `::tool_runtime`, or `crate = "..."`.
+pub fn runtime_path(krate: Option<&syn::Path>) -> TokenStream {
+    match krate {
         Some(p) => quote!(#p),
         None => quote!(::tool_runtime),
     }
@@ -57,22 +40,24 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
         Ok(f) => f,
         Err(e) => return e,
     };
-    let mut cx = Ctxt::default();
-    let attr = attr::parse_tool_attr(&mut cx, args);
-    let rt = runtime_path(&attr);
+    let mut cx = Ctxt::new();
+    let mut attr = attr::parse_tool_attr(&mut cx, args);
+    attr.doc = attr::doc_comment(&func.attrs);
+    let rt = runtime_path(attr.krate.as_ref());
     if let Some(r) = func.sig.receiver() {
         // Inside an impl block nothing but the method may be emitted.
         cx.error_spanned_by(r, "a tool method needs #[tools] on its impl block, so the tool can find `self` in the call's Context");
         strip_params(&mut func.sig);
-        let errors = cx.to_compile_errors();
+        let errors = cx.check().err();
         return quote!(#func #errors);
     }
     let sig = func.sig.clone();
-    let model = parse_fn(&mut cx, attr, &sig, false);
+    let model = Tool::from_signature(&mut cx, attr, &sig, false);
+    check::check_tool(&mut cx, &model);
     strip_params(&mut func.sig);
     let ident = &func.sig.ident;
     let vis = &func.vis;
-    let doc = handle_doc(&model);
+    let doc = doc::handle(&model);
     let handle = quote! {
         #[doc = #doc]
         #[allow(non_camel_case_types)]
@@ -80,8 +65,7 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
             _private: (),
         }
     };
-    if cx.has_errors() {
-        let errors = cx.to_compile_errors();
+    if let Err(errors) = cx.check() {
         return quote! {
             #func
             #handle
@@ -94,7 +78,7 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
             #errors
         };
     }
-    let parts = expand_parts(&rt, &model, None);
+    let parts = parts(&rt, &model, None);
     let static_name = static_ident(ident);
     let unique = unique_name_marker(&model);
     quote! {
@@ -123,9 +107,9 @@ pub fn tools(args: TokenStream, item: TokenStream) -> TokenStream {
         Ok(i) => i,
         Err(e) => return e,
     };
-    let mut cx = Ctxt::default();
-    let group_attr = attr::parse_tool_attr(&mut Ctxt::default(), args);
-    let rt = runtime_path(&group_attr);
+    let mut cx = Ctxt::new();
+    let group_crate = attr::parse_group_attr(&mut cx, args);
+    let rt = runtime_path(group_crate.as_ref());
     if !imp.generics.params.is_empty() {
         cx.error_spanned_by(&imp.generics, "a #[tools] impl block cannot be generic");
     }
@@ -136,13 +120,14 @@ pub fn tools(args: TokenStream, item: TokenStream) -> TokenStream {
         );
     }
     let self_ty = (*imp.self_ty).clone();
+    // Each method's #[tool] arguments, signature and doc comment, taken off the method.
     let mut found = Vec::new();
     for item in &mut imp.items {
         let ImplItem::Fn(f) = item else { continue };
         let Some(pos) = f
             .attrs
             .iter()
-            .position(|a| a.path().segments.last().is_some_and(|s| s.ident == "tool"))
+            .position(|a| a.path().segments.last().is_some_and(|s| s.ident == TOOL))
         else {
             continue;
         };
@@ -151,7 +136,7 @@ pub fn tools(args: TokenStream, item: TokenStream) -> TokenStream {
             syn::Meta::List(l) => l.tokens.clone(),
             _ => TokenStream::new(),
         };
-        found.push((args, f.sig.clone(), tool_attr.span()));
+        found.push((args, f.sig.clone(), attr::doc_comment(&f.attrs)));
         strip_params(&mut f.sig);
     }
     if found.is_empty() {
@@ -162,19 +147,17 @@ pub fn tools(args: TokenStream, item: TokenStream) -> TokenStream {
     }
     let sigs: Vec<Signature> = found.iter().map(|(_, s, _)| s.clone()).collect();
     let mut models = Vec::new();
-    for ((args, _, span), sig) in found.iter().zip(&sigs) {
-        let mut attr = attr::parse_tool_attr(&mut cx, args.clone());
+    for ((args, _, doc), sig) in found.into_iter().zip(&sigs) {
+        let mut attr = attr::parse_tool_attr(&mut cx, args);
+        attr.doc = doc;
         if attr.krate.is_none() {
-            attr.krate = group_attr.krate.clone();
+            attr.krate = group_crate.clone();
         }
-        if attr.description.is_none() {
-            cx.error_at(*span, "missing `description`: add #[tool(description = \"...\")] saying what the tool returns and when to use it");
-            attr.description = Some(syn::LitStr::new("-", *span));
-        }
-        models.push(parse_fn(&mut cx, attr, sig, true));
+        let model = Tool::from_signature(&mut cx, attr, sig, true);
+        check::check_tool(&mut cx, &model);
+        models.push(model);
     }
-    if cx.has_errors() {
-        let errors = cx.to_compile_errors();
+    if let Err(errors) = cx.check() {
         return quote! {
             #imp
             impl #self_ty {
@@ -186,7 +169,10 @@ pub fn tools(args: TokenStream, item: TokenStream) -> TokenStream {
             #errors
         };
     }
-    let parts = models.iter().map(|m| expand_parts(&rt, m, Some(&self_ty)));
+    let parts = models.iter().map(|m| {
+        let rt = runtime_path(m.attr.krate.as_ref());
+        parts(&rt, m, Some(&self_ty))
+    });
     let statics: Vec<Ident> = models.iter().map(|m| static_ident(m.ident)).collect();
     let uniques = models.iter().map(unique_name_marker);
     let n = models.len();
@@ -212,373 +198,60 @@ fn static_ident(ident: &Ident) -> Ident {
     format_ident!("__TOOL_{}", unraw(ident).to_uppercase())
 }
 
-fn parse_fn<'a>(cx: &mut Ctxt, attr: ToolAttr, sig: &'a Signature, in_group: bool) -> ToolFn<'a> {
-    check::check_tool_description(cx, &attr);
-    check::check_tool_flags(cx, &attr);
-    let name = match &attr.name {
-        Some(n) => {
-            check::check_tool_name(cx, &n.value(), n.span());
-            n.value()
-        }
-        None => {
-            let n = unraw(&sig.ident);
-            check::check_tool_name(cx, &n, sig.ident.span());
-            n
-        }
-    };
-    if !sig.generics.params.is_empty() {
-        cx.error_spanned_by(
-            &sig.generics,
-            "a tool cannot be generic: the model needs one concrete schema",
-        );
-    }
-    if let Some(c) = &sig.constness {
-        cx.error_spanned_by(c, "a tool cannot be a `const fn`");
-    }
-    if sig.variadic.is_some() || sig.abi.is_some() {
-        cx.error_spanned_by(&sig.ident, "a tool must be a plain Rust function");
-    }
-    let mut args = Vec::new();
-    let mut ctx = Vec::new();
-    let mut params = Vec::new();
-    for input in &sig.inputs {
-        match input {
-            FnArg::Receiver(r) => {
-                if !in_group {
-                    cx.error_spanned_by(r, "a tool method needs #[tools] on its impl block, so the tool can find `self` in the call's Context");
-                } else if !matches!(r.kind, syn::ReceiverKind::Reference(_, _, None)) {
-                    cx.error_spanned_by(
-                        r,
-                        "a tool method takes `&self`: the host shares one value between calls",
-                    );
-                }
-            }
-            FnArg::Typed(pt) => {
-                let Pat::Ident(pi) = &*pt.pat else {
-                    cx.error_spanned_by(
-                        &pt.pat,
-                        "a tool argument needs a plain name: the name is what the model fills in",
-                    );
-                    continue;
-                };
-                params.push(&pi.ident);
-                if let Some(ctx_attr) = pt.attrs.iter().find(|a| a.path().is_ident("ctx")) {
-                    // #[ctx] session: &Session
-                    if pt.attrs.iter().any(|a| a.path().is_ident("arg")) {
-                        cx.error_spanned_by(ctx_attr, "a `#[ctx]` parameter comes from the host, not the model: it takes no #[arg(...)]");
-                    }
-                    match &*pt.ty {
-                        Type::Reference(r) if r.mutability.is_none() => ctx.push((&pi.ident, &*r.elem)),
-                        _ => cx.error_spanned_by(
-                            &pt.ty,
-                            "a `#[ctx]` parameter borrows a value the host put in the Context: write it as a shared reference, such as `&Session`",
-                        ),
-                    }
-                    continue;
-                }
-                if matches!(&*pt.ty, Type::ImplTrait(_) | Type::Reference(_)) {
-                    cx.error_spanned_by(&pt.ty, "a tool argument needs an owned, concrete type such as `String` or a #[derive(ToolArg)] type (host values take `#[ctx]`)");
-                    continue;
-                }
-                let a = attr::parse_arg_attrs(cx, &pt.attrs);
-                let arg = Arg {
-                    what: "argument",
-                    ident: &pi.ident,
-                    name: unraw(&pi.ident),
-                    ty: &pt.ty,
-                    attr: a,
-                    serde_default: false,
-                    skip_de: false,
-                    output: Presence::Required,
-                };
-                check::check_arg(cx, &arg);
-                args.push(arg);
-            }
-        }
-    }
-    if in_group && sig.receiver().is_none() {
-        cx.error_spanned_by(&sig.ident, "a tool in a #[tools] block takes `&self`; make a free function a tool with #[tool] outside the block");
-    }
-    if args.len() > MAX_ARGS {
-        cx.error_spanned_by(
-            &sig.inputs,
-            format!("a tool takes at most {MAX_ARGS} arguments: group related ones in a #[derive(ToolArg)] struct"),
-        );
-    }
-    let output = match &sig.output {
-        ReturnType::Default => Output::Unit,
-        ReturnType::Type(_, ty) => match result_ok_type(ty) {
-            Some(ok) => Output::Result(ok.clone()),
-            None => Output::Plain((**ty).clone()),
-        },
-    };
-    ToolFn {
-        attr,
-        name,
-        ident: &sig.ident,
-        is_async: sig.asyncness.is_some(),
-        args,
-        ctx,
-        params,
-        output,
-    }
+/// The names of one tool's generated items.
+struct Names {
+    static_name: Ident,
+    input: Ident,
+    output: Ident,
+    invoke: Ident,
+    hooks: Ident,
+    redact: Ident,
 }
 
-/// `Result<T, E>` (or a one-argument alias such as `anyhow::Result<T>`): `T`.
-fn result_ok_type(ty: &Type) -> Option<&Type> {
-    let Type::Path(p) = ty else { return None };
-    let seg = p.path.segments.last()?;
-    if seg.ident != "Result" {
-        return None;
-    }
-    let syn::PathArguments::AngleBracketed(a) = &seg.arguments else {
-        return None;
-    };
-    match a.args.first() {
-        Some(syn::GenericArgument::Type(t)) => Some(t),
-        _ => None,
-    }
-}
-
-fn strip_params(sig: &mut Signature) {
-    for input in &mut sig.inputs {
-        match input {
-            FnArg::Typed(pt) => attr::strip_arg_attrs(&mut pt.attrs),
-            FnArg::Receiver(r) => attr::strip_arg_attrs(&mut r.attrs),
+impl Names {
+    fn of(ident: &Ident) -> Names {
+        let base = unraw(ident);
+        Names {
+            static_name: static_ident(ident),
+            input: format_ident!("__input_{}", base),
+            output: format_ident!("__output_{}", base),
+            invoke: format_ident!("__invoke_{}", base),
+            hooks: format_ident!("__HOOKS_{}", base.to_uppercase()),
+            redact: format_ident!("__redact_{}", base),
         }
     }
 }
 
-fn description(model: &ToolFn) -> String {
-    model
-        .attr
-        .description
-        .as_ref()
-        .map(|d| d.value().trim().to_owned())
-        .unwrap_or_default()
+/// Everything one tool adds, inside the `const _` block of its handle or group.
+fn parts(rt: &TokenStream, model: &Tool, self_ty: Option<&Type>) -> TokenStream {
+    let names = Names::of(model.ident);
+    let spec = spec_static(rt, model, &names);
+    let input = input_schema_fn(rt, model, &names);
+    let output = output_fns(rt, model, &names);
+    let invoke = invoke_fn(rt, model, &names, self_ty);
+    let assertions = model.args.iter().map(|a| field::assertions(rt, a));
+    let static_name = &names.static_name;
+    quote! {
+        #spec
+        #input
+        #output
+        #invoke
+        #rt::__private::inventory::submit! { #rt::__private::Registration(&#static_name) }
+        #(#assertions)*
+    }
 }
 
-/// The rustdoc of a tool's handle: the tool as the model sees it, from what the macro knows.
-fn handle_doc(model: &ToolFn) -> String {
+/// `static __TOOL_X: Tool = Tool::__new(Spec { .. })`: what the tool declares.
+fn spec_static(rt: &TokenStream, model: &Tool, names: &Names) -> TokenStream {
     let a = &model.attr;
-    let code = |t: &dyn quote::ToTokens| {
-        let s = quote!(#t)
-            .to_string()
-            .replace(" < ", "<")
-            .replace(" <", "<")
-            .replace("< ", "<")
-            .replace(" >", ">")
-            .replace(" ,", ",");
-        format!("`{s}`")
-    };
-    let mut doc = format!("The tool `{}`", model.name);
-    if let Some(t) = &a.title {
-        doc.push_str(&format!(" ({})", t.value()));
-    }
-    doc.push_str(&format!(": {}", description(model)));
-    if let Some(n) = &a.not_for {
-        doc.push_str(&format!("\n\n**Not for:** {}", n.value()));
-    }
-    if model.args.is_empty() {
-        doc.push_str("\n\nNo arguments.");
-    } else {
-        doc.push_str("\n\n| argument | type | required | constraints | default | description |\n|---|---|---|---|---|---|");
-        for arg in &model.args {
-            let x = &arg.attr;
-            let mut c = Vec::new();
-            match (x.min, x.max) {
-                (Some(lo), Some(hi)) => c.push(format!(
-                    "{}{}{}",
-                    lo.show(),
-                    if x.exclusive_max { ".." } else { "..=" },
-                    hi.show()
-                )),
-                (Some(lo), None) => c.push(format!(">= {}", lo.show())),
-                (None, Some(hi)) => c.push(format!("<= {}", hi.show())),
-                _ => {}
-            }
-            if let Some((lo, hi, _)) = x.length {
-                c.push(format!(
-                    "length {}..={}",
-                    lo.map(|l| l.to_string()).unwrap_or_default(),
-                    hi.map(|h| h.to_string()).unwrap_or_default()
-                ));
-            }
-            if let Some(p) = &x.pattern {
-                c.push(format!("pattern `{}`", p.value()));
-            }
-            if let Some(u) = &x.unbounded {
-                c.push(format!("unbounded: {}", u.value()));
-            }
-            let default = x.default.as_ref().map(|d| code(d)).unwrap_or_default();
-            let text = x
-                .description_text()
-                .map(|(d, _)| d)
-                .unwrap_or_default()
-                .replace('|', "\\|");
-            doc.push_str(&format!(
-                "\n| `{}` | {} | {} | {} | {} | {} |",
-                arg.name,
-                code(arg.ty),
-                if arg.input() == crate::ast::Presence::Required {
-                    "yes"
-                } else {
-                    "no"
-                },
-                c.join(", ").replace('|', "\\|"),
-                default,
-                text
-            ));
-        }
-    }
-    match &model.output {
-        Output::Plain(t) | Output::Result(t) => doc.push_str(&format!("\n\nReturns {}.", code(t))),
-        Output::Unit => {}
-    }
-    let mut facts = Vec::new();
-    if !a.requires.is_empty() {
-        facts.push(format!(
-            "requires {}",
-            a.requires
-                .iter()
-                .map(|r| format!("`{}`", r.value()))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
-    let flag = |f: &Option<syn::LitBool>| f.as_ref().is_some_and(|b| b.value);
-    if a.needs_approval
-        .as_ref()
-        .map_or(flag(&a.destructive), |b| b.value)
-    {
-        facts.push("each call waits for a person's approval".into());
-    }
-    for (f, label) in [
-        (&a.read_only, "read-only"),
-        (&a.destructive, "destructive"),
-        (&a.idempotent, "idempotent"),
-        (&a.open_world, "open world"),
-    ] {
-        if flag(f) {
-            facts.push(label.into());
-        }
-    }
-    if !model.ctx.is_empty() {
-        let ctx: Vec<String> = model
-            .ctx
-            .iter()
-            .map(|(id, ty)| format!("`{id}: &{}`", code(ty).trim_matches('`')))
-            .collect();
-        facts.push(format!(
-            "supplied by the host, never the model: {}",
-            ctx.join(", ")
-        ));
-    }
-    if !facts.is_empty() {
-        doc.push_str(&format!("\n\n{}.", facts.join("; ")));
-    }
-    doc.push_str("\n\nGenerated by `#[tool]`; get the tool with `tool()`.");
-    doc
-}
-
-/// The static `Tool`, its schema functions, its invoker and the compile-time assertions.
-fn expand_parts(rt: &TokenStream, model: &ToolFn, self_ty: Option<&Type>) -> TokenStream {
-    let ident = model.ident;
     let name = &model.name;
-    let desc = description(model);
-    let not_for = match &model.attr.not_for {
-        Some(n) => {
-            let v = n.value();
-            quote!(::core::option::Option::Some(#v))
-        }
+    let desc = model.description();
+    let opt_str = |v: Option<String>| match v {
+        Some(v) => quote!(::core::option::Option::Some(#v)),
         None => quote!(::core::option::Option::None),
     };
-    let static_name = static_ident(ident);
-    let panic_to_model = model.attr.panic_to_model.as_ref().is_some_and(|b| b.value);
-    let input = format_ident!("__input_{}", unraw(ident));
-    let output = format_ident!("__output_{}", unraw(ident));
-    let invoke = format_ident!("__invoke_{}", unraw(ident));
-    let fields = model.args.iter().map(|a| expand_field(rt, a));
-    let assertions = model.args.iter().map(|a| expand_assertions(rt, a));
-    let out_ty = match &model.output {
-        Output::Plain(t) | Output::Result(t) => quote!(#t),
-        Output::Unit => quote!(()),
-    };
-    let idents: Vec<&Ident> = model.args.iter().map(|a| a.ident).collect();
-    let tys: Vec<&Type> = model.args.iter().map(|a| a.ty).collect();
-    let names: Vec<&String> = model.args.iter().map(|a| &a.name).collect();
-    // One `Option<T>` per parameter, filled by the runtime through `&mut dyn Slot`.
-    let slots: Vec<Ident> = idents
-        .iter()
-        .map(|i| format_ident!("__slot_{}", unraw(i)))
-        .collect();
-    let slot_refs = slots
-        .iter()
-        .zip(&tys)
-        .map(|(s, ty)| quote_spanned!(ty.span()=> &mut #s as &mut dyn #rt::__private::Slot));
-    let unwrap_slots = if slots.is_empty() {
-        quote!()
-    } else {
-        quote! {
-            let (#(::core::option::Option::Some(#idents),)*) = (#(#slots,)*) else {
-                return #rt::__private::Invocation::Ready(::core::result::Result::Err(#rt::__private::unfilled()));
-            };
-        }
-    };
-    let (state, callee) = match self_ty {
-        Some(t) => (
-            quote! {
-                let __this: &#t = match #rt::__private::state::<#t>(__cx) {
-                    ::core::result::Result::Ok(s) => s,
-                    ::core::result::Result::Err(e) => return #rt::__private::Invocation::Ready(::core::result::Result::Err(e)),
-                };
-            },
-            quote!(__this.#ident),
-        ),
-        None => (quote!(), quote!(#ident)),
-    };
-    let ctx_params = model.ctx.iter().map(|(id, ty)| {
-        quote_spanned! {ty.span()=>
-            let #id: &#ty = match #rt::__private::state::<#ty>(__cx) {
-                ::core::result::Result::Ok(s) => s,
-                ::core::result::Result::Err(e) => return #rt::__private::Invocation::Ready(::core::result::Result::Err(e)),
-            };
-        }
-    });
-    let state = quote!(#state #(#ctx_params)*);
-    let params = &model.params;
-    let convert = match &model.output {
-        Output::Result(_) => quote!(#rt::__private::result),
-        _ => quote!(#rt::__private::ok),
-    };
-    let hooks = format_ident!("__HOOKS_{}", unraw(ident).to_uppercase());
-    let redact_fn = format_ident!("__redact_{}", unraw(ident));
-    let to_model = match &model.attr.to_model {
-        Some(p) => {
-            quote_spanned!(p.span()=> ::core::option::Option::Some(#p as fn(&#out_ty) -> #rt::__private::ModelOutput))
-        }
-        None => quote!(::core::option::Option::None),
-    };
-    let (redact, redact_item) = match &model.attr.redact {
-        Some(p) => (
-            quote!(::core::option::Option::Some(#redact_fn as #rt::__private::RedactFn<#out_ty>)),
-            quote_spanned! {p.span()=>
-                fn #redact_fn(v: &#out_ty) -> ::core::result::Result<#rt::__private::serde_json::Value, ::std::string::String> {
-                    #rt::__private::redacted(#p(v))
-                }
-            },
-        ),
-        None => (quote!(::core::option::Option::None), quote!()),
-    };
-    let call = if model.is_async {
-        quote! {
-            #rt::__private::boxed(async move { #convert(#callee(#(#params),*).await, &#hooks) })
-        }
-    } else {
-        quote! {
-            #rt::__private::Invocation::Ready(#convert(#callee(#(#params),*), &#hooks))
-        }
-    };
+    let not_for = opt_str(a.not_for.as_ref().map(|n| n.value()));
+    let title = opt_str(a.title.as_ref().map(|t| t.value()));
     let flag = |f: &Option<syn::LitBool>| match f {
         Some(b) => {
             let v = b.value;
@@ -586,33 +259,28 @@ fn expand_parts(rt: &TokenStream, model: &ToolFn, self_ty: Option<&Type>) -> Tok
         }
         None => quote!(::core::option::Option::None),
     };
-    let title = match &model.attr.title {
-        Some(t) => quote!(::core::option::Option::Some(#t)),
-        None => quote!(::core::option::Option::None),
-    };
     let (read_only, destructive, idempotent, open_world) = (
-        flag(&model.attr.read_only),
-        flag(&model.attr.destructive),
-        flag(&model.attr.idempotent),
-        flag(&model.attr.open_world),
+        flag(&a.read_only),
+        flag(&a.destructive),
+        flag(&a.idempotent),
+        flag(&a.open_world),
     );
-    let requires = &model.attr.requires;
-    let allow_lints = model.attr.allow_lints.iter().filter_map(|a| {
-        let v = a.value();
+    let panic_to_model = a.panic_to_model.as_ref().is_some_and(|b| b.value);
+    let needs_approval = model.needs_approval();
+    let requires = &a.requires;
+    let allow_lints = a.allow_lints.iter().filter_map(|l| {
+        let v = l.value();
         let (id, why) = v.split_once(':')?;
         let (id, why) = (id.trim().to_owned(), why.trim().to_owned());
         Some(quote!((#id, #why)))
     });
-    // Approval is the default for destructive tools unless the tool says otherwise.
-    let needs_approval = match &model.attr.needs_approval {
-        Some(b) => b.value,
-        None => model.attr.destructive.as_ref().is_some_and(|b| b.value),
-    };
-    let out_span = match &model.output {
-        Output::Plain(t) | Output::Result(t) => t.span(),
-        Output::Unit => Span::call_site(),
-    };
-    let output_fn = quote_spanned!(out_span=> #rt::__private::output_schema::<#out_ty>);
+    let Names {
+        static_name,
+        input,
+        output,
+        invoke,
+        ..
+    } = names;
     quote! {
         static #static_name: #rt::__private::Tool = #rt::__private::Tool::__new(#rt::__private::Spec {
             name: #name,
@@ -633,249 +301,199 @@ fn expand_parts(rt: &TokenStream, model: &ToolFn, self_ty: Option<&Type>) -> Tok
             output: #output,
             invoke: #invoke,
         });
+    }
+}
+
+/// The input schema function: an object of the tool's arguments.
+fn input_schema_fn(rt: &TokenStream, model: &Tool, names: &Names) -> TokenStream {
+    let fields = model.args.iter().map(|a| field::field(rt, a));
+    let input = &names.input;
+    quote! {
         fn #input(g: &mut #rt::__private::schemars::SchemaGenerator) -> #rt::__private::schemars::Schema {
             #rt::__private::object(g, ::core::option::Option::None, &[#(#fields),*])
         }
-        #redact_item
+    }
+}
+
+/// The output's type: `()` for a tool that returns nothing.
+fn output_type(model: &Tool) -> TokenStream {
+    match model.output.ty() {
+        Some(t) => quote!(#t),
+        None => quote!(()),
+    }
+}
+
+/// The output schema function and the output hooks (`to_model`, `redact`).
+fn output_fns(rt: &TokenStream, model: &Tool, names: &Names) -> TokenStream {
+    let out_ty = output_type(model);
+    let out_span = model
+        .output
+        .ty()
+        .map_or_else(Span::call_site, Spanned::span);
+    let Names {
+        output,
+        hooks,
+        redact,
+        ..
+    } = names;
+    let to_model = match &model.attr.to_model {
+        Some(p) => {
+            quote_spanned!(p.span()=> ::core::option::Option::Some(#p as fn(&#out_ty) -> #rt::__private::ModelOutput))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let (redact_hook, redact_fn) = match &model.attr.redact {
+        Some(p) => (
+            quote!(::core::option::Option::Some(#redact as #rt::__private::RedactFn<#out_ty>)),
+            quote_spanned! {p.span()=>
+                fn #redact(v: &#out_ty) -> ::core::result::Result<#rt::__private::serde_json::Value, ::std::string::String> {
+                    #rt::__private::redacted(#p(v))
+                }
+            },
+        ),
+        None => (quote!(::core::option::Option::None), quote!()),
+    };
+    let output_schema = quote_spanned!(out_span=> #rt::__private::output_schema::<#out_ty>);
+    quote! {
+        #redact_fn
         const #hooks: #rt::__private::Hooks<#out_ty> = #rt::__private::Hooks {
             to_model: #to_model,
-            redact: #redact,
+            redact: #redact_hook,
         };
         fn #output(g: &mut #rt::__private::schemars::SchemaGenerator) -> #rt::__private::schemars::Schema {
-            #output_fn(g)
+            #output_schema(g)
         }
+    }
+}
+
+/// The invoker: host values from the Context, the arguments decoded into one slot per
+/// parameter, then the call and its output.
+fn invoke_fn(rt: &TokenStream, model: &Tool, names: &Names, self_ty: Option<&Type>) -> TokenStream {
+    let ident = model.ident;
+    let idents: Vec<&Ident> = model.args.iter().map(|a| a.ident).collect();
+    let tys: Vec<&Type> = model.args.iter().map(|a| a.ty).collect();
+    let arg_names: Vec<&String> = model.args.iter().map(|a| &a.name).collect();
+    // One `Option<T>` per parameter, filled by the runtime through `&mut dyn Slot`.
+    let slots: Vec<Ident> = idents
+        .iter()
+        .map(|i| format_ident!("__slot_{}", unraw(i)))
+        .collect();
+    let slot_refs = slots
+        .iter()
+        .zip(&tys)
+        .map(|(s, ty)| quote_spanned!(ty.span()=> &mut #s as &mut dyn #rt::__private::Slot));
+    let unwrap_slots = if slots.is_empty() {
+        quote!()
+    } else {
+        quote! {
+            let (#(::core::option::Option::Some(#idents),)*) = (#(#slots,)*) else {
+                return #rt::__private::Invocation::Ready(::core::result::Result::Err(#rt::__private::unfilled()));
+            };
+        }
+    };
+    let host_value = |name: &Ident, ty: &dyn quote::ToTokens, span: Span| {
+        quote_spanned! {span=>
+            let #name: &#ty = match #rt::__private::state::<#ty>(__cx) {
+                ::core::result::Result::Ok(s) => s,
+                ::core::result::Result::Err(e) => return #rt::__private::Invocation::Ready(::core::result::Result::Err(e)),
+            };
+        }
+    };
+    let this = format_ident!("__this");
+    let (state, callee) = match self_ty {
+        Some(t) => (
+            host_value(&this, t, Span::call_site()),
+            quote!(#this.#ident),
+        ),
+        None => (quote!(), quote!(#ident)),
+    };
+    let ctx_params = model
+        .ctx
+        .iter()
+        .map(|(id, ty)| host_value(id, ty, ty.span()));
+    let params = &model.params;
+    let convert = match &model.output {
+        Output::Result(_) => quote!(#rt::__private::result),
+        _ => quote!(#rt::__private::ok),
+    };
+    let hooks = &names.hooks;
+    let call = if model.is_async {
+        quote! {
+            #rt::__private::boxed(async move { #convert(#callee(#(#params),*).await, &#hooks) })
+        }
+    } else {
+        quote! {
+            #rt::__private::Invocation::Ready(#convert(#callee(#(#params),*), &#hooks))
+        }
+    };
+    let invoke = &names.invoke;
+    quote! {
         #[allow(unused_variables, unused_mut)]
         fn #invoke<'a>(
             __cx: &'a #rt::__private::Context,
             __input: #rt::__private::Input<'_>,
         ) -> #rt::__private::Invocation<'a> {
             #state
+            #(#ctx_params)*
             #(let mut #slots: ::core::option::Option<#tys> = ::core::option::Option::None;)*
-            if let ::core::result::Result::Err(e) = #rt::__private::decode(__input, &[#(#names),*], &mut [#(#slot_refs),*]) {
+            if let ::core::result::Result::Err(e) = #rt::__private::decode(__input, &[#(#arg_names),*], &mut [#(#slot_refs),*]) {
                 return #rt::__private::Invocation::Ready(::core::result::Result::Err(e));
             }
             #unwrap_slots
             #call
         }
-        #rt::__private::inventory::submit! { #rt::__private::Registration(&#static_name) }
-        #(#assertions)*
     }
 }
 
-fn num(rt: &TokenStream, n: Option<NumLit>, integer_exclusive_max: bool) -> TokenStream {
-    match n {
-        None => quote!(::core::option::Option::None),
-        Some(NumLit { int: Some(i), .. }) => {
-            let i = if integer_exclusive_max { i - 1 } else { i };
-            if i < 0 {
-                let v = i as i64;
-                quote!(::core::option::Option::Some(#rt::__private::Num::Int(#v)))
-            } else {
-                let v = i as u64;
-                quote!(::core::option::Option::Some(#rt::__private::Num::UInt(#v)))
-            }
+fn strip_params(sig: &mut Signature) {
+    for input in &mut sig.inputs {
+        match input {
+            FnArg::Typed(pt) => attr::strip_inert_attrs(&mut pt.attrs),
+            FnArg::Receiver(r) => attr::strip_inert_attrs(&mut r.attrs),
         }
-        Some(NumLit { value, .. }) => {
-            quote!(::core::option::Option::Some(#rt::__private::Num::Float(#value)))
-        }
-    }
-}
-
-fn opt_u64(v: Option<u64>) -> TokenStream {
-    match v {
-        Some(v) => quote!(::core::option::Option::Some(#v)),
-        None => quote!(::core::option::Option::None),
-    }
-}
-
-/// The `Field` describing one argument or struct field; shared with the derive.
-pub fn expand_field(rt: &TokenStream, arg: &Arg) -> TokenStream {
-    let a = &arg.attr;
-    let name = &arg.name;
-    let ty = arg.ty;
-    let presence = |p: Presence| match p {
-        Presence::Required => quote!(#rt::__private::Presence::Required),
-        Presence::Optional => quote!(#rt::__private::Presence::Optional),
-        Presence::Absent => quote!(#rt::__private::Presence::Absent),
-    };
-    let input = presence(arg.input());
-    let output = presence(arg.output);
-    let desc = a.description_text().map(|(d, _)| d).unwrap_or_default();
-    let integer = matches!(
-        crate::ast::number_inside(ty).map(crate::ast::limits),
-        Some((_, _, true))
-    );
-    // `1..501` on an integer is shown to the model as `maximum: 500`.
-    let integer_exclusive = a.exclusive_max && integer && a.max.is_some_and(|m| m.is_int());
-    // Only what the argument sets; the rest comes from `ArgSpec::described`.
-    let mut spec = Vec::new();
-    if a.min.is_some() {
-        let min = num(rt, a.min, false);
-        spec.push(quote!(min: #min,));
-    }
-    if a.max.is_some() {
-        let max = num(rt, a.max, integer_exclusive);
-        spec.push(quote!(max: #max,));
-    }
-    if a.exclusive_max && !integer_exclusive {
-        spec.push(quote!(exclusive_max: true,));
-    }
-    if let Some((lo, hi, _)) = a.length {
-        let (lo, hi) = (opt_u64(lo), opt_u64(hi));
-        spec.push(quote!(min_length: #lo, max_length: #hi,));
-    }
-    if let Some(p) = &a.pattern {
-        spec.push(quote!(pattern: ::core::option::Option::Some(#p),));
-    }
-    let numeric = a.has_range() || a.unbounded.is_some();
-    let tspan = ty.span();
-    let schema = if numeric {
-        quote_spanned!(tspan=> #rt::__private::ranged::<#ty>)
-    } else {
-        quote_spanned!(tspan=> #rt::__private::plain::<#ty>)
-    };
-    let default = match &a.default {
-        Some(e) => {
-            let d = value_json(rt, ty, e);
-            quote!({
-                fn __default() -> #rt::__private::serde_json::Value { #d }
-                ::core::option::Option::Some(__default as fn() -> #rt::__private::serde_json::Value)
-            })
-        }
-        None => quote!(::core::option::Option::None),
-    };
-    let example_fns = a.examples.iter().enumerate().map(|(i, e)| {
-        let f = format_ident!("__example_{}", i);
-        let body = value_json(rt, ty, e);
-        quote!(fn #f() -> #rt::__private::serde_json::Value { #body })
-    });
-    let example_names = (0..a.examples.len()).map(|i| format_ident!("__example_{}", i));
-    let examples = if a.examples.is_empty() {
-        quote!(&[])
-    } else {
-        quote!({
-            #(#example_fns)*
-            const EXAMPLES: &[fn() -> #rt::__private::serde_json::Value] = &[#(#example_names),*];
-            EXAMPLES
-        })
-    };
-    quote! {
-        #rt::__private::Field {
-            name: #name,
-            input: #input,
-            output: #output,
-            schema: #schema,
-            spec: #rt::__private::ArgSpec {
-                #(#spec)*
-                ..#rt::__private::ArgSpec::described(#desc)
-            },
-            default: #default,
-            examples: #examples,
-        }
-    }
-}
-
-/// The JSON of a `default` or `example` as the argument's type; a string literal is read as a
-/// `String` (or `Option<String>`) and refused, with a clear message, for any other type.
-fn value_json(rt: &TokenStream, ty: &Type, e: &syn::Expr) -> TokenStream {
-    let is_str = matches!(
-        e,
-        syn::Expr::Lit(syn::ExprLit {
-            lit: syn::Lit::Str(_),
-            ..
-        })
-    );
-    if is_str {
-        // The type is re-spanned to the literal, so a mismatch points at the literal.
-        let ty_here = respan(quote!(#ty), e.span());
-        quote_spanned!(e.span()=> #rt::__private::to_json::<#ty>(#rt::__private::str_literal::<#ty_here>(#e)))
-    } else {
-        quote_spanned!(e.span()=> #rt::__private::to_json::<#ty>(#e))
-    }
-}
-
-/// `tokens` with every span set to `span`.
-fn respan(tokens: TokenStream, span: Span) -> TokenStream {
-    tokens
-        .into_iter()
-        .map(|mut tt| {
-            if let proc_macro2::TokenTree::Group(g) = &tt {
-                let mut group = proc_macro2::Group::new(g.delimiter(), respan(g.stream(), span));
-                group.set_span(span);
-                tt = proc_macro2::TokenTree::Group(group);
-            } else {
-                tt.set_span(span);
-            }
-            tt
-        })
-        .collect()
-}
-
-/// Trait-bound checks for what the macro cannot see: `length` and `pattern` on an alias, and a
-/// `range` that may not fit an aliased number type.
-pub fn expand_assertions(rt: &TokenStream, arg: &Arg) -> TokenStream {
-    let a = &arg.attr;
-    let ty = arg.ty;
-    let unknown = shape(ty) == Shape::Unknown && !is_option(ty);
-    let mut out = TokenStream::new();
-    if let Some((_, _, span)) = a.length
-        && unknown
-    {
-        out.extend(quote_spanned!(span=> let _ = #rt::__private::assert_length::<#ty>;));
-    }
-    if let Some(p) = &a.pattern
-        && unknown
-    {
-        out.extend(quote_spanned!(p.span()=> let _ = #rt::__private::assert_pattern::<#ty>;));
-    }
-    if a.has_range() && crate::ast::number_inside(ty).is_none() {
-        let span = a.range_span.unwrap_or_else(|| ty.span());
-        let min = num(rt, a.min, false);
-        let max = num(rt, a.max, false);
-        let msg = format!(
-            "the `range` of {} `{}` does not fit its number type",
-            arg.what, arg.name
-        );
-        out.extend(quote_spanned! {span=>
-            const { #rt::__private::check_range::<<#ty as #rt::__private::RangeArg>::Number>(#min, #max, #msg) };
-        });
-    }
-    if out.is_empty() {
-        return out;
-    }
-    quote! {
-        const _: () = {
-            #[allow(dead_code)]
-            fn __assertions() { #out }
-        };
     }
 }
 
 /// A crate-unique item per tool name: a second tool with the same name in the crate is an
-/// error at compile time. Names are encoded so that distinct tool names never collide.
-fn unique_name_marker(model: &ToolFn) -> TokenStream {
-    let encoded: String = model
-        .name
-        .chars()
-        .map(|c| {
-            if c == '-' {
-                "_2d_".to_owned()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect();
-    let span = model
-        .attr
-        .name
-        .as_ref()
-        .map(|n| n.span())
-        .unwrap_or_else(|| model.ident.span());
-    let marker = Ident::new(&format!("duplicate_tool_name_{encoded}"), span);
+/// error at compile time.
+fn unique_name_marker(model: &Tool) -> TokenStream {
+    let span = model.name_span();
+    let marker = Ident::new(
+        &format!("duplicate_tool_name_{}", encode_name(&model.name)),
+        span,
+    );
     quote_spanned! {span=>
         #[doc(hidden)]
         #[macro_export]
         #[allow(non_local_definitions)]
         macro_rules! #marker { () => {} }
+    }
+}
+
+/// A tool name as identifier characters, one-to-one: `_` is written `__` and `-` is `_d`, so
+/// `a-b` (`a_db`) and `a_2d_b` (`a__2d__b`) stay apart.
+fn encode_name(name: &str) -> String {
+    let mut s = String::with_capacity(name.len() + 4);
+    for c in name.chars() {
+        match c {
+            '_' => s.push_str("__"),
+            '-' => s.push_str("_d"),
+            c => s.push(c),
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::encode_name;
+
+    #[test]
+    fn distinct_names_encode_apart() {
+        let names = ["a-b", "a_2d_b", "a_db", "a__b", "a_-b", "a-_b", "ab", "a_b"];
+        let mut encoded: Vec<String> = names.iter().map(|n| encode_name(n)).collect();
+        encoded.sort();
+        encoded.dedup();
+        assert_eq!(encoded.len(), names.len(), "{encoded:?}");
     }
 }

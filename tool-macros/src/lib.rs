@@ -6,8 +6,11 @@ mod attr;
 mod check;
 mod ctxt;
 mod derive;
+mod doc;
 mod expand;
+mod field;
 mod symbol;
+mod table;
 
 use proc_macro::TokenStream;
 

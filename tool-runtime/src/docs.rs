@@ -12,6 +12,7 @@ use std::io::Write as _;
 use serde_json::{Value, json};
 
 use crate::lint;
+use crate::table;
 use crate::{Tool, ToolSet};
 
 /// The catalog as JSON: every tool with its description, boundary, permissions, approval,
@@ -101,36 +102,23 @@ fn allowed(p: &Value) -> Option<Vec<String>> {
         .collect()
 }
 
+/// An argument's constraints from its schema, in the words of the shared argument table.
 fn constraints(p: &Value) -> String {
-    let mut parts = Vec::new();
     let num = |k: &str| p.get(k).map(Value::to_string);
-    match (num("minimum"), num("maximum")) {
-        (Some(a), Some(b)) => parts.push(format!("{a}..={b}")),
-        (Some(a), None) => parts.push(format!(">= {a}")),
-        (None, Some(b)) => parts.push(format!("<= {b}")),
-        _ => {}
-    }
-    if let Some(b) = num("exclusiveMaximum") {
-        parts.push(format!("< {b}"));
-    }
-    match (
-        num("minLength").or(num("minItems")),
-        num("maxLength").or(num("maxItems")),
-    ) {
-        (Some(a), Some(b)) => parts.push(format!("length {a}..={b}")),
-        (Some(a), None) => parts.push(format!("length >= {a}")),
-        (None, Some(b)) => parts.push(format!("length <= {b}")),
-        _ => {}
-    }
-    if let Some(Value::String(pat)) = p.get("pattern") {
-        parts.push(format!("pattern `{pat}`"));
-    }
-    if p["type"] == "array"
-        && let Some(inner) = p.get("items").map(constraints).filter(|c| !c.is_empty())
-    {
-        parts.push(format!("each item {inner}"));
-    }
-    parts.join(", ")
+    let count = |a: &str, b: &str| p.get(a).or_else(|| p.get(b)).and_then(Value::as_u64);
+    let exclusive = num("exclusiveMaximum");
+    table::constraints(&table::Bounds {
+        min: num("minimum"),
+        exclusive_max: exclusive.is_some(),
+        max: exclusive.or_else(|| num("maximum")),
+        min_length: count("minLength", "minItems"),
+        max_length: count("maxLength", "maxItems"),
+        pattern: p.get("pattern").and_then(Value::as_str),
+        unbounded: None,
+        items: (p["type"] == "array")
+            .then(|| p.get("items").map(constraints))
+            .flatten(),
+    })
 }
 
 fn cell(v: &Value) -> String {
@@ -196,23 +184,39 @@ pub fn markdown(set: &ToolSet) -> String {
             let _ = write!(md, "\n{}.\n", facts.join("; "));
         }
         let args = t["arguments"].as_array().cloned().unwrap_or_default();
-        if args.is_empty() {
-            md.push_str("\nNo arguments.\n");
-        } else {
-            md.push_str("\n| argument | type | required | constraints | default | description |\n|---|---|---|---|---|---|\n");
-            for a in args {
-                let _ = writeln!(
-                    md,
-                    "| `{}` | {} | {} | {} | {} | {} |",
-                    cell(&a["name"]),
-                    cell(&a["type"]),
-                    if a["required"] == true { "yes" } else { "no" },
-                    cell(&a["constraints"]),
-                    cell(&a["default"]),
-                    cell(&a["description"])
-                );
-            }
-        }
+        let text = |v: &Value| match v {
+            Value::Null => String::new(),
+            Value::String(s) => s.clone(),
+            other => format!("`{other}`"),
+        };
+        let cells: Vec<[String; 5]> = args
+            .iter()
+            .map(|a| {
+                let f = |k: &str| text(&a[k]);
+                [
+                    f("name"),
+                    f("type"),
+                    f("constraints"),
+                    f("default"),
+                    f("description"),
+                ]
+            })
+            .collect();
+        let rows: Vec<table::Row> = cells
+            .iter()
+            .zip(&args)
+            .map(
+                |([name, ty, constraints, default, description], a)| table::Row {
+                    name,
+                    ty,
+                    required: a["required"] == true,
+                    constraints,
+                    default,
+                    description,
+                },
+            )
+            .collect();
+        let _ = writeln!(md, "\n{}", table::markdown(&rows));
         let output = &t["output_schema"];
         let fields: Vec<String> = output["properties"]
             .as_object()

@@ -66,6 +66,7 @@ pub mod mcp;
 mod schema;
 mod set;
 pub mod structured;
+mod table;
 mod tool;
 mod validate;
 

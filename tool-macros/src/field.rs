@@ -1,0 +1,197 @@
+//! The code for one argument or field, the same for `#[tool]` parameters and the fields of
+//! `#[derive(ToolArg)]` types: its `Field` (name, presence, schema, bounds, default, examples)
+//! and the trait-bound assertions for what the macro cannot see.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::Type;
+use syn::spanned::Spanned;
+
+use crate::ast::{Arg, Presence, Shape, is_option, shape};
+use crate::attr::NumLit;
+
+fn num(rt: &TokenStream, n: Option<NumLit>, integer_exclusive_max: bool) -> TokenStream {
+    match n {
+        None => quote!(::core::option::Option::None),
+        Some(NumLit { int: Some(i), .. }) => {
+            let i = if integer_exclusive_max { i - 1 } else { i };
+            if i < 0 {
+                let v = i as i64;
+                quote!(::core::option::Option::Some(#rt::__private::Num::Int(#v)))
+            } else {
+                let v = i as u64;
+                quote!(::core::option::Option::Some(#rt::__private::Num::UInt(#v)))
+            }
+        }
+        Some(NumLit { value, .. }) => {
+            quote!(::core::option::Option::Some(#rt::__private::Num::Float(#value)))
+        }
+    }
+}
+
+fn opt_u64(v: Option<u64>) -> TokenStream {
+    match v {
+        Some(v) => quote!(::core::option::Option::Some(#v)),
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+/// The `Field` describing one argument or struct field.
+pub fn field(rt: &TokenStream, arg: &Arg) -> TokenStream {
+    let a = &arg.attr;
+    let name = &arg.name;
+    let ty = arg.ty;
+    let presence = |p: Presence| match p {
+        Presence::Required => quote!(#rt::__private::Presence::Required),
+        Presence::Optional => quote!(#rt::__private::Presence::Optional),
+        Presence::Absent => quote!(#rt::__private::Presence::Absent),
+    };
+    let input = presence(arg.input());
+    let output = presence(arg.output);
+    let desc = a.description_text().map(|(d, _)| d).unwrap_or_default();
+    let integer = arg.is_integer();
+    // `1..501` on an integer is shown to the model as `maximum: 500`.
+    let integer_exclusive = a.exclusive_max && integer && a.max.is_some_and(|m| m.is_int());
+    // Only what the argument sets; the rest comes from `ArgSpec::described`.
+    let mut spec = Vec::new();
+    if a.min.is_some() {
+        let min = num(rt, a.min, false);
+        spec.push(quote!(min: #min,));
+    }
+    if a.max.is_some() {
+        let max = num(rt, a.max, integer_exclusive);
+        spec.push(quote!(max: #max,));
+    }
+    if a.exclusive_max && !integer_exclusive {
+        spec.push(quote!(exclusive_max: true,));
+    }
+    if let Some((lo, hi, _)) = a.length {
+        let (lo, hi) = (opt_u64(lo), opt_u64(hi));
+        spec.push(quote!(min_length: #lo, max_length: #hi,));
+    }
+    if let Some(p) = &a.pattern {
+        spec.push(quote!(pattern: ::core::option::Option::Some(#p),));
+    }
+    let numeric = a.has_range() || a.unbounded.is_some();
+    let tspan = ty.span();
+    let schema = if numeric {
+        quote_spanned!(tspan=> #rt::__private::ranged::<#ty>)
+    } else {
+        quote_spanned!(tspan=> #rt::__private::plain::<#ty>)
+    };
+    let default = match &a.default {
+        Some(e) => {
+            let d = value_json(rt, ty, e);
+            quote!({
+                fn __default() -> #rt::__private::serde_json::Value { #d }
+                ::core::option::Option::Some(__default as fn() -> #rt::__private::serde_json::Value)
+            })
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let example_fns = a.examples.iter().enumerate().map(|(i, e)| {
+        let f = format_ident!("__example_{}", i);
+        let body = value_json(rt, ty, e);
+        quote!(fn #f() -> #rt::__private::serde_json::Value { #body })
+    });
+    let example_names = (0..a.examples.len()).map(|i| format_ident!("__example_{}", i));
+    let examples = if a.examples.is_empty() {
+        quote!(&[])
+    } else {
+        quote!({
+            #(#example_fns)*
+            const EXAMPLES: &[fn() -> #rt::__private::serde_json::Value] = &[#(#example_names),*];
+            EXAMPLES
+        })
+    };
+    quote! {
+        #rt::__private::Field {
+            name: #name,
+            input: #input,
+            output: #output,
+            schema: #schema,
+            spec: #rt::__private::ArgSpec {
+                #(#spec)*
+                ..#rt::__private::ArgSpec::described(#desc)
+            },
+            default: #default,
+            examples: #examples,
+        }
+    }
+}
+
+/// The JSON of a `default` or `example` as the argument's type; a string literal is read as a
+/// `String` (or `Option<String>`) and refused, with a clear message, for any other type.
+fn value_json(rt: &TokenStream, ty: &Type, e: &syn::Expr) -> TokenStream {
+    let is_str = matches!(
+        e,
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(_),
+            ..
+        })
+    );
+    if is_str {
+        // The type is re-spanned to the literal, so a mismatch points at the literal.
+        let ty_here = respan(quote!(#ty), e.span());
+        quote_spanned!(e.span()=> #rt::__private::to_json::<#ty>(#rt::__private::str_literal::<#ty_here>(#e)))
+    } else {
+        quote_spanned!(e.span()=> #rt::__private::to_json::<#ty>(#e))
+    }
+}
+
+/// `tokens` with every span set to `span`.
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut tt| {
+            if let proc_macro2::TokenTree::Group(g) = &tt {
+                let mut group = proc_macro2::Group::new(g.delimiter(), respan(g.stream(), span));
+                group.set_span(span);
+                tt = proc_macro2::TokenTree::Group(group);
+            } else {
+                tt.set_span(span);
+            }
+            tt
+        })
+        .collect()
+}
+
+/// Trait-bound checks for what the macro cannot see: `length` and `pattern` on an alias, and a
+/// `range` that may not fit an aliased number type.
+pub fn assertions(rt: &TokenStream, arg: &Arg) -> TokenStream {
+    let a = &arg.attr;
+    let ty = arg.ty;
+    let unknown = shape(ty) == Shape::Unknown && !is_option(ty);
+    let mut out = TokenStream::new();
+    if let Some((_, _, span)) = a.length
+        && unknown
+    {
+        out.extend(quote_spanned!(span=> let _ = #rt::__private::assert_length::<#ty>;));
+    }
+    if let Some(p) = &a.pattern
+        && unknown
+    {
+        out.extend(quote_spanned!(p.span()=> let _ = #rt::__private::assert_pattern::<#ty>;));
+    }
+    if a.has_range() && crate::ast::number_inside(ty).is_none() {
+        let span = a.bound_span().unwrap_or_else(|| ty.span());
+        let min = num(rt, a.min, false);
+        let max = num(rt, a.max, false);
+        let msg = format!(
+            "the `range` of {} `{}` does not fit its number type",
+            arg.what, arg.name
+        );
+        out.extend(quote_spanned! {span=>
+            const { #rt::__private::check_range::<<#ty as #rt::__private::RangeArg>::Number>(#min, #max, #msg) };
+        });
+    }
+    if out.is_empty() {
+        return out;
+    }
+    quote! {
+        const _: () = {
+            #[allow(dead_code)]
+            fn __assertions() { #out }
+        };
+    }
+}

@@ -1,0 +1,1 @@
+../../tool-macros/src/table.rs

@@ -17,7 +17,7 @@
 
 use std::sync::Arc;
 
-mod guard;
+mod stdio;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData,
@@ -53,6 +53,8 @@ pub struct McpServer {
     peers: Arc<std::sync::Mutex<Vec<Peer<RoleServer>>>>,
     context: Arc<ContextFn>,
     page_size: usize,
+    /// Requests read and not yet answered on stdio; beyond it the server stops reading.
+    max_in_flight: usize,
     name: String,
     version: String,
 }
@@ -65,6 +67,7 @@ impl McpServer {
             peers: Arc::default(),
             context: Arc::new(Context::new),
             page_size: 50,
+            max_in_flight: stdio::MAX_IN_FLIGHT,
             name: "tool-runtime".into(),
             version: env!("CARGO_PKG_VERSION").into(),
         }
@@ -102,6 +105,14 @@ impl McpServer {
         self
     }
 
+    /// How many requests may be read and not yet answered on stdio (at least 1; default 256).
+    /// Beyond it the server stops reading until an answer is written, so a client that stops
+    /// reading the answers stops being read from, and memory stays bounded.
+    pub fn with_max_in_flight(mut self, max_in_flight: usize) -> Self {
+        self.max_in_flight = max_in_flight.max(1);
+        self
+    }
+
     /// The name and version the server reports in `initialize`.
     pub fn with_server_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
         self.name = name.into();
@@ -110,7 +121,7 @@ impl McpServer {
     }
 
     /// Serves on stdin/stdout until the client closes stdin. Nothing else is written to stdout,
-    /// and every request line gets exactly one answer (see the guard in `mcp/guard.rs`).
+    /// and every request line gets exactly one answer (see `mcp/stdio.rs`).
     ///
     /// When both streams are pipes (as MCP clients start servers) they are read and written on
     /// Tokio's reactor, through rmcp's `stdio_pipes`, rather than a blocking thread per
@@ -131,12 +142,12 @@ impl McpServer {
         I: tokio::io::AsyncRead + Unpin + Send + 'static,
         O: tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
-        let (input, output, writer) = guard::guarded(input, output);
-        let served = match self.serve((input, output)).await {
+        let (transport, writer) = stdio::StdioTransport::new(input, output, self.max_in_flight);
+        let served = match self.serve(transport).await {
             Ok(service) => service.waiting().await.map(drop).map_err(Into::into),
             Err(e) => Err(e.into()),
         };
-        // The transport is dropped by now: the writer finishes what the guard and rmcp sent.
+        // The transport is closed by now: the writer finishes what is queued.
         writer.await??;
         served
     }
@@ -214,7 +225,7 @@ impl McpServer {
             }
         };
         let arguments = arguments.unwrap_or_else(|| json!({}));
-        match tools.call(&cx, tool.name(), arguments).await {
+        match tool.call(&cx, arguments).await {
             Ok(out) => Ok(success(tool, out)),
             Err(ToolError::ApprovalRequired(pending)) => {
                 Ok(Box::pin(approve(&tools, tool, pending, &cx, peer)).await)
@@ -272,18 +283,20 @@ async fn approve(
 /// `outputSchema` when it is not an object), and as content blocks the tool's `to_model`
 /// summary, or else the same JSON as text.
 fn success(tool: &Tool, out: CallOutput) -> CallToolResult {
-    let summary: Vec<ContentBlock> = out
-        .summary()
-        .map(|m| m.0.iter().map(content_block).collect())
-        .unwrap_or_default();
-    let structured = export::mcp_structured_content(tool, out.into_value());
-    let content = if summary.is_empty() {
-        vec![ContentBlock::text(structured.to_string())]
-    } else {
-        summary
+    let wrapped = crate::lower::mcp_output_is_wrapped(tool.output_schema());
+    let content = match out.summary() {
+        Some(m) if !m.0.is_empty() => m.0.iter().map(content_block).collect(),
+        // The text block is the structured content's JSON, written from the output's own text.
+        _ if wrapped => vec![ContentBlock::text(format!("{{\"result\":{}}}", out.json()))],
+        _ => vec![ContentBlock::text(out.json().to_owned())],
     };
+    let value = out.into_value();
     let mut result = CallToolResult::success(content);
-    result.structured_content = Some(structured);
+    result.structured_content = Some(if wrapped {
+        json!({ "result": value })
+    } else {
+        value
+    });
     result
 }
 

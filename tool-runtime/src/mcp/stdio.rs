@@ -216,7 +216,7 @@ impl CallLine {
 /// `params`: read as `CallToolRequestParams` once the method is known to be `tools/call`,
 /// otherwise kept as text until it is.
 enum CallParams<'a> {
-    Read(CallToolRequestParams),
+    Read(Box<CallToolRequestParams>),
     Text(&'a RawValue),
 }
 
@@ -256,7 +256,7 @@ impl<'de> serde::de::Visitor<'de> for CallLine {
             return Ok(None);
         };
         let mut params = match params {
-            CallParams::Read(p) => p,
+            CallParams::Read(p) => *p,
             CallParams::Text(text) => match serde_json::from_str(text.get()) {
                 Ok(p) => p,
                 Err(_) => return Ok(None),

@@ -1,6 +1,8 @@
 //! Exports to every provider: golden snapshots of the examples' tools, the lowering rules, and
 //! proof that whatever a lowering drops, the runtime still enforces.
-//! Regenerate snapshots with `UPDATE_SNAPSHOTS=1 cargo test -p tests --test export` and review the diff.
+//! Regenerate snapshots with `UPDATE_EXPECT=1 cargo test -p tests --test export` and review the diff.
+
+mod expect;
 
 use serde_json::{Value, json};
 use tool_runtime::Api;
@@ -30,19 +32,19 @@ fn snapshot(name: &str, actual: &Value) {
         .join("snapshots")
         .join(format!("{name}.json"));
     let text = serde_json::to_string_pretty(actual).unwrap() + "\n";
-    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+    if expect::updating() {
         std::fs::write(&path, &text).unwrap();
         return;
     }
     let expected = std::fs::read_to_string(&path).unwrap_or_else(|_| {
         panic!(
-            "missing snapshot {}: run with UPDATE_SNAPSHOTS=1",
+            "missing snapshot {}: run with UPDATE_EXPECT=1",
             path.display()
         )
     });
     assert!(
         expected == text,
-        "snapshot {name} changed: run with UPDATE_SNAPSHOTS=1 and review the diff\n{text}"
+        "snapshot {name} changed: run with UPDATE_EXPECT=1 and review the diff\n{text}"
     );
 }
 

@@ -1,5 +1,7 @@
 //! Generated catalogs: the examples ship theirs (`examples/catalog/`), and this test fails when a
-//! committed one is stale. Regenerate with `UPDATE_CATALOGS=1 cargo test -p tests --test catalog`.
+//! committed one is stale. Regenerate with `UPDATE_EXPECT=1 cargo test -p tests --test catalog`.
+
+mod expect;
 
 use std::path::PathBuf;
 
@@ -27,7 +29,7 @@ fn dir() -> PathBuf {
 
 #[test]
 fn committed_catalogs_are_up_to_date() {
-    let update = std::env::var_os("UPDATE_CATALOGS").is_some();
+    let update = expect::updating();
     let mut stale = Vec::new();
     for (name, set) in sets() {
         for (ext, text) in [
@@ -48,7 +50,7 @@ fn committed_catalogs_are_up_to_date() {
     }
     assert!(
         stale.is_empty(),
-        "stale catalogs (run with UPDATE_CATALOGS=1 and commit): {stale:?}"
+        "stale catalogs (run with UPDATE_EXPECT=1 and commit): {stale:?}"
     );
 }
 

@@ -1,0 +1,19 @@
+//! Compile-time checks: every failure mode in `ui/fail` with its reviewed message, and every
+//! supported form in `ui/pass`. Regenerate the messages with
+//! `UPDATE_EXPECT=1 cargo test -p tests --test macro_checks` and review the diff: the message is
+//! the product.
+
+mod expect;
+
+#[rustversion::attr(not(stable(1.95)), ignore)] // STABLE: snapshots are pinned to this toolchain
+#[test]
+fn compile_checks() {
+    if expect::updating() {
+        // SAFETY: this binary's only test sets the variable before trybuild reads it, and no
+        // other thread reads the environment.
+        unsafe { std::env::set_var("TRYBUILD", "overwrite") };
+    }
+    let t = trybuild::TestCases::new();
+    t.compile_fail("ui/fail/*.rs");
+    t.pass("ui/pass/*.rs");
+}

@@ -1,4 +1,4 @@
-//! The weather tool of the seed: the application gets the full output, raw source included; the
+//! The weather tool: the application gets the full output, raw source included; the
 //! model gets one sentence and an icon URL; a transcript gets a redacted copy.
 //!
 //! Run with `cargo run -p examples --example cuaca`.

@@ -1,4 +1,4 @@
-//! Structured output from the seed: a paper's abstract and an internship posting turned into
+//! Structured output: a paper's abstract and an internship posting turned into
 //! typed values, replayed against recorded responses from all four provider APIs. Each run shows
 //! the flow: stop reason first, then JSON, schema, business rules, and at most two repairs.
 //!

@@ -1,4 +1,4 @@
-//! The seed's HR assistant: three people log in, and each asks what a model would turn into
+//! The HR assistant: three people log in, and each asks what a model would turn into
 //! tool calls. The employee comes from the session; what each may call comes from their role;
 //! booking leave waits for a person's approval.
 //!

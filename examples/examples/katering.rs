@@ -1,4 +1,4 @@
-//! The seed's catering case: a model once sent `"25"` for the number of participants and a
+//! The catering case: a model once sent `"25"` for the number of participants and a
 //! string concatenation turned it into 255 portions. Here `"25"` never reaches the business rule.
 //!
 //! Run with `cargo run -p examples --example katering`.

@@ -1,4 +1,4 @@
-//! The seed's sales-report tool: closed enums instead of free strings, a default for the
+//! The sales-report tool: closed enums instead of free strings, a default for the
 //! optional region, a boolean with a default, and an async function.
 //!
 //! Run with `cargo run -p examples --example laporan_penjualan`.

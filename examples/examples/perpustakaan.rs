@@ -1,4 +1,4 @@
-//! The seed's library exercise: three neighbouring tools that each say when they are not the
+//! The library exercise: three neighbouring tools that each say when they are not the
 //! right one, `detail-buku` giving the model a one-line summary while the application gets the
 //! whole record, and the fine looked up for the member in the session.
 //!

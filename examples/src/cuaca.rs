@@ -1,4 +1,4 @@
-//! The seed's weather tool: the application receives everything, including the raw API payload;
+//! The weather tool: the application receives everything, including the raw API payload;
 //! the model receives one sentence and an icon (`to_model`); a transcript shows a redacted copy,
 //! and shows nothing if redaction fails (`redact`).
 

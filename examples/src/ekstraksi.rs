@@ -1,4 +1,4 @@
-//! The seed's structured-output cases: data extracted from a paper's abstract and from an
+//! The structured-output cases: data extracted from a paper's abstract and from an
 //! internship posting, with nullable fields as the way out for data that is not there, and
 //! business rules checked after the schema.
 
@@ -33,7 +33,7 @@ pub struct Paper {
     pub dataset_publik: DatasetPublik,
 }
 
-/// The seed's rule: a paper cannot be published after the current year.
+/// The business rule: a paper cannot be published after the current year.
 pub fn aturan_paper(p: &Paper) -> Vec<Violation> {
     let now = crate::hr::tahun_ini();
     match p.tahun {

@@ -1,4 +1,4 @@
-//! The seed's catering case: `"25"` can no longer become 255 portions.
+//! The catering case: `"25"` can no longer become 255 portions.
 
 use serde::Serialize;
 use tool_runtime::tool;

@@ -1,4 +1,4 @@
-//! The seed's sales-report tool: closed enums instead of free strings, defaults, an async fn.
+//! The sales-report tool: closed enums instead of free strings, defaults, an async fn.
 
 use serde::{Deserialize, Serialize};
 use tool_runtime::{ToolArg, tool};

@@ -1,4 +1,4 @@
-//! The seeds' cases as tool sets, shared by the runnable examples, the tests and the benchmarks.
+//! The example cases as tool sets, shared by the runnable examples, the tests and the benchmarks.
 
 pub mod cuaca;
 pub mod ekstraksi;

@@ -1,4 +1,4 @@
-//! Tool-choice checks, the seeds' acceptance test: messages at the border between sibling tools
+//! Tool-choice checks, the acceptance test of a tool set: messages at the border between sibling tools
 //! must each make the model pick the right tool, or ask back when information is missing.
 //!
 //! [`run`] sends each message with the exported tools through a caller-supplied async closure

@@ -1,5 +1,5 @@
-//! What the host supplies to a call and the model never does: the state of an `impl` group
-//! (`&self`), and later the session and its grants.
+//! What the host supplies to a call and the model never does: the caller's session and
+//! [`Grants`](crate::Grants), the state of an `impl` group (`&self`), `#[ctx]` values.
 
 use std::any::{Any, TypeId, type_name};
 use std::fmt;

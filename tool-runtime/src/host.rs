@@ -54,8 +54,8 @@ pub enum Content {
     ImageUrl { url: String },
 }
 
-/// What a tool gives the model instead of its full output (`#[tool(to_model = path)]`), as
-/// `toModelOutput` does in the seeds: a sentence and an icon, not the raw API payload.
+/// What a tool gives the model instead of its full output (`#[tool(to_model = path)]`): a
+/// sentence and an icon, say, rather than the raw API payload the application keeps.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct ModelOutput(pub Vec<Content>);
 

@@ -1,4 +1,4 @@
-//! Lints across a tool set: the mistakes no single `#[tool]` can see, from the seeds' advice.
+//! Lints across a tool set: the mistakes no single `#[tool]` can see.
 //! Each lint has an id, an explanation and a fix; `#[tool(allow_lint = "id: reason")]` silences
 //! one for one tool. The word-based checks are heuristics, written for Indonesian and English
 //! descriptions, and say so in their messages.

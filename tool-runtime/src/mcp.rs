@@ -4,7 +4,8 @@
 //! boundary sentence, `inputSchema`, `outputSchema`, annotations), page by page; `tools/call`
 //! validates the arguments and answers with `structuredContent` plus the same JSON as text (or the
 //! tool's `to_model` summary). Invalid arguments, tool failures and panics come back as
-//! `isError: true` results with the message the model can act on (SEP-1303); an unknown tool is a
+//! `isError: true` results with the message the model can act on (a protocol error would hide it
+//! from the model); an unknown tool is a
 //! JSON-RPC error. Who is calling comes from the host's [`Context`], never from the arguments.
 //!
 //! ```no_run

@@ -81,8 +81,8 @@ impl ToolSet {
 
     #[inline]
     pub fn get(&self, name: &str) -> Option<&'static Tool> {
-        // A short scan beats hashing the name for the sets one agent should have (the seeds'
-        // advice is at most about ten tools).
+        // A short scan beats hashing the name for the sets one agent should have (about ten
+        // tools at most: more, and models pick the wrong one).
         if self.tools.len() <= 16 {
             return self.tools.iter().copied().find(|t| t.name() == name);
         }

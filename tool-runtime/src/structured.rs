@@ -1,4 +1,4 @@
-//! Typed results from model text: the seed's safe flow for structured output. Check why the model
+//! Typed results from model text, by the safe flow for structured output: check why the model
 //! stopped, parse the JSON, validate it against the type's schema, check the business rules, and
 //! on failure send back a repair message listing every problem — at most a few times.
 //!
@@ -417,7 +417,8 @@ impl fmt::Display for Failed {
 impl std::error::Error for Failed {}
 
 /// Runs the whole flow: sends, classifies, parses, validates, checks rules, and retries with
-/// the repair message at most `max_retries` times (the seed's advice: 2). A refusal, a transport
+/// the repair message at most `max_retries` times (2 is enough: a model that fails twice on the
+/// same input rarely succeeds on a third try). A refusal, a transport
 /// failure or an unreadable response ends it at once.
 pub async fn extract<T, F, Fut, E>(
     api: Api,

@@ -55,7 +55,7 @@ impl Db {
         )?;
         let empty: i64 = conn.query_row("SELECT COUNT(*) FROM karyawan", [], |r| r.get(0))?;
         if empty == 0 {
-            // The seed's figures: Sari has 7 days left and one reimbursement in progress; Budi
+            // The case's figures: Sari has 7 days left and one reimbursement in progress; Budi
             // has used all 12 and has none. Dewi manages both.
             conn.execute_batch(
                 "INSERT INTO karyawan VALUES

@@ -1,10 +1,10 @@
-//! The seed's HR assistant, built for real: who is asking comes from the session, never from
+//! The HR assistant, built for real: who is asking comes from the session, never from
 //! the model; what each person may see comes from their grants; booking leave waits for a
 //! person's approval. One file per tool, each a thin shell over `domain`.
 
 pub mod domain;
 
-/// One file per tool, as the seed recommends.
+/// One file per tool: each tool's description, arguments and output read together.
 mod tools {
     pub mod ajukan_cuti;
     pub mod cek_cuti_tim;

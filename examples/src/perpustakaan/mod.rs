@@ -1,4 +1,4 @@
-//! The seed's library exercise: `cari-buku`, `detail-buku` and `cek-denda`, each saying when it is
+//! The library exercise: `cari-buku`, `detail-buku` and `cek-denda`, each saying when it is
 //! not the right tool; `detail-buku` gives the model only title, author, year and availability
 //! while the application gets the whole record. The member comes from the session.
 

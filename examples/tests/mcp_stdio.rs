@@ -109,7 +109,13 @@ async fn lists_only_the_callers_tools_with_schemas_and_annotations() {
         ]
     );
     let sisa = &tools[0];
-    assert!(sisa.description.as_deref().unwrap().contains("Not for: "));
+    // The HR set words its boundary sentence in Indonesian (`Wording::indonesian`).
+    assert!(
+        sisa.description
+            .as_deref()
+            .unwrap()
+            .contains("Bukan untuk: ")
+    );
     assert!(sisa.output_schema.is_some());
     assert_eq!(
         sisa.annotations.as_ref().unwrap().read_only_hint,
@@ -173,9 +179,11 @@ async fn calls_return_structured_content_and_errors_as_data() {
         .as_str()
         .unwrap()
         .to_owned();
+    assert!(msg.starts_with("Argumen tidak valid:"), "{msg}");
     assert!(msg.contains("`nik` is not a known field"), "{msg}");
 
-    // Booking leave needs a person's approval; without elicitation it is a clear tool error.
+    // Booking leave needs a person's approval; without elicitation it is a clear tool error
+    // that says nothing was done (the held call is dropped).
     let ajukan = client
         .call_tool(
             CallToolRequestParams::new("ajukan-cuti")
@@ -184,6 +192,12 @@ async fn calls_return_structured_content_and_errors_as_data() {
         .await
         .unwrap();
     assert_eq!(ajukan.is_error, Some(true));
+    let msg = serde_json::to_value(&ajukan.content[0]).unwrap()["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(msg.contains("tidak bisa memintanya"), "{msg}");
+    assert!(msg.contains("tidak ada yang diubah"), "{msg}");
 
     // Unknown tools, and tools this caller may not see, are JSON-RPC errors.
     assert!(

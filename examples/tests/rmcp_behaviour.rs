@@ -154,6 +154,13 @@ async fn two_requests_in_flight_with_one_id() {
     assert_eq!(both.len(), 2, "{ours:#?}");
     assert_eq!(both[0]["error"]["code"], -32600);
     assert_eq!(both[1]["result"]["structuredContent"]["result"], 300);
+    // A number is not an object: `structuredContent` wraps it, and the text block is that same
+    // JSON, as the specification asks.
+    let result = &both[1]["result"];
+    assert_eq!(
+        result["content"][0]["text"].as_str().unwrap(),
+        result["structuredContent"].to_string()
+    );
 }
 
 #[tokio::test]

@@ -133,3 +133,29 @@ fn the_html_catalog_renders_in_a_real_browser() {
         png.len()
     );
 }
+
+#[derive(tool_runtime::ToolArg, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+enum Periode {
+    /// Per hari
+    Harian,
+    /// Per minggu
+    Mingguan,
+}
+
+#[tool_runtime::tool(description = "Ambil laporan; pakai saat pengguna meminta angka penjualan.")]
+fn laporan(
+    #[arg(description = "Periode; kosongkan bila tidak disebut")] periode: Option<Periode>,
+) -> u32 {
+    let _ = periode;
+    1
+}
+
+#[test]
+fn an_optional_enum_is_shown_with_its_values() {
+    let catalog = docs::json(&ToolSet::new([laporan::tool()]).unwrap());
+    assert_eq!(
+        catalog["tools"][0]["arguments"][0]["type"],
+        "one of `harian`, `mingguan` or null"
+    );
+}

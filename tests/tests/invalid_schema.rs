@@ -1,11 +1,30 @@
 //! A tool whose schema cannot be enforced is refused when a set is built, never at call time.
-//! In its own test binary because it poisons the program-wide registry on purpose.
+//! (A `pattern` written in `#[arg]` is checked at compile time; a hand-written schema is checked
+//! here.) In its own test binary because it poisons the program-wide registry on purpose.
 
-use tool_runtime::{ToolSet, ToolSetError, tool};
+use std::borrow::Cow;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use tool_runtime::{ToolArg, ToolSet, ToolSetError, tool};
+
+/// A type with a hand-written schema whose pattern is not a regular expression.
+#[derive(serde::Deserialize)]
+struct PolaRusak(String);
+
+impl JsonSchema for PolaRusak {
+    fn schema_name() -> Cow<'static, str> {
+        "PolaRusak".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({ "type": "string", "pattern": "(" })
+    }
+}
+
+impl ToolArg for PolaRusak {}
 
 #[tool(description = "Alat dengan pola yang tidak valid, untuk menguji penolakan skema.")]
-fn pola_rusak(#[arg(description = "Teks", pattern = "(")] teks: String) -> String {
-    teks
+fn pola_rusak(#[arg(description = "Teks")] teks: PolaRusak) -> String {
+    teks.0
 }
 
 #[test]
@@ -21,5 +40,6 @@ fn a_schema_the_validator_cannot_enforce_is_refused_by_the_set() {
         ),
         "{err}"
     );
+    assert!(err.to_string().contains("invalid `pattern`"), "{err}");
     assert!(ToolSet::all().is_err(), "the registry refuses it too");
 }

@@ -152,17 +152,45 @@ fn arguments_close_their_sets_and_say_what_absence_means() {
     );
 }
 
+#[tool(
+    description = "Returns one page of the sales report; use when the user asks for sales figures."
+)]
+fn sales_page(
+    #[arg(description = "Page number; omit it to get the first page", range = 1..=100)]
+    page: Option<u32>,
+    #[arg(description = "Region code, null if the user names no region")] region: Option<String>,
+) -> String {
+    format!("{page:?}{region:?}")
+}
+
 #[test]
-fn every_lint_has_an_id_an_explanation_and_a_fix() {
-    let set = ToolSet::new([
+fn english_descriptions_are_read_as_well_as_indonesian_ones() {
+    let found = ids(&ToolSet::new([sales_page::tool()]).unwrap());
+    assert!(found.is_empty(), "{found:?}");
+}
+
+#[test]
+fn every_lint_fires_somewhere_and_each_has_an_id_an_explanation_and_an_english_fix() {
+    let mut tools: Vec<_> = eleven().iter().collect();
+    tools.extend([
         cuaca::tool(),
         laporan::tool(),
         cari_buku::tool(),
         detail_buku::tool(),
-    ])
-    .unwrap();
-    for l in lint::check(&set) {
+    ]);
+    let lints = lint::check(&ToolSet::new(tools).unwrap());
+    for (id, _) in lint::LINTS {
+        assert!(
+            lints.iter().any(|l| l.id == *id),
+            "`{id}` never fired: {lints:?}"
+        );
+    }
+    for l in &lints {
         assert!(lint::LINTS.iter().any(|(id, _)| *id == l.id), "{l}");
         assert!(!l.message.is_empty() && !l.fix.is_empty(), "{l}");
+        // The toolkit's own words are English; Indonesian appears only inside quoted names.
+        for word in ["pakai", "kosongkan", "bila", "ambil", "seed"] {
+            assert!(!l.fix.to_lowercase().contains(word), "{l}");
+        }
     }
 }

@@ -284,8 +284,36 @@ fn check_range_fits(cx: &mut Ctxt, min: Option<NumLit>, max: Option<NumLit>, num
     }
 }
 
-// A default or example is a value the argument accepts: inside its range and its length.
+// A pattern is a regular expression the runtime can compile (the same `regex` crate checks it
+// here and enforces it there).
+fn compiled_pattern(cx: &mut Ctxt, arg: &Arg) -> Option<regex::Regex> {
+    let p = arg.attr.pattern.as_ref()?;
+    match regex::Regex::new(&p.value()) {
+        Ok(re) => Some(re),
+        Err(e) => {
+            let detail = match &e {
+                regex::Error::Syntax(s) => {
+                    let last = s.lines().last().unwrap_or(s).trim();
+                    last.strip_prefix("error: ").unwrap_or(last).to_owned()
+                }
+                other => other.to_string(),
+            };
+            cx.error_spanned_by(
+                p,
+                format!(
+                    "the `pattern` of {} `{}` is not a valid regular expression: {detail}",
+                    arg.what, arg.name
+                ),
+            );
+            None
+        }
+    }
+}
+
+// A default or example is a value the argument accepts: inside its range, its length and its
+// pattern.
 pub fn check_values(cx: &mut Ctxt, arg: &Arg) {
+    let pattern = compiled_pattern(cx, arg);
     let a = &arg.attr;
     let values = a
         .default
@@ -312,6 +340,18 @@ pub fn check_values(cx: &mut Ctxt, arg: &Arg) {
                     ),
                 );
             }
+        }
+        if let (Some(s), Some(re)) = (literal_string(expr), &pattern)
+            && !re.is_match(&s.value())
+        {
+            cx.error_spanned_by(
+                expr,
+                format!(
+                    "this {key} does not match the {}'s `pattern` `{}`",
+                    arg.what,
+                    re.as_str()
+                ),
+            );
         }
         if let (Some(s), Some((lo, hi, _))) = (literal_string(expr), a.length) {
             let n = s.value().chars().count() as u64;

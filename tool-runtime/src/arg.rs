@@ -30,6 +30,18 @@ impl<T: ToolArg> ToolArg for Option<T> {}
 impl<T: ToolArg> ToolArg for Vec<T> {}
 impl<T: ToolArg> ToolArg for Box<T> {}
 
+/// A type a tool may return: serde writes it and its schema says what the model receives.
+/// Implemented for every `serde::Serialize + schemars::JsonSchema` type.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool's output: it needs a schema and serde's `Serialize`",
+    label = "a tool returns this type",
+    note = "derive both on the type: #[derive(serde::Serialize, schemars::JsonSchema)] (schemars with its `derive` feature)"
+)]
+pub trait ToolOutput: Serialize + JsonSchema {}
+
+#[diagnostic::do_not_recommend]
+impl<T: Serialize + JsonSchema + ?Sized> ToolOutput for T {}
+
 /// A bound as written in `range = a..=b`: kept exact, converted to JSON once.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Num {
@@ -120,6 +132,15 @@ pub trait RangeArg {
 impl<N: Number> RangeArg for N {
     type Number = N;
     fn ranged_schema(min: Option<Num>, max: Option<Num>, exclusive_max: bool) -> Schema {
+        // A side `range` leaves open (or `unbounded`) is still bounded by the type: a number
+        // the Rust type cannot hold is refused as out of range, never clamped or made infinite.
+        // (`f64` holds every number JSON text can spell.)
+        let typed = N::INTEGER || !matches!(N::MAX, Num::Float(m) if m == f64::MAX);
+        let min = min.or(typed.then_some(N::MIN));
+        let (max, exclusive_max) = match max {
+            Some(m) => (Some(m), exclusive_max),
+            None => (typed.then_some(N::MAX), false),
+        };
         let mut s = serde_json::Map::new();
         let ty = if N::INTEGER { "integer" } else { "number" };
         s.insert("type".into(), ty.into());

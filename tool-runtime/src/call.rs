@@ -35,6 +35,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+use crate::arg::ToolOutput;
 use crate::context::Context;
 use crate::host::{Disclosure, ModelOutput, PendingCall};
 use crate::tool::{CatchUnwind, Invocation, Tool, ToolError};
@@ -370,7 +371,7 @@ pub fn redacted<U: Serialize, E: std::fmt::Display>(r: Result<U, E>) -> Result<V
 
 /// A tool's value as its `CallOutput`. Only the serialization and the hook calls are generic;
 /// the rest is shared by every tool.
-pub fn ok<T: Serialize>(value: T, hooks: &Hooks<T>) -> Result<CallOutput, ToolError> {
+pub fn ok<T: ToolOutput>(value: T, hooks: &Hooks<T>) -> Result<CallOutput, ToolError> {
     let json = serde_json::to_string(&value);
     let hooked = match (hooks.to_model, hooks.redact) {
         (None, None) => None,
@@ -408,7 +409,7 @@ fn output(
     }
 }
 
-pub fn result<T: Serialize, E: std::fmt::Display>(
+pub fn result<T: ToolOutput, E: std::fmt::Display>(
     r: Result<T, E>,
     hooks: &Hooks<T>,
 ) -> Result<CallOutput, ToolError> {

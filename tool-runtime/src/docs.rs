@@ -80,8 +80,23 @@ fn type_text(p: &Value) -> String {
             .filter_map(Value::as_str)
             .collect::<Vec<_>>()
             .join(" or "),
-        _ if p.get("oneOf").is_some() || p.get("anyOf").is_some() => "one of several shapes".into(),
-        _ => "any".into(),
+        _ => match p
+            .get("anyOf")
+            .or_else(|| p.get("oneOf"))
+            .and_then(Value::as_array)
+        {
+            // `Option<Enum>` and other unions: each alternative in words, once.
+            Some(alts) => {
+                let mut texts: Vec<String> = Vec::new();
+                for t in alts.iter().map(type_text) {
+                    if !texts.contains(&t) {
+                        texts.push(t);
+                    }
+                }
+                texts.join(" or ")
+            }
+            None => "any".into(),
+        },
     }
 }
 

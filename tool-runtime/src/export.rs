@@ -69,8 +69,12 @@ pub struct Exported {
 /// One tool for `api`. Never fails: what the API cannot express is moved into the
 /// description and `strict` is turned off with the reasons listed.
 pub fn tool(tool: &Tool, api: Api) -> Exported {
+    entry(tool, api, tool.description())
+}
+
+/// [`tool`] with the description the model reads (the boundary sentence in a set's wording).
+fn entry(tool: &Tool, api: Api, description: &str) -> Exported {
     let name = tool.name();
-    let description = tool.description();
     let input = tool.input_schema();
     match api {
         Api::OpenAiChat | Api::OpenAiResponses => {
@@ -156,11 +160,16 @@ pub fn tool(tool: &Tool, api: Api) -> Exported {
 }
 
 impl ToolSet {
+    /// One tool for `api`, with the boundary sentence in this set's wording.
+    pub fn export_tool(&self, tool: &Tool, api: Api) -> Exported {
+        entry(tool, api, &self.description(tool))
+    }
+
     /// Every tool of the set in `api`'s format, ready for the request's `tools` field (for
     /// Gemini: one tool holding all `functionDeclarations`). Checks the provider's per-request
     /// limits.
     pub fn export(&self, api: Api) -> Result<Vec<Value>, ExportError> {
-        let exported: Vec<Exported> = self.iter().map(|t| tool(t, api)).collect();
+        let exported: Vec<Exported> = self.iter().map(|t| self.export_tool(t, api)).collect();
         match api {
             Api::Anthropic => check_anthropic_limits(self, &exported)?,
             Api::Gemini => check_gemini(self)?,

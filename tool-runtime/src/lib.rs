@@ -69,13 +69,14 @@ pub mod structured;
 mod table;
 mod tool;
 mod validate;
+mod wording;
 
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
 
 pub use api::Api;
-pub use arg::{LengthArg, Num, Number, PatternArg, RangeArg, ToolArg};
+pub use arg::{LengthArg, Num, Number, PatternArg, RangeArg, ToolArg, ToolOutput};
 pub use call::{Arguments, Call, CallFuture, CallOutput};
 pub use context::Context;
 pub use host::{Annotations, Content, Disclosure, Grants, ModelOutput, PendingCall};
@@ -83,5 +84,6 @@ pub use set::{ToolSet, ToolSetError};
 pub use structured::Rules;
 pub use tool::{BoxFuture, Tool, ToolError};
 pub use validate::{Path, SchemaError, Segment, Validator, Violation, ViolationKind, Violations};
+pub use wording::Wording;
 
 pub use tool_macros::{ToolArg, tool, tools};

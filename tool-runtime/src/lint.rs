@@ -112,32 +112,61 @@ const RETURNS: &[&str] = &[
     "simpan",
     "kirim",
     "pesan",
+    "cek",
+    "tampilkan",
+    "berikan",
     "return",
     "returns",
     "get",
+    "gets",
     "list",
+    "lists",
     "find",
+    "finds",
     "fetch",
+    "fetches",
+    "look up",
+    "looks up",
     "compute",
+    "computes",
+    "calculate",
     "create",
+    "creates",
     "book",
+    "books",
     "send",
+    "sends",
+    "give",
+    "gives",
+    "show",
+    "shows",
 ];
 const WHEN: &[&str] = &[
     "pakai",
     "gunakan",
     "saat",
+    "ketika",
     "untuk pertanyaan",
-    "use when",
-    "use for",
-    "when the user",
     "bila pengguna",
+    "jika pengguna",
+    "use when",
+    "use it when",
+    "use this when",
+    "use for",
+    "use to",
+    "use if",
+    "call when",
+    "call it when",
+    "when the user",
+    "for questions",
 ];
 const NOT_GIVEN: &[&str] = &[
     "bila tidak",
     "jika tidak",
     "kalau tidak",
     "kosongkan",
+    "biarkan kosong",
+    "abaikan",
     "null bila",
     "null jika",
     "tanyakan",
@@ -145,8 +174,17 @@ const NOT_GIVEN: &[&str] = &[
     "if not",
     "when not",
     "if the user does not",
+    "unless",
+    "otherwise",
+    "omit",
+    "leave out",
     "leave empty",
+    "leave it empty",
     "leave null",
+    "null if",
+    "null when",
+    "if unknown",
+    "when unknown",
     "ask",
 ];
 
@@ -174,7 +212,7 @@ pub fn check(set: &ToolSet) -> Vec<Lint> {
                         b.name(),
                         s * 100.0
                     ),
-                    fix: format!("add a boundary sentence to both: not_for = \"... (pakai {})\" and the converse.", b.name()),
+                    fix: format!("add a boundary sentence to both: not_for = \"... (use {})\" on this one, and the converse on `{}`.", b.name(), b.name()),
                 });
             }
         }
@@ -186,15 +224,15 @@ pub fn check(set: &ToolSet) -> Vec<Lint> {
                 id: "no-returns",
                 tool: t.name().into(),
                 message: "the description does not seem to say what the tool returns (heuristic: no verb such as ambil, kembalikan, return, get).".into(),
-                fix: "start with what comes back: \"Ambil sisa kuota cuti ...\", \"Returns the current weather ...\".".into(),
+                fix: "start with what comes back, such as \"Returns the remaining leave days of ...\".".into(),
             });
         }
         if !WHEN.iter().any(|w| d.contains(w)) && t.not_for().is_none() {
             out.push(Lint {
                 id: "no-when",
                 tool: t.name().into(),
-                message: "the description does not seem to say when to use the tool (heuristic: no \"pakai saat\", \"use when\", no `not_for`).".into(),
-                fix: "add a sentence with the situation that calls for it: \"Pakai saat pengguna ...\".".into(),
+                message: "the description does not seem to say when to use the tool (heuristic: no \"use when\", \"pakai saat\", no `not_for`).".into(),
+                fix: "add a sentence with the situation that calls for it, such as \"Use when the user asks how many leave days they have left.\"".into(),
             });
         }
         check_arguments(t, &mut out);
@@ -220,7 +258,7 @@ fn check_arguments(t: &Tool, out: &mut Vec<Lint>) {
                 id: "closed-set-string",
                 tool: t.name().into(),
                 message: format!("argument `{name}` is a free string but its description lists the values it takes."),
-                fix: "make it a #[derive(ToolArg)] enum so the schema closes the set (z.enum in the seed).".into(),
+                fix: "make it a #[derive(ToolArg)] enum, so the schema closes the set.".into(),
             });
         }
         let optional = !required.contains(&name.as_str());
@@ -232,7 +270,7 @@ fn check_arguments(t: &Tool, out: &mut Vec<Lint>) {
                 id: "optional-without-rule",
                 tool: t.name().into(),
                 message: format!("optional argument `{name}` has no default and its description does not say what to do when the user does not give it."),
-                fix: "add #[arg(default = ...)] or a rule such as \"kosongkan bila pengguna tidak menyebut\".".into(),
+                fix: "add #[arg(default = ...)], or a rule in the description such as \"omit it when the user does not say\".".into(),
             });
         }
     }

@@ -30,7 +30,6 @@ use rmcp::{RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
 use crate::Api;
-use crate::export;
 use crate::host::{Content, PendingCall};
 use crate::{CallOutput, Context, Tool, ToolError, ToolSet};
 
@@ -197,7 +196,7 @@ impl McpServer {
             .iter()
             .skip(start)
             .take(end - start)
-            .map(|t| serde_json::from_value(export::tool(t, Api::Mcp).json))
+            .map(|t| serde_json::from_value(visible.export_tool(t, Api::Mcp).json))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| ErrorData::internal_error(format!("tool export: {e}"), None))?;
         let mut result = ListToolsResult::with_all_items(tools);
@@ -236,7 +235,7 @@ impl McpServer {
                 None,
             )),
             Err(e) => Ok(CallToolResult::error(vec![ContentBlock::text(
-                e.model_message(),
+                tools.model_message(&e),
             )])),
         }
     }
@@ -254,28 +253,30 @@ async fn approve(
     let can_ask = peer
         .peer_info()
         .is_some_and(|i| i.capabilities.elicitation.is_some());
+    let wording = tools.wording();
+    let refusal = |text: String| CallToolResult::error(vec![ContentBlock::text(text)]);
     if !can_ask {
-        let message = ToolError::ApprovalRequired(pending.clone()).model_message();
+        // Nobody can be asked: the held call is dropped, and the model is told so.
         tools.reject(pending);
-        return CallToolResult::error(vec![ContentBlock::text(message)]);
+        return refusal(wording.approval_unavailable.to_string());
     }
     let question = format!("Approve `{}` with {}?", pending.tool, pending.arguments);
     match peer.elicit::<Approval>(question).await {
         Ok(Some(Approval { approve: true })) => match tools.resume(cx, pending).await {
             Ok(out) => success(tool, out),
-            Err(e) => CallToolResult::error(vec![ContentBlock::text(e.model_message())]),
+            Err(e) => refusal(tools.model_message(&e)),
         },
         Ok(_) | Err(ElicitationError::UserDeclined) | Err(ElicitationError::UserCancelled) => {
             tools.reject(pending);
-            CallToolResult::error(vec![ContentBlock::text(
-                "The user did not approve this action; nothing was changed.",
-            )])
+            refusal(wording.approval_declined.to_string())
         }
         Err(e) => {
             tools.reject(pending);
-            CallToolResult::error(vec![ContentBlock::text(format!(
-                "This action needs a person's approval, which could not be asked for ({e}); nothing was changed."
-            ))])
+            let reason = e.to_string();
+            refusal(crate::wording::fill(
+                &wording.approval_failed,
+                &[("reason", &reason)],
+            ))
         }
     }
 }

@@ -7,7 +7,7 @@ pub use serde;
 pub use serde_json;
 
 pub use crate::arg::{
-    LengthArg, Num, Number, PatternArg, RangeArg, StrLiteral, ToolArg, assert_length,
+    LengthArg, Num, Number, PatternArg, RangeArg, StrLiteral, ToolArg, ToolOutput, assert_length,
     assert_pattern, check_range, common_instances, str_literal, to_json,
 };
 pub use crate::call::{CallOutput, Hooks, RedactFn, ok, redacted, result};

@@ -2,12 +2,14 @@
 //! dispatch by name.
 
 use std::fmt;
+use std::sync::Arc;
 
 use crate::call::{Arguments, Call};
 use crate::context::Context;
 use crate::host::{PendingCall, release};
 use crate::tool::{Tool, ToolError};
 use crate::validate::SchemaError;
+use crate::wording::Wording;
 use rustc_hash::FxHashMap;
 
 /// Registers a tool in the program-wide registry; `#[tool]` submits one for every tool.
@@ -47,6 +49,8 @@ impl std::error::Error for ToolSetError {}
 #[derive(Clone, Debug)]
 pub struct ToolSet {
     tools: Vec<&'static Tool>,
+    /// What the model reads from the toolkit itself (English unless set).
+    wording: Arc<Wording>,
     /// Name to index, hashed with FxHash: names are few and short, and SipHash's DoS resistance
     /// buys nothing for a set fixed at start-up.
     by_name: FxHashMap<&'static str, usize>,
@@ -66,7 +70,11 @@ impl ToolSet {
                 error,
             })?;
         }
-        Ok(ToolSet { tools, by_name })
+        Ok(ToolSet {
+            tools,
+            by_name,
+            wording: Arc::default(),
+        })
     }
 
     /// Every `#[tool]` linked into the program, ordered by name.
@@ -137,7 +145,33 @@ impl ToolSet {
             .enumerate()
             .map(|(i, t)| (t.name(), i))
             .collect();
-        ToolSet { tools, by_name }
+        ToolSet {
+            tools,
+            by_name,
+            wording: self.wording.clone(),
+        }
+    }
+
+    /// The set with its own wording of the model-facing messages (see [`Wording`]).
+    pub fn with_wording(mut self, wording: Wording) -> Self {
+        self.wording = Arc::new(wording);
+        self
+    }
+
+    /// The wording of the model-facing messages.
+    pub fn wording(&self) -> &Wording {
+        &self.wording
+    }
+
+    /// The description the model reads for `tool`, with the boundary sentence in this set's
+    /// wording.
+    pub fn description(&self, tool: &Tool) -> String {
+        self.wording.description(tool)
+    }
+
+    /// What the model is told about a failed call, in this set's wording.
+    pub fn model_message(&self, error: &ToolError) -> String {
+        self.wording.error_message(error)
     }
 
     #[inline]

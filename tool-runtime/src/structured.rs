@@ -51,6 +51,7 @@ use serde_json::Value;
 use crate::Api;
 use crate::schema as canonical;
 use crate::validate::{Validator, Violations};
+use crate::wording::{Wording, fill};
 
 /// Business rules of a type, checked after its schema holds: `#[arg(validate = path)]` on a
 /// `#[derive(ToolArg)]` type implements this with `path(&value) -> Vec<Violation>`.
@@ -120,17 +121,30 @@ pub enum Failure {
 
 impl Failure {
     /// The message to send back to the model, or `None` when repairing makes no sense
-    /// (refusal, truncation, transport).
+    /// (refusal, truncation, transport). English; [`Failure::repair_message_in`] for another
+    /// wording.
     pub fn repair_message(&self) -> Option<String> {
-        let list = |v: &Violations| v.iter().map(|x| format!("- {x}\n")).collect::<String>();
+        self.repair_message_in(&Wording::english())
+    }
+
+    /// [`Failure::repair_message`] in `wording`.
+    pub fn repair_message_in(&self, wording: &Wording) -> Option<String> {
         match self {
-            Failure::NotJson { error, .. } => Some(format!(
-                "The previous answer was not valid JSON ({error}).\nReturn only the complete JSON object."
-            )),
-            Failure::Invalid(v) | Failure::RuleBroken(v) => Some(format!(
-                "The previous JSON was not valid:\n{}Fix it from the same input and return the complete JSON.",
-                list(v)
-            )),
+            Failure::NotJson { error, .. } => {
+                Some(fill(&wording.reply_not_json, &[("error", error)]))
+            }
+            Failure::Invalid(v) | Failure::RuleBroken(v) => {
+                let mut s = format!("{}\n", wording.reply_invalid);
+                for x in v.iter() {
+                    let line = match wording.violation {
+                        Some(render) => render(x),
+                        None => x.to_string(),
+                    };
+                    s.push_str(&format!("- {line}\n"));
+                }
+                s.push_str(&wording.reply_fix);
+                Some(s)
+            }
             _ => None,
         }
     }
@@ -423,6 +437,22 @@ impl std::error::Error for Failed {}
 pub async fn extract<T, F, Fut, E>(
     api: Api,
     max_retries: usize,
+    send: F,
+) -> Result<Extracted<T>, Failed>
+where
+    T: DeserializeOwned + JsonSchema + Rules,
+    F: FnMut(Attempt) -> Fut,
+    Fut: Future<Output = Result<Value, E>>,
+    E: fmt::Display,
+{
+    extract_in(&Wording::english(), api, max_retries, send).await
+}
+
+/// [`extract`] with the repair messages in `wording`.
+pub async fn extract_in<T, F, Fut, E>(
+    wording: &Wording,
+    api: Api,
+    max_retries: usize,
     mut send: F,
 ) -> Result<Extracted<T>, Failed>
 where
@@ -475,7 +505,7 @@ where
                 attempt = Attempt {
                     number: attempt.number + 1,
                     larger_budget: matches!(failure, Failure::Truncated { .. }),
-                    repair: failure.repair_message(),
+                    repair: failure.repair_message_in(wording),
                 };
             }
         }

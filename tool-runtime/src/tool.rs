@@ -52,30 +52,17 @@ pub enum ToolError {
     /// `resume` was given a call that is not waiting: it already ran, was rejected, or was never
     /// issued by this process.
     NotPending { id: u64 },
+    /// The tool did not finish within its time limit and was stopped.
+    TimedOut { seconds: f64 },
+    /// The server was at its limit of calls and did not run this one.
+    Busy,
 }
 
 impl ToolError {
-    /// The text to send back to the model as the tool result.
+    /// The text to send back to the model as the tool result, in English; a tool set with its
+    /// own [`Wording`](crate::Wording) words it with [`ToolSet::model_message`](crate::ToolSet::model_message).
     pub fn model_message(&self) -> String {
-        match self {
-            ToolError::InvalidArguments(v) => v.repair_message(),
-            ToolError::Failed { message } => format!("The tool failed: {message}"),
-            ToolError::Panicked {
-                message,
-                to_model: true,
-            } => format!("The tool failed unexpectedly: {message}"),
-            ToolError::Panicked { .. } | ToolError::Schema(_) | ToolError::MissingContext { .. } => {
-                "The tool failed because of an internal error. Do not retry with the same arguments.".into()
-            }
-            ToolError::UnknownTool { .. } => self.to_string(),
-            ToolError::Forbidden { tool, .. } => {
-                format!("The tool `{tool}` is not available to this user. Do not try it again.")
-            }
-            ToolError::ApprovalRequired(_) => "This action needs a person's approval. It has not run yet; \
-                 tell the user it is waiting for approval."
-                .into(),
-            ToolError::NotPending { .. } => "This action is no longer waiting for approval.".into(),
-        }
+        crate::Wording::english().error_message(self)
     }
 }
 
@@ -112,6 +99,13 @@ impl fmt::Display for ToolError {
                 p.tool, p.id
             ),
             ToolError::NotPending { id } => write!(f, "call {id} is not waiting for approval"),
+            ToolError::TimedOut { seconds } => {
+                write!(
+                    f,
+                    "the tool did not finish within {seconds} s and was stopped"
+                )
+            }
+            ToolError::Busy => f.write_str("the server is at its limit of calls; nothing ran"),
         }
     }
 }
@@ -300,14 +294,7 @@ impl Tool {
             let mut output_schema = schema::finish_root(output, &mut g).to_value();
             schema::strip_number_formats(&mut output_schema);
             let validator = Validator::new(&input_schema);
-            let description = match self.spec.not_for {
-                Some(n) => format!(
-                    "{} Not for: {}.",
-                    self.spec.description.trim_end(),
-                    n.trim_end_matches('.')
-                ),
-                None => self.spec.description.to_owned(),
-            };
+            let description = crate::Wording::english().description(self);
             Built {
                 description,
                 input_schema,

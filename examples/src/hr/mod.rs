@@ -20,7 +20,7 @@ pub use tools::cek_sisa_cuti::{HasilCuti, cek_sisa_cuti};
 pub use tools::cek_status_reimburse::{HasilReimburse, cek_status_reimburse};
 
 use serde::Serialize;
-use tool_runtime::{Context, Grants, ToolArg, ToolSet};
+use tool_runtime::{Context, Grants, ToolArg, ToolSet, Wording};
 
 use domain::Db;
 
@@ -103,7 +103,8 @@ impl From<rusqlite::Error> for Gangguan {
     }
 }
 
-/// Every HR tool. An agent gets `tool_set().visible_to(&session.context(db))`.
+/// Every HR tool, with the toolkit's messages to the model in Indonesian, the language of the
+/// company's employees. An agent gets `tool_set().visible_to(&session.context(db))`.
 pub fn tool_set() -> ToolSet {
     ToolSet::new([
         cek_sisa_cuti::tool(),
@@ -113,6 +114,7 @@ pub fn tool_set() -> ToolSet {
         ajukan_cuti::tool(),
     ])
     .expect("the HR tools have distinct names and valid schemas")
+    .with_wording(Wording::indonesian())
 }
 
 /// This year, from the system clock (UTC).

@@ -6,10 +6,10 @@
 
 mod enums;
 
-use schemars::{JsonSchema, Schema, SchemaGenerator, generate::SchemaSettings};
+use schemars::{Schema, SchemaGenerator, generate::SchemaSettings};
 use serde_json::{Map, Value};
 
-use crate::arg::{Num, RangeArg, ToolArg};
+use crate::arg::{Num, RangeArg, ToolArg, ToolOutput};
 
 pub use enums::{Tagging, Variant, VariantBody, enum_schema};
 
@@ -129,7 +129,7 @@ fn properties(g: &mut SchemaGenerator, fields: &[Field]) -> Vec<Property> {
         .collect()
 }
 
-pub fn output_schema<T: JsonSchema>(g: &mut SchemaGenerator) -> Schema {
+pub fn output_schema<T: ToolOutput + ?Sized>(g: &mut SchemaGenerator) -> Schema {
     g.subschema_for::<T>()
 }
 

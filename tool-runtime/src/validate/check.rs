@@ -12,11 +12,11 @@ use super::parse;
 use super::violation::{Segment, Violation, ViolationKind, Violations, violation};
 use super::{Validator, ViolationKind::Syntax};
 
-/// One walk over a value: the schema, and the numbers whose text had a fraction their `f64`
-/// lost (from [`parse::exact`]; empty for values that came already parsed).
+/// One walk over a value: the schema, and the numbers its `Value` cannot hold as written (from
+/// [`parse::exact`]; none for values that came already parsed).
 struct Walk<'a> {
     v: &'a Validator,
-    fractions: &'a [Vec<Segment>],
+    inexact: &'a [(Vec<Segment>, Numeric)],
 }
 
 impl Validator {
@@ -26,7 +26,7 @@ impl Validator {
         let mut out = Vec::new();
         let walk = Walk {
             v: self,
-            fractions: &[],
+            inexact: &[],
         };
         walk.check(&self.root, value, &mut Vec::new(), &mut out);
         Violations(out)
@@ -60,7 +60,7 @@ impl Validator {
             .collect();
         let walk = Walk {
             v: self,
-            fractions: &parsed.fractions,
+            inexact: &parsed.inexact,
         };
         walk.check(&self.root, &mut value, &mut Vec::new(), &mut out);
         if out.is_empty() {
@@ -75,7 +75,7 @@ impl Validator {
         let mut out = Vec::new();
         let walk = Walk {
             v: self,
-            fractions: &[],
+            inexact: &[],
         };
         walk.check(node, value, &mut Vec::new(), &mut out);
         out.is_empty()
@@ -143,11 +143,8 @@ impl Walk<'_> {
     /// The number at `path`, as exactly as its source allows.
     fn number(&self, v: &Value, path: &[Segment]) -> Option<Numeric> {
         let Value::Number(n) = v else { return None };
-        let fraction = !self.fractions.is_empty() && self.fractions.iter().any(|p| p == path);
-        Some(match (fraction, n.as_f64()) {
-            (true, Some(f)) => Numeric::Fraction(f),
-            _ => Numeric::of(n),
-        })
+        let written = self.inexact.iter().find(|(p, _)| p == path);
+        Some(written.map_or_else(|| Numeric::of(n), |(_, exact)| *exact))
     }
 
     /// The violation for a broken rule, in words.

@@ -20,8 +20,9 @@ const MAX_DEPTH: usize = 128;
 
 pub(crate) struct Parsed {
     pub(crate) value: Value,
-    /// Numbers written with a fraction that their nearest `f64` lost.
-    pub(crate) fractions: Vec<Vec<Segment>>,
+    /// Numbers a `Value` cannot hold as written, with what they are: an integer beyond 64 bits,
+    /// or a fraction that its nearest `f64` lost.
+    pub(crate) inexact: Vec<(Vec<Segment>, Numeric)>,
     /// Object keys given more than once (the last value is kept).
     pub(crate) duplicates: Vec<Vec<Segment>>,
 }
@@ -31,7 +32,7 @@ pub(crate) fn exact(text: &str) -> Result<Parsed, serde_json::Error> {
     let raw: &RawValue = serde_json::from_str(text)?;
     let mut parsed = Parsed {
         value: Value::Null,
-        fractions: Vec::new(),
+        inexact: Vec::new(),
         duplicates: Vec::new(),
     };
     parsed.value = read(raw.get(), &mut Vec::new(), &mut parsed)?;
@@ -73,11 +74,14 @@ fn read(text: &str, path: &mut Vec<Segment>, out: &mut Parsed) -> Result<Value, 
                 Numeric::Int(_) => match n.as_64_bit() {
                     Some(Ok(i)) => Value::from(i),
                     Some(Err(u)) => Value::from(u),
-                    None => Value::from(n.as_f64()),
+                    None => {
+                        out.inexact.push((path.clone(), n));
+                        Value::from(n.as_f64())
+                    }
                 },
                 Numeric::Float(f) => Value::from(f),
                 Numeric::Fraction(f) => {
-                    out.fractions.push(path.clone());
+                    out.inexact.push((path.clone(), n));
                     Value::from(f)
                 }
             })
@@ -136,9 +140,14 @@ mod tests {
         assert_eq!(p.value["a"], json!(9007199254740993u64));
         assert_eq!(p.value["b"][0], json!(250));
         assert_eq!(
-            p.fractions,
-            [vec![Segment::Key("b".into()), Segment::Index(1)]]
+            p.inexact,
+            [(
+                vec![Segment::Key("b".into()), Segment::Index(1)],
+                Numeric::Fraction(4503599627370496.0)
+            )]
         );
+        let wide = exact("-9223372036854775809").unwrap();
+        assert_eq!(wide.inexact, [(vec![], Numeric::Int(-(1 << 63) - 1))]);
         assert_eq!(p.value["c"], json!(0.5));
     }
 

@@ -146,30 +146,16 @@ impl fmt::Display for Violation {
     }
 }
 
-/// How many violations the repair message lists; the structured list keeps all of them.
-const MAX_IN_MESSAGE: usize = 20;
-
 /// All violations of one call, in document order.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Violations(pub Vec<Violation>);
 
 impl Violations {
-    /// The repair message for the model: every violation, then what to do.
+    /// The repair message for the model, in English: every violation, then what to do. A tool
+    /// set with its own [`Wording`](crate::Wording) words it with
+    /// [`Wording::repair_message`](crate::Wording::repair_message).
     pub fn repair_message(&self) -> String {
-        let mut s = String::from("The arguments were not valid:\n");
-        for v in self.0.iter().take(MAX_IN_MESSAGE) {
-            s.push_str("- ");
-            s.push_str(&v.to_string());
-            s.push('\n');
-        }
-        if self.0.len() > MAX_IN_MESSAGE {
-            s.push_str(&format!(
-                "- and {} more like these\n",
-                self.0.len() - MAX_IN_MESSAGE
-            ));
-        }
-        s.push_str("Fix every item above and call the tool again with the complete arguments.");
-        s
+        crate::Wording::english().repair_message(self)
     }
 
     pub fn is_empty(&self) -> bool {

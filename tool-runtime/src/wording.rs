@@ -1,0 +1,239 @@
+//! The words the model reads from the toolkit itself: the repair message for invalid arguments,
+//! the boundary sentence after a description, the messages of failed, refused and held calls, and
+//! the repair message for a structured-output reply. English by default; a team gives its agent
+//! its own wording, such as [`Wording::indonesian`], with [`ToolSet::with_wording`].
+//!
+//! ```
+//! use tool_runtime::{tool, Context, ToolSet, Wording};
+//!
+//! #[tool(description = "Hitung porsi katering.", not_for = "membatalkan pesanan")]
+//! fn porsi(#[arg(description = "Jumlah peserta", range = 1..=500)] peserta: u32) -> u32 {
+//!     peserta + 5
+//! }
+//!
+//! let tools = ToolSet::new([porsi::tool()]).unwrap().with_wording(Wording::indonesian());
+//! assert_eq!(tools.description(porsi::tool()), "Hitung porsi katering. Bukan untuk: membatalkan pesanan.");
+//! let err = tools.call(&Context::new(), "porsi", r#"{"peserta": 0}"#).blocking().unwrap_err();
+//! assert!(tools.model_message(&err).starts_with("Argumen tidak valid:"));
+//! ```
+//!
+//! Templates name their blanks in braces (`{tool}`, `{n}`, `{message}`, ...); each field's
+//! documentation lists its blanks. The line for each violation is [`Violation`]'s own text
+//! (field, expectation, value received) unless [`Wording::violation`] renders it.
+//!
+//! [`ToolSet::with_wording`]: crate::ToolSet::with_wording
+
+use std::borrow::Cow;
+
+use crate::tool::{Tool, ToolError};
+use crate::validate::{Violation, Violations};
+
+/// How many violations a repair message lists; the structured list keeps all of them.
+pub(crate) const MAX_IN_MESSAGE: usize = 20;
+
+/// The toolkit's own model-facing messages. See the [module documentation](self).
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Wording {
+    /// Opens the repair message for invalid arguments.
+    pub invalid_arguments: Cow<'static, str>,
+    /// Ends it.
+    pub fix_and_retry: Cow<'static, str>,
+    /// The line for violations past the first 20. Blank: `{n}`.
+    pub and_more: Cow<'static, str>,
+    /// How one violation is written in the repair message; `None` for [`Violation`]'s own text.
+    pub violation: Option<fn(&Violation) -> String>,
+    /// The boundary sentence after a description. Blank: `{not_for}` (without its final period).
+    pub not_for: Cow<'static, str>,
+    /// The tool returned an error. Blank: `{message}` (the error's text).
+    pub failed: Cow<'static, str>,
+    /// The tool panicked and shows its message to the model. Blank: `{message}`.
+    pub panicked: Cow<'static, str>,
+    /// A panic, a broken schema or missing host state: nothing the model can fix.
+    pub internal_error: Cow<'static, str>,
+    /// The model asked for a tool that does not exist. Blank: `{tool}`.
+    pub unknown_tool: Cow<'static, str>,
+    /// Added when a close name exists. Blank: `{suggestion}`.
+    pub did_you_mean: Cow<'static, str>,
+    /// The caller may not use the tool. Blank: `{tool}`.
+    pub forbidden: Cow<'static, str>,
+    /// The call waits for a person's approval; nothing ran yet.
+    pub approval_waiting: Cow<'static, str>,
+    /// The person declined; nothing ran.
+    pub approval_declined: Cow<'static, str>,
+    /// Approval was needed and could not be asked for (the client cannot ask its user); the held
+    /// call was dropped and nothing ran.
+    pub approval_unavailable: Cow<'static, str>,
+    /// Asking for approval failed. Blank: `{reason}`.
+    pub approval_failed: Cow<'static, str>,
+    /// A resumed call was not waiting (already run, rejected, or unknown here).
+    pub not_pending: Cow<'static, str>,
+    /// The tool did not finish in time; it was stopped. Blank: `{seconds}`.
+    pub timed_out: Cow<'static, str>,
+    /// The server is at its limit of calls; nothing ran.
+    pub busy: Cow<'static, str>,
+    /// A structured-output reply that is not JSON. Blank: `{error}`.
+    pub reply_not_json: Cow<'static, str>,
+    /// A structured-output reply that breaks the schema or the rules: opens the list.
+    pub reply_invalid: Cow<'static, str>,
+    /// Ends that list.
+    pub reply_fix: Cow<'static, str>,
+}
+
+impl Default for Wording {
+    fn default() -> Self {
+        Wording::english()
+    }
+}
+
+impl Wording {
+    /// The toolkit's wording: English.
+    pub fn english() -> Wording {
+        Wording {
+            invalid_arguments: "The arguments were not valid:".into(),
+            fix_and_retry: "Fix every item above and call the tool again with the complete arguments."
+                .into(),
+            and_more: "and {n} more like these".into(),
+            violation: None,
+            not_for: "Not for: {not_for}.".into(),
+            failed: "The tool failed: {message}".into(),
+            panicked: "The tool failed unexpectedly: {message}".into(),
+            internal_error:
+                "The tool failed because of an internal error. Do not retry with the same arguments."
+                    .into(),
+            unknown_tool: "There is no tool named `{tool}`.".into(),
+            did_you_mean: " Did you mean `{suggestion}`?".into(),
+            forbidden: "The tool `{tool}` is not available to this user. Do not try it again."
+                .into(),
+            approval_waiting: "This action needs a person's approval. It has not run yet; tell the user it is waiting for approval."
+                .into(),
+            approval_declined: "The user did not approve this action; nothing was changed.".into(),
+            approval_unavailable: "This action needs a person's approval, and this application cannot ask for it, so it was not carried out and nothing was changed. Tell the user it was not done, and that they can do it in an application that asks them to approve it."
+                .into(),
+            approval_failed: "This action needs a person's approval, which could not be asked for ({reason}); nothing was changed."
+                .into(),
+            not_pending: "This action is no longer waiting for approval; it was not run again."
+                .into(),
+            timed_out: "The tool did not finish within {seconds} seconds and was stopped. Tell the user; retry only if they ask."
+                .into(),
+            busy: "The tool service is busy and did not run this call. Try again shortly.".into(),
+            reply_not_json: "The previous answer was not valid JSON ({error}).\nReturn only the complete JSON object."
+                .into(),
+            reply_invalid: "The previous JSON was not valid:".into(),
+            reply_fix: "Fix it from the same input and return the complete JSON.".into(),
+        }
+    }
+
+    /// Indonesian, for agents whose users write Indonesian.
+    pub fn indonesian() -> Wording {
+        Wording {
+            invalid_arguments: "Argumen tidak valid:".into(),
+            fix_and_retry: "Perbaiki setiap butir di atas lalu panggil tool ini lagi dengan argumen lengkap."
+                .into(),
+            and_more: "dan {n} lagi yang serupa".into(),
+            violation: None,
+            not_for: "Bukan untuk: {not_for}.".into(),
+            failed: "Tool gagal: {message}".into(),
+            panicked: "Tool gagal secara tak terduga: {message}".into(),
+            internal_error: "Tool gagal karena kesalahan internal. Jangan ulangi dengan argumen yang sama."
+                .into(),
+            unknown_tool: "Tidak ada tool bernama `{tool}`.".into(),
+            did_you_mean: " Mungkin maksudnya `{suggestion}`?".into(),
+            forbidden: "Tool `{tool}` tidak tersedia untuk pengguna ini. Jangan coba lagi.".into(),
+            approval_waiting: "Tindakan ini perlu persetujuan seseorang. Belum dijalankan; beri tahu pengguna bahwa tindakan ini menunggu persetujuan."
+                .into(),
+            approval_declined: "Pengguna tidak menyetujui tindakan ini; tidak ada yang diubah."
+                .into(),
+            approval_unavailable: "Tindakan ini perlu persetujuan seseorang, dan aplikasi ini tidak bisa memintanya, jadi tindakan tidak dijalankan dan tidak ada yang diubah. Beri tahu pengguna bahwa tindakan belum dilakukan, dan bisa dilakukan lewat aplikasi yang meminta persetujuannya."
+                .into(),
+            approval_failed: "Tindakan ini perlu persetujuan seseorang, yang tidak bisa diminta ({reason}); tidak ada yang diubah."
+                .into(),
+            not_pending: "Tindakan ini tidak lagi menunggu persetujuan; tidak dijalankan lagi."
+                .into(),
+            timed_out: "Tool tidak selesai dalam {seconds} detik dan dihentikan. Beri tahu pengguna; ulangi hanya bila ia meminta."
+                .into(),
+            busy: "Layanan tool sedang sibuk dan tidak menjalankan panggilan ini. Coba lagi sebentar lagi."
+                .into(),
+            reply_not_json: "Jawaban sebelumnya bukan JSON yang valid ({error}).\nKembalikan hanya objek JSON yang lengkap."
+                .into(),
+            reply_invalid: "JSON sebelumnya tidak valid:".into(),
+            reply_fix: "Perbaiki dari masukan yang sama dan kembalikan JSON yang lengkap.".into(),
+        }
+    }
+
+    /// The description the model reads: the tool's description, then the boundary sentence.
+    pub fn description(&self, tool: &Tool) -> String {
+        let d = tool.spec_description().trim_end();
+        match tool.not_for() {
+            Some(n) => {
+                let sentence = fill(&self.not_for, &[("not_for", n.trim_end_matches('.'))]);
+                format!("{d} {sentence}")
+            }
+            None => d.to_owned(),
+        }
+    }
+
+    /// The repair message for invalid arguments: every violation (the first 20), then what to do.
+    pub fn repair_message(&self, violations: &Violations) -> String {
+        let mut s = format!("{}\n", self.invalid_arguments);
+        for v in violations.iter().take(MAX_IN_MESSAGE) {
+            let line = match self.violation {
+                Some(render) => render(v),
+                None => v.to_string(),
+            };
+            s.push_str(&format!("- {line}\n"));
+        }
+        if violations.len() > MAX_IN_MESSAGE {
+            let n = (violations.len() - MAX_IN_MESSAGE).to_string();
+            s.push_str(&format!("- {}\n", fill(&self.and_more, &[("n", &n)])));
+        }
+        s.push_str(&self.fix_and_retry);
+        s
+    }
+
+    /// What the model is told about a call that did not produce a value.
+    pub fn error_message(&self, error: &ToolError) -> String {
+        match error {
+            ToolError::InvalidArguments(v) => self.repair_message(v),
+            ToolError::Failed { message } => fill(&self.failed, &[("message", message)]),
+            ToolError::Panicked {
+                message,
+                to_model: true,
+            } => fill(&self.panicked, &[("message", message)]),
+            ToolError::Panicked { .. }
+            | ToolError::Schema(_)
+            | ToolError::MissingContext { .. } => self.internal_error.to_string(),
+            ToolError::UnknownTool { name, did_you_mean } => {
+                let mut s = fill(&self.unknown_tool, &[("tool", name)]);
+                if let Some(d) = did_you_mean {
+                    s.push_str(&fill(&self.did_you_mean, &[("suggestion", d)]));
+                }
+                s
+            }
+            ToolError::Forbidden { tool, .. } => fill(&self.forbidden, &[("tool", tool)]),
+            ToolError::ApprovalRequired(_) => self.approval_waiting.to_string(),
+            ToolError::NotPending { .. } => self.not_pending.to_string(),
+            ToolError::TimedOut { seconds } => {
+                fill(&self.timed_out, &[("seconds", &format_seconds(*seconds))])
+            }
+            ToolError::Busy => self.busy.to_string(),
+        }
+    }
+}
+
+fn format_seconds(s: f64) -> String {
+    if s.fract() == 0.0 {
+        format!("{s:.0}")
+    } else {
+        format!("{s:.1}")
+    }
+}
+
+/// `template` with each `{name}` replaced by its value.
+pub(crate) fn fill(template: &str, blanks: &[(&str, &str)]) -> String {
+    let mut out = template.to_owned();
+    for (name, value) in blanks {
+        out = out.replace(&format!("{{{name}}}"), value);
+    }
+    out
+}

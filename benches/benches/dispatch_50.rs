@@ -3,7 +3,7 @@
 //!
 //! - `floor`: hand-written serde (name `match`, `from_str`, range check, call, `to_string`);
 //!   JSON text in, result JSON text out. The baseline of every ratio.
-//! - `toolkit`: `ToolSet::call_json_blocking`, the same text in and out, with the full boundary
+//! - `toolkit`: `ToolSet::call(..).blocking()`, the same text in and out, with the full boundary
 //!   (strict validation of every argument, defaults, panic guard).
 //! - `floor_envelope`: `floor` plus wrapping the result as an MCP `CallToolResult`
 //!   (text block + `structuredContent`), what an MCP server sends.

@@ -4,7 +4,8 @@
 //! Run with `cargo run -p examples --example cuaca`.
 
 use examples::cuaca::cuaca_terkini;
-use tool_runtime::{Context, ToolSet};
+use examples::show::check;
+use tool_runtime::{Content, Context, ToolSet};
 
 fn main() {
     let tools = ToolSet::new([cuaca_terkini::tool()]).expect("valid tool set");
@@ -27,4 +28,22 @@ fn main() {
         ),
         None => println!("for the transcript: nothing (redaction failed)"),
     }
+    // What this example documents: the raw source for the application only, a sentence and an
+    // icon for the model, a copy without the source for the transcript.
+    check(
+        out.value().get("sumber").is_some(),
+        "the application gets the raw source",
+    );
+    let model = out.model().0;
+    check(
+        matches!(
+            model.as_slice(),
+            [Content::Text { .. }, Content::ImageUrl { .. }]
+        ),
+        "the model gets a sentence and an icon",
+    );
+    check(
+        out.for_display().is_some_and(|v| v.get("sumber").is_none()),
+        "the transcript gets a copy without the raw source",
+    );
 }

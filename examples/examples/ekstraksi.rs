@@ -8,9 +8,10 @@
 
 use std::cell::Cell;
 
-use examples::ekstraksi::{Lowongan, Paper, recorded};
+use examples::ekstraksi::{Lowongan, Paper, aturan_paper, recorded};
+use examples::show::{check, fail};
 use tool_runtime::Api;
-use tool_runtime::structured::{self, Attempt};
+use tool_runtime::structured::{self, Attempt, Extracted, Extractor, Failed};
 
 fn replay<'a>(
     dir: &'a str,
@@ -35,6 +36,17 @@ fn replay<'a>(
     }
 }
 
+/// The year the recorded replies were made: the paper rule compares with it. An application
+/// passes today's year.
+const TAHUN_REKAMAN: u16 = 2026;
+
+/// How a run of recorded replies must end: accepted after this many attempts, or failed with
+/// this failure after this many.
+enum Ends {
+    Accepted(usize),
+    Failed(&'static str, usize),
+}
+
 fn main() {
     let providers = [
         (Api::OpenAiChat, "openai-chat"),
@@ -42,40 +54,55 @@ fn main() {
         (Api::Anthropic, "anthropic"),
         (Api::Gemini, "gemini"),
     ];
-    for (provider, dir) in providers {
+    for (api, dir) in providers {
         println!("== {dir}");
-        for script in [
-            &["paper-rule_violation", "paper-good"][..],
-            &["paper-broken_json", "paper-wrong_shape", "paper-truncated"][..],
-            &["paper-refused", "paper-good"][..],
+        for (script, ends) in [
+            (
+                &["paper-rule_violation", "paper-good"][..],
+                Ends::Accepted(2),
+            ),
+            (
+                &["paper-broken_json", "paper-wrong_shape", "paper-truncated"][..],
+                Ends::Failed("cut off", 3),
+            ),
+            (
+                &["paper-refused", "paper-good"][..],
+                Ends::Failed("refused", 1),
+            ),
         ] {
             println!("  paper, responses {script:?}");
-            match pollster::block_on(structured::extract::<Paper, _, _, _>(
-                provider,
-                2,
-                replay(dir, script),
-            )) {
-                Ok(got) => println!(
-                    "    ok after {} attempts: {:?}",
-                    got.attempts.len(),
-                    got.value
-                ),
-                Err(failed) => println!("    failed: {failed}"),
-            }
+            let run = Extractor::<Paper>::new(api)
+                .max_retries(2)
+                .rules(|p| aturan_paper(p, TAHUN_REKAMAN))
+                .run(replay(dir, script));
+            outcome(pollster::block_on(run), ends);
         }
         println!("  lowongan, responses [\"lowongan-rule_violation\", \"lowongan-good\"]");
         let script = ["lowongan-rule_violation", "lowongan-good"];
-        match pollster::block_on(structured::extract::<Lowongan, _, _, _>(
-            provider,
-            2,
-            replay(dir, &script),
-        )) {
-            Ok(got) => println!(
+        let run = structured::extract::<Lowongan, _, _, _>(api, 2, replay(dir, &script));
+        outcome(pollster::block_on(run), Ends::Accepted(2));
+    }
+}
+
+fn outcome<T: std::fmt::Debug>(got: Result<Extracted<T>, Failed>, ends: Ends) {
+    match (got, ends) {
+        (Ok(got), Ends::Accepted(n)) => {
+            println!(
                 "    ok after {} attempts: {:?}",
                 got.attempts.len(),
                 got.value
-            ),
-            Err(failed) => println!("    failed: {failed}"),
+            );
+            check(
+                got.attempts.len() == n,
+                format!("accepted after {n} attempts"),
+            );
         }
+        (Err(failed), Ends::Failed(why, n)) => {
+            println!("    failed: {failed}");
+            check(failed.to_string().contains(why), format!("failed as {why}"));
+            check(failed.attempts.len() == n, format!("after {n} attempts"));
+        }
+        (Ok(got), _) => fail(format!("accepted: {:?}", got.value)),
+        (Err(failed), _) => fail(format!("failed: {failed}")),
     }
 }

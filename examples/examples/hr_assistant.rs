@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use examples::hr::domain::Db;
 use examples::hr::{Peran, Session, tool_set};
+use examples::show::{check, fail};
 use tool_runtime::{Context, ToolError, ToolSet};
 
 fn main() {
@@ -26,31 +27,67 @@ fn main() {
         }
         return;
     }
-    let path = std::env::var_os("HR_DB")
-        .map(Into::into)
-        .unwrap_or_else(|| std::env::temp_dir().join("hr_assistant.sqlite"));
+    // A fresh database each run (unless HR_DB names one), so the run shows the same thing
+    // every time and checks it.
+    let fresh = std::env::temp_dir().join(format!("hr_assistant-{}.sqlite", std::process::id()));
+    let path: std::path::PathBuf = std::env::var_os("HR_DB").map_or(fresh.clone(), Into::into);
+    let _ = std::fs::remove_file(&fresh);
     let db = Arc::new(Db::open(&path).expect("the HR database opens"));
     println!("database: {}\n", path.display());
     let all = tool_set();
 
-    for (who, session) in [
-        ("Sari (karyawan)", Session::new("K-001", Peran::Karyawan)),
-        ("Budi (karyawan)", Session::new("K-002", Peran::Karyawan)),
-        ("Dewi (manajer)", Session::new("M-001", Peran::Manajer)),
+    // (who, session, remaining leave, tools seen)
+    let karyawan = [
+        "cek-sisa-cuti",
+        "cek-riwayat-cuti",
+        "cek-status-reimburse",
+        "ajukan-cuti",
+    ];
+    let manajer = [
+        "cek-sisa-cuti",
+        "cek-riwayat-cuti",
+        "cek-status-reimburse",
+        "cek-cuti-tim",
+        "ajukan-cuti",
+    ];
+    for (who, session, sisa, sees) in [
+        (
+            "Sari (karyawan)",
+            Session::new("K-001", Peran::Karyawan),
+            r#""sisa_cuti":7"#,
+            &karyawan[..],
+        ),
+        (
+            "Budi (karyawan)",
+            Session::new("K-002", Peran::Karyawan),
+            r#""sisa_cuti":0"#,
+            &karyawan[..],
+        ),
+        (
+            "Dewi (manajer)",
+            Session::new("M-001", Peran::Manajer),
+            r#""sisa_cuti":10"#,
+            &manajer[..],
+        ),
         (
             "sesi dengan NIK tak terdaftar",
             Session::new("K-999", Peran::Karyawan),
+            r#""status":"karyawan-tidak-ditemukan""#,
+            &karyawan[..],
         ),
     ] {
         let cx = session.context(db.clone());
         let visible = all.visible_to(&cx);
-        println!("== {who}: sees {:?}", visible.names().collect::<Vec<_>>());
+        let names: Vec<&str> = visible.names().collect();
+        println!("== {who}: sees {names:?}");
+        check(names == sees, format!("{who} sees {sees:?}"));
         ask(
             &visible,
             &cx,
             "sisa cuti saya berapa?",
             "cek-sisa-cuti",
             "{}",
+            sisa,
         );
         ask(
             &visible,
@@ -58,6 +95,7 @@ fn main() {
             "reimburse saya sudah cair belum?",
             "cek-status-reimburse",
             "{}",
+            r#""daftar""#,
         );
         ask(
             &visible,
@@ -65,6 +103,7 @@ fn main() {
             "kapan saja saya cuti tahun ini?",
             "cek-riwayat-cuti",
             "{}",
+            r#""tahun""#,
         );
         // A model that tries to read someone else's data by passing a NIK.
         ask(
@@ -73,38 +112,59 @@ fn main() {
             "sisa cuti NIK K-002?",
             "cek-sisa-cuti",
             r#"{"nik": "K-002"}"#,
+            "`nik` is not a known field",
         );
         // A guessed name of a tool this person may not use.
-        ask(&all, &cx, "cuti tim saya?", "cek-cuti-tim", "{}");
+        let team = if sees.contains(&"cek-cuti-tim") {
+            r#""anggota""#
+        } else {
+            "tidak tersedia untuk pengguna ini"
+        };
+        ask(&all, &cx, "cuti tim saya?", "cek-cuti-tim", "{}", team);
         println!();
     }
 
     println!("== Sari asks for leave; the request waits for approval");
     let cx = Session::new("K-001", Peran::Karyawan).context(db.clone());
-    match all
+    let Err(ToolError::ApprovalRequired(pending)) = all
         .call(&cx, "ajukan-cuti", r#"{"mulai": "2026-12-21", "hari": 2}"#)
         .blocking()
-    {
-        Err(ToolError::ApprovalRequired(pending)) => {
-            println!("  waiting for approval: {pending}");
-            println!("  (a person approves)");
-            match all.resume(&cx, pending.clone()).blocking() {
-                Ok(out) => println!("  ran once: {}", out.value()),
-                Err(e) => println!("  refused: {e}"),
-            }
-            match all.resume(&cx, pending).blocking() {
-                Ok(out) => println!("  ran AGAIN (must never happen): {}", out.value()),
-                Err(e) => println!("  a second approval of the same request: {e}"),
-            }
+    else {
+        fail("booking leave waits for approval");
+    };
+    println!("  waiting for approval: {pending}");
+    println!("  (a person approves)");
+    match all.resume(&cx, pending.clone()).blocking() {
+        Ok(out) => {
+            println!("  ran once: {}", out.value());
+            check(out.value()["sisa_cuti"] == 5, "7 days less 2");
         }
-        other => println!("  unexpected: {other:?}"),
+        Err(e) => fail(format!("the approved request runs: {e}")),
     }
+    match all.resume(&cx, pending).blocking() {
+        Ok(out) => fail(format!("ran AGAIN (must never happen): {}", out.value())),
+        Err(e) => {
+            println!("  a second approval of the same request: {e}");
+            check(matches!(e, ToolError::NotPending { .. }), "it runs once");
+        }
+    }
+    drop(db);
+    let _ = std::fs::remove_file(&fresh);
 }
 
-fn ask(tools: &ToolSet, cx: &Context, question: &str, tool: &str, arguments: &str) {
+/// One question as the call a model would make, and what the answer must contain.
+fn ask(tools: &ToolSet, cx: &Context, question: &str, tool: &str, arguments: &str, expect: &str) {
     print!("  \"{question}\" -> {tool} {arguments}\n     ");
-    match tools.call(cx, tool, arguments).blocking() {
-        Ok(out) => println!("{}", out.value()),
-        Err(e) => println!("to the model: {}", e.model_message().replace('\n', " ")),
-    }
+    let said = match tools.call(cx, tool, arguments).blocking() {
+        Ok(out) => out.json().to_owned(),
+        Err(e) => format!(
+            "to the model: {}",
+            tools.model_message(&e).replace('\n', " ")
+        ),
+    };
+    println!("{said}");
+    check(
+        said.contains(expect),
+        format!("{tool} {arguments}: the answer has {expect:?}"),
+    );
 }

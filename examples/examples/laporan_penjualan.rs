@@ -4,17 +4,29 @@
 //! Run with `cargo run -p examples --example laporan_penjualan`.
 
 use examples::laporan_penjualan::*;
-use examples::show;
+use examples::show::{self, Expect};
 use tool_runtime::{Context, ToolSet};
 
 fn main() {
     let tools = ToolSet::new([buat_laporan::tool()]).expect("valid tool set");
     show::tools(&tools);
     let calls = [
-        r#"{"periode": "mingguan"}"#,
-        r#"{"periode": "bulanan", "wilayah": "medan", "sertakan_grafik": false}"#,
-        r#"{"periode": "Mingguan", "wilayah": "DKI Jakarta"}"#,
-        r#"{"wilayah": "jakarta", "grafik": true}"#,
+        (
+            r#"{"periode": "mingguan"}"#,
+            Expect::Ok(r#""wilayah":"semua""#),
+        ),
+        (
+            r#"{"periode": "bulanan", "wilayah": "medan", "sertakan_grafik": false}"#,
+            Expect::Ok(r#""grafik":[]"#),
+        ),
+        (
+            r#"{"periode": "Mingguan", "wilayah": "DKI Jakarta"}"#,
+            Expect::Refused(r#"(did you mean "mingguan"?)"#),
+        ),
+        (
+            r#"{"wilayah": "jakarta", "grafik": true}"#,
+            Expect::Refused("did you mean `sertakan_grafik`?"),
+        ),
     ];
     show::calls(&tools, &Context::new(), "buat-laporan-penjualan", &calls);
 }

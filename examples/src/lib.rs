@@ -7,3 +7,28 @@ pub mod katering;
 pub mod laporan_penjualan;
 pub mod perpustakaan;
 pub mod show;
+
+use std::sync::Arc;
+
+use tool_runtime::{Context, ToolSet};
+
+/// Every example tool in one set (nine), and a context that can run each of them: the HR session
+/// of a manager on a fresh in-memory database, and a library member. For tests and benches that
+/// go over all tools.
+pub fn every_tool() -> (ToolSet, Context) {
+    let (library, hr) = (perpustakaan::tool_set(), hr::tool_set());
+    let tools = [
+        katering::pesan_katering::tool(),
+        laporan_penjualan::buat_laporan::tool(),
+        cuaca::cuaca_terkini::tool(),
+    ]
+    .into_iter()
+    .chain(library.iter())
+    .chain(hr.iter());
+    let set = ToolSet::new(tools).expect("the example tools have distinct names");
+    let db = Arc::new(hr::domain::Db::in_memory().expect("an in-memory database opens"));
+    let cx = hr::Session::new("M-001", hr::Peran::Manajer)
+        .context(db)
+        .with(perpustakaan::Anggota { id: "A-001".into() });
+    (set, cx)
+}

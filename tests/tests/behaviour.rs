@@ -527,24 +527,39 @@ fn serde_skip_rules_shape_input_and_output_differently() {
         #[serde(skip_serializing_if = "Option::is_none")]
         label: Option<String>,
     }
-    let input = tool_runtime::__private::schemars::SchemaGenerator::new(
-        schemars::generate::SchemaSettings::draft2020_12().for_deserialize(),
-    )
-    .into_root_schema_for::<Catatan>();
-    let output = tool_runtime::__private::schemars::SchemaGenerator::new(
-        schemars::generate::SchemaSettings::draft2020_12().for_serialize(),
-    )
-    .into_root_schema_for::<Catatan>();
-    let keys = |s: &schemars::Schema| {
-        s.as_value()["properties"]
+    #[tool(description = "Simpan catatan dan kembalikan catatan yang disimpan.")]
+    fn simpan(#[arg(description = "Catatan baru")] catatan: Catatan) -> Catatan {
+        Catatan {
+            dibuat_oleh: "sistem".into(),
+            ..catatan
+        }
+    }
+    let input = &simpan::tool().input_schema()["properties"]["catatan"];
+    let output = simpan::tool().output_schema();
+    let keys = |s: &Value| {
+        s["properties"]
             .as_object()
             .unwrap()
             .keys()
             .cloned()
             .collect::<Vec<_>>()
     };
-    assert_eq!(keys(&input), ["isi", "label"]);
-    assert_eq!(input.as_value()["required"], json!(["isi"]));
-    assert_eq!(keys(&output), ["isi", "dibuat_oleh", "label"]);
-    assert_eq!(output.as_value()["required"], json!(["isi", "dibuat_oleh"]));
+    assert_eq!(keys(input), ["isi", "label"]);
+    assert_eq!(input["required"], json!(["isi"]));
+    assert_eq!(keys(output), ["isi", "dibuat_oleh", "label"]);
+    assert_eq!(output["required"], json!(["isi", "dibuat_oleh"]));
+    // And serde does as the schemas say: `dibuat_oleh` is never read, `label` written only if set.
+    let set = ToolSet::new([simpan::tool()]).unwrap();
+    let out = set
+        .call(
+            &Context::new(),
+            "simpan",
+            r#"{"catatan": {"isi": "rapat"}}"#,
+        )
+        .blocking()
+        .unwrap();
+    assert_eq!(
+        out.value(),
+        &json!({"isi": "rapat", "dibuat_oleh": "sistem"})
+    );
 }

@@ -1,5 +1,7 @@
-//! The tool-choice harness on the library's border messages, with a stand-in model answering in
-//! each provider's response format.
+//! The tool-choice harness (`choice::run`) on the library's border messages. The model is a
+//! keyword stand-in, so these tests check the harness, not a model's judgement: that each border
+//! message is sent with the exported tools, that the pick is read from each provider's response
+//! format, and that a wrong pick, a missing ask-back and a failed request are reported as such.
 
 use serde_json::{Value, json};
 use tool_runtime::Api;
@@ -36,9 +38,10 @@ fn response(target: Api, tool: Option<&str>) -> Value {
     }
 }
 
-/// A stand-in model that reads the boundary sentences the way a good model would, except that it
-/// sends one message to the wrong tool when `confused`.
-fn model(
+/// A keyword stand-in for a model: "ISBN" picks `detail-buku` (`cari-buku` when `confused`),
+/// "telat"/"denda" pick `cek-denda`, the bare "cari buku" asks back, anything else picks
+/// `cari-buku`. It answers in `target`'s response format.
+fn keyword_model(
     target: Api,
     confused: bool,
 ) -> impl FnMut(&'static str, &[Value]) -> std::future::Ready<Result<Value, String>> {
@@ -65,18 +68,31 @@ const TARGETS: [Api; 4] = [
 ];
 
 #[test]
-fn every_border_message_picks_the_right_tool_in_every_format() {
+fn the_harness_reads_the_pick_of_every_border_message_in_every_format() {
     let set = examples::perpustakaan::tool_set();
     for target in TARGETS {
         let report = pollster::block_on(choice::run(
             &set,
             target,
             examples::perpustakaan::BORDER_MESSAGES,
-            model(target, false),
+            keyword_model(target, false),
         ))
         .unwrap();
         assert!(report.wrong().is_empty(), "{target:?}: {report}");
         assert_eq!(report.outcomes.len(), 5);
+        // Each outcome is the pick read from this format, not the expectation copied over.
+        let picks: Vec<&Picked> = report.outcomes.iter().map(|o| &o.picked).collect();
+        assert_eq!(
+            picks,
+            [
+                &Picked::Tool("cari-buku".into()),
+                &Picked::Tool("detail-buku".into()),
+                &Picked::Tool("cek-denda".into()),
+                &Picked::Tool("cek-denda".into()),
+                &Picked::NoTool,
+            ],
+            "{target:?}"
+        );
     }
 }
 
@@ -87,7 +103,7 @@ fn a_wrong_pick_is_reported_with_what_was_picked() {
         &set,
         Api::Anthropic,
         examples::perpustakaan::BORDER_MESSAGES,
-        model(Api::Anthropic, true),
+        keyword_model(Api::Anthropic, true),
     ))
     .unwrap();
     let wrong = report.wrong();

@@ -1,19 +1,35 @@
-//! Fuzzing the decoder of every example tool on stable Rust: arbitrary bytes and arbitrary JSON
-//! must come back as a value or a `ToolError`, never a panic or a hang. Bounded for CI;
+//! Fuzzing the decoder of every example tool (all nine) on stable Rust: arbitrary bytes and
+//! arbitrary JSON must come back as a value or an error the model can act on, never a panic (a
+//! panic inside the toolkit is caught and would come back as `ToolError::Panicked`, so that is
+//! what these tests refuse), an internal error, or a hang. Bounded for CI;
 //! `FUZZ_CASES=1000000 cargo test --release -p tests --test fuzz` runs longer, and `fuzz/` holds
-//! the same targets for `cargo +nightly fuzz run` (coverage-guided).
+//! the same target for `cargo +nightly fuzz run` (coverage-guided).
+
+use std::future::IntoFuture;
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use serde_json::{Map, Value};
-use tool_runtime::{Context, ToolSet};
+use tool_runtime::{CallOutput, Context, ToolError, ToolSet};
 
-fn tools() -> ToolSet {
-    ToolSet::new([
-        examples::katering::pesan_katering::tool(),
-        examples::laporan_penjualan::buat_laporan::tool(),
-    ])
-    .unwrap()
+fn tools() -> (ToolSet, Context) {
+    examples::every_tool()
+}
+
+/// A call's outcome, or a test failure when the toolkit itself broke: a caught panic, a schema
+/// it could not enforce, host state it lost.
+fn outcome(name: &str, r: Result<CallOutput, ToolError>) -> Result<Value, String> {
+    match r {
+        Ok(out) => Ok(out.into_value()),
+        Err(
+            e @ (ToolError::Panicked { .. }
+            | ToolError::Schema(_)
+            | ToolError::MissingContext { .. }),
+        ) => {
+            panic!("{name}: the toolkit broke: {e:?}")
+        }
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 fn cases() -> u32 {
@@ -40,6 +56,12 @@ fn json() -> impl Strategy<Value = Value> {
         Just("periode".to_owned()),
         Just("wilayah".to_owned()),
         Just("sertakan_grafik".to_owned()),
+        Just("kota".to_owned()),
+        Just("isbn".to_owned()),
+        Just("judul".to_owned()),
+        Just("tahun".to_owned()),
+        Just("mulai".to_owned()),
+        Just("hari".to_owned()),
         "[a-z_]{0,12}",
     ];
     let leaf = prop_oneof![
@@ -67,14 +89,13 @@ fn json() -> impl Strategy<Value = Value> {
 
 #[test]
 fn arbitrary_bytes_never_panic() {
-    let set = tools();
-    let cx = Context::new();
+    let (set, cx) = tools();
     let bytes = proptest::collection::vec(any::<u8>(), 0..256);
     runner()
         .run(&bytes, |b| {
             let text = String::from_utf8_lossy(&b);
             for name in set.names() {
-                let _ = set.call(&cx, name, &text).blocking();
+                let _ = outcome(name, set.call(&cx, name, &text).blocking());
             }
             Ok(())
         })
@@ -82,16 +103,21 @@ fn arbitrary_bytes_never_panic() {
 }
 
 #[test]
-fn arbitrary_json_never_panics() {
-    let set = tools();
-    let cx = Context::new();
+fn arbitrary_json_never_panics_and_both_paths_agree() {
+    let (set, cx) = tools();
     runner()
         .run(&json(), |v| {
             let text = v.to_string();
             for name in set.names() {
-                let by_text = set.call(&cx, name, &text).blocking();
-                let by_value = pollster::block_on(set.call(&cx, name, v.clone()).into_future());
-                prop_assert_eq!(by_text.is_ok(), by_value.is_ok());
+                let by_text = outcome(name, set.call(&cx, name, &text).blocking());
+                let by_value = outcome(
+                    name,
+                    pollster::block_on(set.call(&cx, name, v.clone()).into_future()),
+                );
+                prop_assert_eq!(by_text.is_ok(), by_value.is_ok(), "{} {}", name, text);
+                if let (Ok(a), Ok(b)) = (&by_text, &by_value) {
+                    prop_assert_eq!(a, b, "{} {}", name, text);
+                }
             }
             Ok(())
         })
@@ -100,8 +126,7 @@ fn arbitrary_json_never_panics() {
 
 #[test]
 fn hostile_inputs_are_refused_cleanly() {
-    let set = tools();
-    let cx = Context::new();
+    let (set, cx) = tools();
     let deep = "[".repeat(100_000) + &"]".repeat(100_000);
     let long_string = format!(r#"{{"periode": "{}"}}"#, "x".repeat(5_000_000));
     let many_fields: String = format!(
@@ -121,6 +146,10 @@ fn hostile_inputs_are_refused_cleanly() {
     ] {
         for name in set.names() {
             let err = set.call(&cx, name, text).blocking().unwrap_err();
+            assert!(
+                matches!(err, ToolError::InvalidArguments(_)),
+                "{name}: {err:?}"
+            );
             assert!(
                 err.model_message().len() < 8_000,
                 "the repair message stays short"

@@ -3,10 +3,37 @@
 
 use std::cell::RefCell;
 
-use examples::ekstraksi::{Lowongan, Paper, recorded};
+use examples::ekstraksi::{Lowongan, Paper, aturan_paper, recorded};
 use serde_json::{Value, json};
 use tool_runtime::Api;
-use tool_runtime::structured::{self, Attempt, Failure, Finish};
+use tool_runtime::structured::{self, Attempt, Extractor, Failure, Finish};
+
+/// The year the recorded replies were made, passed to the paper's rule (no clock is read).
+const TAHUN_REKAMAN: u16 = 2026;
+
+/// One recorded reply read as a `Paper`, with the paper's rule for the recordings' year.
+fn paper(api: Api, raw: &serde_json::Value) -> Result<Paper, Failure> {
+    Extractor::<Paper>::new(api)
+        .rules(|p| aturan_paper(p, TAHUN_REKAMAN))
+        .parse(raw)
+}
+
+/// The extraction driver for a `Paper`, with the same rule.
+fn extract_paper<F, Fut, E>(
+    api: Api,
+    max_retries: usize,
+    send: F,
+) -> impl std::future::Future<Output = Result<structured::Extracted<Paper>, structured::Failed>>
+where
+    F: FnMut(Attempt) -> Fut,
+    Fut: std::future::Future<Output = Result<serde_json::Value, E>>,
+    E: std::fmt::Display,
+{
+    Extractor::<Paper>::new(api)
+        .max_retries(max_retries)
+        .rules(|p| aturan_paper(p, TAHUN_REKAMAN))
+        .run(send)
+}
 
 const PROVIDERS: [(Api, &str); 4] = [
     (Api::OpenAiChat, "openai-chat"),
@@ -39,8 +66,7 @@ fn every_failure_kind_is_recognised_in_every_provider_format() {
     ];
     for (provider, dir) in PROVIDERS {
         for (case, want) in expected {
-            let paper =
-                structured::parse::<Paper>(provider, &recorded(dir, &format!("paper-{case}")));
+            let paper = paper(provider, &recorded(dir, &format!("paper-{case}")));
             assert_eq!(kind(&paper), want, "{dir} paper-{case}: {paper:?}");
             let lowongan = structured::parse::<Lowongan>(
                 provider,
@@ -54,9 +80,7 @@ fn every_failure_kind_is_recognised_in_every_provider_format() {
 #[test]
 fn a_wrong_shape_lists_every_violation_for_the_repair() {
     for (provider, dir) in PROVIDERS {
-        let Err(failure) =
-            structured::parse::<Paper>(provider, &recorded(dir, "paper-wrong_shape"))
-        else {
+        let Err(failure) = paper(provider, &recorded(dir, "paper-wrong_shape")) else {
             panic!()
         };
         let Failure::Invalid(v) = &failure else {
@@ -77,7 +101,7 @@ fn a_wrong_shape_lists_every_violation_for_the_repair() {
 
 #[test]
 fn the_business_rule_names_the_field_and_the_value() {
-    let Err(f) = structured::parse::<Paper>(
+    let Err(f) = paper(
         Api::Anthropic,
         &recorded("anthropic", "paper-rule_violation"),
     ) else {
@@ -137,12 +161,12 @@ fn replies_are_read_before_they_are_parsed() {
         }
     );
     assert!(matches!(
-        structured::parse::<Paper>(Api::Anthropic, &json!({"unexpected": true})),
+        paper(Api::Anthropic, &json!({"unexpected": true})),
         Err(Failure::Unreadable { .. })
     ));
     // A JSON answer wrapped in a Markdown fence is still read.
     let fenced = json!({"content": [{"type": "text", "text": "```json\n{\"judul\": \"X\", \"tahun\": 2020, \"metode\": [], \"dataset_publik\": \"ya\"}\n```"}], "stop_reason": "end_turn"});
-    assert!(structured::parse::<Paper>(Api::Anthropic, &fenced).is_ok());
+    assert!(paper(Api::Anthropic, &fenced).is_ok());
 }
 
 /// A model client replaying recorded responses, recording what it was asked.
@@ -167,7 +191,7 @@ fn client<'a>(
 fn the_driver_repairs_and_succeeds() {
     for (provider, dir) in PROVIDERS {
         let log = RefCell::new(Vec::new());
-        let got = pollster::block_on(structured::extract::<Paper, _, _, _>(
+        let got = pollster::block_on(extract_paper(
             provider,
             2,
             client(
@@ -195,7 +219,7 @@ fn the_driver_stops_at_the_limit() {
         "paper-rule_violation",
         "paper-good",
     ];
-    let failed = pollster::block_on(structured::extract::<Paper, _, _, _>(
+    let failed = pollster::block_on(extract_paper(
         Api::OpenAiChat,
         2,
         client("openai-chat", &script, &log),
@@ -214,7 +238,7 @@ fn the_driver_stops_at_the_limit() {
 fn a_refusal_is_never_retried() {
     for (provider, dir) in PROVIDERS {
         let log = RefCell::new(Vec::new());
-        let failed = pollster::block_on(structured::extract::<Paper, _, _, _>(
+        let failed = pollster::block_on(extract_paper(
             provider,
             2,
             client(dir, &["paper-refused", "paper-good"], &log),
@@ -248,12 +272,7 @@ fn truncation_asks_for_a_larger_budget_and_transport_errors_stop() {
         *calls.borrow_mut() += 1;
         std::future::ready(Err::<Value, _>("connection reset"))
     };
-    let failed = pollster::block_on(structured::extract::<Paper, _, _, _>(
-        Api::Gemini,
-        2,
-        failing,
-    ))
-    .unwrap_err();
+    let failed = pollster::block_on(extract_paper(Api::Gemini, 2, failing)).unwrap_err();
     assert!(matches!(failed.last, Failure::Transport { .. }));
     assert_eq!(*calls.borrow(), 1);
 }

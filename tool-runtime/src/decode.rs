@@ -103,7 +103,6 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Checked<'_, D> {
         deserialize_u32();
         deserialize_u64();
         deserialize_u128();
-        deserialize_f32();
         deserialize_f64();
         deserialize_char();
         deserialize_str();
@@ -121,6 +120,20 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Checked<'_, D> {
         deserialize_struct(name: &'static str, fields: &'static [&'static str]);
         deserialize_identifier();
         deserialize_ignored_any();
+    }
+
+    /// serde_json reads an `f32` straight into an `f32`, and the check would see the rounded
+    /// number (`3.4028235e38` becomes `f32::MAX`): the number is read as the `f64` the text says
+    /// (as the complete path reads it), checked, and then narrowed.
+    fn deserialize_f32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
+        if self.node.union.is_some() {
+            return self
+                .captured()?
+                .deserialize_f32(visitor)
+                .map_err(D::Error::custom);
+        }
+        let visitor = self.wrap(visitor, self.node);
+        self.inner.deserialize_f64(visitor)
     }
 
     fn deserialize_enum<V: Visitor<'de>>(
@@ -642,18 +655,29 @@ pub fn decode(
     names: &'static [&'static str],
     slots: &mut [&mut dyn Slot],
 ) -> Result<(), ToolError> {
+    let only = ONLY.get();
     // Empty text fails here and is read as `{}` by the complete path.
-    let fast = match &input.arguments.0 {
-        Repr::Text(text) => crate::decode::fill(text, input.validator, names, slots),
-        // Arguments a transport has already parsed (MCP): writing them back as text and taking
-        // the single pass costs less than the complete validator.
-        Repr::Value(v) => v
-            .as_object()
-            .and_then(|args| serde_json::to_string(args).ok())
-            .is_some_and(|text| crate::decode::fill(&text, input.validator, names, slots)),
-    };
+    let fast = only != Some(Only::Complete)
+        && match &input.arguments.0 {
+            Repr::Text(text) => crate::decode::fill(text, input.validator, names, slots),
+            // Arguments a transport has already parsed (MCP): writing them back as text and taking
+            // the single pass costs less than the complete validator.
+            Repr::Value(v) => v
+                .as_object()
+                .and_then(|args| serde_json::to_string(args).ok())
+                .is_some_and(|text| crate::decode::fill(&text, input.validator, names, slots)),
+        };
     if fast {
         return Ok(());
+    }
+    if only == Some(Only::SinglePass) {
+        return Err(ToolError::InvalidArguments(Violations(vec![Violation {
+            path: Path::default(),
+            kind: ViolationKind::Decode,
+            expected: "a value the single-pass decoder accepts (only that path was asked for)"
+                .into(),
+            received: None,
+        }])));
     }
     let args = input.into_checked_map()?;
     let mut errs = Vec::new();
@@ -672,6 +696,26 @@ pub fn decode(
     } else {
         Err(ToolError::InvalidArguments(Violations(errs)))
     }
+}
+
+/// One decoding path alone, for tests that check each against an independent validator.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Only {
+    /// The single-pass decoder; what it is unsure of is refused instead of checked again.
+    SinglePass,
+    /// The complete validator.
+    Complete,
+}
+
+thread_local! {
+    static ONLY: std::cell::Cell<Option<Only>> = const { std::cell::Cell::new(None) };
+}
+
+/// Makes calls on this thread take one decoding path (`None`: both, as always). A test hook.
+#[doc(hidden)]
+pub fn decode_only(path: Option<Only>) {
+    ONLY.set(path);
 }
 
 /// A slot left empty after a successful `decode`: a bug in this crate, reported, not panicked.

@@ -12,7 +12,7 @@ pub use crate::arg::{
 };
 pub use crate::call::{CallOutput, Hooks, RedactFn, ok, redacted, result};
 pub use crate::context::{Context, state};
-pub use crate::decode::{Slot, decode, unfilled};
+pub use crate::decode::{Only, Slot, decode, decode_only, unfilled};
 pub use crate::host::{Annotations, ModelOutput};
 pub use crate::schema::{
     ArgSpec, Field, FieldSchema, Presence, Tagging, Variant, VariantBody, describe, enum_schema,

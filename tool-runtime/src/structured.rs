@@ -50,7 +50,7 @@ use serde_json::Value;
 
 use crate::Api;
 use crate::schema as canonical;
-use crate::validate::{Validator, Violations};
+use crate::validate::{Validator, Violation, Violations};
 use crate::wording::{Wording, fill};
 
 /// Business rules of a type, checked after its schema holds: `#[arg(validate = path)]` on a
@@ -343,13 +343,14 @@ where
     T: DeserializeOwned + JsonSchema + Rules,
 {
     let validator = Validator::new(&schema::<T>()).map_err(|e| unreadable(&e.to_string()))?;
-    parse_with(&validator, api, raw)
+    parse_with(&validator, api, raw, &|_: &T| Vec::new())
 }
 
 fn parse_with<T: DeserializeOwned + Rules>(
     validator: &Validator,
     api: Api,
     raw: &Value,
+    rules: &dyn Fn(&T) -> Vec<Violation>,
 ) -> Result<T, Failure> {
     let reply = read_reply(api, raw)?;
     match reply.finish {
@@ -373,7 +374,8 @@ fn parse_with<T: DeserializeOwned + Rules>(
         error: e.to_string(),
         text: text.clone(),
     })?;
-    let broken = typed.check();
+    let mut broken = typed.check();
+    broken.extend(rules(&typed));
     if !broken.is_empty() {
         return Err(Failure::RuleBroken(Violations(broken)));
     }
@@ -432,8 +434,8 @@ impl std::error::Error for Failed {}
 
 /// Runs the whole flow: sends, classifies, parses, validates, checks rules, and retries with
 /// the repair message at most `max_retries` times (2 is enough: a model that fails twice on the
-/// same input rarely succeeds on a third try). A refusal, a transport
-/// failure or an unreadable response ends it at once.
+/// same input rarely succeeds on a third try). A refusal, a transport failure or an unreadable
+/// response ends it at once. [`Extractor`] does the same with more settings.
 pub async fn extract<T, F, Fut, E>(
     api: Api,
     max_retries: usize,
@@ -445,68 +447,147 @@ where
     Fut: Future<Output = Result<Value, E>>,
     E: fmt::Display,
 {
-    extract_in(&Wording::english(), api, max_retries, send).await
+    Extractor::new(api).max_retries(max_retries).run(send).await
 }
 
-/// [`extract`] with the repair messages in `wording`.
-pub async fn extract_in<T, F, Fut, E>(
-    wording: &Wording,
+/// [`extract`] with settings: the retry budget, business rules that need the caller's context
+/// (today's date, the user's limits), and the wording of the repair messages.
+///
+/// ```
+/// # use serde_json::json;
+/// # use tool_runtime::{Api, ToolArg, Violation, structured::{Attempt, Extractor}};
+/// #[derive(ToolArg, serde::Deserialize, serde::Serialize)]
+/// struct Paper {
+///     /// Tahun terbit
+///     #[arg(range = 1900..=2100)]
+///     tahun: u16,
+/// }
+/// let this_year = 2026;
+/// let send = |a: Attempt| {
+///     let text = if a.number == 1 { r#"{"tahun": 2031}"# } else { r#"{"tahun": 2005}"# };
+///     async move { Ok::<_, String>(json!({"choices": [{"message": {"content": text}, "finish_reason": "stop"}]})) }
+/// };
+/// let got = pollster::block_on(
+///     Extractor::<Paper>::new(Api::OpenAiChat)
+///         .rules(|p: &Paper| match p.tahun {
+///             t if t > this_year => vec![Violation::rule("tahun", "a year not after this one", t)],
+///             _ => vec![],
+///         })
+///         .run(send),
+/// )
+/// .unwrap();
+/// assert_eq!(got.value.tahun, 2005);
+/// ```
+pub struct Extractor<'a, T> {
     api: Api,
     max_retries: usize,
-    mut send: F,
-) -> Result<Extracted<T>, Failed>
+    rules: RulesFn<'a, T>,
+    wording: Wording,
+}
+
+/// Business rules given to an [`Extractor`].
+type RulesFn<'a, T> = Box<dyn Fn(&T) -> Vec<Violation> + 'a>;
+
+impl<'a, T> Extractor<'a, T>
 where
     T: DeserializeOwned + JsonSchema + Rules,
-    F: FnMut(Attempt) -> Fut,
-    Fut: Future<Output = Result<Value, E>>,
-    E: fmt::Display,
 {
-    let validator = match Validator::new(&schema::<T>()) {
-        Ok(v) => v,
-        Err(e) => {
-            return Err(Failed {
-                last: unreadable(&e.to_string()),
-                attempts: Vec::new(),
-            });
+    /// Replies from `api`, 2 retries, the type's own rules only, English repair messages.
+    pub fn new(api: Api) -> Self {
+        Extractor {
+            api,
+            max_retries: 2,
+            rules: Box::new(|_| Vec::new()),
+            wording: Wording::english(),
         }
-    };
-    let mut attempts = Vec::new();
-    let mut attempt = Attempt {
-        number: 1,
-        repair: None,
-        larger_budget: false,
-    };
-    loop {
-        let outcome = match send(attempt.clone()).await {
-            Ok(raw) => parse_with::<T>(&validator, api, &raw),
-            Err(e) => Err(Failure::Transport {
-                message: e.to_string(),
-            }),
-        };
-        match outcome {
-            Ok(value) => {
-                attempts.push(AttemptRecord {
-                    attempt,
-                    failure: None,
+    }
+
+    /// At most this many repair requests after the first.
+    pub fn max_retries(mut self, max_retries: usize) -> Self {
+        self.max_retries = max_retries;
+        self
+    }
+
+    /// Rules checked after the schema and the type's own `#[arg(validate = ..)]` rules hold; their
+    /// violations go into the same repair message.
+    pub fn rules(mut self, rules: impl Fn(&T) -> Vec<Violation> + 'a) -> Self {
+        self.rules = Box::new(rules);
+        self
+    }
+
+    /// The wording of the repair messages.
+    pub fn wording(mut self, wording: Wording) -> Self {
+        self.wording = wording;
+        self
+    }
+
+    /// One reply turned into `T` with these rules, or the reason it could not be (what
+    /// [`parse`] does, plus the rules).
+    pub fn parse(&self, raw: &Value) -> Result<T, Failure> {
+        let validator = Validator::new(&schema::<T>()).map_err(|e| unreadable(&e.to_string()))?;
+        parse_with(&validator, self.api, raw, &*self.rules)
+    }
+
+    /// Sends, classifies, parses, validates, checks rules, and retries as configured.
+    pub async fn run<F, Fut, E>(self, mut send: F) -> Result<Extracted<T>, Failed>
+    where
+        F: FnMut(Attempt) -> Fut,
+        Fut: Future<Output = Result<Value, E>>,
+        E: fmt::Display,
+    {
+        let Extractor {
+            api,
+            max_retries,
+            rules,
+            wording,
+        } = self;
+        let validator = match Validator::new(&schema::<T>()) {
+            Ok(v) => v,
+            Err(e) => {
+                return Err(Failed {
+                    last: unreadable(&e.to_string()),
+                    attempts: Vec::new(),
                 });
-                return Ok(Extracted { value, attempts });
             }
-            Err(failure) => {
-                attempts.push(AttemptRecord {
-                    attempt: attempt.clone(),
-                    failure: Some(failure.clone()),
-                });
-                if !failure.retryable() || attempts.len() > max_retries {
-                    return Err(Failed {
-                        last: failure,
-                        attempts,
+        };
+        let mut attempts = Vec::new();
+        let mut attempt = Attempt {
+            number: 1,
+            repair: None,
+            larger_budget: false,
+        };
+        loop {
+            let outcome = match send(attempt.clone()).await {
+                Ok(raw) => parse_with::<T>(&validator, api, &raw, &*rules),
+                Err(e) => Err(Failure::Transport {
+                    message: e.to_string(),
+                }),
+            };
+            match outcome {
+                Ok(value) => {
+                    attempts.push(AttemptRecord {
+                        attempt,
+                        failure: None,
                     });
+                    return Ok(Extracted { value, attempts });
                 }
-                attempt = Attempt {
-                    number: attempt.number + 1,
-                    larger_budget: matches!(failure, Failure::Truncated { .. }),
-                    repair: failure.repair_message_in(wording),
-                };
+                Err(failure) => {
+                    attempts.push(AttemptRecord {
+                        attempt: attempt.clone(),
+                        failure: Some(failure.clone()),
+                    });
+                    if !failure.retryable() || attempts.len() > max_retries {
+                        return Err(Failed {
+                            last: failure,
+                            attempts,
+                        });
+                    }
+                    attempt = Attempt {
+                        number: attempt.number + 1,
+                        larger_budget: matches!(failure, Failure::Truncated { .. }),
+                        repair: failure.repair_message_in(&wording),
+                    };
+                }
             }
         }
     }

@@ -25,7 +25,7 @@ fn gema_f32(#[arg(description = "Bilangan", unbounded = "uji")] x: f32) -> f32 {
     x
 }
 
-/// A hand-written schema: the integer 1 or 2.
+/// A hand-written schema: 1 or 2, with no `type` (so nothing else makes `1.0` an integer).
 #[derive(serde::Deserialize, serde::Serialize)]
 struct SatuAtauDua(u8);
 
@@ -34,7 +34,7 @@ impl JsonSchema for SatuAtauDua {
         "SatuAtauDua".into()
     }
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({ "type": "integer", "enum": [1, 2] })
+        json_schema!({ "enum": [1, 2] })
     }
 }
 

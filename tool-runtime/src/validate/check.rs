@@ -6,7 +6,7 @@
 use serde_json::{Map, Value};
 
 use super::describe::{closest, describe, length_text, near_choice, one_of_text};
-use super::node::{ARR, Broken, Node, OBJ, Scalar, Union};
+use super::node::{self, ARR, Broken, Node, OBJ, Scalar, Union};
 use super::number::Numeric;
 use super::parse;
 use super::violation::{Segment, Violation, ViolationKind, Violations, violation};
@@ -132,6 +132,13 @@ impl Walk<'_> {
                 };
                 if let Err(broken) = node.check_scalar(s) {
                     return out.push(self.broken(node, broken, path, v));
+                }
+                // A number equal to one of the choices (`1.0` for `1`) is handed on in the
+                // choice's own spelling, which is what serde is written to read.
+                if let (Some(choices), Value::Number(_)) = (&node.choices, &*v)
+                    && let Some(c) = choices.iter().find(|c| node::json_equals(v, c))
+                {
+                    *v = c.clone();
                 }
             }
         }

@@ -68,7 +68,7 @@ async fn approval_is_asked_through_elicitation() {
     assert_eq!(done.is_error, Some(false), "{done:?}");
     assert_eq!(
         done.structured_content,
-        Some(json!({"status": "diajukan", "sisa_cuti": 5}))
+        Some(json!({"status": "diajukan", "sisa_cuti": 5, "bentrok": null}))
     );
     yes.cancel().await.unwrap();
 

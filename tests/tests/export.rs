@@ -312,53 +312,61 @@ fn anthropic_per_request_limits_are_checked() {
 
 #[test]
 fn whatever_a_lowering_drops_the_runtime_still_enforces() {
-    // `ajukan-cuti` has a `pattern` on `mulai` and a `maximum` on `hari`.
+    // `detail-buku` has a `pattern` on `isbn`; `ajukan-cuti` a `maximum` on `hari` and
+    // `format: date` on `mulai`.
     let set = examples();
-    // (API, `pattern` kept as a keyword, `maximum` kept as a keyword): what each dialect takes.
+    // (API, `pattern` kept, `maximum` kept, `format` kept): what each dialect takes.
     let expected = [
-        (Api::OpenAiChat, true, true),
-        (Api::OpenAiResponses, true, true),
-        (Api::Anthropic, false, false),
-        (Api::Gemini, false, true),
-        (Api::Mcp, true, true),
+        (Api::OpenAiChat, true, true, true),
+        (Api::OpenAiResponses, true, true, true),
+        (Api::Anthropic, false, false, true),
+        (Api::Gemini, false, true, true),
+        (Api::Mcp, true, true, true),
     ];
-    for (api, pattern, maximum) in expected {
-        let text = export::tool(set.get("ajukan-cuti").unwrap(), api)
-            .json
-            .to_string();
-        let kept = |k: &str| text.contains(&format!("\"{k}\":"));
+    for (api, pattern, maximum, format) in expected {
+        let export = |name| export::tool(set.get(name).unwrap(), api).json.to_string();
+        let (buku, cuti) = (export("detail-buku"), export("ajukan-cuti"));
+        let kept = |text: &str, k: &str| text.contains(&format!("\"{k}\":"));
         assert_eq!(
-            (kept("pattern"), kept("maximum")),
-            (pattern, maximum),
-            "{api}: {text}"
+            (
+                kept(&buku, "pattern"),
+                kept(&cuti, "maximum"),
+                kept(&cuti, "format")
+            ),
+            (pattern, maximum, format),
+            "{api}: {buku}\n{cuti}"
         );
         // What a dialect drops is still said, in the description.
         if !pattern {
             assert!(
-                text.contains("pattern"),
-                "{api}: the pattern is described: {text}"
+                buku.contains("pattern"),
+                "{api}: the pattern is described: {buku}"
+            );
+        }
+        if !maximum {
+            assert!(
+                cuti.contains("14"),
+                "{api}: the maximum is described: {cuti}"
             );
         }
     }
-    let anthropic = export::tool(set.get("ajukan-cuti").unwrap(), Api::Anthropic)
-        .json
-        .to_string();
-    let gemini = export::tool(set.get("ajukan-cuti").unwrap(), Api::Gemini)
-        .json
-        .to_string();
-    assert!(
-        !anthropic.contains("\"pattern\":") && !gemini.contains("\"pattern\":"),
-        "both move `pattern` out"
-    );
     // Whatever the model was shown, the call is checked against the canonical schema.
     let cx = examples::hr::Session::new("K-001", examples::hr::Peran::Karyawan).context(
         std::sync::Arc::new(examples::hr::domain::Db::in_memory().unwrap()),
     );
     for bad in [
         r#"{"mulai": "besok", "hari": 2}"#,
+        r#"{"mulai": "2026-02-30", "hari": 2}"#,
         r#"{"mulai": "2026-12-21", "hari": 15}"#,
     ] {
         let err = set.call(&cx, "ajukan-cuti", bad).blocking().unwrap_err();
+        assert!(
+            matches!(err, ToolError::InvalidArguments(_)),
+            "{bad}: {err:?}"
+        );
+    }
+    for bad in [r#"{"isbn": "123"}"#] {
+        let err = set.call(&cx, "detail-buku", bad).blocking().unwrap_err();
         assert!(
             matches!(err, ToolError::InvalidArguments(_)),
             "{bad}: {err:?}"

@@ -131,7 +131,10 @@ fn booking_leave_waits_for_approval_and_happens_once() {
         "nothing booked yet"
     );
     let out = set.resume(&sari, pending.clone()).blocking().unwrap();
-    assert_eq!(out.value(), &json!({"status": "diajukan", "sisa_cuti": 5}));
+    assert_eq!(
+        out.value(),
+        &json!({"status": "diajukan", "sisa_cuti": 5, "bentrok": null})
+    );
     assert!(matches!(
         set.resume(&sari, pending).blocking(),
         Err(ToolError::NotPending { .. })

@@ -30,6 +30,8 @@ pub struct ToolAttr {
     pub to_model: Option<syn::Path>,
     pub redact: Option<syn::Path>,
     pub allow_lints: Vec<LitStr>,
+    /// `timeout = "30s"`: how long one call may run.
+    pub timeout: Option<LitStr>,
     pub krate: Option<syn::Path>,
 }
 
@@ -236,6 +238,10 @@ pub fn parse_tool_attr(cx: &mut Ctxt, args: TokenStream) -> ToolAttr {
             REDACT => {
                 let v: syn::Path = meta.value()?.parse()?;
                 set_once(cx, &mut attr.redact, v, &meta, REDACT);
+            }
+            TIMEOUT => {
+                let v: LitStr = meta.value()?.parse()?;
+                set_once(cx, &mut attr.timeout, v, &meta, TIMEOUT);
             }
             CRATE => {
                 let path = crate_path(&meta)?;

@@ -12,6 +12,17 @@ use crate::ctxt::Ctxt;
 
 // Every rule of a tool: its description, flags, name, and each argument.
 pub fn check_tool(cx: &mut Ctxt, tool: &Tool) {
+    if let Some(t) = &tool.attr.timeout
+        && timeout_ms(&t.value()).is_none()
+    {
+        cx.error_spanned_by(
+            t,
+            format!(
+                "`timeout` is a duration such as \"500ms\", \"30s\" or \"2m\" (more than zero, at most a day); got {:?}",
+                t.value()
+            ),
+        );
+    }
     check_tool_description(cx, &tool.attr);
     check_tool_flags(cx, &tool.attr);
     check_tool_name(cx, &tool.name, tool.name_span());
@@ -411,4 +422,19 @@ pub fn check_arg(cx: &mut Ctxt, arg: &Arg) {
     check_description(cx, arg);
     check_bounds(cx, arg);
     check_values(cx, arg);
+}
+
+/// `"500ms"`, `"30s"`, `"2m"` in milliseconds: more than zero, at most a day.
+pub fn timeout_ms(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let (digits, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit())?);
+    let n: u64 = digits.parse().ok()?;
+    let ms = match unit {
+        "ms" => n,
+        "s" => n.checked_mul(1_000)?,
+        "m" => n.checked_mul(60_000)?,
+        "h" => n.checked_mul(3_600_000)?,
+        _ => return None,
+    };
+    (1..=86_400_000).contains(&ms).then_some(ms)
 }

@@ -32,6 +32,7 @@ fn arguments_table(model: &Tool) -> String {
                 min_length: x.length.and_then(|(lo, _, _)| lo),
                 max_length: x.length.and_then(|(_, hi, _)| hi),
                 pattern: None,
+                format: None,
                 unbounded: None,
                 items: None,
             };

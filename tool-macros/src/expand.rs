@@ -266,6 +266,15 @@ fn spec_static(rt: &TokenStream, model: &Tool, names: &Names) -> TokenStream {
         flag(&a.open_world),
     );
     let panic_to_model = a.panic_to_model.as_ref().is_some_and(|b| b.value);
+    let is_async = model.is_async;
+    let timeout_ms = match a
+        .timeout
+        .as_ref()
+        .and_then(|t| check::timeout_ms(&t.value()))
+    {
+        Some(ms) => quote!(::core::option::Option::Some(#ms)),
+        None => quote!(::core::option::Option::None),
+    };
     let needs_approval = model.needs_approval();
     let requires = &a.requires;
     let allow_lints = a.allow_lints.iter().filter_map(|l| {
@@ -287,6 +296,8 @@ fn spec_static(rt: &TokenStream, model: &Tool, names: &Names) -> TokenStream {
             description: #desc,
             not_for: #not_for,
             panic_to_model: #panic_to_model,
+            is_async: #is_async,
+            timeout_ms: #timeout_ms,
             requires: &[#(#requires),*],
             needs_approval: #needs_approval,
             allow_lints: &[#(#allow_lints),*],

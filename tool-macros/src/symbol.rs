@@ -17,6 +17,7 @@ pub const REDACT: &str = "redact";
 pub const PANIC_TO_MODEL: &str = "panic_to_model";
 pub const ALLOW_LINT: &str = "allow_lint";
 pub const CRATE: &str = "crate";
+pub const TIMEOUT: &str = "timeout";
 
 // #[arg(...)]
 pub const RANGE: &str = "range";
@@ -51,6 +52,7 @@ pub const TOOL_KEYS: &[&str] = &[
     REDACT,
     PANIC_TO_MODEL,
     ALLOW_LINT,
+    TIMEOUT,
     CRATE,
 ];
 

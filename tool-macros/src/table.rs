@@ -23,6 +23,8 @@ pub struct Bounds<'a> {
     pub min_length: Option<u64>,
     pub max_length: Option<u64>,
     pub pattern: Option<&'a str>,
+    /// A JSON Schema `format` (`date`).
+    pub format: Option<&'a str>,
     /// `#[arg(unbounded = "why")]`.
     pub unbounded: Option<&'a str>,
     /// The constraints of each item of a list.
@@ -48,6 +50,9 @@ pub fn constraints(b: &Bounds) -> String {
     }
     if let Some(p) = b.pattern {
         parts.push(format!("pattern `{p}`"));
+    }
+    if let Some(f) = b.format {
+        parts.push(format!("format `{f}`"));
     }
     if let Some(u) = b.unbounded {
         parts.push(format!("unbounded: {u}"));

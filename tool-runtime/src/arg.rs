@@ -13,8 +13,8 @@ use crate::schema::{FieldSchema, plain, ranged};
 
 /// A type that may be a tool argument or a field of one, without further attributes.
 ///
-/// Implemented for `String`, `bool`, `char`, `Option<T>`, `Vec<T>`, `Box<T>` and every type with
-/// `#[derive(ToolArg)]`. Numbers are not `ToolArg`: they need `#[arg(range = ..)]`.
+/// Implemented for `String`, `bool`, `char`, `Option<T>`, `Vec<T>`, `Box<T>`, `chrono::NaiveDate`
+/// (feature `chrono`) and every type with `#[derive(ToolArg)]`. Numbers are not `ToolArg`: they need `#[arg(range = ..)]`.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a tool argument as it stands",
     label = "no schema with bounds for `{Self}`",
@@ -29,6 +29,11 @@ impl ToolArg for char {}
 impl<T: ToolArg> ToolArg for Option<T> {}
 impl<T: ToolArg> ToolArg for Vec<T> {}
 impl<T: ToolArg> ToolArg for Box<T> {}
+
+/// A calendar date, `YYYY-MM-DD` (`format: "date"`): `2026-02-30` and `2026-99-99` are refused
+/// before the tool runs, naming the field (behind the `chrono` feature).
+#[cfg(feature = "chrono")]
+impl ToolArg for chrono::NaiveDate {}
 
 /// A type a tool may return: serde writes it and its schema says what the model receives.
 /// Implemented for every `serde::Serialize + schemars::JsonSchema` type.

@@ -45,6 +45,7 @@ impl<'v, S> Checked<'v, S> {
             min_length: _,        // Node::check_scalar
             max_length: _,        // Node::check_scalar
             pattern: _,           // Node::check_scalar
+            format: _,            // Node::check_scalar
             items: _,             // CheckedSeq
             min_items: _,         // CheckedSeq, Node::check_count
             max_items: _,         // CheckedSeq, Node::check_count

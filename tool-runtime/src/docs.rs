@@ -129,6 +129,7 @@ fn constraints(p: &Value) -> String {
         min_length: count("minLength", "minItems"),
         max_length: count("maxLength", "maxItems"),
         pattern: p.get("pattern").and_then(Value::as_str),
+        format: p.get("format").and_then(Value::as_str),
         unbounded: None,
         items: (p["type"] == "array")
             .then(|| p.get("items").map(constraints))

@@ -24,6 +24,18 @@ impl Grants {
         self.0.contains(permission)
     }
 
+    /// Only the permissions also in `allowed` (an access token's scopes narrowing a role).
+    pub fn narrowed_to<'a>(&self, allowed: impl IntoIterator<Item = &'a str>) -> Grants {
+        let allowed: BTreeSet<&str> = allowed.into_iter().collect();
+        Grants(
+            self.0
+                .iter()
+                .filter(|p| allowed.contains(p.as_str()))
+                .cloned()
+                .collect(),
+        )
+    }
+
     /// The permissions of `required` this caller lacks.
     pub fn missing(&self, required: &[&'static str]) -> Vec<&'static str> {
         required

@@ -168,6 +168,10 @@ pub struct Spec {
     pub not_for: Option<&'static str>,
     /// Show a panic's message to the model (`#[tool(panic_to_model = true)]`).
     pub panic_to_model: bool,
+    /// An `async fn`: it may wait; a sync tool blocks the thread it runs on.
+    pub is_async: bool,
+    /// How long one call may run (`#[tool(timeout = "30s")]`), in milliseconds.
+    pub timeout_ms: Option<u64>,
     /// Permissions the caller's [`Grants`] must hold (`#[tool(requires = "..")]`).
     pub requires: &'static [&'static str],
     /// A person approves each call before it runs.
@@ -229,6 +233,17 @@ impl Tool {
     /// Permissions a caller needs to see and call this tool.
     pub fn requires(&self) -> &'static [&'static str] {
         self.spec.requires
+    }
+
+    /// Whether the tool is an `async fn`. A server runs a sync tool on a thread where blocking
+    /// is allowed, never on the async workers.
+    pub fn is_async(&self) -> bool {
+        self.spec.is_async
+    }
+
+    /// How long one call may run (`#[tool(timeout = "30s")]`); `None` for the server's default.
+    pub fn timeout(&self) -> Option<std::time::Duration> {
+        self.spec.timeout_ms.map(std::time::Duration::from_millis)
     }
 
     /// Whether each call waits for a person's approval.

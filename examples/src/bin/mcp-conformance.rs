@@ -2,7 +2,8 @@
 //! calls by name, defined with this toolkit and served over Streamable HTTP:
 //! `mcp-conformance 127.0.0.1:8001`. `scripts/mcp-conformance.sh` runs the suite against it.
 
-use tool_runtime::{ModelOutput, ToolSet, mcp::McpServer, tool};
+use tool_runtime::mcp::{McpServer, http::HttpServer};
+use tool_runtime::{ModelOutput, ToolSet, tool};
 
 #[allow(clippy::ptr_arg)] // `to_model` takes `&Output`, and the output is a `String`
 fn as_text(s: &String) -> ModelOutput {
@@ -30,7 +31,11 @@ async fn main() {
     let tools =
         ToolSet::new([test_simple_text::tool(), test_error_handling::tool()]).expect("valid tools");
     let addr = addr.parse().expect("an address such as 127.0.0.1:8001");
-    if let Err(e) = McpServer::new(tools).serve_http(addr).await {
+    let served = match HttpServer::new(McpServer::new(tools)).bind(addr).await {
+        Ok(bound) => bound.serve().await,
+        Err(e) => Err(e),
+    };
+    if let Err(e) = served {
         eprintln!("mcp-conformance: {e}");
         std::process::exit(1);
     }

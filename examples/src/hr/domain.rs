@@ -3,8 +3,10 @@
 
 use std::path::Path;
 use std::sync::Mutex;
+use std::time::Duration;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use chrono::NaiveDate;
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 /// The database, shared by every call (a connection behind a lock).
 pub struct Db(Mutex<Connection>);
@@ -29,7 +31,13 @@ pub struct Reimburse {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Penolakan {
     KaryawanTidakDitemukan,
-    KuotaKurang { sisa: u32 },
+    KuotaKurang {
+        sisa: u32,
+    },
+    /// A day of the request is already booked.
+    Bentrok {
+        tanggal: NaiveDate,
+    },
 }
 
 impl Db {
@@ -44,11 +52,17 @@ impl Db {
     }
 
     fn init(conn: Connection) -> rusqlite::Result<Db> {
+        // Several processes may share the file: a writer waits for another's transaction
+        // rather than failing at once.
+        conn.busy_timeout(Duration::from_secs(10))?;
         conn.execute_batch(
-            "CREATE TABLE IF NOT EXISTS karyawan (
+            "BEGIN IMMEDIATE;
+             CREATE TABLE IF NOT EXISTS karyawan (
                 nik TEXT PRIMARY KEY, nama TEXT NOT NULL, atasan TEXT,
-                sisa_cuti INTEGER NOT NULL, cuti_terpakai INTEGER NOT NULL);
-             CREATE TABLE IF NOT EXISTS cuti (nik TEXT NOT NULL, tanggal TEXT NOT NULL);
+                sisa_cuti INTEGER NOT NULL CHECK (sisa_cuti >= 0),
+                cuti_terpakai INTEGER NOT NULL);
+             CREATE TABLE IF NOT EXISTS cuti (
+                nik TEXT NOT NULL, tanggal TEXT NOT NULL, UNIQUE (nik, tanggal));
              CREATE TABLE IF NOT EXISTS reimburse (
                 id TEXT PRIMARY KEY, nik TEXT NOT NULL, jumlah INTEGER NOT NULL,
                 status TEXT NOT NULL, tanggal TEXT NOT NULL);",
@@ -68,6 +82,7 @@ impl Db {
                  INSERT INTO reimburse VALUES ('R-88', 'K-001', 450000, 'diproses', '2026-08-30');",
             )?;
         }
+        conn.execute_batch("COMMIT")?;
         Ok(Db(Mutex::new(conn)))
     }
 
@@ -141,34 +156,68 @@ impl Db {
         rows.collect()
     }
 
-    /// Books `hari` consecutive days of leave from `mulai` (YYYY-MM-DD), if the balance allows.
-    /// Returns the balance left.
+    /// Whether `nik` leads anyone.
+    pub fn memimpin_tim(&self, nik: &str) -> rusqlite::Result<bool> {
+        self.conn().query_row(
+            "SELECT EXISTS (SELECT 1 FROM karyawan WHERE atasan = ?1)",
+            params![nik],
+            |r| r.get(0),
+        )
+    }
+
+    /// Books `hari` consecutive days of leave from `mulai`, if the balance allows and none of
+    /// the days is booked already. Returns the balance left.
+    ///
+    /// One write transaction, taken before anything is read: two bookings (from any number of
+    /// processes) run one after the other, and the balance can never go below zero (the update
+    /// is conditional on it, and the table refuses it besides).
     pub fn ajukan_cuti(
         &self,
         nik: &str,
-        mulai: &str,
+        mulai: NaiveDate,
         hari: u32,
     ) -> rusqlite::Result<Result<u32, Penolakan>> {
-        let Some(k) = self.karyawan(nik)? else {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let sisa: Option<u32> = tx
+            .query_row(
+                "SELECT sisa_cuti FROM karyawan WHERE nik = ?1",
+                params![nik],
+                |r| r.get(0),
+            )
+            .optional()?;
+        let Some(sisa) = sisa else {
             return Ok(Err(Penolakan::KaryawanTidakDitemukan));
         };
-        if k.sisa_cuti < hari {
-            return Ok(Err(Penolakan::KuotaKurang { sisa: k.sisa_cuti }));
+        if sisa < hari {
+            return Ok(Err(Penolakan::KuotaKurang { sisa }));
         }
-        let mut conn = self.conn();
-        let tx = conn.transaction()?;
-        for i in 0..hari {
+        let days: Vec<NaiveDate> = mulai.iter_days().take(hari as usize).collect();
+        for &day in &days {
+            let booked: bool = tx.query_row(
+                "SELECT EXISTS (SELECT 1 FROM cuti WHERE nik = ?1 AND tanggal = ?2)",
+                params![nik, day.to_string()],
+                |r| r.get(0),
+            )?;
+            if booked {
+                return Ok(Err(Penolakan::Bentrok { tanggal: day }));
+            }
             tx.execute(
-                "INSERT INTO cuti VALUES (?1, date(?2, ?3))",
-                params![nik, mulai, format!("+{i} days")],
+                "INSERT INTO cuti VALUES (?1, ?2)",
+                params![nik, day.to_string()],
             )?;
         }
-        tx.execute(
-            "UPDATE karyawan SET sisa_cuti = sisa_cuti - ?2, cuti_terpakai = cuti_terpakai + ?2 WHERE nik = ?1",
+        let updated = tx.execute(
+            "UPDATE karyawan SET sisa_cuti = sisa_cuti - ?2, cuti_terpakai = cuti_terpakai + ?2
+             WHERE nik = ?1 AND sisa_cuti >= ?2",
             params![nik, hari],
         )?;
+        if updated != 1 {
+            // Unreachable while this transaction holds the write lock; kept as the rule itself.
+            return Ok(Err(Penolakan::KuotaKurang { sisa }));
+        }
         tx.commit()?;
-        Ok(Ok(k.sisa_cuti - hari))
+        Ok(Ok(sisa - hari))
     }
 }
 
@@ -187,11 +236,41 @@ mod tests {
     fn leave_is_booked_only_within_the_balance() {
         let db = Db::in_memory().unwrap();
         assert_eq!(
-            db.ajukan_cuti("K-002", "2026-12-01", 1).unwrap(),
+            db.ajukan_cuti("K-002", date("2026-12-01"), 1).unwrap(),
             Err(Penolakan::KuotaKurang { sisa: 0 })
         );
-        assert_eq!(db.ajukan_cuti("K-001", "2026-12-30", 3).unwrap(), Ok(4));
+        assert_eq!(
+            db.ajukan_cuti("K-001", date("2026-12-30"), 3).unwrap(),
+            Ok(4)
+        );
         let dates = db.riwayat_cuti("K-001", 2027).unwrap().unwrap();
         assert_eq!(dates, ["2027-01-01"]);
+    }
+
+    #[test]
+    fn a_day_is_booked_once() {
+        let db = Db::in_memory().unwrap();
+        assert_eq!(
+            db.ajukan_cuti("K-001", date("2026-12-01"), 2).unwrap(),
+            Ok(5)
+        );
+        assert_eq!(
+            db.ajukan_cuti("K-001", date("2026-11-30"), 3).unwrap(),
+            Err(Penolakan::Bentrok {
+                tanggal: date("2026-12-01")
+            })
+        );
+        // The refused request changed nothing: not its first day, not the balance.
+        assert_eq!(db.karyawan("K-001").unwrap().unwrap().sisa_cuti, 5);
+        assert!(
+            !db.riwayat_cuti("K-001", 2026)
+                .unwrap()
+                .unwrap()
+                .contains(&"2026-11-30".to_string())
+        );
+    }
+
+    fn date(s: &str) -> NaiveDate {
+        s.parse().unwrap()
     }
 }

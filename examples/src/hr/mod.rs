@@ -56,7 +56,7 @@ impl Session {
         Grants::new(g)
     }
 
-    /// The context of one conversation: the database, the session and its grants.
+    /// The context of one conversation: the database, the session and its role's grants.
     pub fn context(&self, db: std::sync::Arc<Db>) -> Context {
         Context::new()
             .with(SharedDb(db))
@@ -134,44 +134,155 @@ pub fn tahun_ini() -> u16 {
     (yoe + era * 400 + i64::from(month <= 2)) as u16
 }
 
-/// The HR tools as an MCP server for one configured session: `HR_NIK` (default `K-001`) and
-/// `HR_PERAN` (`karyawan` or `manajer`), with the database at `HR_DB` (default: the system's temp
-/// dir) and `HR_MCP_PAGE_SIZE` tools per `tools/list` page. The employee comes from this
-/// configuration, never from the model.
-pub fn mcp_server() -> Result<tool_runtime::mcp::McpServer, Box<dyn std::error::Error + Send + Sync>>
-{
+/// How an HR server knows who is calling.
+#[derive(Clone, Debug)]
+pub enum Login {
+    /// One session for every request: stdio (the process is started for one person) or a
+    /// local HTTP server for development.
+    Fixed(Session),
+    /// Each request's access token: its `sub` is the employee's NIK, the role comes from the
+    /// HR data (whoever leads a team is a manager), and the token's scopes can only narrow the
+    /// role's grants, never widen them.
+    Token,
+}
+
+/// The context of one request: the database, and the session [`Login`] says the caller has.
+/// A token whose subject is not an employee is refused.
+pub async fn context_for(
+    db: std::sync::Arc<Db>,
+    login: &Login,
+    caller: tool_runtime::mcp::Caller,
+) -> Result<Context, tool_runtime::mcp::Refusal> {
+    use tool_runtime::mcp::Refusal;
+    if let Login::Fixed(session) = login {
+        return Ok(session.context(db));
+    }
+    let principal = caller
+        .principal
+        .ok_or_else(|| Refusal::new("this server needs an access token"))?;
+    let nik = principal.subject.clone();
+    let lookup = {
+        let db = db.clone();
+        tokio::task::spawn_blocking(move || -> Result<_, rusqlite::Error> {
+            Ok((db.karyawan(&nik)?, db.memimpin_tim(&nik)?))
+        })
+    };
+    let (karyawan, memimpin) = match lookup.await {
+        Ok(Ok(found)) => found,
+        _ => return Err(Refusal::new(Gangguan.to_string())),
+    };
+    let Some(karyawan) = karyawan else {
+        return Err(Refusal::new(format!(
+            "the token's subject {:?} is not an employee",
+            principal.subject
+        )));
+    };
+    let peran = if memimpin {
+        Peran::Manajer
+    } else {
+        Peran::Karyawan
+    };
+    let session = Session::new(&karyawan.nik, peran);
+    let grants = session
+        .grants()
+        .narrowed_to(principal.scopes.iter().map(String::as_str));
+    Ok(session.context(db).with(grants))
+}
+
+/// The HR tools as an MCP server whose callers [`Login`] names, with the database at `HR_DB`
+/// (default: the system's temp dir) and `HR_MCP_PAGE_SIZE` tools per `tools/list` page.
+pub fn mcp_server(
+    login: Login,
+) -> Result<tool_runtime::mcp::McpServer, Box<dyn std::error::Error + Send + Sync>> {
+    let path = std::env::var_os("HR_DB")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::env::temp_dir().join("hr_assistant.sqlite"));
+    let db = std::sync::Arc::new(Db::open(&path)?);
+    let page_size = std::env::var("HR_MCP_PAGE_SIZE")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(50);
+    let login = std::sync::Arc::new(login);
+    Ok(tool_runtime::mcp::McpServer::new(tool_set())
+        .with_server_info("hr-assistant", env!("CARGO_PKG_VERSION"))
+        .with_page_size(page_size)
+        .with_context(move |caller| {
+            let (db, login) = (db.clone(), login.clone());
+            async move { context_for(db, &login, caller).await }
+        }))
+}
+
+/// The session configured by `HR_NIK` (default `K-001`) and `HR_PERAN` (`karyawan` or
+/// `manajer`).
+pub fn configured_session() -> Session {
     let nik = std::env::var("HR_NIK").unwrap_or_else(|_| "K-001".into());
     let peran = match std::env::var("HR_PERAN").as_deref() {
         Ok("manajer") => Peran::Manajer,
         _ => Peran::Karyawan,
     };
-    let path = std::env::var_os("HR_DB")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| std::env::temp_dir().join("hr_assistant.sqlite"));
-    let db = std::sync::Arc::new(Db::open(&path)?);
-    let session = Session::new(&nik, peran);
-    let page_size = std::env::var("HR_MCP_PAGE_SIZE")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(50);
-    Ok(tool_runtime::mcp::McpServer::new(tool_set())
-        .with_server_info("hr-assistant", env!("CARGO_PKG_VERSION"))
-        .with_page_size(page_size)
-        .with_context(move || session.context(db.clone())))
+    Session::new(&nik, peran)
 }
 
-/// Serves [`mcp_server`] on stdio, or on Streamable HTTP when `--http ADDR` is among `args`.
+/// The authorization server HTTP mode trusts, from the environment: `HR_OAUTH_ISSUER`, its
+/// keys (`HR_OAUTH_JWKS`: a JWK set file; `HR_OAUTH_PUBLIC_KEY`: an RSA or EC public key PEM
+/// file; `HR_OAUTH_HS256_SECRET`: a shared secret), and this server's canonical URI
+/// `HR_OAUTH_RESOURCE` (default `http://ADDR/mcp`).
+fn resource_server(
+    addr: std::net::SocketAddr,
+) -> Result<tool_runtime::mcp::oauth::ResourceServer, Box<dyn std::error::Error + Send + Sync>> {
+    use tool_runtime::mcp::oauth::{Keys, ResourceServer};
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let issuer = env("HR_OAUTH_ISSUER").ok_or(
+        "HTTP mode checks access tokens: set HR_OAUTH_ISSUER and one of HR_OAUTH_JWKS, HR_OAUTH_PUBLIC_KEY or HR_OAUTH_HS256_SECRET (or pass --local-session to serve HR_NIK's session on a loopback address without tokens)",
+    )?;
+    let keys = if let Some(path) = env("HR_OAUTH_JWKS") {
+        Keys::jwks(&std::fs::read_to_string(path)?)?
+    } else if let Some(path) = env("HR_OAUTH_PUBLIC_KEY") {
+        let pem = std::fs::read(path)?;
+        Keys::rsa_pem(&pem).or_else(|_| Keys::ec_pem(&pem))?
+    } else if let Some(secret) = env("HR_OAUTH_HS256_SECRET") {
+        Keys::hmac_secret(secret.as_bytes())?
+    } else {
+        return Err("HR_OAUTH_ISSUER is set but no key: set HR_OAUTH_JWKS, HR_OAUTH_PUBLIC_KEY or HR_OAUTH_HS256_SECRET".into());
+    };
+    let resource = env("HR_OAUTH_RESOURCE").unwrap_or_else(|| format!("http://{addr}/mcp"));
+    Ok(ResourceServer::new(resource, issuer, keys)
+        .with_required_scopes(["hr"])
+        .with_scopes_supported([
+            "hr",
+            "hr.cuti.baca",
+            "hr.reimburse.baca",
+            "hr.cuti.ajukan",
+            "hr.tim.cuti.baca",
+        ]))
+}
+
+/// Serves the HR tools: on stdio for the session [`configured_session`] names, or with
+/// `--http ADDR` on Streamable HTTP, where every request needs an access token (see
+/// [`resource_server`]) unless `--local-session` is given.
 pub async fn serve_mcp(args: &[String]) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    let server = mcp_server()?;
-    match args.iter().position(|a| a == "--http") {
-        Some(i) => {
-            let addr = args
-                .get(i + 1)
-                .ok_or("--http needs an address such as 127.0.0.1:8000")?
-                .parse()?;
-            eprintln!("hr-assistant MCP server on http://{addr}/mcp");
-            Ok(server.serve_http(addr).await?)
-        }
-        None => server.serve_stdio().await,
-    }
+    let Some(i) = args.iter().position(|a| a == "--http") else {
+        return mcp_server(Login::Fixed(configured_session()))?
+            .serve_stdio()
+            .await;
+    };
+    let addr: std::net::SocketAddr = args
+        .get(i + 1)
+        .ok_or("--http needs an address such as 127.0.0.1:8000")?
+        .parse()?;
+    let http = if args.iter().any(|a| a == "--local-session") {
+        tool_runtime::mcp::http::HttpServer::new(mcp_server(Login::Fixed(configured_session()))?)
+    } else {
+        let auth = resource_server(addr)?;
+        tool_runtime::mcp::http::HttpServer::new(mcp_server(Login::Token)?).with_auth(auth)
+    };
+    let bound = http.bind(addr).await?;
+    eprintln!(
+        "hr-assistant MCP server on http://{}/mcp",
+        bound.local_addr()?
+    );
+    let stop = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    Ok(bound.serve_until(stop).await?)
 }

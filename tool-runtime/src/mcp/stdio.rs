@@ -275,6 +275,26 @@ impl<'de> serde::de::Visitor<'de> for CallLine {
     }
 }
 
+/// A client's answer (to an elicitation) that gives a key twice becomes an error answer: which
+/// value was meant cannot be known, so it approves nothing.
+fn ambiguous_answer(
+    message: RxJsonRpcMessage<RoleServer>,
+    line: &[u8],
+) -> RxJsonRpcMessage<RoleServer> {
+    match message {
+        JsonRpcMessage::Response(r) if crate::validate::has_duplicate_keys(line) => {
+            JsonRpcMessage::error(
+                rmcp::model::ErrorData::invalid_request(
+                    "the answer gives a key more than once",
+                    None,
+                ),
+                Some(r.id),
+            )
+        }
+        other => other,
+    }
+}
+
 /// What to do with a line rmcp's message type does not take: the error it is answered with, or
 /// `None` for a notification rmcp would ignore too.
 fn refusal(line: &[u8], parse_error: &serde_json::Error) -> Option<Value> {
@@ -375,7 +395,9 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for StdioTrans
                 } else if text.iter().all(u8::is_ascii_whitespace) {
                     Err(None)
                 } else {
-                    read_message(text).map_err(|e| refusal(text, &e))
+                    read_message(text)
+                        .map_err(|e| refusal(text, &e))
+                        .map(|m| ambiguous_answer(m, text))
                 }
             };
             self.line.clear();

@@ -178,6 +178,12 @@ impl Walk<'_> {
                     Some(v),
                 )
             }
+            Broken::Format => violation(
+                path,
+                ViolationKind::Format,
+                "a date that exists in the calendar, written YYYY-MM-DD".into(),
+                Some(v),
+            ),
             Broken::Pattern => {
                 let re = node
                     .pattern

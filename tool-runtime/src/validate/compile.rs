@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use regex::Regex;
 use serde_json::{Map, Value};
 
-use super::node::{Node, Prop, Union, type_bit};
+use super::node::{Format, Node, Prop, Union, type_bit};
 use super::number::Numeric;
 use super::{SchemaError, Validator};
 
@@ -120,9 +120,10 @@ impl<'a> Compiler<'a> {
                         .ok_or_else(|| SchemaError(format!("unresolved `$ref` {r:?}")))?;
                     n.reference = Some(*i);
                 }
+                "format" => n.format = val.as_str().and_then(Format::of),
                 // Annotations: they describe, they do not assert.
-                "description" | "title" | "default" | "examples" | "format" | "$defs"
-                | "$schema" | "$id" | "$comment" | "deprecated" | "readOnly" | "writeOnly" => {}
+                "description" | "title" | "default" | "examples" | "$defs" | "$schema" | "$id"
+                | "$comment" | "deprecated" | "readOnly" | "writeOnly" => {}
                 other => {
                     return Err(SchemaError(format!(
                         "the keyword `{other}` is not supported by the argument validator"

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::Validator;
-use super::node::{ARR, BOOL, INT, NULL, NUM, Node, OBJ, STR};
+use super::node::{ARR, BOOL, Format, INT, NULL, NUM, Node, OBJ, STR};
 
 pub(crate) fn one_of_text(allowed: &[Value]) -> String {
     match allowed {
@@ -77,9 +77,10 @@ pub(crate) fn describe(node: &Node, v: &Validator) -> String {
         parts.push(numeric("an integer"));
     }
     if types & STR != 0 {
-        parts.push(match (node.min_length, node.max_length) {
-            (None, None) => "a string".to_owned(),
-            (a, b) => format!("a string of {}", length_text(a, b, "character")),
+        parts.push(match (node.min_length, node.max_length, node.format) {
+            (_, _, Some(Format::Date)) => "a date written YYYY-MM-DD".to_owned(),
+            (None, None, None) => "a string".to_owned(),
+            (a, b, None) => format!("a string of {}", length_text(a, b, "character")),
         });
     }
     if types & BOOL != 0 {

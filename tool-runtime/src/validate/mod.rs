@@ -36,6 +36,15 @@ impl fmt::Display for SchemaError {
 
 impl std::error::Error for SchemaError {}
 
+/// Whether JSON text gives some object key twice (or is not JSON): which value was meant cannot
+/// be known.
+pub(crate) fn has_duplicate_keys(text: &[u8]) -> bool {
+    std::str::from_utf8(text)
+        .ok()
+        .and_then(|t| parse::exact(t).ok())
+        .is_none_or(|p| !p.duplicates.is_empty())
+}
+
 impl Validator {
     pub(crate) fn root(&self) -> &Node {
         &self.root
@@ -146,6 +155,34 @@ mod tests {
         assert_eq!(
             errs.0[0].to_string(),
             "`n` is given more than once: give each field once"
+        );
+    }
+
+    #[test]
+    fn a_date_is_a_day_of_the_calendar() {
+        let s = json!({"type": "string", "format": "date"});
+        for ok in ["2026-02-28", "2024-02-29", "2000-02-29", "2026-12-31"] {
+            assert!(check(s.clone(), json!(ok)).1.is_empty(), "{ok}");
+        }
+        for bad in [
+            "2026-02-30",
+            "2026-99-99",
+            "2100-02-29",
+            "2026-1-1",
+            "26-01-01",
+            "2026-01-01T00:00",
+        ] {
+            assert_eq!(
+                check(s.clone(), json!(bad)).1,
+                [ViolationKind::Format],
+                "{bad}"
+            );
+        }
+        // Other formats describe and do not assert.
+        assert!(
+            check(json!({"type": "string", "format": "email"}), json!("x"))
+                .1
+                .is_empty()
         );
     }
 

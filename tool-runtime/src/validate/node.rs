@@ -50,6 +50,8 @@ pub(crate) struct Node {
     pub(crate) min_length: Option<u64>,
     pub(crate) max_length: Option<u64>,
     pub(crate) pattern: Option<Regex>,
+    /// `format`, where it asserts something (`date`); other formats only describe.
+    pub(crate) format: Option<Format>,
     pub(crate) items: Option<Box<Node>>,
     pub(crate) min_items: Option<u64>,
     pub(crate) max_items: Option<u64>,
@@ -60,6 +62,54 @@ pub(crate) struct Node {
     pub(crate) closed: bool,
     /// `$ref` to a `$defs` entry, by index.
     pub(crate) reference: Option<usize>,
+}
+
+/// A `format` the validator enforces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Format {
+    /// RFC 3339 `full-date`: `YYYY-MM-DD`, a day that exists in the calendar.
+    Date,
+}
+
+impl Format {
+    pub(crate) fn of(name: &str) -> Option<Format> {
+        match name {
+            "date" => Some(Format::Date),
+            _ => None,
+        }
+    }
+
+    fn holds(self, s: &str) -> bool {
+        match self {
+            Format::Date => is_calendar_date(s),
+        }
+    }
+}
+
+/// `YYYY-MM-DD`, a day that exists (29 February only in leap years).
+fn is_calendar_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    let digits = |r: std::ops::Range<usize>| {
+        b[r.clone()]
+            .iter()
+            .all(u8::is_ascii_digit)
+            .then(|| b[r].iter().fold(0u32, |n, d| n * 10 + u32::from(d - b'0')))
+    };
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return false;
+    }
+    let (Some(y), Some(m), Some(d)) = (digits(0..4), digits(5..7), digits(8..10)) else {
+        return false;
+    };
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let days = match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return false,
+    };
+    (1..=days).contains(&d)
 }
 
 #[derive(Debug)]
@@ -106,6 +156,7 @@ pub(crate) enum Broken {
     Range,
     Length,
     Pattern,
+    Format,
 }
 
 impl Node {
@@ -137,6 +188,7 @@ impl Node {
             min_length,
             max_length,
             pattern,
+            format,
             // Lists and objects only.
             items: _,
             min_items: _,
@@ -178,6 +230,9 @@ impl Node {
                     && !re.is_match(s)
                 {
                     return Err(Broken::Pattern);
+                }
+                if format.is_some_and(|f| !f.holds(s)) {
+                    return Err(Broken::Format);
                 }
             }
             Scalar::Null | Scalar::Bool(_) => {}

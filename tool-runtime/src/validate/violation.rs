@@ -64,6 +64,8 @@ pub enum ViolationKind {
     Length,
     /// Does not match `pattern`.
     Pattern,
+    /// Not of the `format` asserted (a `date` that is not in the calendar).
+    Format,
     /// A required argument or field is absent.
     Missing,
     /// A field the schema does not have.

@@ -1,3 +1,4 @@
+use chrono::NaiveDate;
 use serde::Serialize;
 use tool_runtime::{ToolArg, tool};
 
@@ -11,6 +12,8 @@ pub enum StatusAjuan {
     Diajukan,
     /// Sisa cuti tidak cukup
     KuotaKurang,
+    /// Ada hari yang sudah tercatat sebagai cuti
+    Bentrok,
     /// NIK pada sesi tidak terdaftar
     KaryawanTidakDitemukan,
 }
@@ -23,6 +26,8 @@ pub struct HasilAjuan {
     /// Sisa cuti setelah pengajuan (atau saat ini bila kuota kurang); null bila karyawan tidak ditemukan
     #[arg(range = 0..=365)]
     pub sisa_cuti: Option<u32>,
+    /// Hari yang sudah tercatat sebagai cuti bila status bentrok; selain itu null
+    pub bentrok: Option<NaiveDate>,
 }
 
 #[tool(
@@ -36,25 +41,19 @@ pub struct HasilAjuan {
 pub fn ajukan_cuti(
     #[ctx] db: &SharedDb,
     #[ctx] sesi: &Session,
-    #[arg(
-        description = "Tanggal mulai cuti (YYYY-MM-DD); tanyakan bila pengguna tidak menyebut",
-        pattern = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
-    )]
-    mulai: String,
+    #[arg(description = "Tanggal mulai cuti; tanyakan bila pengguna tidak menyebut")]
+    mulai: NaiveDate,
     #[arg(description = "Jumlah hari cuti berturut-turut", range = 1..=14)] hari: u32,
 ) -> Result<HasilAjuan, Gangguan> {
-    Ok(match db.ajukan_cuti(&sesi.nik, &mulai, hari)? {
-        Ok(sisa) => HasilAjuan {
-            status: StatusAjuan::Diajukan,
-            sisa_cuti: Some(sisa),
-        },
-        Err(Penolakan::KuotaKurang { sisa }) => HasilAjuan {
-            status: StatusAjuan::KuotaKurang,
-            sisa_cuti: Some(sisa),
-        },
-        Err(Penolakan::KaryawanTidakDitemukan) => HasilAjuan {
-            status: StatusAjuan::KaryawanTidakDitemukan,
-            sisa_cuti: None,
-        },
+    let (status, sisa_cuti, bentrok) = match db.ajukan_cuti(&sesi.nik, mulai, hari)? {
+        Ok(sisa) => (StatusAjuan::Diajukan, Some(sisa), None),
+        Err(Penolakan::KuotaKurang { sisa }) => (StatusAjuan::KuotaKurang, Some(sisa), None),
+        Err(Penolakan::Bentrok { tanggal }) => (StatusAjuan::Bentrok, None, Some(tanggal)),
+        Err(Penolakan::KaryawanTidakDitemukan) => (StatusAjuan::KaryawanTidakDitemukan, None, None),
+    };
+    Ok(HasilAjuan {
+        status,
+        sisa_cuti,
+        bentrok,
     })
 }

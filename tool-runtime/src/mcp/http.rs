@@ -1,0 +1,437 @@
+//! MCP's Streamable HTTP transport (rmcp's, on axum and hyper), safe by default:
+//!
+//! - **Who**: with an [`oauth::ResourceServer`](super::oauth::ResourceServer) every request
+//!   needs a valid bearer token for this server (401/403 otherwise), and the principal reaches
+//!   the host's context function; without one, [`HttpServer::bind`] serves loopback addresses
+//!   only.
+//! - **Where from**: the `Host` header must name this server and a browser `Origin` must be
+//!   allowed (403 otherwise; DNS rebinding).
+//! - **How much**: a cap on sessions (503 beyond it), idle sessions closed, a header-read
+//!   timeout, a cap on connections, a body limit (413); nothing kept for a session once it ends.
+//! - **How well**: malformed JSON is a 400 with JSON-RPC -32700; `TCP_NODELAY` on every
+//!   connection (without it, each answer on a kept-alive connection waits 40 ms for the
+//!   client's delayed ACK).
+//!
+//! ```no_run
+//! # async fn run() -> std::io::Result<()> {
+//! use tool_runtime::mcp::{McpServer, http::HttpServer};
+//! use tool_runtime::ToolSet;
+//! let mcp = McpServer::new(ToolSet::all().unwrap());
+//! HttpServer::new(mcp).bind("127.0.0.1:8080".parse().unwrap()).await?.serve().await
+//! # }
+//! ```
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use http_body_util::BodyExt;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::json;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+
+use super::{McpServer, PeerAddr};
+
+/// How the HTTP server behaves; [`Default`] is safe for a server on one machine.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct HttpConfig {
+    /// The path the MCP endpoint is served at.
+    pub path: String,
+    /// Host names (or `host:port`) the `Host` header may name; requests naming another are
+    /// refused (DNS rebinding). Default: `localhost`, `127.0.0.1`, `::1`; with authorization,
+    /// the host of the server's canonical URI too. Empty allows any host: only behind a proxy
+    /// that checks it.
+    pub allowed_hosts: Vec<String>,
+    /// Browser origins allowed to call (`scheme://host:port`, `:*` for any port); a request
+    /// whose `Origin` is not one of them gets 403. Requests without `Origin` (not from a
+    /// browser) pass. Default: `http://localhost:*`, `http://127.0.0.1:*`, `http://[::1]:*`.
+    pub allowed_origins: Vec<String>,
+    /// Sessions open at once (2025-11-25 clients); a new one beyond it gets 503.
+    pub max_sessions: usize,
+    /// A session with no request for this long is closed.
+    pub session_idle: Duration,
+    /// A connection that has not sent a request's headers within this time is closed.
+    pub header_read_timeout: Duration,
+    /// Connections open at once; further ones wait to be accepted.
+    pub max_connections: usize,
+    /// The largest request body (413 beyond it).
+    pub max_body_bytes: usize,
+    /// How long a shutdown waits for requests in flight.
+    pub shutdown_grace: Duration,
+    /// Serve a non-loopback address without authorization. Off by default: anyone on the
+    /// network could call the tools as whoever the context function makes them.
+    pub allow_unauthenticated_remote: bool,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            path: "/mcp".into(),
+            allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
+            allowed_origins: vec![
+                "http://localhost:*".into(),
+                "http://127.0.0.1:*".into(),
+                "http://[::1]:*".into(),
+            ],
+            max_sessions: 1_000,
+            session_idle: Duration::from_secs(300),
+            header_read_timeout: Duration::from_secs(10),
+            max_connections: 512,
+            max_body_bytes: 4 * 1024 * 1024,
+            shutdown_grace: Duration::from_secs(10),
+            allow_unauthenticated_remote: false,
+        }
+    }
+}
+
+/// An MCP server on HTTP: the endpoint, the protected-resource metadata when authorization is
+/// on, and the limits of [`HttpConfig`].
+pub struct HttpServer {
+    mcp: McpServer,
+    config: HttpConfig,
+    #[cfg(feature = "oauth")]
+    auth: Option<Arc<super::oauth::ResourceServer>>,
+}
+
+/// An [`HttpServer`] bound to its address, ready to serve.
+pub struct Bound {
+    server: HttpServer,
+    listener: TcpListener,
+}
+
+impl HttpServer {
+    pub fn new(mcp: McpServer) -> Self {
+        HttpServer {
+            mcp,
+            config: HttpConfig::default(),
+            #[cfg(feature = "oauth")]
+            auth: None,
+        }
+    }
+
+    /// Replaces the whole configuration.
+    pub fn with_config(mut self, config: HttpConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Adjusts the configuration in place.
+    pub fn configure(mut self, f: impl FnOnce(&mut HttpConfig)) -> Self {
+        f(&mut self.config);
+        self
+    }
+
+    /// Requires a bearer token for this server on every request (an OAuth 2.1 resource
+    /// server): see [`oauth`](super::oauth).
+    #[cfg(feature = "oauth")]
+    pub fn with_auth(mut self, auth: super::oauth::ResourceServer) -> Self {
+        self.auth = Some(Arc::new(auth));
+        self
+    }
+
+    pub fn config(&self) -> &HttpConfig {
+        &self.config
+    }
+
+    fn authenticated(&self) -> bool {
+        #[cfg(feature = "oauth")]
+        {
+            self.auth.is_some()
+        }
+        #[cfg(not(feature = "oauth"))]
+        {
+            false
+        }
+    }
+
+    /// Binds `addr`. A non-loopback address is refused unless requests are authenticated (or
+    /// [`HttpConfig::allow_unauthenticated_remote`] says otherwise).
+    pub async fn bind(self, addr: SocketAddr) -> std::io::Result<Bound> {
+        if !addr.ip().is_loopback()
+            && !self.authenticated()
+            && !self.config.allow_unauthenticated_remote
+        {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                format!(
+                    "refusing to serve {addr} without authorization: anyone who can reach it could call the tools. Add an oauth::ResourceServer (HttpServer::with_auth), bind a loopback address, or set HttpConfig::allow_unauthenticated_remote"
+                ),
+            ));
+        }
+        let listener = TcpListener::bind(addr).await?;
+        Ok(Bound {
+            server: self,
+            listener,
+        })
+    }
+
+    /// The endpoint and the metadata routes as an axum router, to mount in a host's own
+    /// server. Set `TCP_NODELAY` on the connections that router serves (with `axum::serve`:
+    /// `listener.tap_io(|s| { let _ = s.set_nodelay(true); })`): without it each answer on a
+    /// kept-alive connection waits for the client's delayed ACK. The connection limits of
+    /// [`HttpConfig`] apply only when [`Bound::serve`] accepts the connections.
+    pub fn router(&self) -> axum::Router {
+        let sessions = Arc::new(LocalSessionManager::default());
+        let mut session_config = sessions.session_config.clone();
+        session_config.keep_alive = Some(self.config.session_idle);
+        let sessions = Arc::new({
+            let mut m = LocalSessionManager::default();
+            m.session_config = session_config;
+            m
+        });
+        let mut allowed_hosts = self.config.allowed_hosts.clone();
+        // A server with a canonical URI answers to its host name.
+        #[cfg(feature = "oauth")]
+        if let Some(auth) = &self.auth
+            && !allowed_hosts.is_empty()
+        {
+            allowed_hosts.push(auth.authority().to_owned());
+        }
+        let rmcp_config = StreamableHttpServerConfig::default()
+            .with_allowed_hosts(allowed_hosts)
+            .with_allowed_origins(self.config.allowed_origins.clone())
+            .enforce_origin_validation()
+            .with_max_request_body_bytes(self.config.max_body_bytes);
+        let mcp = self.mcp.clone();
+        let service =
+            StreamableHttpService::new(move || Ok(mcp.clone()), sessions.clone(), rmcp_config);
+        let gate = Arc::new(Gate {
+            sessions,
+            max_sessions: self.config.max_sessions,
+            max_body_bytes: self.config.max_body_bytes,
+            #[cfg(feature = "oauth")]
+            auth: self.auth.clone(),
+        });
+        // The gate stands before the endpoint only: the metadata is public.
+        #[allow(unused_mut)]
+        let mut router = axum::Router::new()
+            .nest_service(&self.config.path, service)
+            .layer(middleware::from_fn_with_state(gate, admit));
+        #[cfg(feature = "oauth")]
+        if let Some(auth) = &self.auth {
+            let metadata = auth.metadata();
+            let document = move || {
+                let metadata = metadata.clone();
+                async move { axum::Json(metadata) }
+            };
+            router = router.route(
+                super::oauth::METADATA_PATH,
+                axum::routing::get(document.clone()),
+            );
+            let at_path = auth.metadata_path();
+            if at_path != super::oauth::METADATA_PATH {
+                router = router.route(&at_path, axum::routing::get(document));
+            }
+        }
+        router
+    }
+}
+
+impl Bound {
+    /// The address the server listens on.
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// Serves until the process ends.
+    pub async fn serve(self) -> std::io::Result<()> {
+        self.serve_until(std::future::pending()).await
+    }
+
+    /// Serves until `shutdown` completes; then stops accepting, lets every request in flight
+    /// finish (up to [`HttpConfig::shutdown_grace`]) and returns.
+    pub async fn serve_until(self, shutdown: impl Future<Output = ()>) -> std::io::Result<()> {
+        let Bound { server, listener } = self;
+        let router = server.router();
+        let config = server.config;
+        let connections = Arc::new(Semaphore::new(config.max_connections.max(1)));
+        let stop = tokio_util_like::Stop::default();
+        let mut shutdown = std::pin::pin!(shutdown);
+        loop {
+            let permit = tokio::select! {
+                p = connections.clone().acquire_owned() => p.map_err(std::io::Error::other)?,
+                () = &mut shutdown => break,
+            };
+            let (stream, peer) = tokio::select! {
+                a = listener.accept() => match a {
+                    Ok(a) => a,
+                    // A connection that failed while being accepted (reset, out of file
+                    // descriptors) is not the server's end.
+                    Err(_) => {
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                        continue;
+                    }
+                },
+                () = &mut shutdown => break,
+            };
+            let _ = stream.set_nodelay(true);
+            let service = router.clone().layer(axum::Extension(PeerAddr(peer)));
+            let service = TowerToHyperService::new(service);
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder
+                .timer(TokioTimer::new())
+                .header_read_timeout(config.header_read_timeout)
+                .keep_alive(true);
+            let connection = builder.serve_connection(TokioIo::new(stream), service);
+            let stopping = stop.clone();
+            tokio::spawn(async move {
+                let mut connection = std::pin::pin!(connection);
+                tokio::select! {
+                    _ = connection.as_mut() => {}
+                    () = stopping.wait() => {
+                        connection.as_mut().graceful_shutdown();
+                        let _ = connection.await;
+                    }
+                }
+                drop(permit);
+            });
+        }
+        // Every connection finishes its request in flight, within the grace period.
+        stop.stop();
+        let all = config.max_connections.max(1) as u32;
+        let _ = tokio::time::timeout(config.shutdown_grace, connections.acquire_many(all)).await;
+        Ok(())
+    }
+}
+
+/// A shutdown signal every connection task can wait on.
+mod tokio_util_like {
+    use std::sync::Arc;
+    use tokio::sync::watch;
+
+    #[derive(Clone)]
+    pub(super) struct Stop(Arc<watch::Sender<bool>>);
+
+    impl Default for Stop {
+        fn default() -> Self {
+            Stop(Arc::new(watch::channel(false).0))
+        }
+    }
+
+    impl Stop {
+        pub(super) fn stop(&self) {
+            self.0.send_replace(true);
+        }
+
+        pub(super) async fn wait(&self) {
+            let mut rx = self.0.subscribe();
+            let _ = rx.wait_for(|stopped| *stopped).await;
+        }
+    }
+}
+
+/// What every request passes before rmcp sees it.
+struct Gate {
+    sessions: Arc<LocalSessionManager>,
+    max_sessions: usize,
+    max_body_bytes: usize,
+    #[cfg(feature = "oauth")]
+    auth: Option<Arc<super::oauth::ResourceServer>>,
+}
+
+/// The members of a JSON-RPC body the gate looks at.
+#[derive(serde::Deserialize)]
+struct Envelope {
+    #[serde(default)]
+    method: Option<String>,
+}
+
+fn jsonrpc_error(status: http::StatusCode, code: i64, message: &str) -> Response {
+    let body = json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}});
+    (status, axum::Json(body)).into_response()
+}
+
+/// Authorization, then the body (its size, its syntax, no key given twice in a client's
+/// answer), then the session cap; then rmcp.
+async fn admit(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {
+    #[cfg(feature = "oauth")]
+    let request = match &gate.auth {
+        Some(auth) => match auth.admit(request) {
+            Ok(request) => request,
+            Err(refused) => return refused,
+        },
+        None => request,
+    };
+    if request.method() != http::Method::POST {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let bytes = match read_body(body, gate.max_body_bytes).await {
+        Ok(b) => b,
+        Err(response) => return response,
+    };
+    let envelope: Envelope = match serde_json::from_slice(&bytes) {
+        Ok(e) => e,
+        Err(e) if e.is_syntax() || e.is_eof() => {
+            return jsonrpc_error(
+                http::StatusCode::BAD_REQUEST,
+                -32700,
+                "parse error: the body is not JSON",
+            );
+        }
+        Err(_) => {
+            return jsonrpc_error(
+                http::StatusCode::BAD_REQUEST,
+                -32600,
+                "invalid request: expected a JSON-RPC object",
+            );
+        }
+    };
+    // A client's answer (an approval) giving a key twice approves nothing.
+    if envelope.method.is_none() && crate::validate::has_duplicate_keys(&bytes) {
+        return jsonrpc_error(
+            http::StatusCode::BAD_REQUEST,
+            -32600,
+            "invalid request: a key is given more than once",
+        );
+    }
+    let opens_session = envelope.method.as_deref() == Some("initialize")
+        && !parts.headers.contains_key("mcp-session-id");
+    if opens_session && gate.sessions.sessions.read().await.len() >= gate.max_sessions {
+        let mut response = jsonrpc_error(
+            http::StatusCode::SERVICE_UNAVAILABLE,
+            -32000,
+            "the server has as many sessions open as it allows; try again later",
+        );
+        response.headers_mut().insert(
+            http::header::RETRY_AFTER,
+            http::HeaderValue::from_static("5"),
+        );
+        return response;
+    }
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
+}
+
+/// The body, whole, if it is no larger than `max`.
+async fn read_body(body: Body, max: usize) -> Result<Bytes, Response> {
+    let limited = http_body_util::Limited::new(body, max);
+    match limited.collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e)
+            if e.downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some() =>
+        {
+            Err(jsonrpc_error(
+                http::StatusCode::PAYLOAD_TOO_LARGE,
+                -32600,
+                &format!("the body is larger than {max} bytes"),
+            ))
+        }
+        Err(_) => Err(jsonrpc_error(
+            http::StatusCode::BAD_REQUEST,
+            -32600,
+            "the body could not be read",
+        )),
+    }
+}

@@ -1,0 +1,468 @@
+//! The HTTP server as an OAuth 2.1 resource server, as MCP's authorization specification asks
+//! (behind the `oauth` feature).
+//!
+//! - Every request to the endpoint needs `Authorization: Bearer <JWT>`. A missing, malformed,
+//!   badly signed or expired token, or one issued by another issuer or **for another
+//!   audience** (RFC 8707: its `aud` must be this server's canonical URI), is answered 401 with
+//!   `WWW-Authenticate: Bearer resource_metadata="…", scope="…"`; a valid token lacking a
+//!   required scope gets 403 `insufficient_scope`.
+//! - Tokens are checked by `jsonwebtoken` (signature against configured keys or a JWK set,
+//!   `exp`, `nbf`, `iss`, `aud`, `sub` required). The token itself goes no further: the
+//!   `Authorization` header is removed, and the request carries the [`Principal`] instead, which
+//!   the host's context function maps to the session and [`Grants`](crate::Grants).
+//! - Protected Resource Metadata (RFC 9728) is served without a token at
+//!   `/.well-known/oauth-protected-resource` and at that path followed by the endpoint's path,
+//!   naming the authorization server(s) a client gets tokens from.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use tool_runtime::mcp::{McpServer, http::HttpServer, oauth::{Keys, ResourceServer}};
+//! use tool_runtime::{Context, Grants, ToolSet};
+//! let auth = ResourceServer::new(
+//!     "https://hr.example.com/mcp",           // this server's canonical URI (the audience)
+//!     "https://login.example.com",            // the authorization server (the issuer)
+//!     Keys::rsa_pem(&std::fs::read("login-public.pem")?)?, // its key, or Keys::jwks(..)
+//! )
+//! .with_required_scopes(["mcp"]);
+//! let mcp = McpServer::new(ToolSet::all()?).with_context(|caller| async move {
+//!     let who = caller.principal.expect("the server checks tokens");
+//!     Ok(Context::new().with(Grants::new(who.scopes)))
+//! });
+//! HttpServer::new(mcp)
+//!     .with_auth(auth)
+//!     .bind("0.0.0.0:8080".parse()?)
+//!     .await?
+//!     .serve()
+//!     .await?;
+//! # Ok(()) }
+//! ```
+
+use std::sync::RwLock;
+use std::time::Duration;
+
+use axum::extract::Request;
+use axum::response::{IntoResponse, Response};
+use jsonwebtoken::jwk::JwkSet;
+use jsonwebtoken::{Algorithm, DecodingKey, Validation, errors::ErrorKind};
+use serde_json::{Map, Value, json};
+
+use super::Principal;
+
+/// Where Protected Resource Metadata is served (RFC 9728 §3).
+pub const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
+
+/// The keys access tokens are signed with.
+#[derive(Clone)]
+pub struct Keys(KeySet);
+
+#[derive(Clone)]
+enum KeySet {
+    /// One key, for the algorithms of its family.
+    One(DecodingKey, Vec<Algorithm>),
+    /// A JWK set: a token names its key by `kid` (or the set has one key).
+    Jwks(Vec<(Option<String>, DecodingKey, Algorithm)>),
+}
+
+/// A key that could not be read.
+#[derive(Debug)]
+pub struct KeyError(String);
+
+impl std::fmt::Display for KeyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for KeyError {}
+
+impl Keys {
+    /// A shared secret (HS256/384/512): for an authorization server you run yourself and tests.
+    /// Shorter than 32 bytes is refused.
+    pub fn hmac_secret(secret: &[u8]) -> Result<Keys, KeyError> {
+        if secret.len() < 32 {
+            return Err(KeyError(format!(
+                "an HMAC secret needs at least 32 bytes, got {}",
+                secret.len()
+            )));
+        }
+        let key = DecodingKey::from_secret(secret).map_err(|e| KeyError(e.to_string()))?;
+        Ok(Keys(KeySet::One(
+            key,
+            vec![Algorithm::HS256, Algorithm::HS384, Algorithm::HS512],
+        )))
+    }
+
+    /// An RSA public key in PEM (RS256/384/512, PS256/384/512).
+    pub fn rsa_pem(pem: &[u8]) -> Result<Keys, KeyError> {
+        let key = DecodingKey::from_rsa_pem(pem).map_err(|e| KeyError(format!("RSA key: {e}")))?;
+        Ok(Keys(KeySet::One(
+            key,
+            vec![
+                Algorithm::RS256,
+                Algorithm::RS384,
+                Algorithm::RS512,
+                Algorithm::PS256,
+                Algorithm::PS384,
+                Algorithm::PS512,
+            ],
+        )))
+    }
+
+    /// An EC public key in PEM (ES256/384).
+    pub fn ec_pem(pem: &[u8]) -> Result<Keys, KeyError> {
+        let key = DecodingKey::from_ec_pem(pem).map_err(|e| KeyError(format!("EC key: {e}")))?;
+        Ok(Keys(KeySet::One(
+            key,
+            vec![Algorithm::ES256, Algorithm::ES384],
+        )))
+    }
+
+    /// A JWK set, as an authorization server publishes at its `jwks_uri`. Every key must name its
+    /// algorithm (`alg`); keys this crate cannot use are refused rather than skipped.
+    pub fn jwks(json: &str) -> Result<Keys, KeyError> {
+        let set: JwkSet =
+            serde_json::from_str(json).map_err(|e| KeyError(format!("JWK set: {e}")))?;
+        let mut keys = Vec::with_capacity(set.keys.len());
+        for jwk in &set.keys {
+            let kid = jwk.common.key_id.clone();
+            let name = kid.as_deref().unwrap_or("(no kid)");
+            let alg = jwk
+                .common
+                .key_algorithm
+                .ok_or_else(|| KeyError(format!("JWK {name} does not name its algorithm (alg)")))?;
+            let alg: Algorithm = alg.to_string().parse().map_err(|_| {
+                KeyError(format!("JWK {name}: algorithm {alg} is not for signatures"))
+            })?;
+            let key =
+                DecodingKey::from_jwk(jwk).map_err(|e| KeyError(format!("JWK {name}: {e}")))?;
+            keys.push((kid, key, alg));
+        }
+        if keys.is_empty() {
+            return Err(KeyError("the JWK set has no keys".into()));
+        }
+        Ok(Keys(KeySet::Jwks(keys)))
+    }
+
+    /// The key and algorithms a token with this header is checked against.
+    fn for_token(&self, header: &jsonwebtoken::Header) -> Option<(&DecodingKey, Vec<Algorithm>)> {
+        match &self.0 {
+            KeySet::One(key, algs) => Some((key, algs.clone())),
+            KeySet::Jwks(keys) => {
+                let found = match &header.kid {
+                    Some(kid) => keys.iter().find(|(k, ..)| k.as_deref() == Some(kid)),
+                    None if keys.len() == 1 => keys.first(),
+                    None => None,
+                };
+                found.map(|(_, key, alg)| (key, vec![*alg]))
+            }
+        }
+    }
+}
+
+/// This server as an OAuth 2.1 protected resource: who may call it, and how a client finds
+/// out where to get a token.
+pub struct ResourceServer {
+    resource: String,
+    authorization_servers: Vec<String>,
+    required_scopes: Vec<String>,
+    scopes_supported: Vec<String>,
+    leeway: Duration,
+    keys: RwLock<Keys>,
+    metadata_url: String,
+}
+
+/// Why a token was refused; the text goes to the client in `error_description`.
+enum Refused {
+    /// 401: no token, or one that is not valid for this server.
+    Token(&'static str, String),
+    /// 403: a valid token without the scopes needed.
+    Scope(String),
+}
+
+impl ResourceServer {
+    /// A resource server at `resource` (its canonical URI: the `aud` tokens must carry, e.g.
+    /// `https://hr.example.com/mcp`), trusting tokens that `issuer` signed with `keys`.
+    pub fn new(resource: impl Into<String>, issuer: impl Into<String>, keys: Keys) -> Self {
+        let resource = resource.into();
+        let metadata_url = metadata_url(&resource);
+        ResourceServer {
+            resource,
+            authorization_servers: vec![issuer.into()],
+            required_scopes: Vec::new(),
+            scopes_supported: Vec::new(),
+            leeway: Duration::from_secs(30),
+            keys: RwLock::new(keys),
+            metadata_url,
+        }
+    }
+
+    /// Scopes every request's token must carry (403 `insufficient_scope` otherwise); also
+    /// announced in `WWW-Authenticate` so a client asks for them.
+    pub fn with_required_scopes<S: Into<String>>(
+        mut self,
+        scopes: impl IntoIterator<Item = S>,
+    ) -> Self {
+        self.required_scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Scopes listed in the metadata as `scopes_supported` (the required ones are always listed).
+    pub fn with_scopes_supported<S: Into<String>>(
+        mut self,
+        scopes: impl IntoIterator<Item = S>,
+    ) -> Self {
+        self.scopes_supported = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Clock skew allowed on `exp` and `nbf` (default 30 s).
+    pub fn with_leeway(mut self, leeway: Duration) -> Self {
+        self.leeway = leeway;
+        self
+    }
+
+    /// Swaps the keys while serving (an authorization server rotating its keys).
+    pub fn replace_keys(&self, keys: Keys) {
+        *self.keys.write().unwrap_or_else(|e| e.into_inner()) = keys;
+    }
+
+    /// The canonical URI of this resource.
+    pub fn resource(&self) -> &str {
+        &self.resource
+    }
+
+    /// The `host[:port]` of the canonical URI.
+    pub(crate) fn authority(&self) -> &str {
+        let (origin, _) = split_uri(&self.resource);
+        origin.split_once("://").map_or(origin, |(_, a)| a)
+    }
+
+    /// The Protected Resource Metadata document (RFC 9728 §2).
+    pub fn metadata(&self) -> Value {
+        let mut scopes = self.required_scopes.clone();
+        for s in &self.scopes_supported {
+            if !scopes.contains(s) {
+                scopes.push(s.clone());
+            }
+        }
+        json!({
+            "resource": self.resource,
+            "authorization_servers": self.authorization_servers,
+            "scopes_supported": scopes,
+            "bearer_methods_supported": ["header"],
+        })
+    }
+
+    /// The metadata's path with the resource's path after it (RFC 9728 §3.1), e.g.
+    /// `/.well-known/oauth-protected-resource/mcp`.
+    pub(crate) fn metadata_path(&self) -> String {
+        format!("{METADATA_PATH}{}", resource_path(&self.resource))
+    }
+
+    /// Checks a token and names its principal.
+    pub fn authenticate(&self, token: &str) -> Result<Principal, String> {
+        self.check(token).map_err(|r| match r {
+            Refused::Token(_, why) | Refused::Scope(why) => why,
+        })
+    }
+
+    fn check(&self, token: &str) -> Result<Principal, Refused> {
+        let invalid = |why: &str| Refused::Token("invalid_token", why.to_owned());
+        let header =
+            jsonwebtoken::decode_header(token).map_err(|_| invalid("the token is not a JWT"))?;
+        let keys = self.keys.read().unwrap_or_else(|e| e.into_inner()).clone();
+        let (key, algorithms) = keys
+            .for_token(&header)
+            .ok_or_else(|| invalid("the token is signed with a key this server does not know"))?;
+        let mut validation = Validation::new(algorithms[0]);
+        validation.algorithms = algorithms;
+        validation.leeway = self.leeway.as_secs();
+        validation.validate_nbf = true;
+        validation.set_audience(&[&self.resource]);
+        validation.set_issuer(&self.authorization_servers);
+        validation.set_required_spec_claims(&["exp", "aud", "iss", "sub"]);
+        let data =
+            jsonwebtoken::decode::<Map<String, Value>>(token, key, &validation).map_err(|e| {
+                invalid(match e.kind() {
+                    ErrorKind::ExpiredSignature => "the token has expired",
+                    ErrorKind::ImmatureSignature => "the token is not valid yet",
+                    ErrorKind::InvalidAudience => "the token is for another resource",
+                    ErrorKind::InvalidIssuer => {
+                        "the token is from an issuer this server does not trust"
+                    }
+                    ErrorKind::InvalidSignature => "the token's signature does not verify",
+                    ErrorKind::InvalidAlgorithm => {
+                        "the token is signed with an algorithm this server does not accept"
+                    }
+                    ErrorKind::MissingRequiredClaim(_) => {
+                        "the token lacks a required claim (exp, aud, iss, sub)"
+                    }
+                    _ => "the token is not valid",
+                })
+            })?;
+        let principal =
+            principal(data.claims).ok_or_else(|| invalid("the token's sub is not a string"))?;
+        let missing: Vec<&str> = self
+            .required_scopes
+            .iter()
+            .filter(|s| !principal.scopes.contains(s))
+            .map(String::as_str)
+            .collect();
+        if !missing.is_empty() {
+            return Err(Refused::Scope(format!(
+                "the token lacks the scope {}",
+                missing.join(" ")
+            )));
+        }
+        Ok(principal)
+    }
+
+    /// Admits a request with a valid token for this server: its `Authorization` header removed
+    /// and its [`Principal`] in the extensions. Otherwise the 401/403 answer.
+    pub(crate) fn admit(&self, mut request: Request) -> Result<Request, Response> {
+        let Some(header) = request.headers().get(http::header::AUTHORIZATION) else {
+            return Err(self.challenge(None));
+        };
+        let token = header
+            .to_str()
+            .ok()
+            .and_then(|h| h.split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, token)| token.trim());
+        let outcome = match token {
+            Some(t) if !t.is_empty() => self.check(t),
+            _ => Err(Refused::Token(
+                "invalid_request",
+                "expected Authorization: Bearer <token>".into(),
+            )),
+        };
+        match outcome {
+            Ok(principal) => {
+                request.headers_mut().remove(http::header::AUTHORIZATION);
+                request.extensions_mut().insert(principal);
+                Ok(request)
+            }
+            Err(refused) => Err(self.challenge(Some(refused))),
+        }
+    }
+
+    /// 401 (no or bad token) or 403 (too few scopes), with the `WWW-Authenticate` challenge
+    /// that tells a client where the metadata is and what to ask for.
+    fn challenge(&self, refused: Option<Refused>) -> Response {
+        let scope = self.required_scopes.join(" ");
+        let mut challenge = format!("Bearer resource_metadata=\"{}\"", self.metadata_url);
+        if !scope.is_empty() {
+            challenge.push_str(&format!(", scope=\"{scope}\""));
+        }
+        let (status, error, description) = match refused {
+            None => (
+                http::StatusCode::UNAUTHORIZED,
+                "invalid_token",
+                "this server needs an access token (Authorization: Bearer)".to_owned(),
+            ),
+            Some(Refused::Token(error, why)) => (http::StatusCode::UNAUTHORIZED, error, why),
+            Some(Refused::Scope(why)) => (http::StatusCode::FORBIDDEN, "insufficient_scope", why),
+        };
+        // Every refusal names its error (RFC 6750 §3).
+        challenge.push_str(&format!(
+            ", error=\"{error}\", error_description=\"{}\"",
+            description.replace('"', "'")
+        ));
+        let body = json!({"error": error, "error_description": description});
+        let mut response = (status, axum::Json(body)).into_response();
+        if let Ok(value) = http::HeaderValue::from_str(&challenge) {
+            response
+                .headers_mut()
+                .insert(http::header::WWW_AUTHENTICATE, value);
+        }
+        response
+    }
+}
+
+/// The principal of a token's claims: `sub`, and scopes from `scope` (space-separated) or
+/// `scp` (a list or a string).
+fn principal(claims: Map<String, Value>) -> Option<Principal> {
+    let subject = claims.get("sub")?.as_str()?.to_owned();
+    let scopes = match claims.get("scope").or_else(|| claims.get("scp")) {
+        Some(Value::String(s)) => s.split_whitespace().map(str::to_owned).collect(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let issuer = claims.get("iss").and_then(Value::as_str).map(str::to_owned);
+    Some(Principal {
+        subject,
+        scopes,
+        issuer,
+        claims,
+    })
+}
+
+/// A URI split into its origin and its path (`https://h/mcp/` → `https://h`, `/mcp`).
+fn split_uri(resource: &str) -> (&str, &str) {
+    let start = resource.find("://").map_or(0, |i| i + 3);
+    match resource[start..].find('/') {
+        Some(i) => {
+            let (origin, path) = resource.split_at(start + i);
+            (origin, path.trim_end_matches('/'))
+        }
+        None => (resource, ""),
+    }
+}
+
+fn resource_path(resource: &str) -> &str {
+    split_uri(resource).1
+}
+
+/// The metadata's URL for a resource: its origin, the well-known path, its path.
+fn metadata_url(resource: &str) -> String {
+    let (origin, path) = split_uri(resource);
+    format!("{origin}{METADATA_PATH}{path}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_urls_follow_rfc_9728() {
+        assert_eq!(
+            metadata_url("https://hr.example.com/mcp"),
+            "https://hr.example.com/.well-known/oauth-protected-resource/mcp"
+        );
+        assert_eq!(
+            metadata_url("https://hr.example.com"),
+            "https://hr.example.com/.well-known/oauth-protected-resource"
+        );
+        assert_eq!(resource_path("http://127.0.0.1:9/a/b/"), "/a/b");
+    }
+
+    #[test]
+    fn scopes_come_from_scope_or_scp() {
+        let p = principal(
+            json!({"sub": "u", "scope": "a  b"})
+                .as_object()
+                .unwrap()
+                .clone(),
+        )
+        .unwrap();
+        assert_eq!(p.scopes, ["a", "b"]);
+        let p = principal(
+            json!({"sub": "u", "scp": ["c"]})
+                .as_object()
+                .unwrap()
+                .clone(),
+        )
+        .unwrap();
+        assert_eq!(p.scopes, ["c"]);
+        assert!(principal(json!({"sub": 7}).as_object().unwrap().clone()).is_none());
+    }
+
+    #[test]
+    fn short_secrets_are_refused() {
+        assert!(Keys::hmac_secret(b"short").is_err());
+        assert!(Keys::hmac_secret(&[7; 32]).is_ok());
+    }
+}

@@ -38,6 +38,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use serde_json::json;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
 
 use super::{McpServer, PeerAddr};
 
@@ -99,6 +100,8 @@ impl Default for HttpConfig {
 pub struct HttpServer {
     mcp: McpServer,
     config: HttpConfig,
+    /// Cancelled when serving has stopped: ends the sessions and their event streams.
+    shutdown: CancellationToken,
     #[cfg(feature = "oauth")]
     auth: Option<Arc<super::oauth::ResourceServer>>,
 }
@@ -114,6 +117,7 @@ impl HttpServer {
         HttpServer {
             mcp,
             config: HttpConfig::default(),
+            shutdown: CancellationToken::new(),
             #[cfg(feature = "oauth")]
             auth: None,
         }
@@ -201,7 +205,8 @@ impl HttpServer {
             .with_allowed_hosts(allowed_hosts)
             .with_allowed_origins(self.config.allowed_origins.clone())
             .enforce_origin_validation()
-            .with_max_request_body_bytes(self.config.max_body_bytes);
+            .with_max_request_body_bytes(self.config.max_body_bytes)
+            .with_cancellation_token(self.shutdown.child_token());
         let mcp = self.mcp.clone();
         let service =
             StreamableHttpService::new(move || Ok(mcp.clone()), sessions.clone(), rmcp_config);
@@ -253,9 +258,9 @@ impl Bound {
     pub async fn serve_until(self, shutdown: impl Future<Output = ()>) -> std::io::Result<()> {
         let Bound { server, listener } = self;
         let router = server.router();
-        let config = server.config;
+        let config = server.config.clone();
         let connections = Arc::new(Semaphore::new(config.max_connections.max(1)));
-        let stop = tokio_util_like::Stop::default();
+        let stop = CancellationToken::new();
         let mut shutdown = std::pin::pin!(shutdown);
         loop {
             let permit = tokio::select! {
@@ -288,7 +293,7 @@ impl Bound {
                 let mut connection = std::pin::pin!(connection);
                 tokio::select! {
                     _ = connection.as_mut() => {}
-                    () = stopping.wait() => {
+                    () = stopping.cancelled() => {
                         connection.as_mut().graceful_shutdown();
                         let _ = connection.await;
                     }
@@ -296,37 +301,13 @@ impl Bound {
                 drop(permit);
             });
         }
-        // Every connection finishes its request in flight, within the grace period.
-        stop.stop();
+        // Every connection finishes its request in flight, within the grace period; then the
+        // sessions end (with them any event stream still open).
+        stop.cancel();
         let all = config.max_connections.max(1) as u32;
         let _ = tokio::time::timeout(config.shutdown_grace, connections.acquire_many(all)).await;
+        server.shutdown.cancel();
         Ok(())
-    }
-}
-
-/// A shutdown signal every connection task can wait on.
-mod tokio_util_like {
-    use std::sync::Arc;
-    use tokio::sync::watch;
-
-    #[derive(Clone)]
-    pub(super) struct Stop(Arc<watch::Sender<bool>>);
-
-    impl Default for Stop {
-        fn default() -> Self {
-            Stop(Arc::new(watch::channel(false).0))
-        }
-    }
-
-    impl Stop {
-        pub(super) fn stop(&self) {
-            self.0.send_replace(true);
-        }
-
-        pub(super) async fn wait(&self) {
-            let mut rx = self.0.subscribe();
-            let _ = rx.wait_for(|stopped| *stopped).await;
-        }
     }
 }
 

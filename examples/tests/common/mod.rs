@@ -1,0 +1,271 @@
+//! What the HTTP tests share: a plain HTTP/1.1 client on one kept-alive connection, an MCP
+//! session over it, and an authorization server's keys made in the test to mint tokens with.
+#![allow(dead_code)] // each test file uses part of it
+
+use std::net::SocketAddr;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use hyper::client::conn::http1::SendRequest;
+use hyper_util::rt::TokioIo;
+use jsonwebtoken::{Algorithm, EncodingKey, Header, jwk::Jwk};
+use serde_json::{Value, json};
+
+/// One HTTP/1.1 connection to a server.
+pub struct Conn {
+    sender: SendRequest<Full<Bytes>>,
+    pub addr: SocketAddr,
+}
+
+/// An answer: its status, headers and whole body.
+#[derive(Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub headers: http::HeaderMap,
+    pub body: String,
+}
+
+impl Reply {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// The JSON-RPC message of the body: plain JSON, or the last `data:` event of a stream
+    /// that carries an answer (`result` or `error`).
+    pub fn json(&self) -> Value {
+        if let Ok(v) = serde_json::from_str(&self.body) {
+            return v;
+        }
+        self.events()
+            .into_iter()
+            .rev()
+            .find(|m| m.get("result").is_some() || m.get("error").is_some())
+            .unwrap_or_else(|| panic!("no JSON-RPC answer in {:?}", self.body))
+    }
+
+    /// Every `data:` event of an event-stream body, parsed.
+    pub fn events(&self) -> Vec<Value> {
+        self.body
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter_map(|d| serde_json::from_str(d.trim()).ok())
+            .collect()
+    }
+}
+
+impl Conn {
+    pub async fn open(addr: SocketAddr) -> Conn {
+        let stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+        let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+            .await
+            .expect("HTTP handshake");
+        tokio::spawn(connection);
+        Conn { sender, addr }
+    }
+
+    /// Sends one request; `Host` names the server's address unless `headers` name one.
+    pub async fn send(
+        &mut self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> Reply {
+        let mut request = http::Request::builder().method(method).uri(path);
+        if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+            request = request.header("host", self.addr.to_string());
+        }
+        for (k, v) in headers {
+            request = request.header(*k, *v);
+        }
+        let request = request
+            .body(Full::new(Bytes::from(body.to_owned())))
+            .unwrap();
+        let response = self.sender.send_request(request).await.expect("an answer");
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let body = response.into_body().collect().await.expect("a body").to_bytes();
+        Reply {
+            status,
+            headers,
+            body: String::from_utf8_lossy(&body).into_owned(),
+        }
+    }
+
+    /// POSTs a JSON-RPC message to `/mcp` as an MCP client does.
+    pub async fn post(&mut self, extra: &[(&str, &str)], message: &Value) -> Reply {
+        let mut headers = vec![
+            ("content-type", "application/json"),
+            ("accept", "application/json, text/event-stream"),
+        ];
+        headers.extend_from_slice(extra);
+        self.send("POST", "/mcp", &headers, &message.to_string())
+            .await
+    }
+}
+
+/// An MCP session over one connection, with the headers every request carries.
+pub struct Session {
+    pub conn: Conn,
+    pub headers: Vec<(String, String)>,
+    next_id: u64,
+}
+
+pub fn initialize() -> Value {
+    json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "http-test", "version": "0"}}})
+}
+
+impl Session {
+    /// Opens a session (initialize, then initialized); `None` with the reply when refused.
+    pub async fn open(addr: SocketAddr, token: Option<&str>) -> Result<Session, Reply> {
+        let mut conn = Conn::open(addr).await;
+        let mut headers: Vec<(String, String)> = Vec::new();
+        if let Some(t) = token {
+            headers.push(("authorization".into(), format!("Bearer {t}")));
+        }
+        let h: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let reply = conn.post(&h, &initialize()).await;
+        if reply.status != 200 {
+            return Err(reply);
+        }
+        let id = reply
+            .header("mcp-session-id")
+            .expect("a session id")
+            .to_owned();
+        headers.push(("mcp-session-id".into(), id));
+        headers.push(("mcp-protocol-version".into(), "2025-11-25".into()));
+        let mut session = Session {
+            conn,
+            headers,
+            next_id: 1,
+        };
+        let done = session
+            .notify(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        assert_eq!(done.status, 202, "{done:?}");
+        Ok(session)
+    }
+
+    fn header_refs(&self) -> Vec<(&str, &str)> {
+        self.headers
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect()
+    }
+
+    pub async fn notify(&mut self, message: &Value) -> Reply {
+        let headers: Vec<(String, String)> = self.headers.clone();
+        let h: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        self.conn.post(&h, message).await
+    }
+
+    /// Sends a request and returns its whole reply.
+    pub async fn request(&mut self, method: &str, params: Value) -> Reply {
+        self.next_id += 1;
+        let message = json!({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params});
+        self.notify(&message).await
+    }
+
+    /// `tools/call`, returning the JSON-RPC answer.
+    pub async fn call(&mut self, tool: &str, arguments: Value) -> Value {
+        self.request("tools/call", json!({"name": tool, "arguments": arguments}))
+            .await
+            .json()
+    }
+
+    /// The names `tools/list` shows.
+    pub async fn tool_names(&mut self) -> Vec<String> {
+        let listed = self.request("tools/list", json!({})).await.json();
+        listed["result"]["tools"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{listed}"))
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
+    /// Ends the session (DELETE).
+    pub async fn close(mut self) -> Reply {
+        let headers: Vec<(String, String)> = self.headers.clone();
+        let h: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        self.conn.send("DELETE", "/mcp", &h, "").await
+    }
+}
+
+/// An authorization server for tests: an Ed25519 key made from fresh random bytes, published
+/// as a JWK set, and tokens signed with it.
+pub struct Issuer {
+    pub issuer: String,
+    key: EncodingKey,
+    pub kid: String,
+}
+
+pub fn random_bytes<const N: usize>() -> [u8; N] {
+    use std::io::Read;
+    let mut bytes = [0; N];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .expect("random bytes");
+    bytes
+}
+
+pub fn now() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs()
+}
+
+impl Issuer {
+    pub fn new(issuer: &str) -> Issuer {
+        // PKCS#8 DER of an Ed25519 private key: a fixed 16-byte prefix, then the 32-byte seed.
+        let mut der = vec![
+            0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22,
+            0x04, 0x20,
+        ];
+        der.extend_from_slice(&random_bytes::<32>());
+        Issuer {
+            issuer: issuer.into(),
+            key: EncodingKey::from_ed_der(&der),
+            kid: format!("k{:x}", u32::from_le_bytes(random_bytes::<4>())),
+        }
+    }
+
+    /// The JWK set the resource server is given.
+    pub fn jwks(&self) -> String {
+        let mut jwk = Jwk::from_encoding_key(&self.key, Algorithm::EdDSA).unwrap();
+        jwk.common.key_id = Some(self.kid.clone());
+        json!({ "keys": [jwk] }).to_string()
+    }
+
+    /// A token for `aud` with these claims added to a valid set (an hour long).
+    pub fn token(&self, aud: &str, sub: &str, scope: &str, extra: Value) -> String {
+        let mut claims = json!({
+            "iss": self.issuer, "aud": aud, "sub": sub, "scope": scope,
+            "iat": now(), "exp": now() + 3600,
+        });
+        for (k, v) in extra.as_object().unwrap() {
+            claims[k] = v.clone();
+        }
+        let mut header = Header::new(Algorithm::EdDSA);
+        header.kid = Some(self.kid.clone());
+        jsonwebtoken::encode(&header, &claims, &self.key).unwrap()
+    }
+}
+
+/// A free port on loopback.
+pub fn free_addr() -> SocketAddr {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap()
+}
+
+/// Waits until something accepts connections at `addr`.
+pub async fn wait_for(addr: SocketAddr) {
+    for _ in 0..200 {
+        if tokio::net::TcpStream::connect(addr).await.is_ok() {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    panic!("nothing listens at {addr}");
+}

@@ -69,14 +69,30 @@ fn text(answer: &Value) -> String {
 async fn each_token_sees_only_its_owners_data() {
     let issuer = Issuer::new(ISSUER);
     let server = start(&issuer, "owners").await;
-    let token = |sub: &str| issuer.token(&server.resource, sub, "hr hr.cuti.baca hr.reimburse.baca hr.cuti.ajukan hr.tim.cuti.baca", json!({}));
+    let token = |sub: &str| {
+        issuer.token(
+            &server.resource,
+            sub,
+            "hr hr.cuti.baca hr.reimburse.baca hr.cuti.ajukan hr.tim.cuti.baca",
+            json!({}),
+        )
+    };
 
-    let mut sari = Session::open(server.addr, Some(&token("K-001"))).await.unwrap();
-    let mut budi = Session::open(server.addr, Some(&token("K-002"))).await.unwrap();
-    let mut dewi = Session::open(server.addr, Some(&token("M-001"))).await.unwrap();
+    let mut sari = Session::open(server.addr, Some(&token("K-001")))
+        .await
+        .unwrap();
+    let mut budi = Session::open(server.addr, Some(&token("K-002")))
+        .await
+        .unwrap();
+    let mut dewi = Session::open(server.addr, Some(&token("M-001")))
+        .await
+        .unwrap();
 
     let mine = sari.call("cek-status-reimburse", json!({})).await;
-    assert_eq!(mine["result"]["structuredContent"]["daftar"][0]["id"], "R-88", "{mine}");
+    assert_eq!(
+        mine["result"]["structuredContent"]["daftar"][0]["id"], "R-88",
+        "{mine}"
+    );
     let theirs = budi.call("cek-status-reimburse", json!({})).await;
     assert_eq!(
         theirs["result"]["structuredContent"],
@@ -98,7 +114,13 @@ async fn each_token_sees_only_its_owners_data() {
     assert_eq!(members, ["Sari", "Budi"]);
     assert!(!sari.tool_names().await.contains(&"cek-cuti-tim".to_owned()));
     let denied = sari.call("cek-cuti-tim", json!({})).await;
-    assert!(denied["error"]["message"].as_str().unwrap().contains("Unknown tool"), "{denied}");
+    assert!(
+        denied["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Unknown tool"),
+        "{denied}"
+    );
 
     // Nothing of the identity comes from the arguments.
     let forged = sari.call("cek-sisa-cuti", json!({"nik": "K-002"})).await;
@@ -121,9 +143,16 @@ async fn scopes_narrow_what_a_role_may_do_and_unknown_subjects_are_refused() {
     let stranger = issuer.token(&server.resource, "X-999", "hr", json!({}));
     let mut s = Session::open(server.addr, Some(&stranger)).await.unwrap();
     let refused = s.request("tools/list", json!({})).await.json();
-    assert_eq!(refused["error"]["code"], tool_runtime::mcp::REFUSED, "{refused}");
+    assert_eq!(
+        refused["error"]["code"],
+        tool_runtime::mcp::REFUSED,
+        "{refused}"
+    );
     assert!(
-        refused["error"]["message"].as_str().unwrap().contains("X-999"),
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("X-999"),
         "{refused}"
     );
 }
@@ -157,7 +186,12 @@ async fn bad_tokens_get_a_challenge_naming_the_metadata() {
         ),
         (
             "another issuer",
-            Some(issuer.token(&aud, "K-001", "hr", json!({"iss": "https://evil.example.test"}))),
+            Some(issuer.token(
+                &aud,
+                "K-001",
+                "hr",
+                json!({"iss": "https://evil.example.test"}),
+            )),
             401,
             "issuer",
         ),
@@ -199,8 +233,15 @@ async fn bad_tokens_get_a_challenge_naming_the_metadata() {
                 && challenge.contains("scope=\"hr\""),
             "{case}: {challenge}"
         );
-        let error = if status == 403 { "insufficient_scope" } else { "invalid_" };
-        assert!(challenge.contains(&format!("error=\"{error}")), "{case}: {challenge}");
+        let error = if status == 403 {
+            "insufficient_scope"
+        } else {
+            "invalid_"
+        };
+        assert!(
+            challenge.contains(&format!("error=\"{error}")),
+            "{case}: {challenge}"
+        );
         assert!(reply.body.contains(says), "{case}: {}", reply.body);
     }
     // A token in the query string is not read.
@@ -210,7 +251,10 @@ async fn bad_tokens_get_a_challenge_naming_the_metadata() {
         .send(
             "POST",
             &format!("/mcp?access_token={token}"),
-            &[("content-type", "application/json"), ("accept", "application/json, text/event-stream")],
+            &[
+                ("content-type", "application/json"),
+                ("accept", "application/json, text/event-stream"),
+            ],
             &common::initialize().to_string(),
         )
         .await;
@@ -225,13 +269,21 @@ async fn protected_resource_metadata_is_public() {
         "/.well-known/oauth-protected-resource",
         "/.well-known/oauth-protected-resource/mcp",
     ] {
-        let reply = Conn::open(server.addr).await.send("GET", path, &[], "").await;
+        let reply = Conn::open(server.addr)
+            .await
+            .send("GET", path, &[], "")
+            .await;
         assert_eq!(reply.status, 200, "{path}: {reply:?}");
         let doc: Value = serde_json::from_str(&reply.body).unwrap();
         assert_eq!(doc["resource"], server.resource.as_str());
         assert_eq!(doc["authorization_servers"], json!([ISSUER]));
         assert_eq!(doc["bearer_methods_supported"], json!(["header"]));
-        assert!(doc["scopes_supported"].as_array().unwrap().contains(&json!("hr")));
+        assert!(
+            doc["scopes_supported"]
+                .as_array()
+                .unwrap()
+                .contains(&json!("hr"))
+        );
     }
 }
 
@@ -239,32 +291,50 @@ async fn protected_resource_metadata_is_public() {
 async fn a_foreign_origin_or_host_is_refused_even_with_a_token() {
     let issuer = Issuer::new(ISSUER);
     let server = start(&issuer, "origin").await;
-    let auth = format!("Bearer {}", issuer.token(&server.resource, "K-001", "hr", json!({})));
+    let auth = format!(
+        "Bearer {}",
+        issuer.token(&server.resource, "K-001", "hr", json!({}))
+    );
     let mut conn = Conn::open(server.addr).await;
     let foreign = conn
         .post(
-            &[("authorization", &auth), ("origin", "http://evil.example.test")],
+            &[
+                ("authorization", &auth),
+                ("origin", "http://evil.example.test"),
+            ],
             &common::initialize(),
         )
         .await;
     assert_eq!(foreign.status, 403, "{foreign:?}");
     let rebound = conn
-        .post(&[("authorization", &auth), ("host", "evil.example.test")], &common::initialize())
+        .post(
+            &[("authorization", &auth), ("host", "evil.example.test")],
+            &common::initialize(),
+        )
         .await;
     assert_eq!(rebound.status, 403, "{rebound:?}");
     let local = conn
         .post(
-            &[("authorization", &auth), ("origin", &format!("http://{}", server.addr))],
+            &[
+                ("authorization", &auth),
+                ("origin", &format!("http://{}", server.addr)),
+            ],
             &common::initialize(),
         )
         .await;
-    assert_eq!(local.status, 200, "a page of this server may call it: {local:?}");
+    assert_eq!(
+        local.status, 200,
+        "a page of this server may call it: {local:?}"
+    );
 }
 
 #[test]
 fn http_mode_needs_an_authorization_server_or_a_loopback_address() {
     let (mut cmd, _) = hr_command("refusals");
-    let out = cmd.args(["--http", &free_addr().to_string()]).output().unwrap();
+    let out = cmd
+        .args(["--http", &free_addr().to_string()])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("HR_OAUTH_ISSUER"), "{err}");
@@ -276,7 +346,10 @@ fn http_mode_needs_an_authorization_server_or_a_loopback_address() {
         .unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("refusing to serve 0.0.0.0:0 without authorization"), "{err}");
+    assert!(
+        err.contains("refusing to serve 0.0.0.0:0 without authorization"),
+        "{err}"
+    );
 }
 
 #[tokio::test]

@@ -85,7 +85,12 @@ impl Conn {
         let response = self.sender.send_request(request).await.expect("an answer");
         let status = response.status().as_u16();
         let headers = response.headers().clone();
-        let body = response.into_body().collect().await.expect("a body").to_bytes();
+        let body = response
+            .into_body()
+            .collect()
+            .await
+            .expect("a body")
+            .to_bytes();
         Reply {
             status,
             headers,
@@ -126,7 +131,10 @@ impl Session {
         if let Some(t) = token {
             headers.push(("authorization".into(), format!("Bearer {t}")));
         }
-        let h: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let h: Vec<(&str, &str)> = headers
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
         let reply = conn.post(&h, &initialize()).await;
         if reply.status != 200 {
             return Err(reply);
@@ -158,14 +166,18 @@ impl Session {
 
     pub async fn notify(&mut self, message: &Value) -> Reply {
         let headers: Vec<(String, String)> = self.headers.clone();
-        let h: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let h: Vec<(&str, &str)> = headers
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
         self.conn.post(&h, message).await
     }
 
     /// Sends a request and returns its whole reply.
     pub async fn request(&mut self, method: &str, params: Value) -> Reply {
         self.next_id += 1;
-        let message = json!({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params});
+        let message =
+            json!({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params});
         self.notify(&message).await
     }
 
@@ -190,7 +202,10 @@ impl Session {
     /// Ends the session (DELETE).
     pub async fn close(mut self) -> Reply {
         let headers: Vec<(String, String)> = self.headers.clone();
-        let h: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let h: Vec<(&str, &str)> = headers
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
         self.conn.send("DELETE", "/mcp", &h, "").await
     }
 }
@@ -213,7 +228,10 @@ pub fn random_bytes<const N: usize>() -> [u8; N] {
 }
 
 pub fn now() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs()
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
 }
 
 impl Issuer {

@@ -255,6 +255,12 @@ impl McpServer {
         }
     }
 
+    /// How many clients are connected right now (stdio, and HTTP sessions); one that has gone
+    /// away is not counted, and nothing of it is kept.
+    pub fn connected(&self) -> usize {
+        self.live_peers().len()
+    }
+
     /// The connected clients, the closed ones forgotten.
     fn live_peers(&self) -> Vec<Peer<RoleServer>> {
         let mut peers = self.peers.lock().unwrap_or_else(|e| e.into_inner());

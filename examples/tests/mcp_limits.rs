@@ -1,0 +1,549 @@
+//! Bounded work and safe HTTP, on servers built here with tools made to be slow: time limits,
+//! cancellation, sync tools off the async workers, per-server and per-caller limits, strict
+//! approval answers, and the HTTP server's caps (sessions, bodies, headers, connections),
+//! malformed JSON and shutdown. Stdio runs over in-memory pipes; HTTP over real sockets.
+
+mod common;
+
+use std::collections::HashSet;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use common::{Conn, Session};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tool_runtime::mcp::http::{HttpConfig, HttpServer};
+use tool_runtime::mcp::{Limits, McpServer};
+use tool_runtime::{ToolSet, tool};
+
+/// Tags of `tunggu` calls that started, and of those whose future was dropped unfinished.
+static STARTED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+static DROPPED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+static APPROVED_RUNS: AtomicUsize = AtomicUsize::new(0);
+/// `tidur` calls sleeping right now.
+static SLEEPING: AtomicUsize = AtomicUsize::new(0);
+
+struct OnDrop(String, bool);
+
+impl Drop for OnDrop {
+    fn drop(&mut self) {
+        if !self.1 {
+            DROPPED.lock().unwrap().push(self.0.clone());
+        }
+    }
+}
+
+#[tool(
+    name = "tunggu",
+    description = "Tunggu beberapa milidetik lalu kembalikan true; alat uji untuk batas waktu dan pembatalan."
+)]
+async fn tunggu(
+    #[arg(description = "Lama menunggu dalam milidetik", range = 0..=60_000)] ms: u64,
+    #[arg(description = "Penanda panggilan untuk pengujian")] tag: String,
+) -> bool {
+    STARTED.lock().unwrap().push(tag.clone());
+    let mut guard = OnDrop(tag, false);
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+    guard.1 = true;
+    true
+}
+
+#[tool(
+    name = "tidur",
+    description = "Tidur (memblokir thread) beberapa milidetik lalu kembalikan true; alat uji untuk alat sinkron."
+)]
+fn tidur(#[arg(description = "Lama tidur dalam milidetik", range = 0..=60_000)] ms: u64) -> bool {
+    SLEEPING.fetch_add(1, Ordering::SeqCst);
+    std::thread::sleep(Duration::from_millis(ms));
+    SLEEPING.fetch_sub(1, Ordering::SeqCst);
+    true
+}
+
+#[tool(
+    name = "lambat",
+    description = "Selalu lebih lama dari batas waktunya; alat uji untuk batas waktu per alat.",
+    timeout = "200ms"
+)]
+async fn lambat() -> bool {
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    true
+}
+
+#[tool(
+    name = "hapus-data",
+    description = "Hapus data uji; menunggu persetujuan seseorang sebelum dijalankan.",
+    needs_approval,
+    destructive
+)]
+fn hapus_data() -> bool {
+    APPROVED_RUNS.fetch_add(1, Ordering::SeqCst);
+    true
+}
+
+fn tools() -> ToolSet {
+    ToolSet::new([
+        tunggu::tool(),
+        tidur::tool(),
+        lambat::tool(),
+        hapus_data::tool(),
+    ])
+    .unwrap()
+}
+
+/// A stdio client on in-memory pipes: writes lines, reads the server's lines.
+struct Client {
+    to_server: Option<tokio::io::DuplexStream>,
+    from_server: tokio::io::Lines<BufReader<tokio::io::DuplexStream>>,
+    served: tokio::task::JoinHandle<()>,
+}
+
+impl Client {
+    async fn start(server: McpServer, elicitation: bool) -> Client {
+        let (to_server, server_in) = tokio::io::duplex(1 << 16);
+        let (server_out, from_server) = tokio::io::duplex(1 << 16);
+        let served = tokio::spawn(async move {
+            server.serve_lines(server_in, server_out).await.unwrap();
+        });
+        let mut client = Client {
+            to_server: Some(to_server),
+            from_server: BufReader::new(from_server).lines(),
+            served,
+        };
+        let capabilities = if elicitation {
+            json!({"elicitation": {"form": {}}})
+        } else {
+            json!({})
+        };
+        client
+            .send(
+                json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": capabilities,
+                "clientInfo": {"name": "limits", "version": "0"}}}),
+            )
+            .await;
+        client.next().await;
+        client
+            .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        client
+    }
+
+    async fn send(&mut self, message: Value) {
+        self.send_text(&message.to_string()).await;
+    }
+
+    async fn send_text(&mut self, line: &str) {
+        let w = self.to_server.as_mut().unwrap();
+        w.write_all(line.as_bytes()).await.unwrap();
+        w.write_all(b"\n").await.unwrap();
+    }
+
+    async fn call(&mut self, id: u64, tool: &str, arguments: Value) {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments}}))
+            .await;
+    }
+
+    /// The server's next line (within 20 s).
+    async fn next(&mut self) -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(20), self.from_server.next_line())
+            .await
+            .expect("the server answers in time")
+            .unwrap()
+            .expect("the server is still writing");
+        serde_json::from_str(&line).unwrap()
+    }
+
+    /// Closes the input and returns every line the server still writes.
+    async fn close(mut self) -> Vec<Value> {
+        self.to_server = None;
+        let mut rest = Vec::new();
+        while let Ok(Ok(Some(line))) =
+            tokio::time::timeout(Duration::from_secs(20), self.from_server.next_line()).await
+        {
+            rest.push(serde_json::from_str(&line).unwrap());
+        }
+        self.served.await.unwrap();
+        rest
+    }
+}
+
+fn limits(f: impl FnOnce(&mut Limits)) -> Limits {
+    let mut limits = Limits::default();
+    f(&mut limits);
+    limits
+}
+
+fn is_error_saying(answer: &Value, words: &str) -> bool {
+    answer["result"]["isError"] == true
+        && answer["result"]["content"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains(words))
+}
+
+async fn until(what: &str, done: impl Fn() -> bool) {
+    for _ in 0..400 {
+        if done() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("never happened: {what}");
+}
+
+#[tokio::test]
+async fn a_call_past_its_time_limit_is_a_tool_error() {
+    let limits = limits(|l| {
+        l.call_timeout = Duration::from_millis(300);
+    });
+    let mut c = Client::start(McpServer::new(tools()).with_limits(limits), false).await;
+    c.call(1, "lambat", json!({})).await;
+    let by_attribute = c.next().await;
+    assert!(is_error_saying(&by_attribute, "0.2 s"), "{by_attribute}");
+    c.call(2, "tunggu", json!({"ms": 10_000, "tag": "timeout"}))
+        .await;
+    let by_default = c.next().await;
+    assert!(is_error_saying(&by_default, "0.3 s"), "{by_default}");
+    assert!(DROPPED.lock().unwrap().contains(&"timeout".to_owned()));
+    c.close().await;
+}
+
+#[tokio::test]
+async fn a_cancelled_call_drops_the_tools_future() {
+    let mut c = Client::start(McpServer::new(tools()), false).await;
+    c.call(7, "tunggu", json!({"ms": 30_000, "tag": "cancel-me"}))
+        .await;
+    until("the call started", || {
+        STARTED.lock().unwrap().contains(&"cancel-me".to_owned())
+    })
+    .await;
+    c.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 7, "reason": "user pressed stop"}}),
+    )
+    .await;
+    until("the tool's future was dropped", || {
+        DROPPED.lock().unwrap().contains(&"cancel-me".to_owned())
+    })
+    .await;
+    c.send(json!({"jsonrpc": "2.0", "id": 8, "method": "ping"}))
+        .await;
+    let next = c.next().await;
+    assert_eq!(next["id"], 8, "a cancelled request is not answered: {next}");
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn sync_tools_do_not_hold_the_async_workers() {
+    let mut c = Client::start(McpServer::new(tools()), false).await;
+    for id in 1..=4 {
+        c.call(id, "tidur", json!({"ms": 1500})).await;
+    }
+    until("a sync tool sleeps", || SLEEPING.load(Ordering::SeqCst) > 0).await;
+    c.send(json!({"jsonrpc": "2.0", "id": 99, "method": "ping"}))
+        .await;
+    let first = c.next().await;
+    assert_eq!(
+        first["id"], 99,
+        "the ping is answered while sync tools sleep on a one-worker runtime: {first}"
+    );
+    assert_eq!(
+        SLEEPING.load(Ordering::SeqCst),
+        4,
+        "all four sleep at once, none of them on the worker"
+    );
+    let mut rest: Vec<u64> = Vec::new();
+    for _ in 0..4 {
+        let a = c.next().await;
+        assert_eq!(
+            a["result"]["structuredContent"],
+            json!({"result": true}),
+            "{a}"
+        );
+        rest.push(a["id"].as_u64().unwrap());
+    }
+    rest.sort();
+    assert_eq!(rest, [1, 2, 3, 4]);
+    c.close().await;
+}
+
+#[tokio::test]
+async fn calls_beyond_the_limits_wait_then_are_refused_as_busy() {
+    for limits in [
+        limits(|l| {
+            l.calls_per_caller = 1;
+            l.queue_wait = Duration::from_millis(100);
+        }),
+        limits(|l| {
+            l.concurrent_calls = 1;
+            l.queue_wait = Duration::from_millis(100);
+        }),
+    ] {
+        let mut c = Client::start(McpServer::new(tools()).with_limits(limits), false).await;
+        c.call(1, "tunggu", json!({"ms": 1000, "tag": "busy-1"}))
+            .await;
+        c.call(2, "tunggu", json!({"ms": 1000, "tag": "busy-2"}))
+            .await;
+        let first = c.next().await;
+        assert_eq!(first["id"], 2, "{first}");
+        assert!(is_error_saying(&first, "busy"), "{first}");
+        let second = c.next().await;
+        assert_eq!(second["result"]["isError"], false, "{second}");
+        c.close().await;
+    }
+}
+
+/// Answers the server's elicitation with `answer` (a raw line), and returns the call's answer.
+async fn approve_with(answer: impl Fn(&Value) -> String) -> Value {
+    let mut c = Client::start(McpServer::new(tools()), true).await;
+    c.call(1, "hapus-data", json!({})).await;
+    let asked = c.next().await;
+    assert_eq!(asked["method"], "elicitation/create", "{asked}");
+    c.send_text(&answer(&asked["id"])).await;
+    let answered = c.next().await;
+    c.close().await;
+    answered
+}
+
+#[tokio::test]
+async fn only_exactly_approve_true_approves() {
+    let before = APPROVED_RUNS.load(Ordering::SeqCst);
+    let accept = |content: &str| {
+        let content = content.to_owned();
+        move |id: &Value| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"action":"accept","content":{content}}}}}"#
+            )
+        }
+    };
+    for content in [
+        "[true]",
+        r#"{"approve":"true"}"#,
+        r#"{"approve":1}"#,
+        r#"{"approve":false}"#,
+        r#"{"approve":false,"approve":true}"#,
+        r#"{"approve":true,"approve":true}"#,
+        r#"{"approve":true,"and":"more"}"#,
+    ] {
+        let answered = approve_with(accept(content)).await;
+        assert_eq!(answered["result"]["isError"], true, "{content}: {answered}");
+        assert_eq!(
+            APPROVED_RUNS.load(Ordering::SeqCst),
+            before,
+            "{content} ran the tool"
+        );
+    }
+    let answered = approve_with(accept(r#"{"approve":true}"#)).await;
+    assert_eq!(answered["result"]["isError"], false, "{answered}");
+    assert_eq!(APPROVED_RUNS.load(Ordering::SeqCst), before + 1);
+}
+
+#[tokio::test]
+async fn a_call_waiting_for_approval_is_answered_when_the_input_closes() {
+    let mut c = Client::start(McpServer::new(tools()), true).await;
+    c.call(5, "hapus-data", json!({})).await;
+    let asked = c.next().await;
+    assert_eq!(asked["method"], "elicitation/create");
+    let rest = c.close().await;
+    let answers: Vec<&Value> = rest.iter().filter(|m| m["id"] == 5).collect();
+    assert_eq!(answers.len(), 1, "exactly one answer: {rest:?}");
+    // The client is gone: the transport answers for the server, saying nothing more happens.
+    assert!(
+        answers[0]["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("stopped before this request finished")),
+        "{rest:?}"
+    );
+}
+
+// --- HTTP ---
+
+/// An HTTP server on a free loopback port, serving until the returned sender is dropped.
+async fn http(
+    mcp: McpServer,
+    config: impl FnOnce(&mut HttpConfig),
+) -> (
+    std::net::SocketAddr,
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<()>,
+) {
+    let bound = HttpServer::new(mcp)
+        .configure(config)
+        .bind("127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let addr = bound.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let served = tokio::spawn(async move {
+        bound
+            .serve_until(async {
+                let _ = stopped.await;
+            })
+            .await
+            .unwrap();
+    });
+    (addr, stop, served)
+}
+
+#[tokio::test]
+async fn sessions_are_capped_and_nothing_is_kept_once_they_end() {
+    let mcp = McpServer::new(tools());
+    let (addr, _stop, _) = http(mcp.clone(), |c| c.max_sessions = 2).await;
+    let one = Session::open(addr, None).await.unwrap();
+    let _two = Session::open(addr, None).await.unwrap();
+    let Err(refused) = Session::open(addr, None).await else {
+        panic!("a third session is refused")
+    };
+    assert_eq!(refused.status, 503, "{refused:?}");
+    assert_eq!(refused.header("retry-after"), Some("5"));
+    assert!(refused.body.contains("sessions"), "{}", refused.body);
+    assert_eq!(mcp.connected(), 2);
+    let closed = one.close().await;
+    assert!(closed.status < 300, "{closed:?}");
+    until("the closed session is forgotten", || mcp.connected() == 1).await;
+    let _three = Session::open(addr, None)
+        .await
+        .expect("a session can open once another ended");
+}
+
+#[tokio::test]
+async fn bodies_are_limited_and_malformed_json_is_a_parse_error() {
+    let (addr, _stop, _) = http(McpServer::new(tools()), |c| c.max_body_bytes = 1024).await;
+    let mut conn = Conn::open(addr).await;
+    let big =
+        json!({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": "x".repeat(2000)}});
+    let reply = conn.post(&[], &big).await;
+    assert_eq!(reply.status, 413, "{reply:?}");
+    let mut conn = Conn::open(addr).await;
+    let reply = conn
+        .send(
+            "POST",
+            "/mcp",
+            &[
+                ("content-type", "application/json"),
+                ("accept", "application/json, text/event-stream"),
+            ],
+            "{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": ",
+        )
+        .await;
+    assert_eq!(reply.status, 400, "{reply:?}");
+    assert_eq!(reply.json()["error"]["code"], -32700, "{reply:?}");
+}
+
+#[tokio::test]
+async fn slow_headers_are_cut_off_and_connections_are_capped() {
+    use tokio::io::AsyncReadExt;
+    let (addr, _stop, _) = http(McpServer::new(tools()), |c| {
+        c.header_read_timeout = Duration::from_millis(500);
+        c.max_connections = 2;
+    })
+    .await;
+    // Two connections that never finish their headers take both places.
+    let mut slow = Vec::new();
+    for _ in 0..2 {
+        let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+        s.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+            .await
+            .unwrap();
+        slow.push(s);
+    }
+    // A third is served once the slow ones are cut off.
+    let served = tokio::spawn(async move { Session::open(addr, None).await.is_ok() });
+    for mut s in slow {
+        let mut buf = [0; 1024];
+        let read = tokio::time::timeout(Duration::from_secs(10), s.read(&mut buf))
+            .await
+            .expect("the server closes a connection whose headers never end");
+        // Closed (0 bytes or reset), or a 408 before closing.
+        if let Ok(n) = read
+            && n > 0
+        {
+            assert!(String::from_utf8_lossy(&buf[..n]).contains("408"));
+        }
+    }
+    assert!(served.await.unwrap(), "the third connection is served");
+}
+
+#[tokio::test]
+async fn shutdown_answers_the_calls_in_flight() {
+    let (addr, stop, served) = http(McpServer::new(tools()), |_| {}).await;
+    let mut s = Session::open(addr, None).await.unwrap();
+    let call = tokio::spawn(async move {
+        s.call("tunggu", json!({"ms": 800, "tag": "shutdown"}))
+            .await
+    });
+    until("the call started", || {
+        STARTED.lock().unwrap().contains(&"shutdown".to_owned())
+    })
+    .await;
+    drop(stop);
+    let answer = call.await.unwrap();
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    tokio::time::timeout(Duration::from_secs(15), served)
+        .await
+        .expect("the server stops")
+        .unwrap();
+    assert!(
+        tokio::net::TcpStream::connect(addr).await.is_err(),
+        "no longer accepting"
+    );
+}
+
+#[tokio::test]
+async fn each_caller_has_its_own_share_over_http() {
+    use tool_runtime::mcp::oauth::{Keys, ResourceServer};
+    let secret = common::random_bytes::<32>();
+    let limits = limits(|l| {
+        l.calls_per_caller = 1;
+        l.queue_wait = Duration::from_millis(100);
+    });
+    let mcp = McpServer::new(tools()).with_limits(limits);
+    let bound = HttpServer::new(mcp)
+        .with_auth(ResourceServer::new(
+            "http://127.0.0.1/mcp",
+            "https://login.example.test",
+            Keys::hmac_secret(&secret).unwrap(),
+        ))
+        .bind("127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let addr = bound.local_addr().unwrap();
+    tokio::spawn(bound.serve());
+    let token = |sub: &str| {
+        let claims = json!({"iss": "https://login.example.test", "aud": "http://127.0.0.1/mcp",
+            "sub": sub, "exp": common::now() + 600});
+        jsonwebtoken::encode(
+            &jsonwebtoken::Header::default(),
+            &claims,
+            &jsonwebtoken::EncodingKey::from_secret(&secret).unwrap(),
+        )
+        .unwrap()
+    };
+    let call = |sub: &'static str, tag: &'static str| {
+        let token = token(sub);
+        tokio::spawn(async move {
+            let mut s = Session::open(addr, Some(&token)).await.unwrap();
+            s.call("tunggu", json!({"ms": 600, "tag": tag})).await
+        })
+    };
+    let (a1, a2, b) = (
+        call("ana", "ana-1"),
+        call("ana", "ana-2"),
+        call("bo", "bo-1"),
+    );
+    let (a1, a2, b) = (a1.await.unwrap(), a2.await.unwrap(), b.await.unwrap());
+    let busy: HashSet<bool> = [&a1, &a2]
+        .iter()
+        .map(|a| is_error_saying(a, "busy"))
+        .collect();
+    assert_eq!(
+        busy,
+        HashSet::from([true, false]),
+        "one of ana's two calls waits too long: {a1} {a2}"
+    );
+    assert_eq!(
+        b["result"]["isError"], false,
+        "bo's call is not held up by ana's: {b}"
+    );
+}

@@ -410,3 +410,228 @@ async fn a_changed_tool_set_is_announced() {
     drop(client_in);
     task.await.unwrap().unwrap();
 }
+
+/// Two server processes for one employee on one database file.
+async fn two_processes(nik: &str, tag: &str) -> [RunningService<RoleClient, Approver>; 2] {
+    let dir = std::env::temp_dir().join(format!("hr-mcp-two-{}-{tag}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let start = || {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_hr-mcp"));
+        // Each booking holds its transaction 30 ms: bookings from both processes overlap.
+        cmd.env("HR_NIK", nik)
+            .env("HR_DB", dir.join("hr.sqlite"))
+            .env("HR_SLOW_BOOKING_MS", "30");
+        Approver { approve: true }.serve(TokioChildProcess::new(cmd).unwrap())
+    };
+    // The first creates and seeds the file; then the second opens it.
+    let first = start().await.unwrap();
+    let second = start().await.unwrap();
+    [first, second]
+}
+
+/// Books leave from both processes at once, every request approved; the statuses.
+async fn book_at_once(
+    servers: &[RunningService<RoleClient, Approver>; 2],
+    starts: &[&str],
+    days: u32,
+) -> Vec<Value> {
+    let calls: Vec<_> = starts
+        .iter()
+        .enumerate()
+        .map(|(i, start)| {
+            let peer = servers[i % 2].peer().clone();
+            let request = CallToolRequestParams::new("ajukan-cuti")
+                .with_arguments(args(json!({"mulai": start, "hari": days})));
+            tokio::spawn(async move { peer.call_tool(request).await.unwrap() })
+        })
+        .collect();
+    let mut out = Vec::new();
+    for c in calls {
+        out.push(c.await.unwrap().structured_content.unwrap());
+    }
+    out
+}
+
+#[tokio::test]
+async fn concurrent_approved_bookings_from_two_processes_never_overdraw() {
+    for round in 0..3 {
+        let servers = two_processes("K-001", &format!("overdraw-{round}")).await;
+        // Sari has 7 days: eight requests of 2 days, on eight different weeks.
+        let starts = [
+            "2027-01-04",
+            "2027-01-11",
+            "2027-01-18",
+            "2027-01-25",
+            "2027-02-01",
+            "2027-02-08",
+            "2027-02-15",
+            "2027-02-22",
+        ];
+        let results = book_at_once(&servers, &starts, 2).await;
+        let booked = results.iter().filter(|r| r["status"] == "diajukan").count();
+        let short = results
+            .iter()
+            .filter(|r| r["status"] == "kuota-kurang")
+            .count();
+        assert_eq!((booked, short), (3, 5), "round {round}: {results:?}");
+        let balance = servers[1]
+            .call_tool(CallToolRequestParams::new("cek-sisa-cuti"))
+            .await
+            .unwrap()
+            .structured_content
+            .unwrap();
+        assert_eq!(balance["sisa_cuti"], 1, "round {round}");
+        let history = servers[0]
+            .call_tool(
+                CallToolRequestParams::new("cek-riwayat-cuti")
+                    .with_arguments(args(json!({"tahun": 2027}))),
+            )
+            .await
+            .unwrap()
+            .structured_content
+            .unwrap();
+        assert_eq!(
+            history["tanggal"].as_array().unwrap().len(),
+            6,
+            "round {round}"
+        );
+        for s in servers {
+            s.cancel().await.unwrap();
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_same_day_is_booked_once_across_processes() {
+    let servers = two_processes("M-001", "same-day").await;
+    let results = book_at_once(&servers, &["2027-03-01", "2027-03-02"], 2).await;
+    let mut statuses: Vec<&str> = results
+        .iter()
+        .map(|r| r["status"].as_str().unwrap())
+        .collect();
+    statuses.sort();
+    assert_eq!(statuses, ["bentrok", "diajukan"], "{results:?}");
+    let clash = results.iter().find(|r| r["status"] == "bentrok").unwrap();
+    assert_eq!(clash["bentrok"], "2027-03-02", "the day both asked for");
+    // Dewi had 10 days; only one request of 2 took effect.
+    let balance = servers[0]
+        .call_tool(CallToolRequestParams::new("cek-sisa-cuti"))
+        .await
+        .unwrap()
+        .structured_content
+        .unwrap();
+    assert_eq!(balance["sisa_cuti"], 8);
+    for s in servers {
+        s.cancel().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn impossible_dates_are_refused_before_the_tool_runs() {
+    let client = Approver { approve: true }
+        .serve(server("K-001", "karyawan", 50, "dates"))
+        .await
+        .unwrap();
+    for bad in ["2026-02-30", "2026-99-99", "2026-2-3", "besok"] {
+        let answer = client
+            .call_tool(
+                CallToolRequestParams::new("ajukan-cuti")
+                    .with_arguments(args(json!({"mulai": bad, "hari": 1}))),
+            )
+            .await
+            .unwrap();
+        assert_eq!(answer.is_error, Some(true), "{bad}");
+        let text = format!("{:?}", answer.content);
+        assert!(
+            text.contains("`mulai`") && text.contains(bad),
+            "{bad}: {text}"
+        );
+    }
+    client.cancel().await.unwrap();
+}
+
+/// The resident memory of a process, in KiB.
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+#[test]
+fn a_client_that_stops_reading_stops_being_read_from() {
+    use std::io::{BufRead, Write};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    const TOTAL: usize = 100_000;
+    let dir = std::env::temp_dir().join(format!("hr-mcp-noread-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut child = Killed(
+        std::process::Command::new(env!("CARGO_BIN_EXE_hr-mcp"))
+            .env("HR_DB", dir.join("hr.sqlite"))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut stdin = child.0.stdin.take().unwrap();
+    let written = std::sync::Arc::new(AtomicUsize::new(0));
+    let count = written.clone();
+    let writer = std::thread::spawn(move || {
+        let _ = writeln!(stdin, "{INIT}\n{INITIALIZED}");
+        // Ids from 100 on: 1 is the initialize request's.
+        for id in 100..100 + TOTAL {
+            if writeln!(stdin, r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#).is_err() {
+                return;
+            }
+            count.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    // Nobody reads the answers: the server stops reading once its bounded queues are full, so
+    // the writer blocks long before it is done.
+    let mut stalled = 0;
+    for _ in 0..100 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let before = written.load(Ordering::SeqCst);
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        if written.load(Ordering::SeqCst) == before {
+            stalled += 1;
+            if stalled == 3 {
+                break;
+            }
+        }
+    }
+    let sent = written.load(Ordering::SeqCst);
+    assert!(sent < TOTAL / 2, "the server kept reading: {sent} of {TOTAL} sent");
+    let rss = rss_kib(child.0.id());
+    assert!(rss < 64 * 1024, "memory stays bounded: {rss} KiB");
+    // Reading again: every request is answered exactly once.
+    let stdout = std::io::BufReader::new(child.0.stdout.take().unwrap());
+    let mut seen = vec![false; 100 + TOTAL];
+    let mut answers = 0;
+    for line in stdout.lines() {
+        let v: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if let Some(id) = v["id"].as_u64().filter(|&id| id >= 100) {
+            assert!(!seen[id as usize], "{id} answered twice");
+            seen[id as usize] = true;
+            answers += 1;
+            if answers == TOTAL {
+                break;
+            }
+        }
+    }
+    writer.join().unwrap();
+    assert_eq!(answers, TOTAL);
+}
+
+/// A child process killed when dropped (also when a test fails).
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}

@@ -9,7 +9,12 @@ use chrono::NaiveDate;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 /// The database, shared by every call (a connection behind a lock).
-pub struct Db(Mutex<Connection>);
+pub struct Db {
+    conn: Mutex<Connection>,
+    /// How long a booking holds its transaction open before writing (the concurrency tests
+    /// widen the window in which two bookings could interleave).
+    booking_delay: Duration,
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Karyawan {
@@ -83,11 +88,20 @@ impl Db {
             )?;
         }
         conn.execute_batch("COMMIT")?;
-        Ok(Db(Mutex::new(conn)))
+        Ok(Db {
+            conn: Mutex::new(conn),
+            booking_delay: Duration::ZERO,
+        })
+    }
+
+    /// Holds every booking's transaction open for `delay` after it has read the balance.
+    pub fn with_booking_delay(mut self, delay: Duration) -> Db {
+        self.booking_delay = delay;
+        self
     }
 
     fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
+        self.conn.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     pub fn karyawan(&self, nik: &str) -> rusqlite::Result<Option<Karyawan>> {
@@ -192,6 +206,7 @@ impl Db {
         if sisa < hari {
             return Ok(Err(Penolakan::KuotaKurang { sisa }));
         }
+        std::thread::sleep(self.booking_delay);
         let days: Vec<NaiveDate> = mulai.iter_days().take(hari as usize).collect();
         for &day in &days {
             let booked: bool = tx.query_row(

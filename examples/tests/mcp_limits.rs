@@ -431,38 +431,74 @@ async fn bodies_are_limited_and_malformed_json_is_a_parse_error() {
     assert_eq!(reply.json()["error"]["code"], -32700, "{reply:?}");
 }
 
-#[tokio::test]
-async fn slow_headers_are_cut_off_and_connections_are_capped() {
+/// A connection that starts a request and never finishes its headers.
+async fn slow_connection(addr: std::net::SocketAddr) -> tokio::net::TcpStream {
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    s.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        .await
+        .unwrap();
+    s
+}
+
+/// Whether the server closes `s` within `within` (end of stream, a reset, or a 408 first).
+async fn closed_by_server(s: &mut tokio::net::TcpStream, within: Duration) -> bool {
     use tokio::io::AsyncReadExt;
+    let mut buf = [0; 1024];
+    match tokio::time::timeout(within, s.read(&mut buf)).await {
+        Err(_) => false,
+        Ok(Ok(0) | Err(_)) => true,
+        Ok(Ok(n)) => String::from_utf8_lossy(&buf[..n]).contains("408"),
+    }
+}
+
+#[tokio::test]
+async fn slow_headers_are_cut_off() {
     let (addr, _stop, _) = http(McpServer::new(tools()), |c| {
         c.header_read_timeout = Duration::from_millis(500);
+    })
+    .await;
+    let mut slow = slow_connection(addr).await;
+    assert!(closed_by_server(&mut slow, Duration::from_secs(10)).await);
+}
+
+#[tokio::test]
+async fn a_full_server_closes_its_oldest_idle_connection_for_a_new_one() {
+    let (addr, _stop, _) = http(McpServer::new(tools()), |c| {
+        c.header_read_timeout = Duration::from_secs(120);
         c.max_connections = 2;
     })
     .await;
     // Two connections that never finish their headers take both places.
-    let mut slow = Vec::new();
-    for _ in 0..2 {
-        let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
-        s.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+    let mut oldest = slow_connection(addr).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let mut newer = slow_connection(addr).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    // A real client still gets in, long before the header timeout: the oldest makes room.
+    let mut session = tokio::time::timeout(Duration::from_secs(10), Session::open(addr, None))
+        .await
+        .expect("served without waiting for the slow connections' timeout")
+        .unwrap();
+    assert!(closed_by_server(&mut oldest, Duration::from_secs(5)).await);
+    // Now the newer slow one is the oldest idle: the next connection closes it, not the
+    // session's connection while it answers.
+    let call = tokio::spawn(async move {
+        session
+            .call("tunggu", json!({"ms": 500, "tag": "busy-conn"}))
             .await
-            .unwrap();
-        slow.push(s);
-    }
-    // A third is served once the slow ones are cut off.
-    let served = tokio::spawn(async move { Session::open(addr, None).await.is_ok() });
-    for mut s in slow {
-        let mut buf = [0; 1024];
-        let read = tokio::time::timeout(Duration::from_secs(10), s.read(&mut buf))
-            .await
-            .expect("the server closes a connection whose headers never end");
-        // Closed (0 bytes or reset), or a 408 before closing.
-        if let Ok(n) = read
-            && n > 0
-        {
-            assert!(String::from_utf8_lossy(&buf[..n]).contains("408"));
-        }
-    }
-    assert!(served.await.unwrap(), "the third connection is served");
+    });
+    until("the call started", || {
+        STARTED.lock().unwrap().contains(&"busy-conn".to_owned())
+    })
+    .await;
+    let mut other = Conn::open(addr).await;
+    let reply = other.post(&[], &common::initialize()).await;
+    assert_eq!(reply.status, 200);
+    assert!(closed_by_server(&mut newer, Duration::from_secs(5)).await);
+    let answer = call.await.unwrap();
+    assert_eq!(
+        answer["result"]["isError"], false,
+        "the busy connection was kept: {answer}"
+    );
 }
 
 #[tokio::test]

@@ -604,7 +604,10 @@ fn a_client_that_stops_reading_stops_being_read_from() {
         }
     }
     let sent = written.load(Ordering::SeqCst);
-    assert!(sent < TOTAL / 2, "the server kept reading: {sent} of {TOTAL} sent");
+    assert!(
+        sent < TOTAL / 2,
+        "the server kept reading: {sent} of {TOTAL} sent"
+    );
     let rss = rss_kib(child.0.id());
     assert!(rss < 64 * 1024, "memory stays bounded: {rss} KiB");
     // Reading again: every request is answered exactly once.

@@ -37,10 +37,13 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::json;
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use super::{McpServer, PeerAddr};
+
+mod connections;
+
+use connections::Connections;
 
 /// How the HTTP server behaves; [`Default`] is safe for a server on one machine.
 #[derive(Clone, Debug)]
@@ -63,7 +66,9 @@ pub struct HttpConfig {
     pub session_idle: Duration,
     /// A connection that has not sent a request's headers within this time is closed.
     pub header_read_timeout: Duration,
-    /// Connections open at once; further ones wait to be accepted.
+    /// Connections open at once. When all are taken, a new connection closes the oldest idle
+    /// one (still sending its headers, or kept alive between requests); when all are busy
+    /// answering, it waits.
     pub max_connections: usize,
     /// The largest request body (413 beyond it).
     pub max_body_bytes: usize,
@@ -259,14 +264,10 @@ impl Bound {
         let Bound { server, listener } = self;
         let router = server.router();
         let config = server.config.clone();
-        let connections = Arc::new(Semaphore::new(config.max_connections.max(1)));
+        let connections = Connections::new(config.max_connections);
         let stop = CancellationToken::new();
         let mut shutdown = std::pin::pin!(shutdown);
         loop {
-            let permit = tokio::select! {
-                p = connections.clone().acquire_owned() => p.map_err(std::io::Error::other)?,
-                () = &mut shutdown => break,
-            };
             let (stream, peer) = tokio::select! {
                 a = listener.accept() => match a {
                     Ok(a) => a,
@@ -279,33 +280,44 @@ impl Bound {
                 },
                 () = &mut shutdown => break,
             };
+            let place = tokio::select! {
+                p = connections.place() => p,
+                () = &mut shutdown => break,
+            };
             let _ = stream.set_nodelay(true);
-            let service = router.clone().layer(axum::Extension(PeerAddr(peer)));
-            let service = TowerToHyperService::new(service);
+            let service = router
+                .clone()
+                .layer(middleware::from_fn({
+                    let requests = place.requests.clone();
+                    move |request, next| connections::track(requests.clone(), request, next)
+                }))
+                .layer(axum::Extension(PeerAddr(peer)));
             let mut builder = hyper::server::conn::http1::Builder::new();
             builder
                 .timer(TokioTimer::new())
                 .header_read_timeout(config.header_read_timeout)
                 .keep_alive(true);
-            let connection = builder.serve_connection(TokioIo::new(stream), service);
+            let connection =
+                builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(service));
             let stopping = stop.clone();
             tokio::spawn(async move {
                 let mut connection = std::pin::pin!(connection);
                 tokio::select! {
                     _ = connection.as_mut() => {}
+                    // Closed to make room for a newer connection: it was idle.
+                    () = place.evicted.cancelled() => {}
                     () = stopping.cancelled() => {
                         connection.as_mut().graceful_shutdown();
                         let _ = connection.await;
                     }
                 }
-                drop(permit);
+                drop(place);
             });
         }
         // Every connection finishes its request in flight, within the grace period; then the
         // sessions end (with them any event stream still open).
         stop.cancel();
-        let all = config.max_connections.max(1) as u32;
-        let _ = tokio::time::timeout(config.shutdown_grace, connections.acquire_many(all)).await;
+        connections.drained(config.shutdown_grace).await;
         server.shutdown.cancel();
         Ok(())
     }

@@ -1,0 +1,176 @@
+//! The connections an HTTP server holds, and which of them make room when it is full.
+//!
+//! A connection is *busy* while a request on it is being answered (its response body, event
+//! streams included, not yet finished) and *idle* otherwise: still sending its first request's
+//! headers, or kept alive between requests. When every place is taken and another connection
+//! arrives, the oldest idle connection is closed for it; only when all are busy does the newcomer
+//! wait. So a crowd of connections that never finish their headers cannot keep ordinary clients
+//! out, and the cap still bounds file descriptors and memory.
+
+use std::collections::BTreeMap;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::middleware::Next;
+use axum::response::Response;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_util::sync::CancellationToken;
+
+/// Every open connection, by age.
+pub(super) struct Connections {
+    places: Arc<Semaphore>,
+    max: usize,
+    live: Mutex<Live>,
+}
+
+#[derive(Default)]
+struct Live {
+    next: u64,
+    by_age: BTreeMap<u64, Held>,
+}
+
+struct Held {
+    requests: Arc<AtomicUsize>,
+    evict: CancellationToken,
+}
+
+/// One connection's place: its requests in progress, the signal that closes it to make room,
+/// and its share of the cap (given back when dropped).
+pub(super) struct Place {
+    id: u64,
+    pub(super) requests: Arc<AtomicUsize>,
+    pub(super) evicted: CancellationToken,
+    connections: Arc<Connections>,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        let mut live = self
+            .connections
+            .live
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        live.by_age.remove(&self.id);
+    }
+}
+
+impl Connections {
+    pub(super) fn new(max: usize) -> Arc<Connections> {
+        let max = max.max(1);
+        Arc::new(Connections {
+            places: Arc::new(Semaphore::new(max)),
+            max,
+            live: Mutex::default(),
+        })
+    }
+
+    /// A place for a new connection: free, or made by closing the oldest idle connection, or
+    /// (all busy) when one frees up.
+    pub(super) async fn place(self: &Arc<Self>) -> Place {
+        let permit = match self.places.clone().try_acquire_owned() {
+            Ok(p) => p,
+            Err(_) => {
+                self.evict_oldest_idle();
+                self.places
+                    .clone()
+                    .acquire_owned()
+                    .await
+                    .expect("the semaphore is never closed")
+            }
+        };
+        let requests = Arc::new(AtomicUsize::new(0));
+        let evicted = CancellationToken::new();
+        let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+        let id = live.next;
+        live.next += 1;
+        live.by_age.insert(
+            id,
+            Held {
+                requests: requests.clone(),
+                evict: evicted.clone(),
+            },
+        );
+        Place {
+            id,
+            requests,
+            evicted,
+            connections: self.clone(),
+            _permit: permit,
+        }
+    }
+
+    fn evict_oldest_idle(&self) {
+        let live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(held) = live
+            .by_age
+            .values()
+            .find(|h| h.requests.load(Ordering::Acquire) == 0 && !h.evict.is_cancelled())
+        {
+            held.evict.cancel();
+        }
+    }
+
+    /// Waits (up to `grace`) until every connection has closed.
+    pub(super) async fn drained(&self, grace: std::time::Duration) {
+        let all = u32::try_from(self.max).unwrap_or(u32::MAX);
+        let _ = tokio::time::timeout(grace, self.places.acquire_many(all)).await;
+    }
+}
+
+/// Counts a request as in progress on its connection until its response body is finished.
+pub(super) async fn track(requests: Arc<AtomicUsize>, request: Request, next: Next) -> Response {
+    let guard = InProgress::new(requests);
+    let response = next.run(request).await;
+    response.map(|body| {
+        Body::new(Tracked {
+            inner: body,
+            _guard: guard,
+        })
+    })
+}
+
+struct InProgress(Arc<AtomicUsize>);
+
+impl InProgress {
+    fn new(requests: Arc<AtomicUsize>) -> Self {
+        requests.fetch_add(1, Ordering::AcqRel);
+        InProgress(requests)
+    }
+}
+
+impl Drop for InProgress {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// A response body that keeps its request counted until it is finished or dropped.
+struct Tracked {
+    inner: Body,
+    _guard: InProgress,
+}
+
+impl http_body::Body for Tracked {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}

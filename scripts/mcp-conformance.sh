@@ -2,6 +2,9 @@
 # Runs the official MCP conformance suite (npm @modelcontextprotocol/conformance, Streamable
 # HTTP) against the HR example server and against this toolkit's fixture tools. The suite needs
 # Node 22, which npm installs as the `node` package next to it (no system Node change).
+# The HR server requires access tokens, which the suite cannot send: it reaches the server
+# through scripts/token-proxy.js, which adds one minted with a secret made here (and passes the
+# suite's forged Host/Origin headers through unchanged, for dns-rebinding-protection).
 # Prints one line per scenario and exits non-zero if any fails.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -10,9 +13,17 @@ trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 (cd "$work" && npm install --silent --no-audit --no-fund @modelcontextprotocol/conformance@0.1.16 node@22 >/dev/null)
 export PATH="$work/node_modules/.bin:$PATH"
 cargo build -q -p examples --bin hr-mcp --bin mcp-conformance
-HR_DB="$work/hr.sqlite" "$root/target/debug/hr-mcp" --http 127.0.0.1:18941 2>/dev/null &
+secret="$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+HR_DB="$work/hr.sqlite" HR_OAUTH_ISSUER=https://login.conformance.test HR_OAUTH_HS256_SECRET="$secret" \
+    "$root/target/debug/hr-mcp" --http 127.0.0.1:18940 2>/dev/null &
+node "$root/scripts/token-proxy.js" 18941 18940 "$secret" https://login.conformance.test \
+    http://127.0.0.1:18940/mcp K-001 hr &
 "$root/target/debug/mcp-conformance" 127.0.0.1:18942 2>/dev/null &
 sleep 1
+# Without the proxy, the HR server refuses: no token, 401.
+status=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'content-type: application/json' \
+    -d '{"jsonrpc":"2.0","id":1,"method":"ping"}' http://127.0.0.1:18940/mcp)
+[ "$status" = 401 ] || { echo "the HR server answered $status without a token"; exit 1; }
 failed=0
 run() { # url scenario
     if out=$(conformance server --url "$1" --scenario "$2" 2>&1) && grep -q ", 0 failed" <<<"$out"; then

@@ -365,7 +365,10 @@ fn whatever_a_lowering_drops_the_runtime_still_enforces() {
             "{bad}: {err:?}"
         );
     }
-    for bad in [r#"{"isbn": "123"}"#] {
+    for bad in [
+        r#"{"isbn": "123"}"#,
+        r#"{"isbn": "9780000000000000000000"}"#,
+    ] {
         let err = set.call(&cx, "detail-buku", bad).blocking().unwrap_err();
         assert!(
             matches!(err, ToolError::InvalidArguments(_)),

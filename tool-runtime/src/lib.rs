@@ -46,7 +46,7 @@
 //!
 //! See [`tool`] for every attribute key and the checks each one makes.
 
-#[cfg(all(doctest, feature = "mcp"))] // the README shows the MCP server too
+#[cfg(all(doctest, feature = "oauth"))] // the README shows the MCP server, on HTTP with tokens too
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
 

@@ -319,9 +319,9 @@ impl ResourceServer {
 
     /// Admits a request with a valid token for this server: its `Authorization` header removed
     /// and its [`Principal`] in the extensions. Otherwise the 401/403 answer.
-    pub(crate) fn admit(&self, mut request: Request) -> Result<Request, Response> {
+    pub(crate) fn admit(&self, mut request: Request) -> Result<Request, Box<Response>> {
         let Some(header) = request.headers().get(http::header::AUTHORIZATION) else {
-            return Err(self.challenge(None));
+            return Err(Box::new(self.challenge(None)));
         };
         let token = header
             .to_str()
@@ -342,7 +342,7 @@ impl ResourceServer {
                 request.extensions_mut().insert(principal);
                 Ok(request)
             }
-            Err(refused) => Err(self.challenge(Some(refused))),
+            Err(refused) => Err(Box::new(self.challenge(Some(refused)))),
         }
     }
 

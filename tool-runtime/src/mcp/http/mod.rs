@@ -198,6 +198,7 @@ impl HttpServer {
             m.session_config = session_config;
             m
         });
+        #[cfg_attr(not(feature = "oauth"), allow(unused_mut))]
         let mut allowed_hosts = self.config.allowed_hosts.clone();
         // A server with a canonical URI answers to its host name.
         #[cfg(feature = "oauth")]
@@ -351,7 +352,7 @@ async fn admit(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> R
     let request = match &gate.auth {
         Some(auth) => match auth.admit(request) {
             Ok(request) => request,
-            Err(refused) => return refused,
+            Err(refused) => return *refused,
         },
         None => request,
     };

@@ -1,0 +1,92 @@
+//! One tool, `tambah` (add two numbers), served over MCP for the load script
+//! (`scripts/http-load.sh`):
+//!
+//! - `http-load-server toolkit ADDR`: this toolkit's `HttpServer` with its defaults;
+//! - `http-load-server rmcp ADDR`: rmcp's own Streamable HTTP setup as its documentation shows
+//!   it (`StreamableHttpService` in an axum router, `axum::serve`), the same tool with rmcp's
+//!   macros;
+//! - `http-load-server stdio`: this toolkit on stdio.
+
+use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
+use rmcp::{ServerHandler, tool, tool_handler, tool_router};
+use serde::Deserialize;
+use tool_runtime::ToolSet;
+use tool_runtime::mcp::{McpServer, http::HttpServer};
+
+/// Add two whole numbers and return the sum.
+#[tool_runtime::tool(
+    name = "tambah",
+    description = "Jumlahkan dua bilangan bulat dan kembalikan hasilnya; alat uji beban."
+)]
+fn tambah(
+    #[arg(description = "Bilangan pertama", range = -1_000_000..=1_000_000)] a: i64,
+    #[arg(description = "Bilangan kedua", range = -1_000_000..=1_000_000)] b: i64,
+) -> i64 {
+    a + b
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct TambahArgs {
+    /// Bilangan pertama
+    #[schemars(range(min = -1_000_000, max = 1_000_000))]
+    a: i64,
+    /// Bilangan kedua
+    #[schemars(range(min = -1_000_000, max = 1_000_000))]
+    b: i64,
+}
+
+#[derive(Clone)]
+struct RmcpServer {
+    tool_router: ToolRouter<Self>,
+}
+
+#[tool_router]
+impl RmcpServer {
+    /// Jumlahkan dua bilangan bulat dan kembalikan hasilnya; alat uji beban.
+    #[tool(name = "tambah")]
+    fn tambah(&self, Parameters(args): Parameters<TambahArgs>) -> String {
+        (args.a + args.b).to_string()
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for RmcpServer {}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let args: Vec<String> = std::env::args().collect();
+    let addr = || -> Result<std::net::SocketAddr, Box<dyn std::error::Error + Send + Sync>> {
+        Ok(args
+            .get(2)
+            .ok_or("an address, e.g. 127.0.0.1:8080")?
+            .parse()?)
+    };
+    let toolkit = || McpServer::new(ToolSet::new([tambah::tool()]).expect("one valid tool"));
+    match args.get(1).map(String::as_str) {
+        Some("toolkit") => Ok(HttpServer::new(toolkit())
+            .bind(addr()?)
+            .await?
+            .serve()
+            .await?),
+        Some("rmcp") => {
+            use rmcp::transport::streamable_http_server::{
+                StreamableHttpServerConfig, StreamableHttpService,
+                session::local::LocalSessionManager,
+            };
+            let service = StreamableHttpService::new(
+                || {
+                    Ok(RmcpServer {
+                        tool_router: RmcpServer::tool_router(),
+                    })
+                },
+                LocalSessionManager::default().into(),
+                StreamableHttpServerConfig::default(),
+            );
+            let router = axum::Router::new().nest_service("/mcp", service);
+            let listener = tokio::net::TcpListener::bind(addr()?).await?;
+            Ok(axum::serve(listener, router).await?)
+        }
+        Some("stdio") => toolkit().serve_stdio().await,
+        _ => Err("usage: http-load-server toolkit|rmcp ADDR | http-load-server stdio".into()),
+    }
+}

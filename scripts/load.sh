@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Load runs of the MCP servers (figures in the README's "Deploying" section):
+#  1. HTTP calls/s and p50/p99 with wrk, 1 kept-alive connection and 200 concurrent ones, of this
+#     toolkit's HttpServer and of rmcp's own Streamable HTTP setup serving the same tool;
+#  2. a flood of initialize requests and of slow-header connections against HttpServer (default
+#     limits, 1,024 file descriptors), with an ordinary client calling throughout;
+#  3. pipelined stdio calls and a stdio client that never reads.
+# `scripts/load.sh` runs the full version on a release build (about 3 minutes);
+# `scripts/load.sh --short` a quick one on the debug build (CI).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+if [ "${1:-}" = "--short" ]; then
+    profile=debug; seconds=2; sessions=1500; slow=600; hold=3; calls=20000
+    cargo build -q -p benches --bin http-load-server
+else
+    profile=release; seconds=10; sessions=10000; slow=2000; hold=15; calls=300000
+    cargo build -q --release -p benches --bin http-load-server
+fi
+command -v wrk >/dev/null || (apt-get install -y -qq wrk >/dev/null)
+server="$root/target/$profile/http-load-server"
+trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
+wait_port() { for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && return; sleep 0.1; done; echo "no server on $1"; exit 1; }
+
+measure() { # name port
+    local session
+    session=$(python3 scripts/load/mcp_http.py 127.0.0.1 "$2")
+    for c in 1 200; do
+        local out
+        out=$(MCP_SESSION=$session wrk -t"$([ $c = 1 ] && echo 1 || echo 2)" -c$c -d${seconds}s --latency \
+            -s scripts/load/call.lua "http://127.0.0.1:$2/mcp" 2>&1)
+        if grep -q "unexpected answer" <<<"$out"; then echo "$out"; exit 1; fi
+        printf '%-8s %3s connection(s): %10s calls/s  p50 %9s  p99 %9s\n' "$1" $c \
+            "$(awk '/Requests\/sec/ {print $2}' <<<"$out")" \
+            "$(awk '$1=="50%" {print $2}' <<<"$out")" "$(awk '$1=="99%" {print $2}' <<<"$out")"
+    done
+}
+
+echo "== HTTP: calls/s and latency (wrk, ${seconds}s each)"
+"$server" toolkit 127.0.0.1:18961 & wait_port 18961
+"$server" rmcp 127.0.0.1:18962 & wait_port 18962
+measure toolkit 18961
+measure rmcp 18962
+kill %1 %2; wait 2>/dev/null || true
+
+echo "== HTTP: floods against the toolkit's HttpServer (default limits, ulimit -n 1024)"
+(ulimit -n 1024; exec "$server" toolkit 127.0.0.1:18963) & pid=$!
+wait_port 18963
+(cd scripts/load && python3 flood.py 127.0.0.1 18963 "$pid" "$sessions" "$slow" "$hold")
+kill "$pid"; wait 2>/dev/null || true
+
+echo "== stdio"
+(cd scripts/load && python3 stdio.py "$calls" "$server" stdio)

@@ -583,3 +583,14 @@ async fn each_caller_has_its_own_share_over_http() {
         "bo's call is not held up by ana's: {b}"
     );
 }
+
+#[tokio::test]
+async fn idle_sessions_are_closed() {
+    let mcp = McpServer::new(tools());
+    let (addr, _stop, _) = http(mcp.clone(), |c| c.session_idle = Duration::from_millis(300)).await;
+    let mut s = Session::open(addr, None).await.unwrap();
+    assert_eq!(s.tool_names().await.len(), 4, "in use, the session stays");
+    until("the idle session is closed", || mcp.connected() == 0).await;
+    let gone = s.request("tools/list", json!({})).await;
+    assert_eq!(gone.status, 404, "{gone:?}");
+}

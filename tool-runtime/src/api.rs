@@ -4,7 +4,8 @@ use std::fmt;
 
 /// An API a tool set is exported to, a structured-output format is written for, or a model's
 /// response is read from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Api {
     /// OpenAI Chat Completions: `tools[]` of `{type: "function", function: {...}}`; structured
     /// output as `response_format`; replies in `choices[0].message`.

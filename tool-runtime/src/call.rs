@@ -94,7 +94,11 @@ impl From<Map<String, Value>> for Arguments<'_> {
 /// What a call does once started: run as asked, or run a call a person approved.
 enum Mode {
     Fresh,
-    Resume { id: u64 },
+    Resume {
+        id: u64,
+    },
+    /// A call an [`ApprovalStore`](crate::approvals::ApprovalStore) handed out once: approved.
+    Held,
 }
 
 /// A tool call, ready to run: `.await` it, or [`Call::blocking`]. It does nothing until then.
@@ -137,6 +141,20 @@ impl<'a> Call<'a> {
         }
     }
 
+    /// A call taken from an approval store, which gives each held call out once.
+    pub(crate) fn held(
+        tool: Result<&'static Tool, Box<ToolError>>,
+        cx: &'a Context,
+        arguments: Value,
+    ) -> Self {
+        Call {
+            tool,
+            cx,
+            arguments: Arguments::value(arguments),
+            mode: Mode::Held,
+        }
+    }
+
     /// Runs the call on this thread, for code without an async runtime: a sync tool runs with
     /// no executor at all; an async tool's future is driven here until it is done (it must not
     /// need a particular runtime's reactor, such as Tokio's timers or sockets).
@@ -163,6 +181,7 @@ impl<'a> Call<'a> {
                 }
                 true
             }
+            Mode::Held => true,
         };
         match tool.start(self.cx, self.arguments, approved) {
             Invocation::Ready(r) => Started::Done(r),

@@ -59,7 +59,7 @@ pub struct Annotations {
 }
 
 /// A piece of what the model receives from a tool.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Content {
     Text { text: String },

@@ -50,7 +50,9 @@
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
 
+pub mod agent;
 mod api;
+pub mod approvals;
 mod arg;
 mod call;
 pub mod choice;

@@ -131,6 +131,16 @@ impl ToolSet {
         Call::resume(self.find(pending.tool).map_err(Box::new), cx, pending)
     }
 
+    /// Runs a call an approval store handed out (it gives each out once); permissions are
+    /// checked again with this context, and the arguments validated again.
+    pub(crate) fn run_held<'a>(
+        &self,
+        cx: &'a Context,
+        held: crate::approvals::HeldCall,
+    ) -> Call<'a> {
+        Call::held(self.find(&held.tool).map_err(Box::new), cx, held.arguments)
+    }
+
     /// Drops a call a person rejected; it can no longer be resumed.
     pub fn reject(&self, pending: PendingCall) {
         release(pending.id);

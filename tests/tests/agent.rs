@@ -1,0 +1,366 @@
+//! The agent loop over recorded responses of the four model APIs: calls read with their ids,
+//! run through the tool set, answered in the API's format (ids in order, `is_error` exactly for
+//! failures, images where the format takes them), approvals deferred and resumed once.
+
+use std::sync::Arc;
+
+use examples::hr::{Peran, Session, domain::Db};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+use tool_runtime::agent::{
+    Agent, CallArguments, Conversation, Decision, Finished, Outcome, ToolCall, read_turn, render,
+    run_calls,
+};
+use tool_runtime::approvals::MemoryApprovals;
+use tool_runtime::{Api, Context, ToolSet};
+
+fn recorded(api: Api) -> Value {
+    let name = match api {
+        Api::OpenAiChat => "openai-chat",
+        Api::OpenAiResponses => "openai-responses",
+        Api::Anthropic => "anthropic",
+        Api::Gemini => "gemini",
+        Api::Mcp => unreachable!(),
+    };
+    let path = format!("{}/recorded/agent/{name}.json", env!("CARGO_MANIFEST_DIR"));
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn sari() -> Context {
+    Session::new("K-001", Peran::Karyawan).context(Arc::new(Db::in_memory().unwrap()))
+}
+
+/// The rendered results' call ids, in order, and which are errors.
+fn answered(api: Api, rendered: &[Value]) -> Vec<(String, bool)> {
+    if rendered.is_empty() {
+        return Vec::new();
+    }
+    match api {
+        Api::OpenAiChat => rendered
+            .iter()
+            .map(|m| {
+                assert_eq!(m["role"], "tool");
+                let text = m["content"].as_str().unwrap();
+                // Chat has no error flag: the text says it.
+                (
+                    m["tool_call_id"].as_str().unwrap().into(),
+                    !text.starts_with('{'),
+                )
+            })
+            .collect(),
+        Api::OpenAiResponses => rendered
+            .iter()
+            .map(|i| {
+                assert_eq!(i["type"], "function_call_output");
+                let text = i["output"].as_str().unwrap();
+                (
+                    i["call_id"].as_str().unwrap().into(),
+                    !text.starts_with('{'),
+                )
+            })
+            .collect(),
+        Api::Anthropic => {
+            assert_eq!(rendered.len(), 1, "one user message for the whole turn");
+            assert_eq!(rendered[0]["role"], "user");
+            rendered[0]["content"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|b| {
+                    assert_eq!(b["type"], "tool_result");
+                    let flag = b.get("is_error");
+                    assert!(flag.is_none() || flag == Some(&json!(true)), "{b}");
+                    (b["tool_use_id"].as_str().unwrap().into(), flag.is_some())
+                })
+                .collect()
+        }
+        Api::Gemini => {
+            assert_eq!(rendered.len(), 1);
+            rendered[0]["parts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| {
+                    let r = &p["functionResponse"];
+                    let error = r["response"].get("error").is_some();
+                    assert!(error || r["response"].get("output").is_some(), "{r}");
+                    (r["id"].as_str().unwrap().into(), error)
+                })
+                .collect()
+        }
+        Api::Mcp => unreachable!(),
+    }
+}
+
+#[test]
+fn recorded_turns_are_answered_once_each_in_order_with_errors_flagged() {
+    let tools = examples::hr::tool_set();
+    let cx = sari();
+    for api in Api::MODELS {
+        let turn = read_turn(api, &recorded(api)).unwrap();
+        let ids: Vec<String> = turn.calls.iter().map(|c| c.id.clone().unwrap()).collect();
+        assert_eq!(ids.len(), 4, "{api}");
+        assert_eq!(
+            turn.append.len(),
+            if api == Api::OpenAiResponses { 5 } else { 1 },
+            "{api}"
+        );
+        let store = MemoryApprovals::new();
+        let outcomes = pollster::block_on(run_calls(&tools, &cx, &turn.calls, 4, &store)).unwrap();
+        let answers: Vec<_> = outcomes
+            .into_iter()
+            .map(|o| match o {
+                Outcome::Answered(a) => a,
+                Outcome::Waiting(d) => panic!("{api}: nothing here waits: {d:?}"),
+            })
+            .collect();
+        let rendered = render(api, &answers);
+        let got = answered(api, &rendered);
+        let expected: Vec<(String, bool)> =
+            ids.iter().cloned().zip([false, true, true, true]).collect();
+        assert_eq!(
+            got, expected,
+            "{api}: ids in order, errors exactly for failures"
+        );
+        // The repair messages are what the model can act on.
+        let text = serde_json::to_string(&rendered).unwrap();
+        assert!(text.contains("tahun"), "{api}: names the bad field: {text}");
+        assert!(
+            text.contains("hitung-lembur"),
+            "{api}: names the unknown tool"
+        );
+        assert!(text.contains("Sari"), "{api}: the good call's output");
+    }
+}
+
+#[test]
+fn images_go_where_the_format_takes_them() {
+    let tools = ToolSet::new([examples::cuaca::cuaca_terkini::tool()]).unwrap();
+    let call = ToolCall {
+        id: Some("c1".into()),
+        name: "cuaca-terkini".into(),
+        arguments: CallArguments::Value(json!({"kota": "Surabaya"})),
+    };
+    let store = MemoryApprovals::new();
+    let outcomes =
+        pollster::block_on(run_calls(&tools, &Context::new(), &[call], 1, &store)).unwrap();
+    let Outcome::Answered(answer) = &outcomes[0] else {
+        panic!()
+    };
+    let icon = "https://cdn.worldweatheronline.com/images/wsymbols01_png_64/wsymbol_0001_sunny.png";
+    let anthropic = &render(Api::Anthropic, std::slice::from_ref(answer))[0]["content"][0];
+    assert_eq!(
+        anthropic["content"][1],
+        json!({"type": "image", "source": {"type": "url", "url": icon}})
+    );
+    let responses = &render(Api::OpenAiResponses, std::slice::from_ref(answer))[0];
+    assert_eq!(
+        responses["output"][1],
+        json!({"type": "input_image", "image_url": icon})
+    );
+    let chat = &render(Api::OpenAiChat, std::slice::from_ref(answer))[0];
+    assert!(
+        chat["content"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("[image: {icon}]"))
+    );
+    let gemini = &render(Api::Gemini, std::slice::from_ref(answer))[0]["parts"][0];
+    assert!(
+        gemini["functionResponse"]["response"]["output"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("[image: {icon}]"))
+    );
+}
+
+#[tool_runtime::tool(
+    name = "tambah",
+    description = "Jumlahkan dua bilangan bulat dan kembalikan hasilnya; alat uji agen."
+)]
+fn tambah(
+    #[arg(description = "Bilangan pertama", range = -1000..=1000)] a: i32,
+    #[arg(description = "Bilangan kedua", range = -1000..=1000)] b: i32,
+) -> i32 {
+    a + b
+}
+
+/// A response of `api` with these calls (id, name, arguments), as the API writes it.
+fn response(api: Api, calls: &[(String, String, Value)]) -> Value {
+    match api {
+        Api::OpenAiChat => json!({"choices": [{"finish_reason": "tool_calls", "message": {
+            "role": "assistant", "content": null,
+            "tool_calls": calls.iter().map(|(id, name, args)| json!({"id": id, "type": "function",
+                "function": {"name": name, "arguments": args.to_string()}})).collect::<Vec<_>>()}}]}),
+        Api::OpenAiResponses => {
+            json!({"status": "completed", "output": calls.iter().map(|(id, name, args)|
+            json!({"type": "function_call", "id": format!("fc_{id}"), "call_id": id, "name": name,
+                "arguments": args.to_string()})).collect::<Vec<_>>()})
+        }
+        Api::Anthropic => {
+            json!({"stop_reason": "tool_use", "content": calls.iter().map(|(id, name, args)|
+            json!({"type": "tool_use", "id": id, "name": name, "input": args})).collect::<Vec<_>>()})
+        }
+        Api::Gemini => json!({"candidates": [{"finishReason": "STOP", "content": {"role": "model",
+            "parts": calls.iter().map(|(id, name, args)| json!({"functionCall": {"id": id, "name": name,
+                "args": args}})).collect::<Vec<_>>()}}]}),
+        Api::Mcp => unreachable!(),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// However many calls a response holds, and whatever is wrong with them, the results are
+    /// that many, with exactly the calls' ids, in the calls' order.
+    #[test]
+    fn n_calls_get_n_results_with_their_ids(
+        calls in proptest::collection::vec(
+            (0usize..4, -2000i64..2000, any::<bool>()), 0..7),
+        api in prop::sample::select(Api::MODELS.to_vec()),
+        salt in "[a-z0-9]{1,8}",
+    ) {
+        let calls: Vec<(String, String, Value)> = calls
+            .into_iter()
+            .enumerate()
+            .map(|(i, (kind, n, text))| {
+                let name = if kind == 3 { "kurang" } else { "tambah" }.to_owned();
+                let b = if text { json!(n.to_string()) } else { json!(n) };
+                (format!("id-{salt}-{i}"), name, json!({"a": 1, "b": b}))
+            })
+            .collect();
+        let tools = ToolSet::new([tambah::tool()]).unwrap();
+        let turn = read_turn(api, &response(api, &calls)).unwrap();
+        let store = MemoryApprovals::new();
+        let outcomes = pollster::block_on(run_calls(&tools, &Context::new(), &turn.calls, 3, &store)).unwrap();
+        let answers: Vec<_> = outcomes.into_iter().map(|o| match o {
+            Outcome::Answered(a) => a,
+            Outcome::Waiting(_) => unreachable!(),
+        }).collect();
+        let rendered = render(api, &answers);
+        let ids: Vec<String> = answered(api, &rendered).into_iter().map(|(id, _)| id).collect();
+        let expected: Vec<String> = calls.iter().map(|(id, ..)| id.clone()).collect();
+        prop_assert_eq!(ids, expected);
+        for (answer, (_, name, args)) in answers.iter().zip(&calls) {
+            let valid = name == "tambah" && args["b"].as_i64().is_some_and(|b| (-1000..=1000).contains(&b));
+            prop_assert_eq!(answer.is_error, !valid, "{:?}", answer);
+        }
+    }
+}
+
+#[test]
+fn a_deferred_call_is_resumed_from_stored_state_and_runs_once() {
+    let db = Arc::new(Db::in_memory().unwrap());
+    let cx = Session::new("K-001", Peran::Karyawan).context(db.clone());
+    let tools = examples::hr::tool_set();
+    let store = Arc::new(MemoryApprovals::new());
+    let agent = Agent::new(&tools).approvals(store.clone());
+    for api in Api::MODELS {
+        let turn = response(
+            api,
+            &[
+                ("k1".into(), "cek-sisa-cuti".into(), json!({})),
+                (
+                    "k2".into(),
+                    "ajukan-cuti".into(),
+                    json!({"mulai": format!("2027-0{}-01", 1 + Api::MODELS.iter().position(|a| *a == api).unwrap()), "hari": 1}),
+                ),
+            ],
+        );
+        let answer = match api {
+            Api::OpenAiChat => {
+                json!({"choices": [{"finish_reason": "stop", "message": {"role": "assistant", "content": "Sudah."}}]})
+            }
+            Api::OpenAiResponses => {
+                json!({"status": "completed", "output": [{"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Sudah."}]}]})
+            }
+            Api::Anthropic => {
+                json!({"stop_reason": "end_turn", "content": [{"type": "text", "text": "Sudah."}]})
+            }
+            Api::Gemini => {
+                json!({"candidates": [{"finishReason": "STOP", "content": {"role": "model", "parts": [{"text": "Sudah."}]}}]})
+            }
+            Api::Mcp => unreachable!(),
+        };
+        let mut replies = vec![answer, turn];
+        let mut send = |_: &Conversation| {
+            let r = replies.pop().expect("no more than two requests");
+            async move { Ok::<_, String>(r) }
+        };
+        let mut conversation = Conversation::new(api);
+        conversation.push_user("Ajukan cuti satu hari, dan berapa sisa cuti saya?");
+        let Finished::Paused(paused) =
+            pollster::block_on(agent.run(&cx, conversation, &mut send)).unwrap()
+        else {
+            panic!("{api}: the booking waits for approval")
+        };
+        let waiting: Vec<_> = paused.waiting().collect();
+        assert_eq!(waiting.len(), 1);
+        assert_eq!(waiting[0].call.id.as_deref(), Some("k2"));
+        assert_eq!(waiting[0].tool, "ajukan-cuti");
+        // Stored as text (another process would read this), then resumed.
+        let stored = serde_json::to_string(&paused).unwrap();
+        let paused: tool_runtime::agent::Paused = serde_json::from_str(&stored).unwrap();
+        let before = db.karyawan("K-001").unwrap().unwrap().sisa_cuti;
+        let finished =
+            pollster::block_on(agent.resume(&cx, paused.clone(), |_| Decision::Approve, &mut send))
+                .unwrap();
+        let Finished::Answered {
+            reply,
+            conversation,
+        } = finished
+        else {
+            panic!("{api}")
+        };
+        assert_eq!(reply.text.as_deref(), Some("Sudah."));
+        assert_eq!(
+            db.karyawan("K-001").unwrap().unwrap().sisa_cuti,
+            before - 1,
+            "{api}: booked once"
+        );
+        // The results come right before the final answer: one message or item per call (Chat,
+        // Responses), or one message for the turn (Anthropic, Gemini).
+        let per_call = matches!(api, Api::OpenAiChat | Api::OpenAiResponses);
+        let end = conversation.messages.len() - 1;
+        let results = answered(
+            api,
+            &conversation.messages[end - if per_call { 2 } else { 1 }..end],
+        );
+        assert_eq!(
+            results,
+            [("k1".to_owned(), false), ("k2".to_owned(), false)],
+            "{api}"
+        );
+        // The same stored state resumed again: the store gave the call out already.
+        let send_again = |_: &Conversation| {
+            let r = match api {
+                Api::OpenAiChat => {
+                    json!({"choices": [{"finish_reason": "stop", "message": {"role": "assistant", "content": "."}}]})
+                }
+                Api::OpenAiResponses => json!({"status": "completed", "output": []}),
+                Api::Anthropic => json!({"stop_reason": "end_turn", "content": []}),
+                Api::Gemini => {
+                    json!({"candidates": [{"finishReason": "STOP", "content": {"role": "model", "parts": []}}]})
+                }
+                Api::Mcp => unreachable!(),
+            };
+            async move { Ok::<_, String>(r) }
+        };
+        let Finished::Answered { conversation, .. } =
+            pollster::block_on(agent.resume(&cx, paused, |_| Decision::Approve, send_again))
+                .unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(
+            db.karyawan("K-001").unwrap().unwrap().sisa_cuti,
+            before - 1,
+            "{api}: not twice"
+        );
+        let text = serde_json::to_string(&conversation.messages).unwrap();
+        assert!(
+            text.contains("tidak dijalankan lagi") || text.contains("no longer waiting"),
+            "{api}: {text}"
+        );
+    }
+}

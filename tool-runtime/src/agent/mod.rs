@@ -1,0 +1,322 @@
+//! The agent loop: a model's tool calls read from its response, run, and answered in its
+//! format, turn after turn (OpenAI Chat Completions, OpenAI Responses, Anthropic Messages,
+//! Gemini `generateContent`).
+//!
+//! No HTTP client is built in: [`Agent::run`] takes a closure that sends the conversation
+//! with whatever client you use and returns the raw response. The loop reads the calls
+//! ([`read_turn`]), runs them ([`run_calls`]: concurrently, each through the tool set's
+//! permissions, validation, approval and hooks), appends the results ([`render`]: the right
+//! ids, `is_error` exactly for failures, one result per call in the calls' order), and sends
+//! again, until the model answers in text, a call waits for approval, or the turn limit is
+//! reached. Everything it keeps is plain serde data: a [`Paused`] conversation can be stored
+//! and resumed in another process.
+//!
+//! ```
+//! use serde_json::{Value, json};
+//! use tool_runtime::agent::{Agent, Conversation, Finished};
+//! use tool_runtime::{Api, Context, ToolSet, tool};
+//!
+//! #[tool(description = "Jumlahkan dua bilangan bulat dan kembalikan hasilnya.")]
+//! fn tambah(
+//!     #[arg(description = "Bilangan pertama", range = -1000..=1000)] a: i32,
+//!     #[arg(description = "Bilangan kedua", range = -1000..=1000)] b: i32,
+//! ) -> i32 {
+//!     a + b
+//! }
+//!
+//! // A stand-in for the model: first a tool call, then an answer that uses its result.
+//! let send = |c: &Conversation| {
+//!     let reply = match c.messages.last() {
+//!         Some(m) if m["role"] == "tool" => json!({"choices": [{"finish_reason": "stop",
+//!             "message": {"role": "assistant", "content": format!("Hasilnya {}.", m["content"])}}]}),
+//!         _ => json!({"choices": [{"finish_reason": "tool_calls", "message": {"role": "assistant",
+//!             "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+//!             "function": {"name": "tambah", "arguments": "{\"a\": 2, \"b\": 3}"}}]}}]}),
+//!     };
+//!     async move { Ok::<Value, String>(reply) }
+//! };
+//! let tools = ToolSet::new([tambah::tool()]).unwrap();
+//! let mut conversation = Conversation::new(Api::OpenAiChat);
+//! conversation.push_user("Berapa 2 + 3?");
+//! let finished = pollster::block_on(Agent::new(&tools).run(&Context::new(), conversation, send));
+//! let Ok(Finished::Answered { reply, conversation }) = finished else { panic!() };
+//! assert_eq!(reply.text.as_deref(), Some("Hasilnya \"5\"."));
+//! assert_eq!(conversation.messages[2]["tool_call_id"], "call_1");
+//! ```
+
+mod read;
+mod run;
+mod write;
+
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+pub use read::{CallArguments, ModelTurn, ToolCall, read_turn};
+pub use run::{Deferred, Outcome, run_calls};
+pub use write::{ToolAnswer, render};
+
+use crate::approvals::{ApprovalStore, MemoryApprovals, StoreError};
+use crate::structured::{Failure, Reply};
+use crate::{Api, Context, ToolSet};
+
+/// A conversation in one API's format: the messages (Chat, Anthropic), input items (Responses)
+/// or contents (Gemini) of the next request. The system prompt, the tools and the model are the
+/// request's other fields, which the sending closure adds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Conversation {
+    pub api: Api,
+    pub messages: Vec<Value>,
+}
+
+impl Conversation {
+    pub fn new(api: Api) -> Self {
+        Conversation {
+            api,
+            messages: Vec::new(),
+        }
+    }
+
+    /// Appends what the user said, in the API's format.
+    pub fn push_user(&mut self, text: &str) {
+        self.messages.push(match self.api {
+            Api::Gemini => json!({"role": "user", "parts": [{"text": text}]}),
+            _ => json!({"role": "user", "content": text}),
+        });
+    }
+}
+
+/// How a run ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Finished {
+    /// The model answered without calling a tool: its text and stop reason (check
+    /// `reply.finish` for a refusal or a truncated answer).
+    Answered {
+        reply: Reply,
+        conversation: Conversation,
+    },
+    /// A call waits for a person. Store the [`Paused`] state; [`Agent::resume`] goes on.
+    Paused(Paused),
+    /// The model was still calling tools after the turn limit.
+    TurnLimit { conversation: Conversation },
+}
+
+/// A conversation stopped at a turn whose calls are answered except those waiting for approval.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Paused {
+    pub conversation: Conversation,
+    /// The turn's outcomes, in the calls' order.
+    outcomes: Vec<Outcome>,
+    /// Model turns taken so far.
+    turns: usize,
+}
+
+impl Paused {
+    /// The calls waiting for a person.
+    pub fn waiting(&self) -> impl Iterator<Item = &Deferred> {
+        self.outcomes.iter().filter_map(|o| match o {
+            Outcome::Waiting(d) => Some(d),
+            Outcome::Answered(_) => None,
+        })
+    }
+}
+
+/// What the person decided about a waiting call.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    Approve,
+    Reject,
+}
+
+/// Why a run could not go on.
+#[derive(Debug)]
+pub enum AgentError {
+    /// The sending closure failed.
+    Transport(String),
+    /// The response could not be read as the API's format.
+    Unreadable(Failure),
+    /// The approval store failed.
+    Store(StoreError),
+}
+
+impl fmt::Display for AgentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AgentError::Transport(m) => write!(f, "the request failed: {m}"),
+            AgentError::Unreadable(e) => write!(f, "the response could not be read: {e}"),
+            AgentError::Store(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for AgentError {}
+
+impl From<StoreError> for AgentError {
+    fn from(e: StoreError) -> Self {
+        AgentError::Store(e)
+    }
+}
+
+/// Runs the loop for one tool set.
+pub struct Agent<'a> {
+    tools: &'a ToolSet,
+    max_turns: usize,
+    concurrency: usize,
+    approvals: Arc<dyn ApprovalStore>,
+}
+
+impl<'a> Agent<'a> {
+    /// At most 8 model turns, 4 calls at once, approvals held in this process's memory.
+    pub fn new(tools: &'a ToolSet) -> Self {
+        Agent {
+            tools,
+            max_turns: 8,
+            concurrency: 4,
+            approvals: Arc::new(MemoryApprovals::new()),
+        }
+    }
+
+    /// Model turns (requests) a run may take.
+    pub fn max_turns(mut self, max_turns: usize) -> Self {
+        self.max_turns = max_turns.max(1);
+        self
+    }
+
+    /// Calls of one turn run at once.
+    pub fn concurrency(mut self, concurrency: usize) -> Self {
+        self.concurrency = concurrency.max(1);
+        self
+    }
+
+    /// Where calls that need approval wait (shared by the processes that resume them).
+    pub fn approvals(mut self, store: Arc<dyn ApprovalStore>) -> Self {
+        self.approvals = store;
+        self
+    }
+
+    /// Sends `conversation`, runs the calls of each response and sends their results, until
+    /// the model answers, a call waits for approval, or the turn limit.
+    pub async fn run<F, Fut, E>(
+        &self,
+        cx: &Context,
+        conversation: Conversation,
+        send: F,
+    ) -> Result<Finished, AgentError>
+    where
+        F: FnMut(&Conversation) -> Fut,
+        Fut: Future<Output = Result<Value, E>>,
+        E: fmt::Display,
+    {
+        self.turns(cx, conversation, 0, send).await
+    }
+
+    /// Goes on from a pause: each waiting call is run (approved: the store hands it out once)
+    /// or answered as declined (rejected), the turn's results are appended, and the loop
+    /// continues. A call the store no longer holds (decided already, by this or another
+    /// process) is answered as not run.
+    pub async fn resume<D, F, Fut, E>(
+        &self,
+        cx: &Context,
+        paused: Paused,
+        decide: D,
+        send: F,
+    ) -> Result<Finished, AgentError>
+    where
+        D: Fn(&Deferred) -> Decision,
+        F: FnMut(&Conversation) -> Fut,
+        Fut: Future<Output = Result<Value, E>>,
+        E: fmt::Display,
+    {
+        let Paused {
+            mut conversation,
+            outcomes,
+            turns,
+        } = paused;
+        let wording = self.tools.wording();
+        let mut answers = Vec::with_capacity(outcomes.len());
+        for outcome in outcomes {
+            answers.push(match outcome {
+                Outcome::Answered(a) => a,
+                Outcome::Waiting(d) => {
+                    let (id, name) = (d.call.id.clone(), d.call.name.clone());
+                    let held = self.approvals.take(&d.ticket).await?;
+                    match (decide(&d), held) {
+                        (Decision::Approve, Some(held)) => {
+                            match self.tools.run_held(cx, held).await {
+                                Ok(out) => ToolAnswer::output(id, name, &out),
+                                Err(e) => ToolAnswer::error(id, name, self.tools.model_message(&e)),
+                            }
+                        }
+                        (Decision::Reject, _) => {
+                            ToolAnswer::error(id, name, wording.approval_declined.to_string())
+                        }
+                        (Decision::Approve, None) => {
+                            ToolAnswer::error(id, name, wording.not_pending.to_string())
+                        }
+                    }
+                }
+            });
+        }
+        conversation
+            .messages
+            .extend(render(conversation.api, &answers));
+        self.turns(cx, conversation, turns, send).await
+    }
+
+    async fn turns<F, Fut, E>(
+        &self,
+        cx: &Context,
+        mut conversation: Conversation,
+        mut turns: usize,
+        mut send: F,
+    ) -> Result<Finished, AgentError>
+    where
+        F: FnMut(&Conversation) -> Fut,
+        Fut: Future<Output = Result<Value, E>>,
+        E: fmt::Display,
+    {
+        let api = conversation.api;
+        while turns < self.max_turns {
+            let raw = send(&conversation)
+                .await
+                .map_err(|e| AgentError::Transport(e.to_string()))?;
+            turns += 1;
+            let turn = read_turn(api, &raw).map_err(AgentError::Unreadable)?;
+            conversation.messages.extend(turn.append);
+            if turn.calls.is_empty() {
+                return Ok(Finished::Answered {
+                    reply: turn.reply,
+                    conversation,
+                });
+            }
+            let outcomes = run_calls(
+                self.tools,
+                cx,
+                &turn.calls,
+                self.concurrency,
+                &*self.approvals,
+            )
+            .await?;
+            if outcomes.iter().any(|o| matches!(o, Outcome::Waiting(_))) {
+                return Ok(Finished::Paused(Paused {
+                    conversation,
+                    outcomes,
+                    turns,
+                }));
+            }
+            let answers: Vec<ToolAnswer> = outcomes
+                .into_iter()
+                .filter_map(|o| match o {
+                    Outcome::Answered(a) => Some(a),
+                    Outcome::Waiting(_) => None,
+                })
+                .collect();
+            conversation.messages.extend(render(api, &answers));
+        }
+        Ok(Finished::TurnLimit { conversation })
+    }
+}

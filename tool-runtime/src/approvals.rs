@@ -1,0 +1,120 @@
+//! Calls held for a person's approval, kept where another process can find them.
+//!
+//! A call that needs approval is validated, then held under a *ticket* (128 random bits) in an
+//! [`ApprovalStore`] instead of running. Whoever resumes it — this process or another, minutes
+//! or days later — gives the ticket back; the store hands the call out once ([`take`]) and the
+//! arguments it kept are the ones that run, whatever a copy of the conversation says.
+//!
+//! [`MemoryApprovals`] keeps them in this process. A store shared by processes (a database
+//! table whose `take` deletes the row and returns it) implements the two methods.
+//!
+//! [`take`]: ApprovalStore::take
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::tool::BoxFuture;
+
+/// A validated call waiting for approval, as a store keeps it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HeldCall {
+    /// The key it is held under: unguessable, and given out with the deferred call.
+    pub ticket: String,
+    /// The tool's name.
+    pub tool: String,
+    /// The arguments as validated, defaults filled in: what runs when approved.
+    pub arguments: Value,
+}
+
+/// A store that failed (a database error, say).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoreError(pub String);
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the approval store failed: {}", self.0)
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+/// Where held calls wait.
+pub trait ApprovalStore: Send + Sync {
+    /// Keeps `call` until it is taken.
+    fn hold<'a>(&'a self, call: HeldCall) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// Hands out the call held under `ticket` and forgets it: `Some` once, `None` after (and for
+    /// a ticket never held). Two processes taking the same ticket at once get it once between
+    /// them.
+    fn take<'a>(&'a self, ticket: &'a str) -> BoxFuture<'a, Result<Option<HeldCall>, StoreError>>;
+}
+
+/// Held calls in this process's memory.
+#[derive(Debug, Default)]
+pub struct MemoryApprovals {
+    held: Mutex<HashMap<String, HeldCall>>,
+}
+
+impl MemoryApprovals {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// How many calls are waiting.
+    pub fn len(&self) -> usize {
+        self.held.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl ApprovalStore for MemoryApprovals {
+    fn hold<'a>(&'a self, call: HeldCall) -> BoxFuture<'a, Result<(), StoreError>> {
+        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        held.insert(call.ticket.clone(), call);
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn take<'a>(&'a self, ticket: &'a str) -> BoxFuture<'a, Result<Option<HeldCall>, StoreError>> {
+        let taken = self
+            .held
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(ticket);
+        Box::pin(std::future::ready(Ok(taken)))
+    }
+}
+
+/// A fresh ticket: 128 random bits from the operating system, in hex.
+pub fn new_ticket() -> Result<String, StoreError> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|e| StoreError(format!("no randomness: {e}")))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_held_call_is_taken_once() {
+        let store = MemoryApprovals::new();
+        let ticket = new_ticket().unwrap();
+        assert_eq!(ticket.len(), 32);
+        assert_ne!(ticket, new_ticket().unwrap());
+        let call = HeldCall {
+            ticket: ticket.clone(),
+            tool: "hapus".into(),
+            arguments: serde_json::json!({}),
+        };
+        pollster::block_on(store.hold(call.clone())).unwrap();
+        assert_eq!(pollster::block_on(store.take(&ticket)).unwrap(), Some(call));
+        assert_eq!(pollster::block_on(store.take(&ticket)).unwrap(), None);
+    }
+}

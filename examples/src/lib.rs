@@ -5,6 +5,7 @@ pub mod ekstraksi;
 pub mod hr;
 pub mod katering;
 pub mod laporan_penjualan;
+pub mod mock_provider;
 pub mod perpustakaan;
 pub mod show;
 

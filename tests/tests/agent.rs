@@ -364,3 +364,32 @@ fn a_deferred_call_is_resumed_from_stored_state_and_runs_once() {
         );
     }
 }
+
+static PASANGAN: std::sync::LazyLock<tokio::sync::Barrier> =
+    std::sync::LazyLock::new(|| tokio::sync::Barrier::new(2));
+
+#[tool_runtime::tool(
+    name = "tunggu-pasangan",
+    description = "Tunggu sampai panggilan pasangannya juga berjalan; alat uji untuk panggilan bersamaan."
+)]
+async fn tunggu_pasangan() -> bool {
+    PASANGAN.wait().await;
+    true
+}
+
+#[test]
+fn the_calls_of_one_turn_run_at_once() {
+    // Each call waits for the other: they finish only if they run concurrently.
+    let tools = ToolSet::new([tunggu_pasangan::tool()]).unwrap();
+    let calls: Vec<ToolCall> = (0..2)
+        .map(|i| ToolCall {
+            id: Some(format!("p{i}")),
+            name: "tunggu-pasangan".into(),
+            arguments: CallArguments::Text("{}".into()),
+        })
+        .collect();
+    let store = MemoryApprovals::new();
+    let outcomes =
+        pollster::block_on(run_calls(&tools, &Context::new(), &calls, 2, &store)).unwrap();
+    assert_eq!(outcomes.len(), 2);
+}

@@ -68,6 +68,8 @@ impl Db {
                 cuti_terpakai INTEGER NOT NULL);
              CREATE TABLE IF NOT EXISTS cuti (
                 nik TEXT NOT NULL, tanggal TEXT NOT NULL, UNIQUE (nik, tanggal));
+             CREATE TABLE IF NOT EXISTS persetujuan (
+                ticket TEXT PRIMARY KEY, tool TEXT NOT NULL, arguments TEXT NOT NULL);
              CREATE TABLE IF NOT EXISTS reimburse (
                 id TEXT PRIMARY KEY, nik TEXT NOT NULL, jumlah INTEGER NOT NULL,
                 status TEXT NOT NULL, tanggal TEXT NOT NULL);",
@@ -168,6 +170,32 @@ impl Db {
             })
         })?;
         rows.collect()
+    }
+
+    /// Keeps a call that waits for approval (see [`crate::hr::Persetujuan`]).
+    pub fn simpan_persetujuan(
+        &self,
+        ticket: &str,
+        tool: &str,
+        arguments: &str,
+    ) -> rusqlite::Result<()> {
+        self.conn().execute(
+            "INSERT INTO persetujuan (ticket, tool, arguments) VALUES (?1, ?2, ?3)",
+            params![ticket, tool, arguments],
+        )?;
+        Ok(())
+    }
+
+    /// Takes a waiting call out, once: deleting the row is what hands it out, so two
+    /// processes taking the same ticket get it once between them.
+    pub fn ambil_persetujuan(&self, ticket: &str) -> rusqlite::Result<Option<(String, String)>> {
+        self.conn()
+            .query_row(
+                "DELETE FROM persetujuan WHERE ticket = ?1 RETURNING tool, arguments",
+                params![ticket],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
     }
 
     /// Whether `nik` leads anyone.

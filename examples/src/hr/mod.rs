@@ -103,6 +103,48 @@ impl From<rusqlite::Error> for Gangguan {
     }
 }
 
+/// Calls waiting for a person's approval, in the HR database: a conversation paused in one
+/// process is resumed in another, and each held call runs at most once.
+pub struct Persetujuan(pub std::sync::Arc<Db>);
+
+impl tool_runtime::approvals::ApprovalStore for Persetujuan {
+    fn hold<'a>(
+        &'a self,
+        call: tool_runtime::approvals::HeldCall,
+    ) -> tool_runtime::BoxFuture<'a, Result<(), tool_runtime::approvals::StoreError>> {
+        let stored = self
+            .0
+            .simpan_persetujuan(&call.ticket, &call.tool, &call.arguments.to_string())
+            .map_err(|e| tool_runtime::approvals::StoreError(e.to_string()));
+        Box::pin(std::future::ready(stored))
+    }
+
+    fn take<'a>(
+        &'a self,
+        ticket: &'a str,
+    ) -> tool_runtime::BoxFuture<
+        'a,
+        Result<Option<tool_runtime::approvals::HeldCall>, tool_runtime::approvals::StoreError>,
+    > {
+        let taken = self
+            .0
+            .ambil_persetujuan(ticket)
+            .map_err(|e| tool_runtime::approvals::StoreError(e.to_string()))
+            .and_then(|row| {
+                row.map(|(tool, arguments)| {
+                    Ok(tool_runtime::approvals::HeldCall {
+                        ticket: ticket.to_owned(),
+                        tool,
+                        arguments: serde_json::from_str(&arguments)
+                            .map_err(|e| tool_runtime::approvals::StoreError(e.to_string()))?,
+                    })
+                })
+                .transpose()
+            });
+        Box::pin(std::future::ready(taken))
+    }
+}
+
 /// Every HR tool, with the toolkit's messages to the model in Indonesian, the language of the
 /// company's employees. An agent gets `tool_set().visible_to(&session.context(db))`.
 pub fn tool_set() -> ToolSet {

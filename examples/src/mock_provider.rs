@@ -97,8 +97,7 @@ pub fn path(api: Api) -> &'static str {
 pub fn results_in(api: Api, body: &Value) -> (Vec<(String, bool)>, Vec<String>) {
     let list = |key: &str| body[key].as_array().cloned().unwrap_or_default();
     let mut results = Vec::new();
-    let tools: Vec<String>;
-    match api {
+    let tools: Vec<String> = match api {
         Api::OpenAiChat => {
             for m in list("messages").iter().filter(|m| m["role"] == "tool") {
                 let text = m["content"].as_str().unwrap_or_default();
@@ -107,7 +106,7 @@ pub fn results_in(api: Api, body: &Value) -> (Vec<(String, bool)>, Vec<String>) 
                     !text.starts_with('{'),
                 ));
             }
-            tools = list("tools")
+            list("tools")
                 .iter()
                 .map(|t| {
                     t["function"]["name"]
@@ -115,7 +114,7 @@ pub fn results_in(api: Api, body: &Value) -> (Vec<(String, bool)>, Vec<String>) 
                         .unwrap_or_default()
                         .to_owned()
                 })
-                .collect();
+                .collect()
         }
         Api::OpenAiResponses => {
             for i in list("input")
@@ -128,10 +127,10 @@ pub fn results_in(api: Api, body: &Value) -> (Vec<(String, bool)>, Vec<String>) 
                     !text.starts_with('{'),
                 ));
             }
-            tools = list("tools")
+            list("tools")
                 .iter()
                 .map(|t| t["name"].as_str().unwrap_or_default().to_owned())
-                .collect();
+                .collect()
         }
         Api::Anthropic => {
             for m in list("messages").iter().filter(|m| m["role"] == "user") {
@@ -147,10 +146,10 @@ pub fn results_in(api: Api, body: &Value) -> (Vec<(String, bool)>, Vec<String>) 
                     ));
                 }
             }
-            tools = list("tools")
+            list("tools")
                 .iter()
                 .map(|t| t["name"].as_str().unwrap_or_default().to_owned())
-                .collect();
+                .collect()
         }
         Api::Gemini => {
             for c in list("contents") {
@@ -163,15 +162,15 @@ pub fn results_in(api: Api, body: &Value) -> (Vec<(String, bool)>, Vec<String>) 
                     }
                 }
             }
-            tools = body["tools"][0]["functionDeclarations"]
+            body["tools"][0]["functionDeclarations"]
                 .as_array()
                 .into_iter()
                 .flatten()
                 .map(|t| t["name"].as_str().unwrap_or_default().to_owned())
-                .collect();
+                .collect()
         }
-        Api::Mcp => tools = Vec::new(),
-    }
+        Api::Mcp => Vec::new(),
+    };
     (results, tools)
 }
 

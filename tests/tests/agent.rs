@@ -185,28 +185,7 @@ fn tambah(
     a + b
 }
 
-/// A response of `api` with these calls (id, name, arguments), as the API writes it.
-fn response(api: Api, calls: &[(String, String, Value)]) -> Value {
-    match api {
-        Api::OpenAiChat => json!({"choices": [{"finish_reason": "tool_calls", "message": {
-            "role": "assistant", "content": null,
-            "tool_calls": calls.iter().map(|(id, name, args)| json!({"id": id, "type": "function",
-                "function": {"name": name, "arguments": args.to_string()}})).collect::<Vec<_>>()}}]}),
-        Api::OpenAiResponses => {
-            json!({"status": "completed", "output": calls.iter().map(|(id, name, args)|
-            json!({"type": "function_call", "id": format!("fc_{id}"), "call_id": id, "name": name,
-                "arguments": args.to_string()})).collect::<Vec<_>>()})
-        }
-        Api::Anthropic => {
-            json!({"stop_reason": "tool_use", "content": calls.iter().map(|(id, name, args)|
-            json!({"type": "tool_use", "id": id, "name": name, "input": args})).collect::<Vec<_>>()})
-        }
-        Api::Gemini => json!({"candidates": [{"finishReason": "STOP", "content": {"role": "model",
-            "parts": calls.iter().map(|(id, name, args)| json!({"functionCall": {"id": id, "name": name,
-                "args": args}})).collect::<Vec<_>>()}}]}),
-        Api::Mcp => unreachable!(),
-    }
-}
+use examples::mock_provider::{calls_response as response, text_response};
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
@@ -267,21 +246,7 @@ fn a_deferred_call_is_resumed_from_stored_state_and_runs_once() {
                 ),
             ],
         );
-        let answer = match api {
-            Api::OpenAiChat => {
-                json!({"choices": [{"finish_reason": "stop", "message": {"role": "assistant", "content": "Sudah."}}]})
-            }
-            Api::OpenAiResponses => {
-                json!({"status": "completed", "output": [{"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Sudah."}]}]})
-            }
-            Api::Anthropic => {
-                json!({"stop_reason": "end_turn", "content": [{"type": "text", "text": "Sudah."}]})
-            }
-            Api::Gemini => {
-                json!({"candidates": [{"finishReason": "STOP", "content": {"role": "model", "parts": [{"text": "Sudah."}]}}]})
-            }
-            Api::Mcp => unreachable!(),
-        };
+        let answer = text_response(api, "Sudah.");
         let mut replies = vec![answer, turn];
         let mut send = |_: &Conversation| {
             let r = replies.pop().expect("no more than two requests");
@@ -333,17 +298,7 @@ fn a_deferred_call_is_resumed_from_stored_state_and_runs_once() {
         );
         // The same stored state resumed again: the store gave the call out already.
         let send_again = |_: &Conversation| {
-            let r = match api {
-                Api::OpenAiChat => {
-                    json!({"choices": [{"finish_reason": "stop", "message": {"role": "assistant", "content": "."}}]})
-                }
-                Api::OpenAiResponses => json!({"status": "completed", "output": []}),
-                Api::Anthropic => json!({"stop_reason": "end_turn", "content": []}),
-                Api::Gemini => {
-                    json!({"candidates": [{"finishReason": "STOP", "content": {"role": "model", "parts": []}}]})
-                }
-                Api::Mcp => unreachable!(),
-            };
+            let r = text_response(api, ".");
             async move { Ok::<_, String>(r) }
         };
         let Finished::Answered { conversation, .. } =

@@ -1,0 +1,94 @@
+//! Any `#[tool]` function given to a [rig](https://docs.rs/rig-core) agent, with this toolkit's
+//! checks: each call rig makes goes through [`ToolSet::call`] (permissions, validation against
+//! the canonical schema, hooks), and a call the model got wrong comes back to the model as the
+//! toolkit's repair message, naming the field, what was expected and what was received.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::sync::Arc;
+//! use rig_core::providers::openai::OpenAIConfig;
+//! use tool_runtime::{Context, ToolSet};
+//!
+//! let tools = Arc::new(ToolSet::all()?);
+//! let cx = Arc::new(Context::new()); // the session and grants of whoever is asking
+//! let model = OpenAIConfig::new(std::env::var("OPENAI_API_KEY")?).client().chat("gpt-4.1");
+//! let agent = rig_agent::AgentBuilder::new(model)
+//!     .dynamic_tools(tool_runtime_rig::tools(&tools, &cx))
+//!     .build();
+//! let answer = agent.prompt("Pesan katering untuk 25 orang").max_turns(4).await?;
+//! println!("{}", answer.output());
+//! # Ok(()) }
+//! ```
+//!
+//! A tool that needs a person's approval is not run: rig has no way to ask, so the model is
+//! told it was not carried out (use `tool_runtime::agent` for approvals).
+
+use std::sync::Arc;
+
+use rig_core::message::ToolName;
+use rig_core::tool::{DynamicTool, ToolExecutionError, ToolOutput};
+use rig_core::wasm_compat::WasmBoxedFuture;
+use serde_json::Value;
+use tool_runtime::{Context, Tool, ToolError, ToolSet};
+
+/// Every tool of `tools` the caller of `cx` may use, as rig tools that call it with `cx`.
+pub fn tools(tools: &Arc<ToolSet>, cx: &Arc<Context>) -> Vec<DynamicTool> {
+    tools
+        .iter()
+        .filter(|t| t.permits(cx))
+        .filter_map(|t| tool(tools, t, cx))
+        .collect()
+}
+
+/// One tool of `tools` as a rig tool: its description (with its boundary sentence) and its
+/// canonical input schema; calls run with `cx`. `None` if rig refuses the name.
+pub fn tool(tools: &Arc<ToolSet>, tool: &'static Tool, cx: &Arc<Context>) -> Option<DynamicTool> {
+    let name = ToolName::new(tool.name()).ok()?;
+    let (set, cx) = (tools.clone(), cx.clone());
+    let call =
+        move |args: Value| -> WasmBoxedFuture<'static, Result<ToolOutput, ToolExecutionError>> {
+            let (set, cx) = (set.clone(), cx.clone());
+            Box::pin(async move {
+                match set.call(&cx, tool.name(), args).await {
+                    Ok(out) => Ok(ToolOutput::text(text(&out.model()))),
+                    Err(e) => Err(refusal(&set, e)),
+                }
+            })
+        };
+    Some(DynamicTool::new(
+        name,
+        tools.description(tool),
+        tool.input_schema().clone(),
+        call,
+    ))
+}
+
+/// What the model reads: the text, images named by their URL.
+fn text(out: &tool_runtime::ModelOutput) -> String {
+    let parts: Vec<String> = out
+        .0
+        .iter()
+        .map(|c| match c {
+            tool_runtime::Content::Text { text } => text.clone(),
+            tool_runtime::Content::ImageUrl { url } => format!("[image: {url}]"),
+        })
+        .collect();
+    parts.join("\n")
+}
+
+/// The toolkit's error as rig's, with the toolkit's message as what the model sees.
+fn refusal(set: &ToolSet, e: ToolError) -> ToolExecutionError {
+    let message = set.model_message(&e);
+    match e {
+        ToolError::InvalidArguments(_) => ToolExecutionError::invalid_args(message),
+        ToolError::UnknownTool { .. } => ToolExecutionError::not_found(message),
+        ToolError::Forbidden { .. } => ToolExecutionError::permission_denied(message),
+        ToolError::TimedOut { .. } => ToolExecutionError::timeout(message),
+        ToolError::ApprovalRequired(pending) => {
+            // Nobody can be asked: the held call is dropped.
+            set.reject(pending);
+            ToolExecutionError::refused(set.wording().approval_unavailable.to_string())
+        }
+        _ => ToolExecutionError::other(message),
+    }
+}

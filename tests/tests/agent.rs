@@ -348,3 +348,30 @@ fn the_calls_of_one_turn_run_at_once() {
         pollster::block_on(run_calls(&tools, &Context::new(), &calls, 2, &store)).unwrap();
     assert_eq!(outcomes.len(), 2);
 }
+
+#[test]
+fn gemini_calls_without_ids_are_answered_by_name_in_order() {
+    let raw = json!({"candidates": [{"finishReason": "STOP", "content": {"role": "model", "parts": [
+        {"functionCall": {"name": "tambah", "args": {"a": 1, "b": 2}}},
+        {"functionCall": {"name": "tambah", "args": {"a": 1, "b": "dua"}}}]}}]});
+    let turn = read_turn(Api::Gemini, &raw).unwrap();
+    assert!(turn.calls.iter().all(|c| c.id.is_none()));
+    let tools = ToolSet::new([tambah::tool()]).unwrap();
+    let store = MemoryApprovals::new();
+    let outcomes =
+        pollster::block_on(run_calls(&tools, &Context::new(), &turn.calls, 2, &store)).unwrap();
+    let answers: Vec<_> = outcomes
+        .into_iter()
+        .map(|o| match o {
+            Outcome::Answered(a) => a,
+            Outcome::Waiting(_) => unreachable!(),
+        })
+        .collect();
+    let parts = &render(Api::Gemini, &answers)[0]["parts"];
+    assert_eq!(
+        parts[0]["functionResponse"],
+        json!({"name": "tambah", "response": {"output": 3}})
+    );
+    assert!(parts[1]["functionResponse"].get("id").is_none());
+    assert!(parts[1]["functionResponse"]["response"]["error"].is_string());
+}

@@ -1,5 +1,5 @@
-//! Structured output: a paper's abstract and an internship posting turned into
-//! typed values, replayed against recorded responses from all four provider APIs. Each run shows
+//! Structured output: a paper's abstract, an internship posting and a relevance decision turned
+//! into typed values, replayed against recorded responses from all four provider APIs. Each run shows
 //! the flow: stop reason first, then JSON, schema, business rules, and at most two repairs.
 //!
 //! Run with `cargo run -p examples --example ekstraksi`. To use a real model, replace `replay`
@@ -8,10 +8,10 @@
 
 use std::cell::Cell;
 
-use examples::ekstraksi::{Lowongan, Paper, aturan_paper, recorded};
+use examples::ekstraksi::{Lowongan, Paper, Relevansi, aturan_paper, recorded};
 use examples::show::{check, fail};
-use tool_runtime::Api;
 use tool_runtime::structured::{self, Attempt, Extracted, Extractor, Failed};
+use tool_runtime::{Api, lint};
 
 fn replay<'a>(
     dir: &'a str,
@@ -48,6 +48,12 @@ enum Ends {
 }
 
 fn main() {
+    // The reason comes before the decision, so the lint that checks the order is quiet.
+    let lints = lint::check_output::<Relevansi>();
+    check(
+        lints.is_empty(),
+        format!("Relevansi has no lints: {lints:?}"),
+    );
     let providers = [
         (Api::OpenAiChat, "openai-chat"),
         (Api::OpenAiResponses, "openai-responses"),
@@ -77,6 +83,24 @@ fn main() {
                 .run(replay(dir, script));
             outcome(pollster::block_on(run), ends);
         }
+        // A reasoning model's reply: its thoughts are not the answer. Chat Completions returns no
+        // thoughts; its content-filter stop is a refusal, not retried.
+        let (reasoning, ends) = match api {
+            Api::OpenAiChat => ("paper-content_filter", Ends::Failed("refused", 1)),
+            Api::OpenAiResponses => ("paper-reasoning", Ends::Accepted(1)),
+            Api::Anthropic => ("paper-thinking", Ends::Accepted(1)),
+            _ => ("paper-thoughts", Ends::Accepted(1)),
+        };
+        println!("  paper, responses [{reasoning:?}, \"paper-good\"]");
+        let script = [reasoning, "paper-good"];
+        let run = Extractor::<Paper>::new(api)
+            .rules(|p| aturan_paper(p, TAHUN_REKAMAN))
+            .run(replay(dir, &script));
+        outcome(pollster::block_on(run), ends);
+        println!("  relevansi, responses [\"relevansi-good\"]");
+        let run =
+            structured::extract::<Relevansi, _, _, _>(api, 2, replay(dir, &["relevansi-good"]));
+        outcome(pollster::block_on(run), Ends::Accepted(1));
         println!("  lowongan, responses [\"lowongan-rule_violation\", \"lowongan-good\"]");
         let script = ["lowongan-rule_violation", "lowongan-good"];
         let run = structured::extract::<Lowongan, _, _, _>(api, 2, replay(dir, &script));

@@ -2,7 +2,9 @@
 OpenAI Chat Completions, OpenAI Responses, Anthropic Messages and Gemini generateContent, one
 response of each kind (good, broken JSON, wrong shape, business-rule violation, truncated,
 refused), in the shape each API returns (fields as in the providers' SDK response types).
-Run `python3 make.py` here to regenerate."""
+Then the replies of reasoning models, which put their thoughts next to the answer, each written
+from the provider's documentation (cited where it is made), and the content-filter stop of Chat
+Completions. Run `python3 make.py` here to regenerate."""
 import json
 import os
 
@@ -85,3 +87,119 @@ for provider, make in [("openai-chat", openai_chat), ("openai-responses", openai
             with open(f"{provider}/{case}-{kind}.json", "w") as f:
                 json.dump(make(texts.get(kind), kind), f, indent=2, ensure_ascii=False)
                 f.write("\n")
+
+
+# The seed's relevance classification: the reason is written before the decision.
+RELEVANSI = '{"alasan": "Abstrak membahas deteksi hoaks berbahasa Indonesia dengan IndoBERT; topik tinjauan adalah NLP untuk misinformasi.", "relevan": true}'
+for provider, make in [("openai-chat", openai_chat), ("openai-responses", openai_responses), ("anthropic", anthropic), ("gemini", gemini)]:
+    with open(f"{provider}/relevansi-good.json", "w") as f:
+        json.dump(make(RELEVANSI, "good"), f, indent=2, ensure_ascii=False)
+        f.write("\n")
+
+
+# Reasoning models. Opaque values (signatures, encrypted content) are made-up base64 of the
+# documented shape; what matters is that they go back unchanged.
+THOUGHT = "**Membaca abstrak**\nAbstrak menyebut IndoBERT, fine-tuning, dan data yang dirilis."
+TOOL_THOUGHT = "**Mengecek kuota**\nPengguna bertanya sisa cuti; alat cek-sisa-cuti menjawabnya."
+ANSWER = "Sisa cuti tahunan Sari 9 hari."
+TOOL = "cek-sisa-cuti"
+
+
+def gemini_thinking(parts, finish="STOP"):
+    """https://ai.google.dev/gemini-api/docs/thinking (with `includeThoughts`, thought summaries are
+    parts marked `"thought": true`) and https://ai.google.dev/gemini-api/docs/thought-signatures
+    (a `thoughtSignature` on a part, on the first `functionCall` part of a turn, returned unchanged
+    in the next request of a function-calling conversation)."""
+    return {
+        "candidates": [{"content": {"parts": parts, "role": "model"}, "finishReason": finish, "index": 0}],
+        "usageMetadata": {"promptTokenCount": 420, "candidatesTokenCount": 60, "thoughtsTokenCount": 312, "totalTokenCount": 792},
+        "modelVersion": "gemini-2.5-flash", "responseId": "thk456",
+    }
+
+
+def anthropic_thinking(content, stop):
+    """https://docs.claude.com/en/docs/build-with-claude/extended-thinking: `thinking` blocks with a
+    `signature`, `redacted_thinking` blocks with `data`, before `text` and `tool_use`; in a tool-use
+    loop the assistant turn, thinking blocks included, goes back unchanged with the `tool_result`."""
+    return {
+        "id": "msg_01THINK", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5-20250929",
+        "content": content, "stop_reason": stop, "stop_sequence": None,
+        "usage": {"input_tokens": 430, "output_tokens": 402},
+    }
+
+
+def responses_reasoning(items):
+    """https://platform.openai.com/docs/guides/reasoning and the Response object reference:
+    `reasoning` items (with a `summary` and, when the request includes
+    `reasoning.encrypted_content`, the `encrypted_content` a `store: false` conversation must send
+    back) come before the `message` or `function_call` items."""
+    return {
+        "id": "resp_think1", "object": "response", "created_at": 1764460800, "model": "gpt-5-mini-2025-08-07",
+        "status": "completed", "incomplete_details": None, "error": None, "store": False,
+        "output": items,
+        "usage": {"input_tokens": 412, "output_tokens": 380, "output_tokens_details": {"reasoning_tokens": 320}, "total_tokens": 792},
+    }
+
+
+def reasoning_item(rid, text, secret):
+    return {"id": rid, "type": "reasoning", "summary": [{"type": "summary_text", "text": text}], "encrypted_content": secret}
+
+
+def message_item(text):
+    return {"id": "msg_think", "type": "message", "status": "completed", "role": "assistant",
+            "content": [{"type": "output_text", "text": text, "annotations": [], "logprobs": []}]}
+
+
+THINKING = [
+    ("gemini", "paper-thoughts", gemini_thinking([
+        {"text": THOUGHT, "thought": True},
+        {"text": CASES["paper"]["good"], "thoughtSignature": "CpcBAdHtim9Qx1s7kYw0GmvL2aXc8Zf4uN0pR1sT6vB3eW8yH5jK"},
+    ])),
+    ("gemini", "agent-reasoning-call", gemini_thinking([
+        {"text": TOOL_THOUGHT, "thought": True},
+        {"functionCall": {"name": TOOL, "args": {}}, "thoughtSignature": "CiwBAdHtim8dEr4mZq9WcPb1fK3nL7uS0aY2gX6hJ4vT"},
+    ])),
+    ("gemini", "agent-reasoning-answer", gemini_thinking([
+        {"text": "**Menjawab**\nKuota dari alat: 9 hari.", "thought": True},
+        {"text": ANSWER, "thoughtSignature": "CiQBAdHtim+4wQ1zXo7Lr2nPbE5cV9dK0sU3yT6gH8mA"},
+    ])),
+    ("anthropic", "paper-thinking", anthropic_thinking([
+        {"type": "thinking", "thinking": THOUGHT, "signature": "EqQBCkgIBhABGAIiQHh2WpZK0f3bL8sT1mR5yN7vC9dE2gU4jA6qX0oI3wB"},
+        {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP"},
+        {"type": "text", "text": CASES["paper"]["good"]},
+    ], "end_turn")),
+    ("anthropic", "agent-reasoning-call", anthropic_thinking([
+        {"type": "thinking", "thinking": TOOL_THOUGHT, "signature": "ErUBCkYIBhgCIkBq8sN2vY7mT4cR1xK9wP3fL6hD0gZ5aJ8uE2bQ"},
+        {"type": "redacted_thinking", "data": "EmwKAhgBEgyZq3Lm8sN1vT6rY0wP2aDFxK4hJ7cU9bE5gR3oI1fM8nS6dA2yW"},
+        {"type": "text", "text": "Saya cek kuotanya dulu."},
+        {"type": "tool_use", "id": "toolu_01Think", "name": TOOL, "input": {}},
+    ], "tool_use")),
+    ("anthropic", "agent-reasoning-answer", anthropic_thinking([
+        {"type": "thinking", "thinking": "Alat menjawab 9 hari.", "signature": "EqoBCkgIBhABGAIiQK3mN7vR2sT9wY4cP1fL6hD0gZ5aJ8uE"},
+        {"type": "text", "text": ANSWER},
+    ], "end_turn")),
+    ("openai-responses", "paper-reasoning", responses_reasoning([
+        reasoning_item("rs_think1", THOUGHT, "gAAAAABo9kX2pL8mQ1rT5vW3yZ7cF0hJ4nS6uB9dG2kE_encrypted_reasoning_1"),
+        message_item(CASES["paper"]["good"]),
+    ])),
+    ("openai-responses", "agent-reasoning-call", responses_reasoning([
+        reasoning_item("rs_think2", TOOL_THOUGHT, "gAAAAABo9kX3qM9nR2sU6wX4zA8dG1iK5oT7vC0eH3lF_encrypted_reasoning_2"),
+        {"id": "fc_think", "type": "function_call", "status": "completed", "arguments": "{}", "call_id": "call_Think1", "name": TOOL},
+    ])),
+    ("openai-responses", "agent-reasoning-answer", responses_reasoning([
+        reasoning_item("rs_think3", "**Menjawab**", "gAAAAABo9kX4rN0oS3tV7xY5aB9eH2jL6pU8wD1fI4mG_encrypted_reasoning_3"),
+        message_item(ANSWER),
+    ])),
+]
+for provider, name, reply in THINKING:
+    with open(f"{provider}/{name}.json", "w") as f:
+        json.dump(reply, f, indent=2, ensure_ascii=False)
+        f.write("\n")
+
+# https://platform.openai.com/docs/api-reference/chat/object: `finish_reason` is
+# `content_filter` when content was omitted by the content filters; the text is cut where it stopped.
+filtered = openai_chat(CASES["paper"]["truncated"], "good")
+filtered["choices"][0]["finish_reason"] = "content_filter"
+with open("openai-chat/paper-content_filter.json", "w") as f:
+    json.dump(filtered, f, indent=2, ensure_ascii=False)
+    f.write("\n")

@@ -1,6 +1,7 @@
 //! The structured-output cases: data extracted from a paper's abstract and from an
 //! internship posting, with nullable fields as the way out for data that is not there, and
-//! business rules checked after the schema.
+//! business rules checked after the schema; and an abstract classified as relevant or not, with
+//! its reason first.
 
 use serde::{Deserialize, Serialize};
 use tool_runtime::{ToolArg, Violation};
@@ -103,6 +104,19 @@ pub fn aturan_lowongan(l: &Lowongan) -> Vec<Violation> {
     } else {
         vec![Violation::rule("tenggat", "a real calendar date", t)]
     }
+}
+
+/// The seed's exercise: is an abstract relevant to a literature review's topic, and why. The
+/// reason comes first because the model fills fields in order: written first, the decision is
+/// built on the reasoning instead of reasons being found for a decision already made (the lint
+/// `decision-before-reason` reports the other order).
+#[derive(ToolArg, Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct Relevansi {
+    /// Alasan singkat dari isi abstrak, ditulis sebelum keputusan
+    #[arg(length = 1..=500)]
+    pub alasan: String,
+    /// Apakah abstrak relevan dengan topik tinjauan
+    pub relevan: bool,
 }
 
 /// A recorded provider response from `examples/recorded/` (made by `recorded/make.py`).

@@ -375,3 +375,82 @@ fn gemini_calls_without_ids_are_answered_by_name_in_order() {
     assert!(parts[1]["functionResponse"].get("id").is_none());
     assert!(parts[1]["functionResponse"]["response"]["error"].is_string());
 }
+
+/// A reasoning model's turn goes back exactly as it came (thinking blocks and their signatures,
+/// thought parts and `thoughtSignature`s, reasoning items with `encrypted_content`, in order),
+/// followed by the results; its thoughts are not the answer.
+#[test]
+fn a_reasoning_models_turn_goes_back_unchanged() {
+    let tools = examples::hr::tool_set();
+    let cx = sari();
+    for (api, dir) in [
+        (Api::OpenAiResponses, "openai-responses"),
+        (Api::Anthropic, "anthropic"),
+        (Api::Gemini, "gemini"),
+    ] {
+        let call = examples::ekstraksi::recorded(dir, "agent-reasoning-call");
+        let answer = examples::ekstraksi::recorded(dir, "agent-reasoning-answer");
+        let sent = std::cell::RefCell::new(Vec::new());
+        let send = |c: &Conversation| {
+            sent.borrow_mut().push(c.messages.clone());
+            let reply = if sent.borrow().len() == 1 {
+                call.clone()
+            } else {
+                answer.clone()
+            };
+            async move { Ok::<_, String>(reply) }
+        };
+        let mut conversation = Conversation::new(api);
+        conversation.push_user("Berapa sisa cuti saya?");
+        let finished = pollster::block_on(Agent::new(&tools).run(&cx, conversation, send));
+        let Ok(Finished::Answered { reply, .. }) = finished else {
+            panic!("{api}: {finished:?}")
+        };
+        assert_eq!(
+            reply.text.as_deref(),
+            Some("Sisa cuti tahunan Sari 9 hari."),
+            "{api}: the answer without the thoughts"
+        );
+        let sent = sent.into_inner();
+        assert_eq!(sent.len(), 2, "{api}");
+        let second = &sent[1];
+        // What the provider requires back, byte for byte, right after the user's message.
+        let required: Vec<Value> = match api {
+            Api::OpenAiResponses => call["output"].as_array().unwrap().clone(),
+            Api::Anthropic => vec![json!({"role": "assistant", "content": call["content"]})],
+            _ => vec![call["candidates"][0]["content"].clone()],
+        };
+        let echoed = &second[1..1 + required.len()];
+        for (got, want) in echoed.iter().zip(&required) {
+            assert_eq!(
+                serde_json::to_string(got).unwrap(),
+                serde_json::to_string(want).unwrap(),
+                "{api}"
+            );
+        }
+        let text = serde_json::to_string(echoed).unwrap();
+        for opaque in [
+            "signature",
+            "redacted_thinking",
+            "thoughtSignature",
+            "encrypted_content",
+        ] {
+            let in_reply = serde_json::to_string(&call).unwrap().contains(opaque);
+            assert_eq!(text.contains(opaque), in_reply, "{api}: {opaque}");
+        }
+        // Then the tool's result, answered under the call's id (Gemini's call had none: by name).
+        let results = &second[1 + required.len()..];
+        match api {
+            Api::OpenAiResponses => {
+                assert_eq!(answered(api, results), [("call_Think1".into(), false)])
+            }
+            Api::Anthropic => assert_eq!(answered(api, results), [("toolu_01Think".into(), false)]),
+            _ => {
+                assert_eq!(results.len(), 1, "{api}: one content of function responses");
+                let response = &results[0]["parts"][0]["functionResponse"];
+                assert_eq!(response["name"], "cek-sisa-cuti");
+                assert!(response["response"].get("output").is_some(), "{response}");
+            }
+        }
+    }
+}

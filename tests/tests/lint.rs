@@ -177,6 +177,7 @@ fn every_lint_fires_somewhere_and_each_has_an_id_an_explanation_and_an_english_f
         laporan::tool(),
         cari_buku::tool(),
         detail_buku::tool(),
+        setujui_klaim::tool(),
     ]);
     let lints = lint::check(&ToolSet::new(tools).unwrap());
     for (id, _) in lint::LINTS {
@@ -193,4 +194,145 @@ fn every_lint_fires_somewhere_and_each_has_an_id_an_explanation_and_an_english_f
             assert!(!l.fix.to_lowercase().contains(word), "{l}");
         }
     }
+}
+
+/// The seed's rule for anything the model fills in order: the reason before the decision.
+#[derive(ToolArg, serde::Deserialize)]
+#[allow(dead_code)]
+struct KeputusanDulu {
+    /// Apakah abstrak relevan
+    relevan: bool,
+    /// Alasan singkat dari isi abstrak
+    alasan: String,
+}
+
+#[derive(ToolArg, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)]
+enum Status {
+    Diterima,
+    Ditolak,
+}
+
+/// A decision that may be null (an enum behind `$ref`), and a reason found by its description.
+#[derive(ToolArg, serde::Deserialize)]
+#[allow(dead_code)]
+struct Penilaian {
+    /// Judul yang dinilai
+    judul: String,
+    /// Keputusan penilai; null bila belum bisa diputuskan
+    status: Option<Status>,
+    /// Jelaskan pertimbangan penilai dalam dua kalimat
+    catatan: String,
+}
+
+/// The order is right at the top but wrong inside a nested type.
+#[derive(ToolArg, serde::Deserialize)]
+#[allow(dead_code)]
+struct Laporan {
+    /// Ringkasan temuan
+    ringkasan: String,
+    /// Penilaian tiap judul
+    penilaian: Vec<Penilaian>,
+}
+
+/// Silenced, with the reason.
+#[derive(ToolArg, serde::Deserialize)]
+#[arg(
+    allow_lint = "decision-before-reason: keputusan sudah diambil manusia; model hanya menuliskan alasannya"
+)]
+#[allow(dead_code)]
+struct Catatan {
+    /// Keputusan manusia
+    relevan: bool,
+    /// Alasan keputusan itu
+    alasan: String,
+}
+
+fn decision_lints<T: ToolArg>() -> Vec<String> {
+    lint::check_output::<T>()
+        .into_iter()
+        .map(|l| {
+            assert_eq!(l.id, "decision-before-reason");
+            format!("{}: {}", l.tool, l.fix)
+        })
+        .collect()
+}
+
+#[test]
+fn a_reason_after_its_decision_is_reported_with_the_fix() {
+    assert_eq!(
+        decision_lints::<KeputusanDulu>(),
+        ["KeputusanDulu: declare `alasan` before `relevan`."]
+    );
+    assert_eq!(
+        decision_lints::<Penilaian>(),
+        ["Penilaian: declare `catatan` before `status`."]
+    );
+    assert_eq!(
+        decision_lints::<Laporan>(),
+        ["Laporan: declare `catatan` before `status`."],
+        "nested types are checked too"
+    );
+    let message = &lint::check_output::<KeputusanDulu>()[0].message;
+    assert!(message.contains("fills fields in order"), "{message}");
+}
+
+#[test]
+fn reason_first_and_silenced_types_are_quiet() {
+    assert_eq!(
+        decision_lints::<examples::ekstraksi::Relevansi>(),
+        Vec::<String>::new()
+    );
+    assert_eq!(decision_lints::<Catatan>(), Vec::<String>::new());
+    assert_eq!(
+        <Catatan as ToolArg>::silences_lint("decision-before-reason"),
+        Some("keputusan sudah diambil manusia; model hanya menuliskan alasannya")
+    );
+    // Types without a decision, or whose reasons come first, say nothing.
+    assert!(lint::check_output::<examples::ekstraksi::Paper>().is_empty());
+    assert!(lint::check_output::<examples::ekstraksi::Lowongan>().is_empty());
+}
+
+#[tool(
+    description = "Setujui atau tolak klaim reimbursement dan kembalikan statusnya; pakai saat atasan memutuskan klaim."
+)]
+fn setujui_klaim(
+    #[arg(description = "Nomor klaim, seperti R-0001", pattern = "^R-[0-9]{4}$")] klaim: String,
+    #[arg(description = "Setujui klaim ini")] setuju: bool,
+    #[arg(description = "Alasan keputusan, untuk karyawan")] alasan: String,
+) -> String {
+    format!("{klaim}: {setuju} ({alasan})")
+}
+
+#[tool(
+    description = "Setujui atau tolak klaim reimbursement dan kembalikan statusnya; pakai saat atasan memutuskan klaim.",
+    allow_lint = "decision-before-reason: atasan sudah memutuskan di layar; model hanya meneruskannya"
+)]
+fn setujui_klaim_diam(
+    #[arg(description = "Nomor klaim, seperti R-0001", pattern = "^R-[0-9]{4}$")] klaim: String,
+    #[arg(description = "Setujui klaim ini")] setuju: bool,
+    #[arg(description = "Alasan keputusan, untuk karyawan")] alasan: String,
+) -> String {
+    format!("{klaim}: {setuju} ({alasan})")
+}
+
+#[test]
+fn tool_arguments_the_model_fills_keep_the_reason_first_too() {
+    let found = lint::check(&ToolSet::new([setujui_klaim::tool()]).unwrap());
+    let fixes: Vec<_> = found.iter().map(|l| (l.id, l.fix.as_str())).collect();
+    assert_eq!(
+        fixes,
+        [(
+            "decision-before-reason",
+            "declare `alasan` before `setuju`."
+        )]
+    );
+    assert!(
+        found[0].message.starts_with("argument `alasan`"),
+        "{}",
+        found[0]
+    );
+    let quiet = lint::check(&ToolSet::new([setujui_klaim_diam::tool()]).unwrap());
+    assert!(quiet.is_empty(), "{quiet:?}");
 }

@@ -276,3 +276,48 @@ fn truncation_asks_for_a_larger_budget_and_transport_errors_stop() {
     assert!(matches!(failed.last, Failure::Transport { .. }));
     assert_eq!(*calls.borrow(), 1);
 }
+
+/// A reasoning model's reply: the thoughts (Gemini's `thought` parts, Anthropic's thinking and
+/// redacted thinking, Responses' reasoning items) are not the answer.
+#[test]
+fn thoughts_are_not_the_answer() {
+    for (api, dir, name) in [
+        (Api::Gemini, "gemini", "paper-thoughts"),
+        (Api::Anthropic, "anthropic", "paper-thinking"),
+        (Api::OpenAiResponses, "openai-responses", "paper-reasoning"),
+    ] {
+        let good = structured::read_reply(api, &recorded(dir, "paper-good")).unwrap();
+        let reply = structured::read_reply(api, &recorded(dir, name)).unwrap();
+        assert_eq!(reply, good, "{api}: the answer text alone, completed");
+        assert_eq!(
+            paper(api, &recorded(dir, name)).unwrap(),
+            paper(api, &recorded(dir, "paper-good")).unwrap(),
+            "{api}"
+        );
+    }
+}
+
+/// Chat Completions' content filter is a refusal: reported, never retried.
+#[test]
+fn a_content_filter_stop_is_a_refusal_and_is_not_retried() {
+    let reply = structured::read_reply(
+        Api::OpenAiChat,
+        &recorded("openai-chat", "paper-content_filter"),
+    )
+    .unwrap();
+    assert_eq!(
+        reply.finish,
+        Finish::Refused {
+            message: "content_filter".into()
+        }
+    );
+    let log = RefCell::new(Vec::new());
+    let got = pollster::block_on(extract_paper(
+        Api::OpenAiChat,
+        2,
+        client("openai-chat", &["paper-content_filter", "paper-good"], &log),
+    ));
+    let failed = got.unwrap_err();
+    assert!(matches!(failed.last, Failure::Refused { .. }), "{failed}");
+    assert_eq!(log.borrow().len(), 1, "no retry after a refusal");
+}

@@ -94,6 +94,8 @@ pub struct ArgAttr {
     pub validate: Option<syn::Path>,
     /// `crate = "path"` on a derived type: where `tool_runtime` is.
     pub krate: Option<syn::Path>,
+    /// `allow_lint = "id: reason"` on a derived type, repeatable.
+    pub allow_lints: Vec<LitStr>,
 }
 
 impl ArgAttr {
@@ -450,6 +452,8 @@ fn parse_arg_key(
             let path = crate_path(meta)?;
             set_once(cx, &mut arg.krate, path, meta, CRATE);
         }
+        // allow_lint = "decision-before-reason: the order is the reading order", repeatable
+        ALLOW_LINT => arg.allow_lints.push(meta.value()?.parse()?),
         other => unreachable!("`{other}` is in the key list but has no parser"),
     }
     Ok(())

@@ -34,6 +34,7 @@ pub fn check_tool(cx: &mut Ctxt, tool: &Tool) {
 // Every rule of a derived type: its fields follow the argument rules, a newtype's value is
 // bounded like an argument, a variant takes only a description.
 pub fn check_container(cx: &mut Ctxt, c: &Container) {
+    check_allow_lints(cx, &c.attr.allow_lints);
     match &c.body {
         Body::Struct(args) => args.iter().for_each(|a| check_arg(cx, a)),
         Body::Newtype(arg) => {
@@ -123,18 +124,7 @@ pub fn check_tool_flags(cx: &mut Ctxt, attr: &ToolAttr) {
             );
         }
     }
-    for a in &attr.allow_lints {
-        let v = a.value();
-        let ok = v
-            .split_once(':')
-            .is_some_and(|(id, why)| !id.trim().is_empty() && !why.trim().is_empty());
-        if !ok {
-            cx.error_spanned_by(
-                a,
-                "`allow_lint` takes \"lint-id: the reason it does not apply here\"",
-            );
-        }
-    }
+    check_allow_lints(cx, &attr.allow_lints);
     if let Some(t) = &attr.title
         && t.value().trim().is_empty()
     {
@@ -143,6 +133,39 @@ pub fn check_tool_flags(cx: &mut Ctxt, attr: &ToolAttr) {
             "`title` is empty: give a short human-readable name, or remove the key",
         );
     }
+}
+
+/// `allow_lint = "id: reason"`: a lint silenced says why.
+pub fn check_allow_lints(cx: &mut Ctxt, allows: &[LitStr]) {
+    let mut seen = Vec::new();
+    for a in allows {
+        let v = a.value();
+        match v.split_once(':') {
+            Some((id, why)) if !id.trim().is_empty() && !why.trim().is_empty() => {
+                let id = id.trim().to_owned();
+                if seen.contains(&id) {
+                    cx.error_spanned_by(a, format!("`allow_lint` for `{id}` is given twice"));
+                }
+                seen.push(id);
+            }
+            _ => cx.error_spanned_by(
+                a,
+                "`allow_lint` takes \"lint-id: the reason it does not apply here\"",
+            ),
+        }
+    }
+}
+
+/// The pairs `(id, reason)` of `allow_lint` keys, for the generated code.
+pub fn allow_lint_pairs(allows: &[LitStr]) -> Vec<(String, String)> {
+    allows
+        .iter()
+        .filter_map(|l| {
+            let v = l.value();
+            let (id, why) = v.split_once(':')?;
+            Some((id.trim().to_owned(), why.trim().to_owned()))
+        })
+        .collect()
 }
 
 // Tool names are what every provider and MCP accept: ^[A-Za-z_][A-Za-z0-9_-]{0,63}$.

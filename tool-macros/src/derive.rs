@@ -39,6 +39,18 @@ pub fn derive(input: TokenStream) -> TokenStream {
             impl #rt::Rules for #ident {}
         },
     };
+    let allows = check::allow_lint_pairs(&container.attr.allow_lints);
+    let silences = (!allows.is_empty()).then(|| {
+        let (ids, reasons): (Vec<_>, Vec<_>) = allows.into_iter().unzip();
+        quote! {
+            fn silences_lint(id: &str) -> ::core::option::Option<&'static str> {
+                match id {
+                    #(#ids => ::core::option::Option::Some(#reasons),)*
+                    _ => ::core::option::Option::None,
+                }
+            }
+        }
+    });
     quote! {
         #errors
         #[automatically_derived]
@@ -54,7 +66,9 @@ pub fn derive(input: TokenStream) -> TokenStream {
             }
         }
         #[automatically_derived]
-        impl #rt::__private::ToolArg for #ident {}
+        impl #rt::__private::ToolArg for #ident {
+            #silences
+        }
         #rules
     }
 }

@@ -277,12 +277,9 @@ fn spec_static(rt: &TokenStream, model: &Tool, names: &Names) -> TokenStream {
     };
     let needs_approval = model.needs_approval();
     let requires = &a.requires;
-    let allow_lints = a.allow_lints.iter().filter_map(|l| {
-        let v = l.value();
-        let (id, why) = v.split_once(':')?;
-        let (id, why) = (id.trim().to_owned(), why.trim().to_owned());
-        Some(quote!((#id, #why)))
-    });
+    let allow_lints = check::allow_lint_pairs(&a.allow_lints)
+        .into_iter()
+        .map(|(id, why)| quote!((#id, #why)));
     let Names {
         static_name,
         input,

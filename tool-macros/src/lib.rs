@@ -36,7 +36,9 @@ use proc_macro::TokenStream;
 /// (never trusted for security; `read_only` with `destructive` is an error), `to_model = path`
 /// (`fn(&Output) -> ModelOutput`: what the model receives), `redact = path`
 /// (`fn(&Output) -> Result<impl Serialize, impl Display>`: what a UI may show; fails closed),
-/// `panic_to_model = true` (show a panic's message to the model), `crate = "path"`.
+/// `panic_to_model = true` (show a panic's message to the model), `timeout = "5s"`,
+/// `allow_lint = "id: reason"` (repeatable: silences a lint of `lint::check` for this tool),
+/// `crate = "path"`.
 ///
 /// A parameter marked `#[ctx]` (`#[ctx] session: &Session`) is supplied by the host from the
 /// call's `Context`; it is not part of the schema and the model cannot set it.
@@ -82,6 +84,11 @@ pub fn tools(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// (unit variants become a string `enum`; data-carrying variants become `oneOf`, tagged as serde
 /// tags them: external, `tag`, or `tag` + `content`). Fields take the same `#[arg(...)]` keys as
 /// tool arguments and follow the same rules; doc comments are descriptions.
+///
+/// Keys on the type itself (`#[arg(...)]` above the struct or enum): `description`,
+/// `validate = path` (business rules, `fn(&Self) -> Vec<Violation>`, checked after the schema),
+/// `allow_lint = "id: reason"` (repeatable: silences a lint of `lint::check_output` for this
+/// type), `crate = "path"`.
 #[proc_macro_derive(ToolArg, attributes(arg))]
 pub fn derive_tool_arg(input: TokenStream) -> TokenStream {
     derive::derive(input.into()).into()

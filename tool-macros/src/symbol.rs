@@ -73,7 +73,7 @@ pub const ARG_KEYS: &[&str] = &[
 ];
 
 /// `#[arg(...)]` on a `#[derive(ToolArg)]` type itself.
-pub const CONTAINER_KEYS: &[&str] = &[DESCRIPTION, VALIDATE, CRATE];
+pub const CONTAINER_KEYS: &[&str] = &[DESCRIPTION, VALIDATE, ALLOW_LINT, CRATE];
 
 pub fn list(keys: &[&str]) -> String {
     keys.iter()

@@ -21,7 +21,14 @@ use crate::schema::{FieldSchema, plain, ranged};
     note = "a number needs bounds: add #[arg(range = 1..=100)], or #[arg(unbounded = \"why\")] when no bound makes sense",
     note = "a struct or enum needs #[derive(ToolArg)] (and serde::Deserialize)"
 )]
-pub trait ToolArg: JsonSchema {}
+pub trait ToolArg: JsonSchema {
+    /// The reason the type gives for silencing lint `id` (`#[arg(allow_lint = "id: reason")]`
+    /// on the type), checked by [`lint::check_output`](crate::lint::check_output).
+    fn silences_lint(id: &str) -> Option<&'static str> {
+        let _ = id;
+        None
+    }
+}
 
 impl ToolArg for String {}
 impl ToolArg for bool {}

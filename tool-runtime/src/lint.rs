@@ -1,20 +1,23 @@
-//! Lints across a tool set: the mistakes no single `#[tool]` can see.
-//! Each lint has an id, an explanation and a fix; `#[tool(allow_lint = "id: reason")]` silences
-//! one for one tool. The word-based checks are heuristics, written for Indonesian and English
+//! Lints across a tool set, and over the types a model fills: the mistakes no single `#[tool]`
+//! can see. Each lint has an id, an explanation and a fix; `#[tool(allow_lint = "id: reason")]`
+//! silences one for one tool, `#[arg(allow_lint = "id: reason")]` on a `#[derive(ToolArg)]` type
+//! for that type ([`check_output`]). The word-based checks are heuristics, written for Indonesian and English
 //! descriptions, and say so in their messages.
 
 use std::collections::BTreeSet;
 use std::fmt;
 
 use serde::Serialize;
+use serde_json::Value;
 
-use crate::{Tool, ToolSet};
+use crate::{Tool, ToolArg, ToolSet};
 
 /// One finding.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Lint {
     pub id: &'static str,
-    /// The tool it is about; empty for a finding about the whole set.
+    /// The tool it is about (or, from [`check_output`], the type); empty for a finding about
+    /// the whole set.
     pub tool: String,
     pub message: String,
     pub fix: String,
@@ -56,6 +59,10 @@ pub const LINTS: &[(&str, &str)] = &[
     (
         "optional-without-rule",
         "an optional argument with no default and no rule for when it is not given",
+    ),
+    (
+        "decision-before-reason",
+        "a reasoning field comes after the decision it supports: the model fills fields in order",
     ),
 ];
 
@@ -236,6 +243,14 @@ pub fn check(set: &ToolSet) -> Vec<Lint> {
             });
         }
         check_arguments(t, &mut out);
+        for (field, reason) in decisions_before_reasons(t.input_schema()) {
+            out.push(decision_before_reason(
+                t.name(),
+                &field,
+                &reason,
+                "argument",
+            ));
+        }
     }
     let silenced = |l: &Lint| set.get(&l.tool).and_then(|t| t.silences_lint(l.id));
     out.retain(|l| l.tool.is_empty() || silenced(l).is_none());
@@ -294,6 +309,152 @@ fn lists_values(d: &str) -> bool {
         items.len() >= 3 && items.iter().all(|i| i.split_whitespace().count() <= 2)
     });
     quoted || listed || d.contains("salah satu dari") || d.contains("one of")
+}
+
+/// The lints of a type the model fills as structured output: today `decision-before-reason`,
+/// over the type's fields and those of the types it contains. `#[arg(allow_lint = "id: reason")]`
+/// on the type silences one.
+///
+/// ```
+/// use serde::Deserialize;
+/// use tool_runtime::{ToolArg, lint};
+///
+/// /// Apakah abstrak relevan dengan topik tinjauan.
+/// #[derive(ToolArg, Deserialize)]
+/// struct Keputusan {
+///     /// Relevan atau tidak
+///     relevan: bool,
+///     /// Alasan singkat, dari isi abstrak
+///     alasan: String,
+/// }
+///
+/// let lints = lint::check_output::<Keputusan>();
+/// assert_eq!(lints[0].id, "decision-before-reason");
+/// assert!(lints[0].fix.contains("declare `alasan` before `relevan`"));
+/// ```
+pub fn check_output<T: ToolArg>() -> Vec<Lint> {
+    let name = T::schema_name();
+    let mut out: Vec<Lint> = decisions_before_reasons(&crate::structured::schema::<T>())
+        .into_iter()
+        .map(|(field, reason)| decision_before_reason(&name, &field, &reason, "field"))
+        .collect();
+    out.retain(|l| T::silences_lint(l.id).is_none());
+    out
+}
+
+fn decision_before_reason(at: &str, decision: &str, reason: &str, what: &str) -> Lint {
+    Lint {
+        id: "decision-before-reason",
+        tool: at.into(),
+        message: format!(
+            "{what} `{reason}` explains {what} `{decision}` but comes after it; the model fills {what}s in order, so it decides first and then finds reasons for the decision."
+        ),
+        fix: format!("declare `{reason}` before `{decision}`."),
+    }
+}
+
+/// Names of fields that hold the model's reasoning.
+const REASON_NAMES: &[&str] = &[
+    "alasan",
+    "penjelasan",
+    "pertimbangan",
+    "penalaran",
+    "reason",
+    "reasons",
+    "reasoning",
+    "rationale",
+    "explanation",
+    "justification",
+];
+/// Words in a string field's description that make it a reasoning field.
+const REASON_WORDS: &[&str] = &[
+    "alasan",
+    "penjelasan",
+    "jelaskan",
+    "pertimbangan",
+    "penalaran",
+    "reason",
+    "rationale",
+    "explanation",
+    "explain",
+    "justif",
+];
+
+/// Every (decision, reason) pair where a reasoning field follows a decision field (a boolean or a
+/// closed set of values) in one object of `schema`: nested objects, list items, alternatives and
+/// `$defs` included.
+fn decisions_before_reasons(schema: &Value) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut todo = vec![schema];
+    while let Some(node) = todo.pop() {
+        if let Some(properties) = node.get("properties").and_then(Value::as_object) {
+            let mut first_decision = None;
+            for (name, p) in properties {
+                let p = resolve(schema, p);
+                if first_decision.is_none() && is_decision(p) {
+                    first_decision = Some(name);
+                } else if let Some(decision) = first_decision
+                    && is_reason(name, p)
+                {
+                    out.push((decision.clone(), name.clone()));
+                }
+            }
+            todo.extend(properties.values());
+        }
+        for key in ["items", "additionalProperties", "not"] {
+            todo.extend(node.get(key).filter(|v| v.is_object()));
+        }
+        for key in ["anyOf", "oneOf", "allOf", "prefixItems"] {
+            todo.extend(
+                node.get(key)
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten(),
+            );
+        }
+        todo.extend(
+            node.get("$defs")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flat_map(|d| d.values()),
+        );
+    }
+    out
+}
+
+/// A `$ref` into the schema's own `$defs`, followed; anything else as it is.
+fn resolve<'a>(root: &'a Value, p: &'a Value) -> &'a Value {
+    let target = p["$ref"]
+        .as_str()
+        .and_then(|r| r.strip_prefix("#/$defs/"))
+        .and_then(|name| root.get("$defs")?.get(name));
+    target.unwrap_or(p)
+}
+
+fn types(p: &Value) -> Vec<&str> {
+    match &p["type"] {
+        Value::String(t) => vec![t.as_str()],
+        Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn is_decision(p: &Value) -> bool {
+    let closed = p.get("enum").is_some()
+        || p.get("const").is_some()
+        || p["oneOf"]
+            .as_array()
+            .is_some_and(|alts| alts.iter().all(|a| a.get("const").is_some()));
+    closed || types(p).contains(&"boolean")
+}
+
+fn is_reason(name: &str, p: &Value) -> bool {
+    if !types(p).contains(&"string") || p.get("enum").is_some() {
+        return false;
+    }
+    let description = p["description"].as_str().unwrap_or_default().to_lowercase();
+    REASON_NAMES.contains(&name.to_lowercase().as_str())
+        || REASON_WORDS.iter().any(|w| description.contains(w))
 }
 
 /// Fails a test with every lint of `set`, one per line.

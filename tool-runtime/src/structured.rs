@@ -84,7 +84,7 @@ pub enum Finish {
     Refused {
         message: String,
     },
-    /// Any other stop reason (a tool call, a content filter the api does not call a refusal).
+    /// Any other stop reason (a tool call, a pause the api asks the caller to continue).
     Other {
         reason: String,
     },
@@ -194,7 +194,10 @@ fn unreadable(message: &str) -> Failure {
     }
 }
 
-/// Finds the text, the stop reason and any refusal in a raw api response.
+/// Finds the answer text, the stop reason and any refusal in a raw api response. The text is
+/// the answer alone: Gemini's thought parts (`thought: true`), Anthropic's `thinking` and
+/// `redacted_thinking` blocks and Responses' `reasoning` items are left out. A refusal, a content
+/// filter or a safety block is [`Finish::Refused`] in every api, and is never retried.
 pub fn read_reply(api: Api, raw: &Value) -> Result<Reply, Failure> {
     match api {
         Api::Mcp => Err(unreadable("MCP has no model replies to read")),
@@ -212,6 +215,9 @@ pub fn read_reply(api: Api, raw: &Value) -> Result<Reply, Failure> {
             let text = message["content"].as_str().map(str::to_owned);
             let finish = match choice["finish_reason"].as_str() {
                 Some("stop") => Finish::Completed,
+                Some("content_filter") => Finish::Refused {
+                    message: "content_filter".into(),
+                },
                 Some("length") => Finish::Truncated {
                     reason: "length".into(),
                 },
@@ -309,10 +315,12 @@ pub fn read_reply(api: Api, raw: &Value) -> Result<Reply, Failure> {
             let candidate = raw["candidates"]
                 .get(0)
                 .ok_or_else(|| unreadable("no `candidates[0]`"))?;
+            // Parts marked `thought` are the model's thought summaries, not its answer.
             let text: String = candidate["content"]["parts"]
                 .as_array()
                 .into_iter()
                 .flatten()
+                .filter(|p| p["thought"] != true)
                 .filter_map(|p| p["text"].as_str())
                 .collect();
             let finish = match candidate["finishReason"].as_str() {
@@ -321,7 +329,14 @@ pub fn read_reply(api: Api, raw: &Value) -> Result<Reply, Failure> {
                     reason: "MAX_TOKENS".into(),
                 },
                 Some(
-                    r @ ("SAFETY" | "RECITATION" | "PROHIBITED_CONTENT" | "BLOCKLIST" | "SPII"),
+                    r @ ("SAFETY"
+                    | "RECITATION"
+                    | "PROHIBITED_CONTENT"
+                    | "BLOCKLIST"
+                    | "SPII"
+                    | "IMAGE_SAFETY"
+                    | "IMAGE_PROHIBITED_CONTENT"
+                    | "IMAGE_RECITATION"),
                 ) => Finish::Refused { message: r.into() },
                 Some(other) => Finish::Other {
                     reason: other.into(),

@@ -65,6 +65,8 @@ pub mod lint;
 pub mod lower;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+#[cfg(feature = "rig")]
+pub mod rig;
 mod schema;
 mod set;
 pub mod structured;

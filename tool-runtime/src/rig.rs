@@ -13,7 +13,7 @@
 //! let cx = Arc::new(Context::new()); // the session and grants of whoever is asking
 //! let model = OpenAIConfig::new(std::env::var("OPENAI_API_KEY")?).client().chat("gpt-4.1");
 //! let agent = rig_agent::AgentBuilder::new(model)
-//!     .dynamic_tools(tool_runtime_rig::tools(&tools, &cx))
+//!     .dynamic_tools(tool_runtime::rig::tools(&tools, &cx))
 //!     .build();
 //! let answer = agent.prompt("Pesan katering untuk 25 orang").max_turns(4).await?;
 //! println!("{}", answer.output());
@@ -21,15 +21,17 @@
 //! ```
 //!
 //! A tool that needs a person's approval is not run: rig has no way to ask, so the model is
-//! told it was not carried out (use `tool_runtime::agent` for approvals).
+//! told it was not carried out (use [`crate::agent`] for approvals).
+//!
+//! Behind the `rig` feature. rig-core is pinned to 0.44: 0.45 and later need Rust 1.97.
 
 use std::sync::Arc;
 
+use crate::{Content, Context, ModelOutput, Tool, ToolError, ToolSet};
 use rig_core::message::ToolName;
 use rig_core::tool::{DynamicTool, ToolExecutionError, ToolOutput};
 use rig_core::wasm_compat::WasmBoxedFuture;
 use serde_json::Value;
-use tool_runtime::{Context, Tool, ToolError, ToolSet};
 
 /// Every tool of `tools` the caller of `cx` may use, as rig tools that call it with `cx`.
 pub fn tools(tools: &Arc<ToolSet>, cx: &Arc<Context>) -> Vec<DynamicTool> {
@@ -64,13 +66,13 @@ pub fn tool(tools: &Arc<ToolSet>, tool: &'static Tool, cx: &Arc<Context>) -> Opt
 }
 
 /// What the model reads: the text, images named by their URL.
-fn text(out: &tool_runtime::ModelOutput) -> String {
+fn text(out: &ModelOutput) -> String {
     let parts: Vec<String> = out
         .0
         .iter()
         .map(|c| match c {
-            tool_runtime::Content::Text { text } => text.clone(),
-            tool_runtime::Content::ImageUrl { url } => format!("[image: {url}]"),
+            Content::Text { text } => text.clone(),
+            Content::ImageUrl { url } => format!("[image: {url}]"),
         })
         .collect();
     parts.join("\n")

@@ -1,15 +1,207 @@
 //! Asking the person at the client to approve a held call (MCP elicitation). Only an answer of
 //! exactly `{"approve": true}` approves; anything else (another shape, another type, an extra
 //! field, no answer in time) is a decline, and the held call is dropped.
+//!
+//! Two ways, by protocol era:
+//! - 2025-11-25 sessions ([`ask`]): the server sends `elicitation/create` inside the open
+//!   `tools/call` and waits for the answer.
+//! - 2026-07-28 requests ([`hold`], [`finish`]): Multi Round-Trip Requests. The validated call is
+//!   held in the server's [`ApprovalStore`] under a ticket, and the call answers
+//!   `resultType: "input_required"` with the elicitation and a `requestState`: the ticket, signed
+//!   (HMAC) with the replicas' shared key, bound to the principal, the tool and its arguments,
+//!   and expiring. The client retries the same call with the answer and the state; any replica
+//!   checks the state, takes the call from the store (once) and runs the held arguments.
 
 use rmcp::RoleServer;
-use rmcp::model::{ContentBlock, ElicitRequestParams, ElicitationAction, ElicitationSchema};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ContentBlock, ElicitRequest, ElicitRequestParams,
+    ElicitResult, ElicitationAction, ElicitationSchema, InputRequest, InputRequests,
+    InputRequiredResult, RequestStateCodec, SealOptions,
+};
 use rmcp::service::Peer;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Limits, error_result, success};
+use super::{Caller, Limits, error_result, success};
+use crate::approvals::{ApprovalStore, HeldCall, new_ticket};
 use crate::wording::fill;
 use crate::{Context, PendingCall, Tool, ToolSet};
+
+/// The key of the approval in `inputRequests` / `inputResponses`.
+const APPROVAL: &str = "approval";
+
+/// What the signed `requestState` carries: the ticket only (the call itself is in the store).
+#[derive(Serialize, Deserialize)]
+struct State {
+    ticket: String,
+}
+
+/// What the state is bound to, authenticated with it but not stored in it: the principal (or
+/// the caller's key when nobody authenticated), the method, the tool and its arguments as sent
+/// (keys sorted, so a client that reorders them is not refused). A state replayed by another
+/// user, for another tool or other arguments fails verification.
+fn binding(caller: &Caller, request: &CallToolRequestParams) -> Vec<u8> {
+    let who = match &caller.principal {
+        Some(p) => format!("iss:{}\0sub:{}", p.issuer.as_deref().unwrap_or(""), p.subject),
+        None => caller.key(),
+    };
+    let arguments = request
+        .arguments
+        .clone()
+        .map_or(Value::Object(Default::default()), Value::Object);
+    format!(
+        "{who}\0tools/call\0{}\0{}",
+        request.name,
+        sorted(&arguments)
+    )
+    .into_bytes()
+}
+
+/// JSON text with every object's keys sorted.
+fn sorted(v: &Value) -> String {
+    match v {
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            let members: Vec<String> = keys
+                .into_iter()
+                .map(|k| format!("{}:{}", Value::from(k.as_str()), sorted(&m[k])))
+                .collect();
+            format!("{{{}}}", members.join(","))
+        }
+        Value::Array(items) => format!(
+            "[{}]",
+            items.iter().map(sorted).collect::<Vec<_>>().join(",")
+        ),
+        other => other.to_string(),
+    }
+}
+
+/// The approval question as an MCP elicitation request.
+fn question(pending_tool: &str, arguments: &Value) -> Result<InputRequests, String> {
+    let schema = ElicitationSchema::from_type::<Approval>().map_err(|e| e.to_string())?;
+    let params = ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: format!("Approve `{pending_tool}` with {arguments}?"),
+        requested_schema: schema,
+    };
+    let mut requests = InputRequests::new();
+    requests.insert(
+        APPROVAL.into(),
+        InputRequest::Elicitation(ElicitRequest::new(params)),
+    );
+    Ok(requests)
+}
+
+/// The shared parts a 2026-07-28 approval needs.
+pub(super) struct Mrtr<'a> {
+    pub store: &'a dyn ApprovalStore,
+    pub codec: &'a RequestStateCodec,
+    pub limits: &'a Limits,
+}
+
+/// Round one: holds the call and asks for approval in the result. A client that cannot answer
+/// an elicitation (it did not declare the capability) is told so, and nothing is held.
+pub(super) async fn hold(
+    tools: &ToolSet,
+    pending: PendingCall,
+    caller: &Caller,
+    request: &CallToolRequestParams,
+    can_elicit: bool,
+    mrtr: Mrtr<'_>,
+) -> CallToolResponse {
+    let wording = tools.wording();
+    if !can_elicit {
+        tools.reject(pending);
+        return error_result(wording.approval_unavailable.to_string()).into();
+    }
+    let failed = |reason: String| -> CallToolResponse {
+        error_result(fill(&wording.approval_failed, &[("reason", &reason)])).into()
+    };
+    let requests = match question(pending.tool, &pending.arguments) {
+        Ok(r) => r,
+        Err(e) => {
+            tools.reject(pending);
+            return failed(e);
+        }
+    };
+    let ticket = match new_ticket() {
+        Ok(t) => t,
+        Err(e) => {
+            tools.reject(pending);
+            return failed(e.to_string());
+        }
+    };
+    let held = HeldCall {
+        ticket: ticket.clone(),
+        tool: pending.tool.into(),
+        arguments: pending.arguments.clone(),
+    };
+    // The store's copy is the one that runs; this process forgets its own.
+    tools.reject(pending);
+    if let Err(e) = mrtr.store.hold(held).await {
+        return failed(e.to_string());
+    }
+    let bound = binding(caller, request);
+    let options = SealOptions::new()
+        .associated_data(&bound)
+        .ttl(mrtr.limits.approval_timeout);
+    match mrtr.codec.seal_json_with(&State { ticket }, &options) {
+        Ok(state) => InputRequiredResult::new(Some(requests), Some(state)).into(),
+        Err(e) => failed(e.to_string()),
+    }
+}
+
+/// Round two: the retried call with the answer and the state. A state that fails verification
+/// (tampered, expired, another user's, another call's) is refused as invalid params; a call
+/// already taken (approved elsewhere, or declined) is not run again; only exactly
+/// `{"approve": true}` runs the held arguments, with this request's context.
+pub(super) async fn finish(
+    tools: &ToolSet,
+    tool: &'static Tool,
+    cx: &Context,
+    caller: &Caller,
+    request: &CallToolRequestParams,
+    mrtr: Mrtr<'_>,
+) -> Result<CallToolResponse, rmcp::model::ErrorData> {
+    let wording = tools.wording();
+    let sealed = request.request_state.as_deref().unwrap_or_default();
+    let bound = binding(caller, request);
+    let Ok(state) = mrtr.codec.open_json_with::<State>(sealed, &bound) else {
+        return Err(rmcp::model::ErrorData::invalid_params(
+            "invalid or expired requestState",
+            None,
+        ));
+    };
+    let answer = request
+        .input_responses
+        .as_ref()
+        .and_then(|r| r.get(APPROVAL));
+    let Some(answer) = answer else {
+        // Asked again, same state: nothing is taken until there is an answer.
+        let requests = question(&request.name, &Value::Object(request.arguments.clone().unwrap_or_default()))
+            .map_err(|e| rmcp::model::ErrorData::internal_error(e, None))?;
+        return Ok(InputRequiredResult::new(Some(requests), request.request_state.clone()).into());
+    };
+    let held = match mrtr.store.take(&state.ticket).await {
+        Ok(Some(held)) if held.tool == tool.name() => held,
+        Ok(_) => return Ok(error_result(wording.not_pending.to_string()).into()),
+        Err(e) => {
+            let reason = e.to_string();
+            return Ok(error_result(fill(&wording.approval_failed, &[("reason", &reason)])).into());
+        }
+    };
+    let approved = serde_json::from_value::<ElicitResult>(answer.clone())
+        .is_ok_and(|r| r.action == ElicitationAction::Accept && approves(r.content.as_ref()));
+    if !approved {
+        return Ok(error_result(wording.approval_declined.to_string()).into());
+    }
+    Ok(match tools.run_held(cx, held).await {
+        Ok(out) => success(tool, out),
+        Err(e) => error_result(tools.model_message(&e)),
+    }
+    .into())
+}
 
 /// The form the person fills in.
 #[derive(serde::Deserialize, schemars::JsonSchema)]

@@ -43,13 +43,15 @@ mod stdio;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode, ErrorData,
-    Implementation, InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
-    ServerConfig,
+    Implementation, InitializeResult, ListToolsResult, PaginatedRequestParams, RequestStateCodec,
+    RequestStateError, ServerCapabilities, ServerConfig, SubscriptionFilter,
 };
-use rmcp::service::{Peer, RequestContext};
+use rmcp::service::{Peer, RequestContext, SubscriptionContext};
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
+
+use crate::approvals::{ApprovalStore, MemoryApprovals};
 
 use crate::host::Content;
 use crate::tool::BoxFuture;
@@ -221,6 +223,14 @@ pub struct McpServer {
     page_size: usize,
     name: String,
     version: String,
+    /// Where 2026-07-28 approvals wait between their two requests.
+    approvals: Arc<dyn ApprovalStore>,
+    /// Signs and checks `requestState`; `None` when no key could be made.
+    state_codec: Option<Arc<RequestStateCodec>>,
+    /// Bumped by `replace_tools`: what `subscriptions/listen` streams wait on.
+    tool_changes: Arc<watch::Sender<u64>>,
+    /// Set when the server shuts down: open `subscriptions/listen` streams end with their result.
+    stopping: Arc<watch::Sender<bool>>,
 }
 
 impl McpServer {
@@ -237,7 +247,32 @@ impl McpServer {
             page_size: 50,
             name: "tool-runtime".into(),
             version: env!("CARGO_PKG_VERSION").into(),
+            approvals: Arc::new(MemoryApprovals::new()),
+            state_codec: random_key().map(|k| Arc::new(RequestStateCodec::new_unchecked(k))),
+            tool_changes: Arc::new(watch::channel(0).0),
+            stopping: Arc::new(watch::channel(false).0),
         }
+    }
+
+    /// Ends every open `subscriptions/listen` stream (each gets its final result), and any
+    /// opened later: the server is shutting down.
+    pub fn stop_listening(&self) {
+        self.stopping.send_replace(true);
+    }
+
+    /// Where calls that need approval wait between the two requests of a 2026-07-28 approval
+    /// (default: this process's memory). Replicas behind a balancer share one store (SQLite on
+    /// one machine, PostgreSQL across machines), which hands each call out once.
+    pub fn with_approvals(mut self, store: Arc<dyn ApprovalStore>) -> Self {
+        self.approvals = store;
+        self
+    }
+
+    /// The key that signs `requestState` (HMAC-SHA256), at least 32 bytes; every replica needs
+    /// the same one. By default each process makes a random key, which is right for one server.
+    pub fn with_state_key(mut self, key: &[u8]) -> Result<Self, RequestStateError> {
+        self.state_codec = Some(Arc::new(RequestStateCodec::try_new(key.to_vec())?));
+        Ok(self)
     }
 
     /// The tool set served right now.
@@ -246,9 +281,11 @@ impl McpServer {
     }
 
     /// Replaces the tool set while serving and sends `notifications/tools/list_changed` to every
-    /// connected client (clients that have gone away are forgotten).
+    /// connected client (clients that have gone away are forgotten) and every open
+    /// `subscriptions/listen` stream that asked for `toolsListChanged`.
     pub async fn replace_tools(&self, tools: ToolSet) {
         *self.tools.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(tools);
+        self.tool_changes.send_modify(|n| *n += 1);
         let peers: Vec<Peer<RoleServer>> = self.live_peers();
         for peer in peers {
             let _ = peer.notify_tool_list_changed().await;
@@ -375,12 +412,25 @@ impl McpServer {
         Ok(result)
     }
 
+    /// The parts a 2026-07-28 approval needs, or `None` without a signing key.
+    fn mrtr(&self) -> Option<approval::Mrtr<'_>> {
+        Some(approval::Mrtr {
+            store: &*self.approvals,
+            codec: self.state_codec.as_deref()?,
+            limits: &self.limits,
+        })
+    }
+
     async fn call(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
+    ) -> Result<CallToolResponse, ErrorData> {
         let (caller, cx) = self.context_for(&context).await?;
+        // 2026-07-28 requests carry their version; they have no session to wait on.
+        let stateless = context
+            .protocol_version()
+            .is_some_and(|v| !v.has_initialize());
         let tools = self.current();
         let name = request.name.as_ref();
         let tool = match tools.get(name) {
@@ -393,13 +443,29 @@ impl McpServer {
                 ));
             }
         };
-        let arguments = request.arguments.map_or_else(|| json!({}), Value::Object);
-        let refuse = |e: ToolError| Ok(error_result(tools.model_message(&e)));
+        let refuse = |e: ToolError| Ok(error_result(tools.model_message(&e)).into());
         let Some(turn) = self.gates.turn(&caller.key(), &self.limits).await else {
             return refuse(ToolError::Busy);
         };
-        let cx = Arc::new(cx);
         let timeout = tool.timeout().unwrap_or(self.limits.call_timeout);
+        if stateless && request.request_state.is_some() {
+            let Some(mrtr) = self.mrtr() else {
+                return Err(ErrorData::invalid_params("invalid or expired requestState", None));
+            };
+            let finish = approval::finish(&tools, tool, &cx, &caller, &request, mrtr);
+            let outcome = tokio::time::timeout(timeout, finish).await;
+            drop(turn);
+            return outcome.unwrap_or_else(|_| {
+                refuse(ToolError::TimedOut {
+                    seconds: timeout.as_secs_f64(),
+                })
+            });
+        }
+        let arguments = request
+            .arguments
+            .clone()
+            .map_or_else(|| json!({}), Value::Object);
+        let cx = Arc::new(cx);
         let run = run(tool, cx.clone(), arguments, turn);
         let outcome = tokio::select! {
             r = tokio::time::timeout(timeout, run) => r,
@@ -412,10 +478,22 @@ impl McpServer {
             Err(_) => refuse(ToolError::TimedOut {
                 seconds: timeout.as_secs_f64(),
             }),
-            Ok(Ok(out)) => Ok(success(tool, out)),
+            Ok(Ok(out)) => Ok(success(tool, out).into()),
+            Ok(Err(ToolError::ApprovalRequired(pending))) if stateless => {
+                let can_elicit = context
+                    .client_capabilities()
+                    .is_some_and(|c| c.elicitation.is_some());
+                match self.mrtr() {
+                    Some(mrtr) => Ok(approval::hold(&tools, pending, &caller, &request, can_elicit, mrtr).await),
+                    None => {
+                        tools.reject(pending);
+                        refuse(ToolError::Failed { message: "no key to sign the approval request".into() })
+                    }
+                }
+            }
             Ok(Err(ToolError::ApprovalRequired(pending))) => {
                 let asked = approval::ask(&tools, tool, pending, &cx, &context.peer, &self.limits);
-                Ok(Box::pin(asked).await)
+                Ok(Box::pin(asked).await.into())
             }
             Ok(Err(e @ ToolError::UnknownTool { .. })) => {
                 Err(ErrorData::invalid_params(e.to_string(), None))
@@ -507,6 +585,13 @@ fn content_block(c: &Content) -> ContentBlock {
     }
 }
 
+/// A fresh 32-byte key from the operating system.
+fn random_key() -> Option<Vec<u8>> {
+    let mut key = vec![0u8; 32];
+    getrandom::fill(&mut key).ok()?;
+    Some(key)
+}
+
 /// Cursors are opaque to clients: an offset behind a fixed prefix.
 fn encode_cursor(offset: usize) -> String {
     format!("o{offset:x}")
@@ -549,6 +634,44 @@ impl ServerHandler for McpServer {
     ) -> Result<CallToolResponse, ErrorData> {
         // rmcp moves each request's future into a task: boxing keeps that future a few words
         // instead of the whole call (and the approval round-trip) copied on every request.
-        Box::pin(self.call(request, context)).await.map(Into::into)
+        Box::pin(self.call(request, context)).await
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        // rmcp intersects this with what the client asked for and what the server advertises.
+        Some(SubscriptionFilter::builder().tools_list_changed().build())
+    }
+
+    /// A 2026-07-28 `subscriptions/listen` stream: rmcp has sent the acknowledgement; each
+    /// change of the tool set becomes one `notifications/tools/list_changed` (changes in a burst
+    /// are coalesced), until the client closes the stream.
+    async fn listen(&self, subscription: SubscriptionContext) -> Result<(), ErrorData> {
+        let mut changes = self.tool_changes.subscribe();
+        changes.mark_unchanged();
+        let mut stopping = self.stopping.subscribe();
+        let stopped = async move {
+            let _ = stopping.wait_for(|stop| *stop).await.map(|_| ());
+        };
+        let mut stopped = std::pin::pin!(stopped);
+        loop {
+            tokio::select! {
+                () = subscription.cancelled() => return Ok(()),
+                () = &mut stopped => return Ok(()),
+                changed = changes.changed() => {
+                    if changed.is_err() {
+                        return Ok(());
+                    }
+                    if subscription.accepted().tools_list_changed != Some(true) {
+                        continue;
+                    }
+                    if subscription.sink().notify_tool_list_changed().await.is_err() {
+                        return Ok(());
+                    }
+                }
+            }
+        }
     }
 }

@@ -275,24 +275,40 @@ impl<'de> serde::de::Visitor<'de> for CallLine {
     }
 }
 
-/// A client's answer (to an elicitation) that gives a key twice becomes an error answer: which
-/// value was meant cannot be known, so it approves nothing.
+/// A client's answer that gives a key twice approves nothing: which value was meant cannot be
+/// known. An answer to an elicitation becomes an error answer; a `tools/call` that carries
+/// answers (`inputResponses`, 2026-07-28) is refused as an invalid request.
 fn ambiguous_answer(
     message: RxJsonRpcMessage<RoleServer>,
     line: &[u8],
-) -> RxJsonRpcMessage<RoleServer> {
+) -> Result<RxJsonRpcMessage<RoleServer>, Option<Value>> {
     match message {
         JsonRpcMessage::Response(r) if crate::validate::has_duplicate_keys(line) => {
-            JsonRpcMessage::error(
+            Ok(JsonRpcMessage::error(
                 rmcp::model::ErrorData::invalid_request(
                     "the answer gives a key more than once",
                     None,
                 ),
                 Some(r.id),
-            )
+            ))
         }
-        other => other,
+        JsonRpcMessage::Request(r)
+            if carries_answers(line) && crate::validate::has_duplicate_keys(line) =>
+        {
+            let id = serde_json::to_value(&r.id).unwrap_or(Value::Null);
+            Err(Some(error(
+                id,
+                -32600,
+                "invalid request: a key is given more than once",
+            )))
+        }
+        other => Ok(other),
     }
+}
+
+/// Whether a request line carries answers to input requests (`inputResponses`).
+pub(crate) fn carries_answers(line: &[u8]) -> bool {
+    line.windows(16).any(|w| w == b"\"inputResponses\"")
 }
 
 /// What to do with a line rmcp's message type does not take: the error it is answered with, or
@@ -397,7 +413,7 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for StdioTrans
                 } else {
                     read_message(text)
                         .map_err(|e| refusal(text, &e))
-                        .map(|m| ambiguous_answer(m, text))
+                        .and_then(|m| ambiguous_answer(m, text))
                 }
             };
             self.line.clear();

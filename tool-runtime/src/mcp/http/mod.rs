@@ -316,7 +316,8 @@ impl Bound {
             });
         }
         // Every connection finishes its request in flight, within the grace period; then the
-        // sessions end (with them any event stream still open).
+        // sessions end (with them any event stream still open). Subscription streams end now.
+        server.mcp.stop_listening();
         stop.cancel();
         connections.drained(config.shutdown_grace).await;
         server.shutdown.cancel();
@@ -381,8 +382,10 @@ async fn admit(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> R
             );
         }
     };
-    // A client's answer (an approval) giving a key twice approves nothing.
-    if envelope.method.is_none() && crate::validate::has_duplicate_keys(&bytes) {
+    // A client's answer (an approval, or a retried call carrying answers) giving a key twice
+    // approves nothing.
+    let answers = envelope.method.is_none() || super::stdio::carries_answers(&bytes);
+    if answers && crate::validate::has_duplicate_keys(&bytes) {
         return jsonrpc_error(
             http::StatusCode::BAD_REQUEST,
             -32600,

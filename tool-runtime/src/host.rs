@@ -101,10 +101,14 @@ pub enum Disclosure {
 /// A validated call waiting for a person's approval. Give it back to
 /// [`ToolSet::resume`](crate::ToolSet::resume) once approved; it runs at most once.
 ///
-/// The record of which calls are waiting lives in this process's memory: a host that stores
-/// pending calls across restarts must also keep its own record of which ones it has resumed.
-#[derive(Clone, Debug, PartialEq)]
+/// The record of which calls are waiting lives in this process's memory. To resume one in
+/// another process or after a restart, move it into an approval store with
+/// [`ToolSet::hold`](crate::ToolSet::hold) (which hands it out once) and run what the store
+/// gives back with [`ToolSet::run_held`](crate::ToolSet::run_held). It serializes (for a log
+/// or a review screen); a copy read back cannot run.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct PendingCall {
+    #[serde(skip)]
     pub(crate) id: u64,
     pub tool: &'static str,
     /// The arguments as validated, with defaults filled in: what will run.

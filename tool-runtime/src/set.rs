@@ -131,9 +131,28 @@ impl ToolSet {
         Call::resume(self.find(pending.tool).map_err(Box::new), cx, pending)
     }
 
+    /// Moves a call waiting for approval into `store`, under a new ticket, for this process or
+    /// another to run later with [`run_held`](Self::run_held) once the store hands it out
+    /// (once). This process forgets its own record, so the call cannot also be
+    /// [`resume`](Self::resume)d here.
+    pub async fn hold(
+        &self,
+        pending: PendingCall,
+        store: &dyn crate::approvals::ApprovalStore,
+    ) -> Result<crate::approvals::HeldCall, crate::approvals::StoreError> {
+        let held = crate::approvals::HeldCall {
+            ticket: crate::approvals::new_ticket()?,
+            tool: pending.tool.to_owned(),
+            arguments: pending.arguments.clone(),
+        };
+        self.reject(pending);
+        store.hold(held.clone()).await?;
+        Ok(held)
+    }
+
     /// Runs a call an approval store handed out (it gives each out once); permissions are
     /// checked again with this context, and the arguments validated again.
-    pub(crate) fn run_held<'a>(
+    pub fn run_held<'a>(
         &self,
         cx: &'a Context,
         held: crate::approvals::HeldCall,

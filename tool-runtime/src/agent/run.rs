@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::read::ToolCall;
 use super::write::ToolAnswer;
-use crate::approvals::{ApprovalStore, HeldCall, StoreError, new_ticket};
+use crate::approvals::{ApprovalStore, StoreError};
 use crate::{Context, ToolError, ToolSet};
 
 /// A call that waits for a person: held in the approval store under `ticket`. It is plain data:
@@ -62,14 +62,7 @@ pub async fn run_calls(
                 Outcome::Answered(ToolAnswer::output(call.id.clone(), call.name.clone(), &out))
             }
             Err(ToolError::ApprovalRequired(pending)) => {
-                let held = HeldCall {
-                    ticket: new_ticket()?,
-                    tool: pending.tool.to_owned(),
-                    arguments: pending.arguments.clone(),
-                };
-                approvals.hold(held.clone()).await?;
-                // The store holds it now; this process's own record would let it run twice.
-                tools.reject(pending);
+                let held = tools.hold(pending, approvals).await?;
                 Outcome::Waiting(Deferred {
                     call: call.clone(),
                     ticket: held.ticket,

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{Caller, Limits, error_result, success};
-use crate::approvals::{ApprovalStore, HeldCall, new_ticket};
+use crate::approvals::ApprovalStore;
 use crate::wording::fill;
 use crate::{Context, PendingCall, Tool, ToolSet};
 
@@ -125,23 +125,11 @@ pub(super) async fn hold(
             return failed(e);
         }
     };
-    let ticket = match new_ticket() {
-        Ok(t) => t,
-        Err(e) => {
-            tools.reject(pending);
-            return failed(e.to_string());
-        }
-    };
-    let held = HeldCall {
-        ticket: ticket.clone(),
-        tool: pending.tool.into(),
-        arguments: pending.arguments.clone(),
-    };
     // The store's copy is the one that runs; this process forgets its own.
-    tools.reject(pending);
-    if let Err(e) = mrtr.store.hold(held).await {
-        return failed(e.to_string());
-    }
+    let ticket = match tools.hold(pending, mrtr.store).await {
+        Ok(held) => held.ticket,
+        Err(e) => return failed(e.to_string()),
+    };
     let bound = binding(caller, request);
     let options = SealOptions::new()
         .associated_data(&bound)

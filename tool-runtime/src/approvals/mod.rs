@@ -5,8 +5,10 @@
 //! or days later — gives the ticket back; the store hands the call out once ([`take`]) and the
 //! arguments it kept are the ones that run, whatever a copy of the conversation says.
 //!
-//! [`MemoryApprovals`] keeps them in this process. A store shared by processes (a database
-//! table whose `take` deletes the row and returns it) implements the two methods.
+//! [`MemoryApprovals`] keeps them in this process; [`SqliteApprovals`] (feature `sqlite`) in a
+//! file the processes of one machine share; [`PostgresApprovals`] (feature `postgres`) in the
+//! database replicas on several machines share. Each hands a call out once: `take` deletes the
+//! row and returns it in one statement. Another store implements the two methods.
 //!
 //! [`take`]: ApprovalStore::take
 
@@ -18,6 +20,16 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::tool::BoxFuture;
+
+#[cfg(feature = "postgres")]
+mod postgres;
+#[cfg(feature = "sqlite")]
+mod sqlite;
+
+#[cfg(feature = "postgres")]
+pub use postgres::PostgresApprovals;
+#[cfg(feature = "sqlite")]
+pub use sqlite::SqliteApprovals;
 
 /// A validated call waiting for approval, as a store keeps it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

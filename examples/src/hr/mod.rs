@@ -305,24 +305,62 @@ fn resource_server(
         ]))
 }
 
+/// What replicas share, from the environment: where calls wait for approval (`HR_APPROVALS`:
+/// `postgresql://…` for PostgreSQL, `sqlite:PATH` for a SQLite file; default this process's
+/// memory), the key that signs `requestState` (`HR_STATE_KEY`, at least 32 characters;
+/// default a random key per process), and how long an approval may take
+/// (`HR_APPROVAL_TIMEOUT_SECS`, default 600).
+pub async fn shared(
+    server: tool_runtime::mcp::McpServer,
+) -> Result<tool_runtime::mcp::McpServer, Box<dyn std::error::Error + Send + Sync>> {
+    use tool_runtime::approvals::{PostgresApprovals, SqliteApprovals};
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let server = match env("HR_APPROVALS") {
+        None => server,
+        Some(url) if url.starts_with("postgres") => {
+            server.with_approvals(std::sync::Arc::new(PostgresApprovals::connect(&url).await?))
+        }
+        Some(url) => match url.strip_prefix("sqlite:") {
+            Some(path) => server.with_approvals(std::sync::Arc::new(SqliteApprovals::open(path)?)),
+            None => return Err(format!("HR_APPROVALS: expected postgresql://… or sqlite:PATH, got {url:?}").into()),
+        },
+    };
+    let server = match env("HR_APPROVAL_TIMEOUT_SECS").and_then(|s| s.parse().ok()) {
+        Some(secs) => {
+            let mut limits = server.limits().clone();
+            limits.approval_timeout = std::time::Duration::from_secs(secs);
+            server.with_limits(limits)
+        }
+        None => server,
+    };
+    Ok(match env("HR_STATE_KEY") {
+        Some(key) => server
+            .with_state_key(key.as_bytes())
+            .map_err(|e| format!("HR_STATE_KEY: {e}"))?,
+        None => server,
+    })
+}
+
 /// Serves the HR tools: on stdio for the session [`configured_session`] names, or with
 /// `--http ADDR` on Streamable HTTP, where every request needs an access token (see
-/// [`resource_server`]) unless `--local-session` is given.
+/// [`resource_server`]) unless `--local-session` is given. What replicas share comes from the
+/// environment ([`shared`]).
 pub async fn serve_mcp(args: &[String]) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let Some(i) = args.iter().position(|a| a == "--http") else {
-        return mcp_server(Login::Fixed(configured_session()))?
-            .serve_stdio()
-            .await;
+        let server = shared(mcp_server(Login::Fixed(configured_session()))?).await?;
+        return server.serve_stdio().await;
     };
     let addr: std::net::SocketAddr = args
         .get(i + 1)
         .ok_or("--http needs an address such as 127.0.0.1:8000")?
         .parse()?;
     let http = if args.iter().any(|a| a == "--local-session") {
-        tool_runtime::mcp::http::HttpServer::new(mcp_server(Login::Fixed(configured_session()))?)
+        let server = shared(mcp_server(Login::Fixed(configured_session()))?).await?;
+        tool_runtime::mcp::http::HttpServer::new(server)
     } else {
         let auth = resource_server(addr)?;
-        tool_runtime::mcp::http::HttpServer::new(mcp_server(Login::Token)?).with_auth(auth)
+        let server = shared(mcp_server(Login::Token)?).await?;
+        tool_runtime::mcp::http::HttpServer::new(server).with_auth(auth)
     };
     let bound = http.bind(addr).await?;
     eprintln!(

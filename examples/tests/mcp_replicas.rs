@@ -1,0 +1,323 @@
+//! Two HR server processes behind no balancer at all (the test alternates between them), one
+//! PostgreSQL for held approvals, one SQLite file for the HR data: a 2026-07-28 client's
+//! approval starts on one replica and finishes on the other, a forged or replayed
+//! `requestState` is refused, and a hundred concurrent resumes run the booking once.
+
+mod common;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+
+use common::{Conn, Issuer, Reply, free_addr, wait_for};
+use examples::hr::domain::Db;
+use serde_json::{Value, json};
+
+const ISSUER: &str = "https://login.example.test";
+/// The canonical URI both replicas serve: the balancer's, not either process's address.
+const RESOURCE: &str = "http://hr.example.test/mcp";
+const STATE_KEY: &str = "replicas-share-this-key-0123456789abcdef";
+
+/// A PostgreSQL for the test: `TEST_DATABASE_URL` when CI started one, else one started here
+/// with `scripts/pg-start.sh` (Debian's packages) and stopped when dropped.
+struct Postgres {
+    url: String,
+    dir: Option<String>,
+}
+
+impl Postgres {
+    fn start() -> Postgres {
+        if let Ok(url) = std::env::var("TEST_DATABASE_URL") {
+            return Postgres { url, dir: None };
+        }
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/pg-start.sh");
+        let port = free_addr().port().to_string();
+        let out = Command::new("bash")
+            .args([script, &port])
+            .output()
+            .expect("bash runs scripts/pg-start.sh");
+        assert!(
+            out.status.success(),
+            "PostgreSQL did not start: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        let (url, dir) = text.trim().split_once(' ').expect("url and directory");
+        Postgres {
+            url: url.into(),
+            dir: Some(dir.into()),
+        }
+    }
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.dir {
+            let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/pg-start.sh");
+            let _ = Command::new("bash").args([script, "--stop", dir]).status();
+        }
+    }
+}
+
+/// An HR server process, killed when dropped.
+struct Replica {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The deployment: two replicas sharing the data file, the approval store and the key.
+struct Deployment {
+    replicas: [Replica; 2],
+    data: PathBuf,
+    issuer: Issuer,
+    _pg: Postgres,
+}
+
+async fn deploy(tag: &str, approval_timeout_secs: u64) -> Deployment {
+    let pg = Postgres::start();
+    let dir = std::env::temp_dir().join(format!("hr-replicas-{}-{tag}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let issuer = Issuer::new(ISSUER);
+    let jwks = dir.join("jwks.json");
+    std::fs::write(&jwks, issuer.jwks()).unwrap();
+    let data = dir.join("hr.sqlite");
+    let replica = || {
+        let addr = free_addr();
+        let child = Command::new(env!("CARGO_BIN_EXE_hr-mcp"))
+            .args(["--http", &addr.to_string()])
+            .env("HR_DB", &data)
+            .env("HR_OAUTH_ISSUER", ISSUER)
+            .env("HR_OAUTH_JWKS", &jwks)
+            .env("HR_OAUTH_RESOURCE", RESOURCE)
+            .env("HR_APPROVALS", &pg.url)
+            .env("HR_STATE_KEY", STATE_KEY)
+            .env("HR_APPROVAL_TIMEOUT_SECS", approval_timeout_secs.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        Replica { child, addr }
+    };
+    let replicas = [replica(), replica()];
+    for r in &replicas {
+        wait_for(r.addr).await;
+    }
+    Deployment {
+        replicas,
+        data,
+        issuer,
+        _pg: pg,
+    }
+}
+
+impl Deployment {
+    fn token(&self, nik: &str) -> String {
+        self.issuer.token(
+            RESOURCE,
+            nik,
+            "hr hr.cuti.baca hr.reimburse.baca hr.cuti.ajukan",
+            json!({}),
+        )
+    }
+
+    fn leave_left(&self, nik: &str) -> u32 {
+        let db = Db::open(&self.data).unwrap();
+        db.karyawan(nik).unwrap().unwrap().sisa_cuti
+    }
+}
+
+/// A 2026-07-28 `tools/call`: no session, the version and capabilities in `_meta` and headers.
+fn call_2026(id: u64, tool: &str, arguments: Value, retry: Option<(&Value, &str)>) -> Value {
+    let mut params = json!({
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+            "io.modelcontextprotocol/clientInfo": {"name": "replica-test", "version": "1"},
+        },
+        "name": tool,
+        "arguments": arguments,
+    });
+    if let Some((responses, state)) = retry {
+        params["inputResponses"] = responses.clone();
+        params["requestState"] = json!(state);
+    }
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
+}
+
+async fn post_2026(addr: SocketAddr, token: &str, message: &Value) -> Reply {
+    let mut conn = Conn::open(addr).await;
+    let bearer = format!("Bearer {token}");
+    let name = message["params"]["name"].as_str().unwrap_or_default().to_owned();
+    let method = message["method"].as_str().unwrap().to_owned();
+    conn.post(
+        &[
+            ("authorization", &bearer),
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", &method),
+            ("mcp-name", &name),
+        ],
+        message,
+    )
+    .await
+}
+
+fn approve() -> Value {
+    json!({"approval": {"action": "accept", "content": {"approve": true}}})
+}
+
+/// Round one on `addr`: the booking is held and the result asks for approval.
+async fn ask(addr: SocketAddr, token: &str, arguments: &Value) -> String {
+    let reply = post_2026(addr, token, &call_2026(1, "ajukan-cuti", arguments.clone(), None)).await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let result = &reply.json()["result"];
+    assert_eq!(result["resultType"], "input_required", "{}", reply.body);
+    let question = &result["inputRequests"]["approval"];
+    assert_eq!(question["method"], "elicitation/create", "{question}");
+    assert!(
+        question["params"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("ajukan-cuti")
+    );
+    result["requestState"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_started_on_one_replica_finishes_on_the_other_once() {
+    let d = deploy("finish", 600).await;
+    let [a, b] = [d.replicas[0].addr, d.replicas[1].addr];
+    let sari = d.token("K-001");
+    let arguments = json!({"mulai": "2027-03-01", "hari": 2});
+    let before = d.leave_left("K-001");
+    let state = ask(a, &sari, &arguments).await;
+    assert_eq!(d.leave_left("K-001"), before, "nothing runs before approval");
+
+    let refused = |reply: &Reply, why: &str| {
+        let error = &reply.json()["error"];
+        assert_eq!(error["code"], -32602, "{why}: {}", reply.body);
+        assert!(
+            error["message"].as_str().unwrap().contains("requestState"),
+            "{why}: {error}"
+        );
+    };
+    // A state changed by one character fails its signature.
+    let mut tampered = state.clone().into_bytes();
+    let i = tampered.len() - 5;
+    tampered[i] = if tampered[i] == b'A' { b'B' } else { b'A' };
+    let tampered = String::from_utf8(tampered).unwrap();
+    let call = call_2026(2, "ajukan-cuti", arguments.clone(), Some((&approve(), &tampered)));
+    refused(&post_2026(b, &sari, &call).await, "tampered");
+    // Another employee replaying Sari's state.
+    let budi = d.token("K-002");
+    let call = call_2026(3, "ajukan-cuti", arguments.clone(), Some((&approve(), &state)));
+    refused(&post_2026(b, &budi, &call).await, "another user");
+    // The same state for another request (other arguments).
+    let other = json!({"mulai": "2027-03-01", "hari": 5});
+    let call = call_2026(4, "ajukan-cuti", other, Some((&approve(), &state)));
+    refused(&post_2026(b, &sari, &call).await, "another request");
+    assert_eq!(d.leave_left("K-001"), before, "nothing ran");
+
+    // Approved on the other replica: the held booking runs there.
+    let call = call_2026(5, "ajukan-cuti", arguments.clone(), Some((&approve(), &state)));
+    let reply = post_2026(b, &sari, &call).await;
+    let result = &reply.json()["result"];
+    assert_eq!(result["isError"], false, "{}", reply.body);
+    assert_eq!(result["resultType"], "complete", "{result}");
+    assert_eq!(d.leave_left("K-001"), before - 2);
+
+    // The same approval again, on either replica: not run twice.
+    for addr in [a, b] {
+        let reply = post_2026(addr, &sari, &call).await;
+        let result = &reply.json()["result"];
+        assert_eq!(result["isError"], true, "{}", reply.body);
+        assert!(reply.body.contains("tidak dijalankan lagi"), "{}", reply.body);
+    }
+    assert_eq!(d.leave_left("K-001"), before - 2);
+
+    // Declined: nothing runs, and the held call is gone.
+    let state = ask(a, &sari, &arguments).await;
+    let decline = json!({"approval": {"action": "accept", "content": {"approve": false}}});
+    let call = call_2026(6, "ajukan-cuti", arguments.clone(), Some((&decline, &state)));
+    let reply = post_2026(b, &sari, &call).await;
+    assert_eq!(reply.json()["result"]["isError"], true, "{}", reply.body);
+    let call = call_2026(7, "ajukan-cuti", arguments.clone(), Some((&approve(), &state)));
+    let reply = post_2026(a, &sari, &call).await;
+    assert!(reply.body.contains("tidak dijalankan lagi"), "{}", reply.body);
+    // An answer that says `approve` twice is refused before anything reads it.
+    let state = ask(a, &sari, &arguments).await;
+    let call = call_2026(8, "ajukan-cuti", arguments.clone(), Some((&json!({}), &state)))
+        .to_string()
+        .replace(
+            r#""inputResponses":{}"#,
+            r#""inputResponses":{"approval":{"action":"accept","content":{"approve":false,"approve":true}}}"#,
+        );
+    let mut conn = Conn::open(b).await;
+    let bearer = format!("Bearer {sari}");
+    let reply = conn
+        .send(
+            "POST",
+            "/mcp",
+            &[
+                ("content-type", "application/json"),
+                ("accept", "application/json, text/event-stream"),
+                ("authorization", &bearer),
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-method", "tools/call"),
+                ("mcp-name", "ajukan-cuti"),
+            ],
+            &call,
+        )
+        .await;
+    assert_eq!(reply.status, 400, "{}", reply.body);
+    assert_eq!(d.leave_left("K-001"), before - 2, "the ambiguous answer ran nothing");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_request_state_is_refused() {
+    let d = deploy("expiry", 1).await;
+    let sari = d.token("K-001");
+    let arguments = json!({"mulai": "2027-04-01", "hari": 1});
+    let before = d.leave_left("K-001");
+    let state = ask(d.replicas[0].addr, &sari, &arguments).await;
+    tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
+    let call = call_2026(2, "ajukan-cuti", arguments, Some((&approve(), &state)));
+    let reply = post_2026(d.replicas[1].addr, &sari, &call).await;
+    assert_eq!(reply.json()["error"]["code"], -32602, "{}", reply.body);
+    assert_eq!(d.leave_left("K-001"), before);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hundred_concurrent_resumes_across_both_replicas_run_the_booking_once() {
+    let d = deploy("race", 600).await;
+    let sari = d.token("K-001");
+    let arguments = json!({"mulai": "2027-05-03", "hari": 1});
+    let before = d.leave_left("K-001");
+    let state = ask(d.replicas[0].addr, &sari, &arguments).await;
+    let call = call_2026(9, "ajukan-cuti", arguments, Some((&approve(), &state)));
+    let resumes = (0..100).map(|i| {
+        let (addr, token, call) = (d.replicas[i % 2].addr, sari.clone(), call.clone());
+        tokio::spawn(async move { post_2026(addr, &token, &call).await })
+    });
+    let mut ran = 0;
+    let mut not_again = 0;
+    for r in resumes {
+        let reply = r.await.unwrap();
+        let result = &reply.json()["result"];
+        match result["isError"].as_bool() {
+            Some(false) => ran += 1,
+            Some(true) if reply.body.contains("tidak dijalankan lagi") => not_again += 1,
+            _ => panic!("unexpected answer: {}", reply.body),
+        }
+    }
+    assert_eq!((ran, not_again), (1, 99));
+    assert_eq!(d.leave_left("K-001"), before - 1, "booked once");
+}

@@ -594,3 +594,100 @@ async fn idle_sessions_are_closed() {
     let gone = s.request("tools/list", json!({})).await;
     assert_eq!(gone.status, 404, "{gone:?}");
 }
+
+/// The `data:` events of an open event stream, read as they come.
+struct Events {
+    body: hyper::body::Incoming,
+    buffer: String,
+}
+
+impl Events {
+    async fn next(&mut self) -> Option<Value> {
+        use http_body_util::BodyExt;
+        loop {
+            if let Some(end) = self.buffer.find("\n\n") {
+                let event: String = self.buffer.drain(..end + 2).collect();
+                match event.lines().find_map(|l| l.strip_prefix("data:")) {
+                    Some(data) if !data.trim().is_empty() => {
+                        return serde_json::from_str(data.trim()).ok();
+                    }
+                    _ => continue,
+                }
+            }
+            let frame = tokio::time::timeout(Duration::from_secs(10), self.body.frame())
+                .await
+                .expect("an event within 10 s")?
+                .ok()?;
+            if let Ok(data) = frame.into_data() {
+                self.buffer.push_str(&String::from_utf8_lossy(&data));
+            }
+        }
+    }
+}
+
+/// A 2026-07-28 `subscriptions/listen` over HTTP, its stream left open.
+async fn listen(addr: std::net::SocketAddr, filter: Value) -> Events {
+    use hyper_util::rt::TokioIo;
+    let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    let body = json!({"jsonrpc": "2.0", "id": 41, "method": "subscriptions/listen", "params": {
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        },
+        "notifications": filter,
+    }});
+    let request = http::Request::post("/mcp")
+        .header("host", addr.to_string())
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "subscriptions/listen")
+        .body(http_body_util::Full::new(hyper::body::Bytes::from(
+            body.to_string(),
+        )))
+        .unwrap();
+    let response = sender.send_request(request).await.unwrap();
+    assert_eq!(response.status(), 200);
+    Events {
+        body: response.into_body(),
+        buffer: String::new(),
+    }
+}
+
+#[tokio::test]
+async fn subscriptions_hear_of_tool_changes_and_end_at_shutdown() {
+    let mcp = McpServer::new(tools());
+    let (addr, stop, served) = http(mcp.clone(), |_| {}).await;
+    let mut tools_stream = listen(addr, json!({"toolsListChanged": true})).await;
+    let mut prompts_stream = listen(addr, json!({"promptsListChanged": true})).await;
+    let ack = tools_stream.next().await.unwrap();
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    assert_eq!(ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 41);
+    assert_eq!(ack["params"]["notifications"]["toolsListChanged"], true);
+    let ack = prompts_stream.next().await.unwrap();
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+
+    mcp.replace_tools(ToolSet::new([tunggu::tool()]).unwrap())
+        .await;
+    let changed = tools_stream.next().await.unwrap();
+    assert_eq!(changed["method"], "notifications/tools/list_changed");
+    assert_eq!(
+        changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        41
+    );
+    // Shutdown ends both streams with their result; the prompts stream heard nothing else.
+    drop(stop);
+    let end = tools_stream.next().await.unwrap();
+    assert_eq!(end["id"], 41, "{end}");
+    assert!(end.get("result").is_some(), "{end}");
+    let end = prompts_stream.next().await.unwrap();
+    assert_eq!(end["id"], 41, "the tools change was not sent here: {end}");
+    tokio::time::timeout(Duration::from_secs(5), served)
+        .await
+        .expect("shutdown does not wait for open subscriptions")
+        .unwrap();
+}

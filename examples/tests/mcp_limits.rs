@@ -666,7 +666,10 @@ async fn subscriptions_hear_of_tool_changes_and_end_at_shutdown() {
     let mut prompts_stream = listen(addr, json!({"promptsListChanged": true})).await;
     let ack = tools_stream.next().await.unwrap();
     assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
-    assert_eq!(ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 41);
+    assert_eq!(
+        ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        41
+    );
     assert_eq!(ack["params"]["notifications"]["toolsListChanged"], true);
     let ack = prompts_stream.next().await.unwrap();
     assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");

@@ -99,7 +99,10 @@ async fn deploy(tag: &str, approval_timeout_secs: u64) -> Deployment {
             .env("HR_OAUTH_RESOURCE", RESOURCE)
             .env("HR_APPROVALS", &pg.url)
             .env("HR_STATE_KEY", STATE_KEY)
-            .env("HR_APPROVAL_TIMEOUT_SECS", approval_timeout_secs.to_string())
+            .env(
+                "HR_APPROVAL_TIMEOUT_SECS",
+                approval_timeout_secs.to_string(),
+            )
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
@@ -156,7 +159,10 @@ fn call_2026(id: u64, tool: &str, arguments: Value, retry: Option<(&Value, &str)
 async fn post_2026(addr: SocketAddr, token: &str, message: &Value) -> Reply {
     let mut conn = Conn::open(addr).await;
     let bearer = format!("Bearer {token}");
-    let name = message["params"]["name"].as_str().unwrap_or_default().to_owned();
+    let name = message["params"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
     let method = message["method"].as_str().unwrap().to_owned();
     conn.post(
         &[
@@ -176,7 +182,12 @@ fn approve() -> Value {
 
 /// Round one on `addr`: the booking is held and the result asks for approval.
 async fn ask(addr: SocketAddr, token: &str, arguments: &Value) -> String {
-    let reply = post_2026(addr, token, &call_2026(1, "ajukan-cuti", arguments.clone(), None)).await;
+    let reply = post_2026(
+        addr,
+        token,
+        &call_2026(1, "ajukan-cuti", arguments.clone(), None),
+    )
+    .await;
     assert_eq!(reply.status, 200, "{}", reply.body);
     let result = &reply.json()["result"];
     assert_eq!(result["resultType"], "input_required", "{}", reply.body);
@@ -199,7 +210,11 @@ async fn an_approval_started_on_one_replica_finishes_on_the_other_once() {
     let arguments = json!({"mulai": "2027-03-01", "hari": 2});
     let before = d.leave_left("K-001");
     let state = ask(a, &sari, &arguments).await;
-    assert_eq!(d.leave_left("K-001"), before, "nothing runs before approval");
+    assert_eq!(
+        d.leave_left("K-001"),
+        before,
+        "nothing runs before approval"
+    );
 
     let refused = |reply: &Reply, why: &str| {
         let error = &reply.json()["error"];
@@ -214,11 +229,21 @@ async fn an_approval_started_on_one_replica_finishes_on_the_other_once() {
     let i = tampered.len() - 5;
     tampered[i] = if tampered[i] == b'A' { b'B' } else { b'A' };
     let tampered = String::from_utf8(tampered).unwrap();
-    let call = call_2026(2, "ajukan-cuti", arguments.clone(), Some((&approve(), &tampered)));
+    let call = call_2026(
+        2,
+        "ajukan-cuti",
+        arguments.clone(),
+        Some((&approve(), &tampered)),
+    );
     refused(&post_2026(b, &sari, &call).await, "tampered");
     // Another employee replaying Sari's state.
     let budi = d.token("K-002");
-    let call = call_2026(3, "ajukan-cuti", arguments.clone(), Some((&approve(), &state)));
+    let call = call_2026(
+        3,
+        "ajukan-cuti",
+        arguments.clone(),
+        Some((&approve(), &state)),
+    );
     refused(&post_2026(b, &budi, &call).await, "another user");
     // The same state for another request (other arguments).
     let other = json!({"mulai": "2027-03-01", "hari": 5});
@@ -226,8 +251,26 @@ async fn an_approval_started_on_one_replica_finishes_on_the_other_once() {
     refused(&post_2026(b, &sari, &call).await, "another request");
     assert_eq!(d.leave_left("K-001"), before, "nothing ran");
 
+    // A client that cannot be asked (no elicitation capability) is told what it lacks, and
+    // nothing is held or run.
+    let mut call = call_2026(10, "ajukan-cuti", arguments.clone(), None);
+    call["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({});
+    let reply = post_2026(a, &sari, &call).await;
+    assert_eq!(reply.status, 400, "{}", reply.body);
+    let error = &reply.json()["error"];
+    assert_eq!(error["code"], -32021, "{error}");
+    assert_eq!(
+        error["data"]["requiredCapabilities"],
+        json!({"elicitation": {}})
+    );
+
     // Approved on the other replica: the held booking runs there.
-    let call = call_2026(5, "ajukan-cuti", arguments.clone(), Some((&approve(), &state)));
+    let call = call_2026(
+        5,
+        "ajukan-cuti",
+        arguments.clone(),
+        Some((&approve(), &state)),
+    );
     let reply = post_2026(b, &sari, &call).await;
     let result = &reply.json()["result"];
     assert_eq!(result["isError"], false, "{}", reply.body);
@@ -239,19 +282,37 @@ async fn an_approval_started_on_one_replica_finishes_on_the_other_once() {
         let reply = post_2026(addr, &sari, &call).await;
         let result = &reply.json()["result"];
         assert_eq!(result["isError"], true, "{}", reply.body);
-        assert!(reply.body.contains("tidak dijalankan lagi"), "{}", reply.body);
+        assert!(
+            reply.body.contains("tidak dijalankan lagi"),
+            "{}",
+            reply.body
+        );
     }
     assert_eq!(d.leave_left("K-001"), before - 2);
 
     // Declined: nothing runs, and the held call is gone.
     let state = ask(a, &sari, &arguments).await;
     let decline = json!({"approval": {"action": "accept", "content": {"approve": false}}});
-    let call = call_2026(6, "ajukan-cuti", arguments.clone(), Some((&decline, &state)));
+    let call = call_2026(
+        6,
+        "ajukan-cuti",
+        arguments.clone(),
+        Some((&decline, &state)),
+    );
     let reply = post_2026(b, &sari, &call).await;
     assert_eq!(reply.json()["result"]["isError"], true, "{}", reply.body);
-    let call = call_2026(7, "ajukan-cuti", arguments.clone(), Some((&approve(), &state)));
+    let call = call_2026(
+        7,
+        "ajukan-cuti",
+        arguments.clone(),
+        Some((&approve(), &state)),
+    );
     let reply = post_2026(a, &sari, &call).await;
-    assert!(reply.body.contains("tidak dijalankan lagi"), "{}", reply.body);
+    assert!(
+        reply.body.contains("tidak dijalankan lagi"),
+        "{}",
+        reply.body
+    );
     // An answer that says `approve` twice is refused before anything reads it.
     let state = ask(a, &sari, &arguments).await;
     let call = call_2026(8, "ajukan-cuti", arguments.clone(), Some((&json!({}), &state)))
@@ -278,7 +339,11 @@ async fn an_approval_started_on_one_replica_finishes_on_the_other_once() {
         )
         .await;
     assert_eq!(reply.status, 400, "{}", reply.body);
-    assert_eq!(d.leave_left("K-001"), before - 2, "the ambiguous answer ran nothing");
+    assert_eq!(
+        d.leave_left("K-001"),
+        before - 2,
+        "the ambiguous answer ran nothing"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

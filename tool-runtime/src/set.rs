@@ -152,11 +152,7 @@ impl ToolSet {
 
     /// Runs a call an approval store handed out (it gives each out once); permissions are
     /// checked again with this context, and the arguments validated again.
-    pub fn run_held<'a>(
-        &self,
-        cx: &'a Context,
-        held: crate::approvals::HeldCall,
-    ) -> Call<'a> {
+    pub fn run_held<'a>(&self, cx: &'a Context, held: crate::approvals::HeldCall) -> Call<'a> {
         Call::held(self.find(&held.tool).map_err(Box::new), cx, held.arguments)
     }
 

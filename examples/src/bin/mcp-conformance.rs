@@ -2,6 +2,8 @@
 //! calls by name, defined with this toolkit and served over Streamable HTTP:
 //! `mcp-conformance 127.0.0.1:8001`. `scripts/mcp-conformance.sh` runs the suite against it.
 
+use std::sync::OnceLock;
+
 use tool_runtime::mcp::{McpServer, http::HttpServer};
 use tool_runtime::{ModelOutput, ToolSet, tool};
 
@@ -23,15 +25,53 @@ fn test_error_handling() -> Result<String, String> {
     Err("This tool intentionally returns an error for testing".into())
 }
 
+#[tool(
+    description = "Return a text and log nothing, for the suite's no-log-without-logLevel check."
+)]
+fn test_logging_tool() -> String {
+    "done".into()
+}
+
+#[tool(
+    description = "Needs a person's approval before it returns, for the suite's check that a 2026-07-28 response stream carries no server-to-client request.",
+    needs_approval
+)]
+fn test_streaming_elicitation() -> String {
+    "approved".into()
+}
+
+/// The server, for the tool that changes its tool list.
+static SERVER: OnceLock<McpServer> = OnceLock::new();
+
+#[tool(
+    description = "Replace the tool list with the same tools, for the suite's list-changed subscription check."
+)]
+async fn test_trigger_tool_change() -> bool {
+    if let Some(server) = SERVER.get() {
+        server.replace_tools(tools()).await;
+    }
+    true
+}
+
+fn tools() -> ToolSet {
+    ToolSet::new([
+        test_simple_text::tool(),
+        test_error_handling::tool(),
+        test_logging_tool::tool(),
+        test_streaming_elicitation::tool(),
+        test_trigger_tool_change::tool(),
+    ])
+    .expect("valid tools")
+}
+
 #[tokio::main]
 async fn main() {
     let addr = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "127.0.0.1:8001".into());
-    let tools =
-        ToolSet::new([test_simple_text::tool(), test_error_handling::tool()]).expect("valid tools");
+    let server = SERVER.get_or_init(|| McpServer::new(tools())).clone();
     let addr = addr.parse().expect("an address such as 127.0.0.1:8001");
-    let served = match HttpServer::new(McpServer::new(tools)).bind(addr).await {
+    let served = match HttpServer::new(server).bind(addr).await {
         Ok(bound) => bound.serve().await,
         Err(e) => Err(e),
     };

@@ -322,7 +322,12 @@ pub async fn shared(
         }
         Some(url) => match url.strip_prefix("sqlite:") {
             Some(path) => server.with_approvals(std::sync::Arc::new(SqliteApprovals::open(path)?)),
-            None => return Err(format!("HR_APPROVALS: expected postgresql://… or sqlite:PATH, got {url:?}").into()),
+            None => {
+                return Err(format!(
+                    "HR_APPROVALS: expected postgresql://… or sqlite:PATH, got {url:?}"
+                )
+                .into());
+            }
         },
     };
     let server = match env("HR_APPROVAL_TIMEOUT_SECS").and_then(|s| s.parse().ok()) {

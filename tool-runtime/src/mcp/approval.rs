@@ -42,7 +42,11 @@ struct State {
 /// user, for another tool or other arguments fails verification.
 fn binding(caller: &Caller, request: &CallToolRequestParams) -> Vec<u8> {
     let who = match &caller.principal {
-        Some(p) => format!("iss:{}\0sub:{}", p.issuer.as_deref().unwrap_or(""), p.subject),
+        Some(p) => format!(
+            "iss:{}\0sub:{}",
+            p.issuer.as_deref().unwrap_or(""),
+            p.subject
+        ),
         None => caller.key(),
     };
     let arguments = request
@@ -100,8 +104,10 @@ pub(super) struct Mrtr<'a> {
     pub limits: &'a Limits,
 }
 
-/// Round one: holds the call and asks for approval in the result. A client that cannot answer
-/// an elicitation (it did not declare the capability) is told so, and nothing is held.
+/// Round one: holds the call and asks for approval in the result. A client that did not declare
+/// the elicitation capability gets `MissingRequiredClientCapability` (-32021, the protocol's
+/// rule: a server never relies on a capability the client did not declare), and nothing is
+/// held.
 pub(super) async fn hold(
     tools: &ToolSet,
     pending: PendingCall,
@@ -109,14 +115,18 @@ pub(super) async fn hold(
     request: &CallToolRequestParams,
     can_elicit: bool,
     mrtr: Mrtr<'_>,
-) -> CallToolResponse {
+) -> Result<CallToolResponse, rmcp::model::ErrorData> {
     let wording = tools.wording();
     if !can_elicit {
         tools.reject(pending);
-        return error_result(wording.approval_unavailable.to_string()).into();
+        let required =
+            serde_json::from_value(serde_json::json!({"elicitation": {}})).unwrap_or_default();
+        return Err(rmcp::model::ErrorData::missing_required_client_capability(
+            required,
+        ));
     }
-    let failed = |reason: String| -> CallToolResponse {
-        error_result(fill(&wording.approval_failed, &[("reason", &reason)])).into()
+    let failed = |reason: String| -> Result<CallToolResponse, rmcp::model::ErrorData> {
+        Ok(error_result(fill(&wording.approval_failed, &[("reason", &reason)])).into())
     };
     let requests = match question(pending.tool, &pending.arguments) {
         Ok(r) => r,
@@ -135,7 +145,7 @@ pub(super) async fn hold(
         .associated_data(&bound)
         .ttl(mrtr.limits.approval_timeout);
     match mrtr.codec.seal_json_with(&State { ticket }, &options) {
-        Ok(state) => InputRequiredResult::new(Some(requests), Some(state)).into(),
+        Ok(state) => Ok(InputRequiredResult::new(Some(requests), Some(state)).into()),
         Err(e) => failed(e.to_string()),
     }
 }
@@ -167,8 +177,11 @@ pub(super) async fn finish(
         .and_then(|r| r.get(APPROVAL));
     let Some(answer) = answer else {
         // Asked again, same state: nothing is taken until there is an answer.
-        let requests = question(&request.name, &Value::Object(request.arguments.clone().unwrap_or_default()))
-            .map_err(|e| rmcp::model::ErrorData::internal_error(e, None))?;
+        let requests = question(
+            &request.name,
+            &Value::Object(request.arguments.clone().unwrap_or_default()),
+        )
+        .map_err(|e| rmcp::model::ErrorData::internal_error(e, None))?;
         return Ok(InputRequiredResult::new(Some(requests), request.request_state.clone()).into());
     };
     let held = match mrtr.store.take(&state.ticket).await {

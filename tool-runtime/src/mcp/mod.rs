@@ -450,7 +450,10 @@ impl McpServer {
         let timeout = tool.timeout().unwrap_or(self.limits.call_timeout);
         if stateless && request.request_state.is_some() {
             let Some(mrtr) = self.mrtr() else {
-                return Err(ErrorData::invalid_params("invalid or expired requestState", None));
+                return Err(ErrorData::invalid_params(
+                    "invalid or expired requestState",
+                    None,
+                ));
             };
             let finish = approval::finish(&tools, tool, &cx, &caller, &request, mrtr);
             let outcome = tokio::time::timeout(timeout, finish).await;
@@ -484,10 +487,14 @@ impl McpServer {
                     .client_capabilities()
                     .is_some_and(|c| c.elicitation.is_some());
                 match self.mrtr() {
-                    Some(mrtr) => Ok(approval::hold(&tools, pending, &caller, &request, can_elicit, mrtr).await),
+                    Some(mrtr) => {
+                        approval::hold(&tools, pending, &caller, &request, can_elicit, mrtr).await
+                    }
                     None => {
                         tools.reject(pending);
-                        refuse(ToolError::Failed { message: "no key to sign the approval request".into() })
+                        refuse(ToolError::Failed {
+                            message: "no key to sign the approval request".into(),
+                        })
                     }
                 }
             }

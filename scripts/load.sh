@@ -4,7 +4,9 @@
 #     toolkit's HttpServer and of rmcp's own Streamable HTTP setup serving the same tool;
 #  2. a flood of initialize requests and of slow-header connections against HttpServer (default
 #     limits, 1,024 file descriptors), with an ordinary client calling throughout;
-#  3. pipelined stdio calls and a stdio client that never reads.
+#  3. pipelined stdio calls and a stdio client that never reads;
+#  4. stateless 2026-07-28 calls (no session) on one server, and on two replicas sharing the
+#     load evenly (a wrk per replica, as a balancer would split it; both on this machine).
 # `scripts/load.sh` runs the full version on a release build (about 3 minutes);
 # `scripts/load.sh --short` a quick one on the debug build (CI).
 set -euo pipefail
@@ -41,6 +43,29 @@ echo "== HTTP: calls/s and latency (wrk, ${seconds}s each)"
 "$server" rmcp 127.0.0.1:18962 & wait_port 18962
 measure toolkit 18961
 measure rmcp 18962
+kill %1 %2; wait 2>/dev/null || true
+
+echo "== HTTP: stateless 2026-07-28 calls, one server and two replicas (200 connections in all)"
+stateless() { # label port... : 200 connections and 2 wrk threads split across the ports,
+    # calls/s summed, worst p99
+    local n=$(( 200 / ($# - 1) )) t=$(( 2 / ($# - 1) )) label=$1; shift
+    local outs=() pids=() i=0
+    for port in "$@"; do
+        outs[$i]=$(mktemp)
+        wrk -t$t -c$n -d${seconds}s --latency -s scripts/load/call2026.lua "http://127.0.0.1:$port/mcp" >"${outs[$i]}" 2>&1 &
+        pids[$i]=$!; i=$((i + 1))
+    done
+    wait "${pids[@]}"
+    if grep -q "unexpected answer" "${outs[@]}"; then cat "${outs[@]}"; exit 1; fi
+    printf '%-22s %10s calls/s  worst p99 %9s\n' "$label" \
+        "$(cat "${outs[@]}" | awk '/Requests\/sec/ {s += $2} END {printf "%.0f", s}')" \
+        "$(cat "${outs[@]}" | awk '$1=="99%" {print $2}' | sort -h | tail -1)"
+    rm -f "${outs[@]}"
+}
+"$server" toolkit 127.0.0.1:18964 & wait_port 18964
+"$server" toolkit 127.0.0.1:18965 & wait_port 18965
+stateless "one server" 18964
+stateless "two replicas" 18964 18965
 kill %1 %2; wait 2>/dev/null || true
 
 echo "== HTTP: floods against the toolkit's HttpServer (default limits, ulimit -n 1024)"

@@ -87,3 +87,38 @@ impl ApprovalStore for SqliteApprovals {
         Box::pin(std::future::ready(taken))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_of_many_takers_on_one_file_gets_the_call() {
+        let path = std::env::temp_dir().join(format!("held-{}.sqlite", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let store = SqliteApprovals::open(&path).unwrap();
+        let call = HeldCall {
+            ticket: super::super::new_ticket().unwrap(),
+            tool: "hapus".into(),
+            arguments: serde_json::json!({"id": 7}),
+        };
+        pollster::block_on(store.hold(call.clone())).unwrap();
+        // Sixteen connections (as sixteen processes would have) take the same ticket at once.
+        let taken: Vec<Option<HeldCall>> = std::thread::scope(|s| {
+            let takers: Vec<_> = (0..16)
+                .map(|_| {
+                    let (path, ticket) = (path.clone(), call.ticket.clone());
+                    s.spawn(move || {
+                        let store = SqliteApprovals::open(&path).unwrap();
+                        pollster::block_on(store.take(&ticket)).unwrap()
+                    })
+                })
+                .collect();
+            takers.into_iter().map(|t| t.join().unwrap()).collect()
+        });
+        let got: Vec<_> = taken.into_iter().flatten().collect();
+        assert_eq!(got, vec![call]);
+        assert_eq!(store.forget_older_than(Duration::ZERO).unwrap(), 0);
+        let _ = std::fs::remove_file(&path);
+    }
+}

@@ -57,8 +57,11 @@ impl<T: Serialize + JsonSchema + ?Sized> ToolOutput for T {}
 /// A bound as written in `range = a..=b`: kept exact, converted to JSON once.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Num {
+    /// A signed integer: a negative bound, or a limit of a signed type.
     Int(i64),
+    /// An unsigned integer: a bound of zero or more, or a limit of an unsigned type.
     UInt(u64),
+    /// A float: a bound written as a float literal (`0.5`), or a limit of `f32` or `f64`.
     Float(f64),
 }
 
@@ -82,6 +85,7 @@ impl Num {
         }
     }
 
+    /// The bound as an `f64`, for comparing with a float (large integers are rounded).
     pub const fn as_f64(self) -> f64 {
         match self {
             Num::Int(v) => v as f64,
@@ -98,8 +102,12 @@ impl Num {
     note = "`range`, `min` and `max` apply to integer and float types (also inside `Option` or `Vec`); use `length = a..=b` for strings and lists"
 )]
 pub trait Number {
+    /// Whether the type is an integer (`"type": "integer"` in the schema) rather than a float
+    /// (`"type": "number"`).
     const INTEGER: bool;
+    /// The smallest value the type holds (for floats, the most negative finite one).
     const MIN: Num;
+    /// The largest value the type holds (for floats, the largest finite one).
     const MAX: Num;
 }
 
@@ -136,6 +144,7 @@ number! {
     note = "`range`, `min` and `max` apply to integer and float types (also inside `Option` or `Vec`); use `length = a..=b` for strings and lists"
 )]
 pub trait RangeArg {
+    /// The number type the range bounds: the type itself, or the one inside `Option` or `Vec`.
     type Number: Number;
     /// The schema with `minimum`/`maximum` placed on the number itself.
     fn ranged_schema(min: Option<Num>, max: Option<Num>, exclusive_max: bool) -> Schema;
@@ -219,6 +228,7 @@ impl<T: PatternArg> PatternArg for Box<T> {}
 /// Compile-time checks for what the macro cannot see (`length`/`pattern` on an alias): a
 /// trait bound with a clear message.
 pub fn assert_length<T: LengthArg + ?Sized>() {}
+/// The `pattern` check of [`assert_length`]: compiles only when `T` is a [`PatternArg`].
 pub fn assert_pattern<T: PatternArg + ?Sized>() {}
 
 /// `range` bounds that do not fit the type, for types the macro cannot see into (aliases).
@@ -242,6 +252,7 @@ pub const fn check_range<N: Number>(min: Option<Num>, max: Option<Num>, message:
     note = "write the value in the argument's own type, such as `5` for a number or `Wilayah::Semua` for an enum"
 )]
 pub trait StrLiteral {
+    /// The value the literal stands for in this type.
     fn from_literal(s: &'static str) -> Self;
 }
 
@@ -257,6 +268,8 @@ impl StrLiteral for Option<String> {
     }
 }
 
+/// Reads a string literal `default` or `example` as the argument's type `T`; for a type that is
+/// not a [`StrLiteral`] the generated code fails to compile, at the literal.
 pub fn str_literal<T: StrLiteral>(s: &'static str) -> T {
     T::from_literal(s)
 }

@@ -105,6 +105,28 @@ enum Mode {
 ///
 /// Every call goes the same way: the caller's permissions, then the arguments against the
 /// schema, then approval, then the tool. A panic in the tool becomes [`ToolError::Panicked`].
+/// The output, [`CallOutput`], has a view for each audience.
+///
+/// ```
+/// use tool_runtime::{tool, Context, ToolSet};
+///
+/// #[tool(description = "Hitung total porsi: peserta ditambah 5 cadangan.")]
+/// fn porsi(#[arg(description = "Jumlah peserta", range = 1..=500)] peserta: u32) -> u32 {
+///     peserta + 5
+/// }
+///
+/// let tools = ToolSet::new([porsi::tool()]).unwrap();
+/// let cx = Context::new();
+/// // Text, as a model sends it, or a value, as a transport has parsed it.
+/// let out = tools.call(&cx, "porsi", r#"{"peserta": 25}"#).blocking().unwrap();
+/// assert_eq!(out.json(), "30");
+/// let out = tools.call(&cx, "porsi", serde_json::json!({"peserta": 25})).blocking().unwrap();
+/// assert_eq!(out.value(), &serde_json::json!(30));
+/// # pollster::block_on(async {
+/// let out = tools.call(&cx, "porsi", "{\"peserta\": 1}").await.unwrap();
+/// assert_eq!(out.deserialize::<u32>().unwrap(), 6);
+/// # });
+/// ```
 #[must_use = "a call does nothing until it is awaited or run with `.blocking()`"]
 pub struct Call<'a> {
     /// Boxed: the error (an unknown name) is rare and large.
@@ -161,7 +183,13 @@ impl<'a> Call<'a> {
     pub fn blocking(self) -> Result<CallOutput, ToolError> {
         match self.start() {
             Started::Done(r) => r,
-            Started::Running(f) => pollster::block_on(f),
+            Started::Running(mut f) => {
+                let out = {
+                    let _entered = f.trace.span.enter();
+                    pollster::block_on(&mut f.call)
+                };
+                f.trace.finish(out)
+            }
         }
     }
 
@@ -170,6 +198,12 @@ impl<'a> Call<'a> {
             Ok(t) => t,
             Err(e) => return Started::Done(Err(*e)),
         };
+        let trace = Trace::start(tool.name());
+        let _entered = trace.span.enter();
+        match &self.arguments.0 {
+            Repr::Text(t) => tracing::trace!(target: "tool_runtime::values", arguments = &**t),
+            Repr::Value(v) => tracing::trace!(target: "tool_runtime::values", arguments = %v),
+        }
         let approved = match self.mode {
             Mode::Fresh => false,
             Mode::Resume { id } => {
@@ -183,16 +217,78 @@ impl<'a> Call<'a> {
             }
             Mode::Held => true,
         };
-        match tool.start(self.cx, self.arguments, approved) {
-            Invocation::Ready(r) => Started::Done(r),
-            Invocation::Pending(f) => Started::Running(CatchUnwind::new(f, tool)),
+        let started = tool.start(self.cx, self.arguments, approved);
+        drop(_entered);
+        match started {
+            Invocation::Ready(r) => Started::Done(trace.finish(r)),
+            Invocation::Pending(f) => Started::Running(Traced {
+                call: CatchUnwind::new(f, tool),
+                trace,
+            }),
         }
     }
 }
 
 enum Started<'a> {
     Done(Result<CallOutput, ToolError>),
-    Running(CatchUnwind<'a>),
+    Running(Traced<'a>),
+}
+
+/// A running call and its span.
+struct Traced<'a> {
+    call: CatchUnwind<'a>,
+    trace: Trace,
+}
+
+/// The `tracing` span of one call: `tool_call` with the tool's name, and when it ends its
+/// outcome (`ok` or the error's kind) and duration. Arguments and results are recorded only as
+/// `TRACE` events of the target `tool_runtime::values`, which a host turns on in its filter.
+struct Trace {
+    span: tracing::Span,
+    started: std::time::Instant,
+}
+
+impl Trace {
+    fn start(tool: &'static str) -> Trace {
+        Trace {
+            span: tracing::info_span!(
+                "tool_call",
+                tool,
+                outcome = tracing::field::Empty,
+                duration_us = tracing::field::Empty,
+            ),
+            started: std::time::Instant::now(),
+        }
+    }
+
+    fn finish(&self, out: Result<CallOutput, ToolError>) -> Result<CallOutput, ToolError> {
+        let elapsed = self.started.elapsed().as_micros() as u64;
+        self.span.record("outcome", outcome(&out));
+        self.span.record("duration_us", elapsed);
+        if let Ok(output) = &out {
+            let _entered = self.span.enter();
+            tracing::trace!(target: "tool_runtime::values", output = output.json());
+        }
+        out
+    }
+}
+
+/// `ok`, or the kind of error, as a span records it.
+fn outcome(out: &Result<CallOutput, ToolError>) -> &'static str {
+    match out {
+        Ok(_) => "ok",
+        Err(ToolError::UnknownTool { .. }) => "unknown_tool",
+        Err(ToolError::InvalidArguments(_)) => "invalid_arguments",
+        Err(ToolError::Failed { .. }) => "failed",
+        Err(ToolError::Panicked { .. }) => "panicked",
+        Err(ToolError::MissingContext { .. }) => "missing_context",
+        Err(ToolError::Schema(_)) => "schema",
+        Err(ToolError::Forbidden { .. }) => "forbidden",
+        Err(ToolError::ApprovalRequired(_)) => "approval_required",
+        Err(ToolError::NotPending { .. }) => "not_pending",
+        Err(ToolError::TimedOut { .. }) => "timed_out",
+        Err(ToolError::Busy) => "busy",
+    }
 }
 
 impl<'a> IntoFuture for Call<'a> {
@@ -210,7 +306,7 @@ pub struct CallFuture<'a>(State<'a>);
 
 enum State<'a> {
     Start(Call<'a>),
-    Running(CatchUnwind<'a>),
+    Running(Traced<'a>),
     Done,
 }
 
@@ -230,11 +326,18 @@ impl Future for CallFuture<'_> {
         }
         match this {
             State::Running(f) => {
-                let out = Pin::new(f).poll(task);
-                if out.is_ready() {
-                    *this = State::Done;
+                let out = {
+                    let _entered = f.trace.span.enter();
+                    Pin::new(&mut f.call).poll(task)
+                };
+                match out {
+                    Poll::Ready(r) => {
+                        let r = f.trace.finish(r);
+                        *this = State::Done;
+                        Poll::Ready(r)
+                    }
+                    Poll::Pending => Poll::Pending,
                 }
-                out
             }
             State::Start(_) => unreachable!("started above"),
             State::Done => Poll::Ready(Err(ToolError::Failed {
@@ -371,11 +474,14 @@ pub type RedactFn<T> = fn(&T) -> Result<Value, String>;
 
 /// The optional output hooks of a tool: `to_model` and `redact`.
 pub struct Hooks<T: 'static> {
+    /// What the model receives instead of the output's JSON (`#[tool(to_model = path)]`).
     pub to_model: Option<fn(&T) -> ModelOutput>,
+    /// What a person may see (`#[tool(redact = path)]`).
     pub redact: Option<RedactFn<T>>,
 }
 
 impl<T> Hooks<T> {
+    /// No hooks: the model and a person see the output's JSON.
     pub const NONE: Hooks<T> = Hooks {
         to_model: None,
         redact: None,
@@ -428,6 +534,8 @@ fn output(
     }
 }
 
+/// A tool's `Result` as the call's result: `Ok` through [`ok`], `Err` as
+/// [`ToolError::Failed`] with the error's `Display`.
 pub fn result<T: ToolOutput, E: std::fmt::Display>(
     r: Result<T, E>,
     hooks: &Hooks<T>,

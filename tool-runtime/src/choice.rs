@@ -25,13 +25,16 @@ pub enum Expect {
 /// One border message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Case {
+    /// What the user says.
     pub message: &'static str,
+    /// What the model should do with it.
     pub expect: Expect,
 }
 
 /// What the model did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Picked {
+    /// Called the tool of this name (the first call, when there are several).
     Tool(String),
     /// Answered in text without calling a tool (asking back, or answering directly).
     NoTool,
@@ -72,11 +75,15 @@ pub fn picked(api: Api, raw: &Value) -> Picked {
 /// One message and what happened.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Outcome {
+    /// The message sent, and what it should have made the model do.
     pub case: Case,
+    /// What the model did.
     pub picked: Picked,
 }
 
 impl Outcome {
+    /// Whether the model did what the case expects: called the expected tool, or called none
+    /// when it should ask back.
     pub fn is_right(&self) -> bool {
         match (&self.case.expect, &self.picked) {
             (Expect::Tool(want), Picked::Tool(got)) => want == got,
@@ -89,6 +96,7 @@ impl Outcome {
 /// The outcome of every message.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Report {
+    /// One outcome per case, in the cases' order.
     pub outcomes: Vec<Outcome>,
 }
 

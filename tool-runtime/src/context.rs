@@ -7,12 +7,40 @@ use std::fmt;
 use crate::tool::ToolError;
 
 /// A small type map of host values, looked up by type when a tool needs one.
+///
+/// A `#[ctx]` parameter (and an `impl` group's `&self`) is filled from the call's context, never
+/// from the model's arguments; a call whose context lacks the value fails with
+/// [`ToolError::MissingContext`] and the tool does not run.
+///
+/// ```
+/// use tool_runtime::{Context, ToolError, ToolSet, tool};
+///
+/// /// The warehouse the application is connected to.
+/// struct Gudang {
+///     stok: u32,
+/// }
+///
+/// #[tool(description = "Kembalikan jumlah stok barang yang ada di gudang saat ini.")]
+/// fn cek_stok(#[ctx] gudang: &Gudang) -> u32 {
+///     gudang.stok
+/// }
+///
+/// let tools = ToolSet::new([cek_stok::tool()]).unwrap();
+/// let cx = Context::new().with(Gudang { stok: 12 });
+/// assert_eq!(cx.get::<Gudang>().map(|g| g.stok), Some(12));
+/// let out = tools.call(&cx, "cek_stok", "{}").blocking().unwrap();
+/// assert_eq!(out.value(), &serde_json::json!(12));
+///
+/// let err = tools.call(&Context::new(), "cek_stok", "{}").blocking().unwrap_err();
+/// assert!(matches!(err, ToolError::MissingContext { .. }));
+/// ```
 #[derive(Default)]
 pub struct Context {
     entries: Vec<(TypeId, &'static str, Box<dyn Any + Send + Sync>)>,
 }
 
 impl Context {
+    /// An empty context: enough for tools that need no host values.
     pub fn new() -> Self {
         Self::default()
     }

@@ -37,9 +37,19 @@ const GEMINI_MAX_DECLARATIONS: usize = 128;
 #[non_exhaustive]
 pub enum ExportError {
     /// The set breaks a per-request limit of the provider.
-    Limit { api: Api, message: String },
+    Limit {
+        /// The provider whose limit it is.
+        api: Api,
+        /// What the set has too many of, how many, and the limit.
+        message: String,
+    },
     /// A name the provider does not accept.
-    Name { api: Api, message: String },
+    Name {
+        /// The provider that refuses the name.
+        api: Api,
+        /// Which tool and name, and the rule the name breaks.
+        message: String,
+    },
 }
 
 impl fmt::Display for ExportError {

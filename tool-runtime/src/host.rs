@@ -12,14 +12,38 @@ use serde_json::Value;
 /// The permissions a caller holds, put in the call's [`Context`](crate::Context) by the host
 /// (from its login session, never from the model). A tool declared with
 /// `#[tool(requires = "hr.leave.read")]` runs only for a caller whose grants include that.
+///
+/// ```
+/// use tool_runtime::{Context, Grants, ToolError, ToolSet, tool};
+///
+/// #[tool(
+///     description = "Kembalikan sisa cuti karyawan yang sedang login, dalam hari.",
+///     requires = "hr.cuti.baca",
+/// )]
+/// fn sisa_cuti() -> u32 {
+///     12
+/// }
+///
+/// let tools = ToolSet::new([sisa_cuti::tool()]).unwrap();
+/// let staf = Context::new().with(Grants::new(["hr.cuti.baca"]));
+/// assert_eq!(tools.call(&staf, "sisa_cuti", "{}").blocking().unwrap().value(), 12);
+///
+/// // A caller without the grant neither sees the tool nor can call it.
+/// let tamu = Context::new().with(Grants::new(["hr.profil.baca"]));
+/// assert!(tools.visible_to(&tamu).is_empty());
+/// let err = tools.call(&tamu, "sisa_cuti", "{}").blocking().unwrap_err();
+/// assert!(matches!(err, ToolError::Forbidden { .. }));
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Grants(BTreeSet<String>);
 
 impl Grants {
+    /// The grants holding exactly these permissions.
     pub fn new<S: Into<String>>(grants: impl IntoIterator<Item = S>) -> Self {
         Grants(grants.into_iter().map(Into::into).collect())
     }
 
+    /// Whether the caller holds `permission` (compared exactly: no wildcards or prefixes).
     pub fn allows(&self, permission: &str) -> bool {
         self.0.contains(permission)
     }
@@ -48,13 +72,21 @@ impl Grants {
 
 /// MCP's tool annotations: hints for clients about what a tool does. They are never trusted for
 /// security; permissions and approval are enforced by the runtime from `requires` and
-/// `needs_approval`, not from these.
+/// `needs_approval`, not from these. A field is `None` when the tool does not say.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Annotations {
+    /// A human-readable title for the tool (`#[tool(title = "..")]`), for a client's UI.
     pub title: Option<&'static str>,
+    /// Whether the tool leaves its environment unchanged (`read_only`; MCP `readOnlyHint`).
     pub read_only: Option<bool>,
+    /// Whether a change the tool makes may destroy or overwrite data (`destructive`; MCP
+    /// `destructiveHint`).
     pub destructive: Option<bool>,
+    /// Whether calling again with the same arguments has no further effect (`idempotent`; MCP
+    /// `idempotentHint`).
     pub idempotent: Option<bool>,
+    /// Whether the tool reaches an open world of outside things, such as the web (`open_world`;
+    /// MCP `openWorldHint`).
     pub open_world: Option<bool>,
 }
 
@@ -62,8 +94,16 @@ pub struct Annotations {
 #[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Content {
-    Text { text: String },
-    ImageUrl { url: String },
+    /// Text for the model to read.
+    Text {
+        /// The text; a tool without a `to_model` summary sends its JSON output this way.
+        text: String,
+    },
+    /// An image, given by its URL.
+    ImageUrl {
+        /// The image's URL.
+        url: String,
+    },
 }
 
 /// What a tool gives the model instead of its full output (`#[tool(to_model = path)]`): a
@@ -72,15 +112,18 @@ pub enum Content {
 pub struct ModelOutput(pub Vec<Content>);
 
 impl ModelOutput {
+    /// Output of one piece of text.
     pub fn text(text: impl Into<String>) -> Self {
         ModelOutput(vec![Content::Text { text: text.into() }])
     }
 
+    /// Appends a piece of text.
     pub fn and_text(mut self, text: impl Into<String>) -> Self {
         self.0.push(Content::Text { text: text.into() });
         self
     }
 
+    /// Appends an image, given by its URL.
     pub fn and_image_url(mut self, url: impl Into<String>) -> Self {
         self.0.push(Content::ImageUrl { url: url.into() });
         self
@@ -95,7 +138,11 @@ pub enum Disclosure {
     /// The output as the tool's redaction function made it.
     Redacted(Value),
     /// Redaction failed: nothing may be shown (fail closed), never the raw payload.
-    Withheld { reason: String },
+    Withheld {
+        /// Why redaction failed (the redaction function's error, or that it panicked), for the
+        /// application's log.
+        reason: String,
+    },
 }
 
 /// A validated call waiting for a person's approval. Give it back to
@@ -110,12 +157,15 @@ pub enum Disclosure {
 pub struct PendingCall {
     #[serde(skip)]
     pub(crate) id: u64,
+    /// The name of the tool that will run.
     pub tool: &'static str,
     /// The arguments as validated, with defaults filled in: what will run.
     pub arguments: Value,
 }
 
 impl PendingCall {
+    /// This process's number for the call, unique among the calls it has held (the one
+    /// [`ToolError::NotPending`](crate::ToolError::NotPending) names).
     pub fn id(&self) -> u64 {
         self.id
     }

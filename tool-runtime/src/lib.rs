@@ -46,8 +46,11 @@
 //!
 //! See [`tool`] for every attribute key and the checks each one makes.
 
+#![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 #[cfg(all(doctest, feature = "oauth"))] // the README shows the MCP server, on HTTP with tokens too
-#[doc = include_str!("../../README.md")]
+#[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
 pub mod agent;
@@ -90,4 +93,47 @@ pub use tool::{BoxFuture, Tool, ToolError};
 pub use validate::{Path, SchemaError, Segment, Validator, Violation, ViolationKind, Violations};
 pub use wording::Wording;
 
-pub use tool_macros::{ToolArg, tool, tools};
+/// Derives the schema of an argument (or structured-output) type, agreeing with its
+/// `serde::Deserialize`: structs with named fields, newtypes, and enums (unit variants become a
+/// string `enum`, data-carrying variants a `oneOf` tagged as serde tags them). Fields take the
+/// argument keys of [`macro@tool`]; the type itself takes `description`, `validate`,
+/// `allow_lint` and `crate` (see the same reference).
+///
+/// ```
+/// use tool_runtime::{ToolArg, structured};
+///
+/// /// Periode laporan.
+/// #[derive(ToolArg, serde::Deserialize, Debug, PartialEq)]
+/// #[serde(rename_all = "snake_case")]
+/// enum Periode {
+///     Harian,
+///     Mingguan,
+/// }
+///
+/// assert_eq!(structured::schema::<Periode>()["enum"], serde_json::json!(["harian", "mingguan"]));
+/// ```
+pub use tool_runtime_macros::ToolArg;
+#[doc = include_str!("reference/tool.md")]
+pub use tool_runtime_macros::tool;
+/// Makes the `#[tool(...)]` methods of an `impl` block tools whose `&self` is the value of that
+/// type in the call's [`Context`], put there by the host (a database handle, a session), never
+/// something the model sends. `Type::tools()` lists them. The group takes `crate = "path"`.
+///
+/// ```
+/// use tool_runtime::{tool, tools, Context, ToolSet};
+///
+/// struct Hr { sisa_cuti: u8 }
+///
+/// #[tools]
+/// impl Hr {
+///     #[tool(name = "cek-sisa-cuti", description = "Ambil sisa kuota cuti karyawan yang sedang login.")]
+///     fn cek_sisa_cuti(&self) -> u8 {
+///         self.sisa_cuti
+///     }
+/// }
+///
+/// let set = ToolSet::new(Hr::tools().iter().copied()).unwrap();
+/// let cx = Context::new().with(Hr { sisa_cuti: 9 });
+/// assert_eq!(set.call(&cx, "cek-sisa-cuti", "{}").blocking().unwrap().value(), 9);
+/// ```
+pub use tool_runtime_macros::tools;

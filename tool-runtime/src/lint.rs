@@ -15,11 +15,14 @@ use crate::{Tool, ToolArg, ToolSet};
 /// One finding.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Lint {
+    /// The lint's id, one of [`LINTS`]; `allow_lint` names it.
     pub id: &'static str,
     /// The tool it is about (or, from [`check_output`], the type); empty for a finding about
     /// the whole set.
     pub tool: String,
+    /// What is wrong, as a sentence.
     pub message: String,
+    /// What to change, as a sentence.
     pub fix: String,
 }
 

@@ -9,7 +9,9 @@ use serde_json::{Map, Value, json};
 /// A lowered schema, whether it can be sent in the provider's strict mode, and why not.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Lowered {
+    /// The schema in the provider's dialect.
     pub schema: Value,
+    /// Whether the schema can be sent in the provider's strict mode.
     pub strict: bool,
     /// Why `strict` is false: what the provider's strict mode cannot express without changing
     /// the schema's meaning.

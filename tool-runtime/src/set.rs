@@ -23,10 +23,15 @@ inventory::collect!(Registration);
 #[non_exhaustive]
 pub enum ToolSetError {
     /// Two tools share a name (from two crates: within one crate this is a compile error).
-    DuplicateName { name: &'static str },
+    DuplicateName {
+        /// The name the tools share.
+        name: &'static str,
+    },
     /// A tool's schema did not compile into a validator.
     Schema {
+        /// The tool whose schema failed.
         tool: &'static str,
+        /// What in the schema could not be compiled.
         error: SchemaError,
     },
 }
@@ -46,6 +51,41 @@ impl fmt::Display for ToolSetError {
 impl std::error::Error for ToolSetError {}
 
 /// A set of tools with unique names, in a fixed order, callable by name.
+///
+/// One set is what one agent is given: [`export`](ToolSet::export) writes it into a provider's
+/// request, and [`call`](ToolSet::call) dispatches the calls the model makes, checking
+/// permissions, arguments and approval before a tool runs.
+///
+/// ```
+/// use tool_runtime::{Api, Context, ToolSet, tool};
+///
+/// #[tool(description = "Jumlahkan dua bilangan bulat dan kembalikan hasilnya.")]
+/// fn tambah(
+///     #[arg(description = "Bilangan pertama", range = -1000..=1000)] a: i32,
+///     #[arg(description = "Bilangan kedua", range = -1000..=1000)] b: i32,
+/// ) -> i32 {
+///     a + b
+/// }
+///
+/// #[tool(description = "Kalikan dua bilangan bulat dan kembalikan hasilnya.")]
+/// fn kali(
+///     #[arg(description = "Bilangan pertama", range = -1000..=1000)] a: i32,
+///     #[arg(description = "Bilangan kedua", range = -1000..=1000)] b: i32,
+/// ) -> i32 {
+///     a * b
+/// }
+///
+/// let tools = ToolSet::new([tambah::tool(), kali::tool()]).unwrap();
+/// assert_eq!(tools.names().collect::<Vec<_>>(), ["tambah", "kali"]);
+/// assert_eq!(tools.export(Api::Anthropic).unwrap().len(), 2);
+///
+/// let cx = Context::new();
+/// let out = pollster::block_on(tools.call(&cx, "kali", r#"{"a": 6, "b": 7}"#)).unwrap();
+/// assert_eq!(out.value(), 42);
+///
+/// // Two tools of one name are refused when the set is formed.
+/// assert!(ToolSet::new([tambah::tool(), tambah::tool()]).is_err());
+/// ```
 #[derive(Clone, Debug)]
 pub struct ToolSet {
     tools: Vec<&'static Tool>,
@@ -87,6 +127,7 @@ impl ToolSet {
         ToolSet::new(tools)
     }
 
+    /// The tool named `name`, if the set has one.
     #[inline]
     pub fn get(&self, name: &str) -> Option<&'static Tool> {
         // A short scan beats hashing the name for the sets one agent should have (about ten
@@ -97,18 +138,22 @@ impl ToolSet {
         self.by_name.get(name).map(|&i| self.tools[i])
     }
 
+    /// The tools, in the set's order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = &'static Tool> + '_ {
         self.tools.iter().copied()
     }
 
+    /// How many tools the set holds.
     pub fn len(&self) -> usize {
         self.tools.len()
     }
 
+    /// Whether the set holds no tools.
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty()
     }
 
+    /// The tools' names, in the set's order.
     pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
         self.tools.iter().map(|t| t.name())
     }

@@ -75,17 +75,21 @@ pub fn schema<T: JsonSchema>() -> Value {
 /// Why the model stopped.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Finish {
+    /// The model finished its answer.
     Completed,
     /// Out of output tokens: the JSON is cut off. Retry with a larger budget, or a smaller task.
     Truncated {
+        /// The API's stop reason (`length`, `max_tokens`, `MAX_TOKENS`, ...).
         reason: String,
     },
     /// The model declined. Never retried or "repaired".
     Refused {
+        /// The refusal text, or the API's reason for blocking (`content_filter`, `SAFETY`, ...).
         message: String,
     },
     /// Any other stop reason (a tool call, a pause the api asks the caller to continue).
     Other {
+        /// The API's stop reason, as it wrote it.
         reason: String,
     },
 }
@@ -93,7 +97,9 @@ pub enum Finish {
 /// The text of a response and why the model stopped.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Reply {
+    /// The answer text, without reasoning or thought parts; `None` when there is none.
     pub text: Option<String>,
+    /// Why the model stopped.
     pub finish: Finish,
 }
 
@@ -102,21 +108,41 @@ pub struct Reply {
 #[non_exhaustive]
 pub enum Failure {
     /// The response is not in the api's format.
-    Unreadable { message: String },
+    Unreadable {
+        /// What is missing or malformed (or why the type's schema did not compile).
+        message: String,
+    },
     /// The model refused: report it, do not retry.
-    Refused { message: String },
+    Refused {
+        /// The refusal text, or the API's reason for blocking.
+        message: String,
+    },
     /// The output was cut off by the token limit.
-    Truncated { reason: String },
+    Truncated {
+        /// The API's stop reason.
+        reason: String,
+    },
     /// The model stopped for another reason, without usable text.
-    Stopped { reason: String },
+    Stopped {
+        /// The API's stop reason, or `no text`.
+        reason: String,
+    },
     /// The text is not JSON.
-    NotJson { error: String, text: String },
+    NotJson {
+        /// serde_json's error.
+        error: String,
+        /// The text as the model wrote it.
+        text: String,
+    },
     /// The JSON breaks the schema; every violation is listed.
     Invalid(Violations),
     /// The JSON has the right shape but breaks business rules.
     RuleBroken(Violations),
     /// The caller's client failed to get a response.
-    Transport { message: String },
+    Transport {
+        /// The sending closure's error, as its `Display` writes it.
+        message: String,
+    },
 }
 
 impl Failure {
@@ -421,21 +447,27 @@ pub struct Attempt {
 /// One request and how it ended.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AttemptRecord {
+    /// What was asked.
     pub attempt: Attempt,
+    /// Why it gave no value; `None` for the attempt that succeeded.
     pub failure: Option<Failure>,
 }
 
 /// A value and the attempts it took.
 #[derive(Debug)]
 pub struct Extracted<T> {
+    /// The value, valid against the schema and the rules.
     pub value: T,
+    /// Every attempt, the successful last one included.
     pub attempts: Vec<AttemptRecord>,
 }
 
 /// No value: the last failure and every attempt.
 #[derive(Debug)]
 pub struct Failed {
+    /// Why the last attempt failed.
     pub last: Failure,
+    /// Every attempt, in order; empty when the type's schema did not compile.
     pub attempts: Vec<AttemptRecord>,
 }
 

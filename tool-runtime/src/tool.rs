@@ -21,29 +21,74 @@ use crate::validate::{SchemaError, Validator, Violations};
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// What a tool call produced when it did not produce a value. Every failure is data: none of
-/// them panics or takes down the caller.
+/// them panics or takes down the caller. [`model_message`](ToolError::model_message) is what to
+/// send back to the model as the call's result.
+///
+/// ```
+/// use tool_runtime::{Context, ToolError, ToolSet, tool};
+///
+/// #[tool(description = "Bagi satu bilangan bulat dengan bilangan lain dan kembalikan hasilnya.")]
+/// fn bagi(
+///     #[arg(description = "Bilangan yang dibagi", range = -1000..=1000)] a: i32,
+///     #[arg(description = "Pembagi", range = -1000..=1000)] b: i32,
+/// ) -> Result<i32, String> {
+///     a.checked_div(b).ok_or_else(|| "pembagi tidak boleh nol".to_owned())
+/// }
+///
+/// let tools = ToolSet::new([bagi::tool()]).unwrap();
+/// let cx = Context::new();
+///
+/// // A misspelt name: nothing runs, and the closest name is suggested.
+/// let err = tools.call(&cx, "bagii", r#"{"a": 6, "b": 3}"#).blocking().unwrap_err();
+/// assert!(matches!(&err, ToolError::UnknownTool { did_you_mean: Some(n), .. } if n == "bagi"));
+///
+/// // Arguments that break the schema: every violation is listed, and the tool does not run.
+/// let err = tools.call(&cx, "bagi", r#"{"a": "6"}"#).blocking().unwrap_err();
+/// let ToolError::InvalidArguments(violations) = &err else { panic!("{err}") };
+/// assert_eq!(violations.len(), 2);
+///
+/// // The tool ran and returned `Err`.
+/// let err = tools.call(&cx, "bagi", r#"{"a": 6, "b": 0}"#).blocking().unwrap_err();
+/// assert_eq!(err, ToolError::Failed { message: "pembagi tidak boleh nol".into() });
+/// assert!(err.model_message().contains("pembagi tidak boleh nol"));
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum ToolError {
     /// No tool of that name in the set.
     UnknownTool {
+        /// The name the call asked for.
         name: String,
+        /// The set's closest name, when one is close enough to be a likely misspelling.
         did_you_mean: Option<String>,
     },
     /// The arguments broke the schema; every violation is listed.
     InvalidArguments(Violations),
     /// The tool ran and returned `Err`; the message is the error's `Display`.
-    Failed { message: String },
+    Failed {
+        /// The error's `Display` (or why the tool's output could not be serialized).
+        message: String,
+    },
     /// The tool panicked. The message is for the application; the model sees it only when the
     /// tool opted in with `#[tool(panic_to_model = true)]`.
-    Panicked { message: String, to_model: bool },
+    Panicked {
+        /// The panic's message (its `&str` or `String` payload).
+        message: String,
+        /// Whether the model may see `message` (`#[tool(panic_to_model = true)]`).
+        to_model: bool,
+    },
     /// The tool needs a host value of this type and the caller's [`Context`] has none.
-    MissingContext { type_name: &'static str },
+    MissingContext {
+        /// The missing type, as [`std::any::type_name`] writes it.
+        type_name: &'static str,
+    },
     /// The tool's schema could not be compiled (a bad `pattern`, for example).
     Schema(SchemaError),
     /// The caller's [`Grants`] lack what the tool `requires`. Nothing ran.
     Forbidden {
+        /// The tool that was called.
         tool: &'static str,
+        /// The permissions it requires that the caller's grants lack.
         missing: Vec<&'static str>,
     },
     /// The tool changes something and needs a person's approval: nothing ran. The arguments
@@ -51,9 +96,15 @@ pub enum ToolError {
     ApprovalRequired(PendingCall),
     /// `resume` was given a call that is not waiting: it already ran, was rejected, or was never
     /// issued by this process.
-    NotPending { id: u64 },
+    NotPending {
+        /// The call's [`PendingCall::id`].
+        id: u64,
+    },
     /// The tool did not finish within its time limit and was stopped.
-    TimedOut { seconds: f64 },
+    TimedOut {
+        /// The time limit the call ran into, in seconds.
+        seconds: f64,
+    },
     /// The server was at its limit of calls and did not run this one.
     Busy,
 }
@@ -114,7 +165,10 @@ impl std::error::Error for ToolError {}
 
 /// The result of starting a call: sync tools are done at once, async ones are awaited.
 pub enum Invocation<'a> {
+    /// A sync tool's result, or a failure before the tool ran (permission, validation,
+    /// approval, a missing host value).
     Ready(Result<CallOutput, ToolError>),
+    /// An async tool's future, still to be awaited.
     Pending(BoxFuture<'a, Result<CallOutput, ToolError>>),
 }
 

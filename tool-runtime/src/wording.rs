@@ -31,7 +31,8 @@ use crate::validate::{Violation, Violations};
 /// How many violations a repair message lists; the structured list keeps all of them.
 pub(crate) const MAX_IN_MESSAGE: usize = 20;
 
-/// The toolkit's own model-facing messages. See the [module documentation](self).
+/// The toolkit's own model-facing messages: English by default ([`Wording::english`]), or a
+/// team's own, given to a tool set with [`ToolSet::with_wording`](crate::ToolSet::with_wording).
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct Wording {

@@ -68,11 +68,14 @@ use crate::{Api, Context, ToolSet};
 /// request's other fields, which the sending closure adds.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Conversation {
+    /// The API whose format the messages are in.
     pub api: Api,
+    /// The messages (or input items, or contents) so far, as JSON in the API's format.
     pub messages: Vec<Value>,
 }
 
 impl Conversation {
+    /// An empty conversation in `api`'s format.
     pub fn new(api: Api) -> Self {
         Conversation {
             api,
@@ -95,18 +98,25 @@ pub enum Finished {
     /// The model answered without calling a tool: its text and stop reason (check
     /// `reply.finish` for a refusal or a truncated answer).
     Answered {
+        /// The model's final text and why it stopped.
         reply: Reply,
+        /// The whole conversation, the model's answer included.
         conversation: Conversation,
     },
     /// A call waits for a person. Store the [`Paused`] state; [`Agent::resume`] goes on.
     Paused(Paused),
     /// The model was still calling tools after the turn limit.
-    TurnLimit { conversation: Conversation },
+    TurnLimit {
+        /// The conversation so far, the last turn's tool results included.
+        conversation: Conversation,
+    },
 }
 
 /// A conversation stopped at a turn whose calls are answered except those waiting for approval.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Paused {
+    /// The conversation up to the model's turn with the waiting calls; that turn's results are
+    /// appended when it resumes.
     pub conversation: Conversation,
     /// The turn's outcomes, in the calls' order.
     outcomes: Vec<Outcome>,
@@ -128,7 +138,9 @@ impl Paused {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Decision {
+    /// Run the call.
     Approve,
+    /// Do not run it; the model is told the call was declined.
     Reject,
 }
 

@@ -25,7 +25,9 @@ pub struct ToolCall {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CallArguments {
+    /// JSON text, as OpenAI's APIs send it.
     Text(String),
+    /// A JSON value, as Anthropic and Gemini send it.
     Value(Value),
 }
 
@@ -42,7 +44,9 @@ impl<'a> From<&'a CallArguments> for crate::Arguments<'a> {
 /// stop reason, and what to append to the conversation for this turn.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModelTurn {
+    /// The tool calls, in the order the model wrote them; empty when it answered in text.
     pub calls: Vec<ToolCall>,
+    /// The response's text and why the model stopped.
     pub reply: Reply,
     /// The assistant's message (Chat, Anthropic, Gemini) or output items (Responses), as the
     /// next request must repeat them.

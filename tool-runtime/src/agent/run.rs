@@ -18,9 +18,10 @@ pub struct Deferred {
     pub call: ToolCall,
     /// The store's key for the held call.
     pub ticket: String,
-    /// The tool that will run, and the arguments as validated (for the person to read; the
-    /// store's copy is what runs).
+    /// The tool that will run.
     pub tool: String,
+    /// The arguments as validated, with defaults filled in (for the person to read; the store's
+    /// copy is what runs).
     pub arguments: Value,
 }
 
@@ -28,7 +29,10 @@ pub struct Deferred {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
+    /// The call's answer for the model: the tool's output, or the error (an unknown tool,
+    /// invalid arguments, a failure).
     Answered(ToolAnswer),
+    /// The call needs a person's approval and is held in the approval store.
     Waiting(Deferred),
 }
 

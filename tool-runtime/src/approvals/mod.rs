@@ -72,6 +72,7 @@ pub struct MemoryApprovals {
 }
 
 impl MemoryApprovals {
+    /// An empty store.
     pub fn new() -> Self {
         Self::default()
     }
@@ -81,6 +82,7 @@ impl MemoryApprovals {
         self.held.lock().unwrap_or_else(|e| e.into_inner()).len()
     }
 
+    /// Whether no call is waiting.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

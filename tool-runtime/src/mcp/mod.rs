@@ -97,6 +97,8 @@ pub struct Principal {
 }
 
 impl Principal {
+    /// A principal with this subject and these scopes (no issuer, no other claims): for tests,
+    /// and for hosts that authenticate callers themselves.
     pub fn new(subject: impl Into<String>, scopes: impl IntoIterator<Item = String>) -> Self {
         Principal {
             subject: subject.into(),
@@ -115,10 +117,12 @@ pub struct PeerAddr(pub SocketAddr);
 /// `message`, and nothing runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Refusal {
+    /// What the caller is told.
     pub message: String,
 }
 
 impl Refusal {
+    /// A refusal with this message.
     pub fn new(message: impl Into<String>) -> Self {
         Refusal {
             message: message.into(),

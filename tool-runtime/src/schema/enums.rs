@@ -27,25 +27,39 @@ fn schema(v: Value) -> Schema {
 
 /// How serde tags an enum's variants.
 pub enum Tagging {
+    /// serde's default: `{"variant": body}`, or the bare name for a unit variant.
     External,
+    /// `#[serde(tag = "..")]`: the variant's name in a field, beside the variant's own fields.
     Internal {
+        /// The field holding the variant's name.
         tag: &'static str,
     },
+    /// `#[serde(tag = "..", content = "..")]`: the name and the body in two fields.
     Adjacent {
+        /// The field holding the variant's name.
         tag: &'static str,
+        /// The field holding the variant's body.
         content: &'static str,
     },
 }
 
+/// What a variant holds.
 pub enum VariantBody {
+    /// Nothing: the variant is its name alone.
     Unit,
+    /// Named fields, described like a struct's.
     Fields(Vec<Field>),
+    /// One unnamed value, with this schema.
     Newtype(Schema),
 }
 
+/// One variant of a derived enum.
 pub struct Variant {
+    /// The variant's name, as serde writes it.
     pub name: &'static str,
+    /// The variant's description (its `description` or doc comment); empty for none.
     pub description: &'static str,
+    /// What the variant holds.
     pub body: VariantBody,
 }
 

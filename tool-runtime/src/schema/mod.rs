@@ -16,16 +16,28 @@ pub use enums::{Tagging, Variant, VariantBody, enum_schema};
 /// Everything `#[arg(...)]` (or a field's attributes) says about one argument.
 #[derive(Clone, Copy, Debug)]
 pub struct ArgSpec {
+    /// The description the model reads (`description = ".."` or the doc comment); empty for
+    /// none.
     pub description: &'static str,
+    /// The lower bound (`range` or `min`): the schema's `minimum`.
     pub min: Option<Num>,
+    /// The upper bound (`range` or `max`): the schema's `maximum`, or `exclusiveMaximum` with
+    /// `exclusive_max`.
     pub max: Option<Num>,
+    /// Whether `max` is excluded (`range = a..b` on a float); for an integer the macros write
+    /// `a..b` as `max = b - 1` instead.
     pub exclusive_max: bool,
+    /// The lower bound of `length`: characters of a string, items of a list.
     pub min_length: Option<u64>,
+    /// The upper bound of `length`.
     pub max_length: Option<u64>,
+    /// The regular expression a string must match (`pattern = ".."`).
     pub pattern: Option<&'static str>,
 }
 
 impl ArgSpec {
+    /// A spec with this description and no constraints; the generated code sets the rest with
+    /// struct-update syntax.
     pub const fn described(description: &'static str) -> Self {
         ArgSpec {
             description,
@@ -72,23 +84,32 @@ pub type FieldSchema = fn(&mut SchemaGenerator, &ArgSpec) -> Schema;
 
 /// One argument or field, as the macros describe it.
 pub struct Field {
+    /// The JSON name: a parameter's name, or a field's as serde reads and writes it (after
+    /// `rename` and `rename_all`).
     pub name: &'static str,
     /// In the input schema: what serde reads.
     pub input: Presence,
     /// In the output schema: what serde writes (`Option` fields are written as `null`).
     pub output: Presence,
+    /// Makes the field's base schema: `plain::<T>`, or `ranged::<T>` for a number with a range.
     pub schema: FieldSchema,
+    /// The field's description and constraints.
     pub spec: ArgSpec,
+    /// The `default` value's JSON, put in the schema and filled in by the validator.
     pub default: Option<fn() -> Value>,
+    /// The JSON of each `example`, put in the schema's `examples`.
     pub examples: &'static [fn() -> Value],
 }
 
+/// The base schema of a [`ToolArg`] type, with the spec's description, length and pattern.
 pub fn plain<T: ToolArg>(g: &mut SchemaGenerator, spec: &ArgSpec) -> Schema {
     let mut s = g.subschema_for::<T>();
     apply_spec(&mut s, spec);
     s
 }
 
+/// The schema of a number with a `range` (or `unbounded`), with the bounds placed on the number
+/// itself (on each item of a list).
 pub fn ranged<T: RangeArg>(_: &mut SchemaGenerator, spec: &ArgSpec) -> Schema {
     let mut s = T::ranged_schema(spec.min, spec.max, spec.exclusive_max);
     apply_spec(&mut s, spec);
@@ -103,8 +124,11 @@ pub fn object(g: &mut SchemaGenerator, description: Option<&str>, fields: &[Fiel
 /// Whether a field is in a schema, and if so whether it is required.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Presence {
+    /// In the schema and in its `required` list.
     Required,
+    /// In the schema, but may be left out.
     Optional,
+    /// Not in the schema: serde skips the field in this direction.
     Absent,
 }
 
@@ -129,6 +153,7 @@ fn properties(g: &mut SchemaGenerator, fields: &[Field]) -> Vec<Property> {
         .collect()
 }
 
+/// The schema of a tool's return type `T`, as serde writes it.
 pub fn output_schema<T: ToolOutput + ?Sized>(g: &mut SchemaGenerator) -> Schema {
     g.subschema_for::<T>()
 }

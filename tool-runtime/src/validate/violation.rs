@@ -8,7 +8,9 @@ use serde_json::Value;
 /// One segment of a path into the arguments.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Segment {
+    /// A field of an object, by name.
     Key(String),
+    /// An item of a list, counted from 0.
     Index(usize),
 }
 
@@ -57,7 +59,11 @@ pub enum ViolationKind {
     /// Wrong JSON type (`"25"` where an integer is expected).
     Type,
     /// Not one of the allowed values.
-    NotAllowed { did_you_mean: Option<String> },
+    NotAllowed {
+        /// The allowed value a string received differs from only in case or in `-`, `_` and
+        /// spaces, as JSON (`"nasi_kotak"`).
+        did_you_mean: Option<String>,
+    },
     /// Outside `minimum`/`maximum`.
     Range,
     /// String length or list size outside its bounds.
@@ -69,7 +75,10 @@ pub enum ViolationKind {
     /// A required argument or field is absent.
     Missing,
     /// A field the schema does not have.
-    Unknown { did_you_mean: Option<String> },
+    Unknown {
+        /// The known field closest to the name received, when one is close enough.
+        did_you_mean: Option<String>,
+    },
     /// Matches none of the alternatives of a union.
     NoAlternative,
     /// Passed the schema but the Rust type still refused it.
@@ -83,8 +92,11 @@ pub enum ViolationKind {
 /// One broken rule: where, what was expected, what was received.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Violation {
+    /// Where the value is (for a missing or unknown field, where it would be).
     pub path: Path,
+    /// What kind of rule it broke.
     pub kind: ViolationKind,
+    /// What the rule wants, in words for the model (`an integer from 1 to 500`).
     pub expected: String,
     /// The received value as compact JSON (cut to 80 characters); `None` when absent.
     pub received: Option<String>,
@@ -160,14 +172,17 @@ impl Violations {
         crate::Wording::english().repair_message(self)
     }
 
+    /// Whether there are none: the arguments are valid.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 
+    /// How many rules were broken.
     pub fn len(&self) -> usize {
         self.0.len()
     }
 
+    /// The violations, in document order.
     pub fn iter(&self) -> std::slice::Iter<'_, Violation> {
         self.0.iter()
     }

@@ -118,6 +118,8 @@ pub struct Bound {
 }
 
 impl HttpServer {
+    /// `mcp` on Streamable HTTP with the safe defaults of [`HttpConfig::default`] and no
+    /// authorization (so it binds to loopback only).
     pub fn new(mcp: McpServer) -> Self {
         HttpServer {
             mcp,
@@ -148,6 +150,7 @@ impl HttpServer {
         self
     }
 
+    /// The settings it will serve with.
     pub fn config(&self) -> &HttpConfig {
         &self.config
     }

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Builds a new crate outside the workspace from the README's "Using it in your project" lines
+# (tool-runtime taken from this checkout, as it is not published yet; everything else from
+# crates.io) and runs the README's first example in it.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+cargo new -q --name outside app
+cd app
+# The README's lines, with `--path` for the unpublished crate.
+cargo add -q tool-runtime --path "$root/tool-runtime" && cargo add -q serde --features serde/derive
+cargo add -q schemars serde_json
+cargo add -q tokio --features rt-multi-thread,macros
+cargo add -q tool-runtime --path "$root/tool-runtime" --features mcp
+# The README's first example (its first ```rust block) as the body of `main`.
+python3 - "$root/README.md" src/main.rs <<'PY'
+import re, sys
+readme = open(sys.argv[1]).read()
+block = re.search(r"```rust\n(.*?)```", readme, re.S).group(1)
+uses = [l for l in block.splitlines() if l.startswith("use ")]
+items, body, depth = [], [], 0
+lines = [l for l in block.splitlines() if not l.startswith("use ")]
+# Items (derives, structs, enums, fns) go at the top level; the statements after them into main.
+split = max(i for i, l in enumerate(lines) if l.startswith("}")) + 1
+items, body = lines[:split], lines[split:]
+open(sys.argv[2], "w").write("\n".join(uses + items) + "\n\nfn main() {\n" + "\n".join("    " + l for l in body) + "\n    println!(\"outside crate: ok\");\n}\n")
+PY
+CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target/outside}" cargo run -q

@@ -245,24 +245,27 @@ struct Traced<'a> {
 /// `TRACE` events of the target `tool_runtime::values`, which a host turns on in its filter.
 struct Trace {
     span: tracing::Span,
-    started: std::time::Instant,
+    /// `None` when no subscriber wants the span: then nothing is timed or recorded.
+    started: Option<std::time::Instant>,
 }
 
 impl Trace {
     fn start(tool: &'static str) -> Trace {
-        Trace {
-            span: tracing::info_span!(
-                "tool_call",
-                tool,
-                outcome = tracing::field::Empty,
-                duration_us = tracing::field::Empty,
-            ),
-            started: std::time::Instant::now(),
-        }
+        let span = tracing::info_span!(
+            "tool_call",
+            tool,
+            outcome = tracing::field::Empty,
+            duration_us = tracing::field::Empty,
+        );
+        let started = (!span.is_disabled()).then(std::time::Instant::now);
+        Trace { span, started }
     }
 
     fn finish(&self, out: Result<CallOutput, ToolError>) -> Result<CallOutput, ToolError> {
-        let elapsed = self.started.elapsed().as_micros() as u64;
+        let Some(started) = self.started else {
+            return out;
+        };
+        let elapsed = started.elapsed().as_micros() as u64;
         self.span.record("outcome", outcome(&out));
         self.span.record("duration_us", elapsed);
         if let Ok(output) = &out {

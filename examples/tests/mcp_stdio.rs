@@ -638,3 +638,51 @@ impl Drop for Killed {
         let _ = self.0.wait();
     }
 }
+
+/// A 2026-07-28 client on stdio: no `initialize`, each request carries its version and
+/// capabilities. Approval is a Multi Round-Trip Request here too: the booking is held, the
+/// answer comes back with the signed state, and it runs once.
+#[test]
+fn a_2026_client_on_stdio_approves_through_a_second_request() {
+    use std::io::{BufRead, BufReader, Write};
+    let dir = std::env::temp_dir().join(format!("hr-mcp-mrtr-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let _ = std::fs::remove_file(dir.join("hr.sqlite"));
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hr-mcp"))
+        .env("HR_DB", dir.join("hr.sqlite"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut ask = |message: Value| -> Value {
+        writeln!(stdin, "{message}").unwrap();
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"))
+    };
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+    });
+    let arguments = json!({"mulai": "2027-08-02", "hari": 1});
+    let first = ask(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "_meta": meta, "name": "ajukan-cuti", "arguments": arguments}}));
+    let result = &first["result"];
+    assert_eq!(result["resultType"], "input_required", "{first}");
+    let state = result["requestState"].as_str().unwrap();
+    let retry = |id: u64| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "_meta": meta, "name": "ajukan-cuti", "arguments": arguments,
+            "inputResponses": {"approval": {"action": "accept", "content": {"approve": true}}},
+            "requestState": state}})
+    };
+    let second = ask(retry(2));
+    assert_eq!(second["result"]["isError"], false, "{second}");
+    assert_eq!(second["result"]["structuredContent"]["status"], "diajukan", "{second}");
+    let third = ask(retry(3));
+    assert_eq!(third["result"]["isError"], true, "runs once: {third}");
+    drop(stdin);
+    child.wait().unwrap();
+}

@@ -368,10 +368,13 @@ async fn a_hundred_concurrent_resumes_across_both_replicas_run_the_booking_once(
     let before = d.leave_left("K-001");
     let state = ask(d.replicas[0].addr, &sari, &arguments).await;
     let call = call_2026(9, "ajukan-cuti", arguments, Some((&approve(), &state)));
-    let resumes = (0..100).map(|i| {
-        let (addr, token, call) = (d.replicas[i % 2].addr, sari.clone(), call.clone());
-        tokio::spawn(async move { post_2026(addr, &token, &call).await })
-    });
+    // Collected before any is awaited, so all hundred are in flight at once.
+    let resumes: Vec<_> = (0..100)
+        .map(|i| {
+            let (addr, token, call) = (d.replicas[i % 2].addr, sari.clone(), call.clone());
+            tokio::spawn(async move { post_2026(addr, &token, &call).await })
+        })
+        .collect();
     let mut ran = 0;
     let mut not_again = 0;
     for r in resumes {

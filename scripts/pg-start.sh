@@ -1,8 +1,16 @@
 #!/usr/bin/env bash
 # Starts a throwaway PostgreSQL (Debian's packages; installs them when missing) in a temporary
 # directory on a local port, as the `postgres` user when run as root, and prints its URL.
-# Usage: url=$(bash scripts/pg-start.sh [PORT]); stop with `bash scripts/pg-start.sh --stop DIR`.
+# Usage: url=$(bash scripts/pg-start.sh [PORT]); stop with `bash scripts/pg-start.sh --stop DIR`,
+# restart (the server process stops and starts: every connection drops) with `--restart DIR`.
 set -euo pipefail
+if [ "${1:-}" = "--restart" ]; then
+    dir="$2"
+    as() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+    bin=$(dirname "$(ls /usr/lib/postgresql/*/bin/pg_ctl | sort -V | tail -1)")
+    as "$bin/pg_ctl" -D "$dir/data" -m fast -w restart >/dev/null
+    exit 0
+fi
 if [ "${1:-}" = "--stop" ]; then
     dir="$2"
     as() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }

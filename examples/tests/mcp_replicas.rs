@@ -50,6 +50,19 @@ impl Postgres {
     }
 }
 
+impl Postgres {
+    /// Restarts the server: every connection to it drops. `false` when the test did not start it.
+    fn restart(&self) -> bool {
+        let Some(dir) = &self.dir else { return false };
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/pg-start.sh");
+        Command::new("bash")
+            .args([script, "--restart", dir])
+            .status()
+            .unwrap()
+            .success()
+    }
+}
+
 impl Drop for Postgres {
     fn drop(&mut self) {
         if let Some(dir) = &self.dir {
@@ -77,7 +90,7 @@ struct Deployment {
     replicas: [Replica; 2],
     data: PathBuf,
     issuer: Issuer,
-    _pg: Postgres,
+    pg: Postgres,
 }
 
 async fn deploy(tag: &str, approval_timeout_secs: u64) -> Deployment {
@@ -118,7 +131,7 @@ async fn deploy(tag: &str, approval_timeout_secs: u64) -> Deployment {
         replicas,
         data,
         issuer,
-        _pg: pg,
+        pg,
     }
 }
 
@@ -388,4 +401,22 @@ async fn a_hundred_concurrent_resumes_across_both_replicas_run_the_booking_once(
     }
     assert_eq!((ran, not_again), (1, 99));
     assert_eq!(d.leave_left("K-001"), before - 1, "booked once");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_approval_survives_a_database_restart() {
+    let d = deploy("restart", 600).await;
+    let sari = d.token("K-001");
+    let arguments = json!({"mulai": "2027-09-06", "hari": 1});
+    let before = d.leave_left("K-001");
+    let state = ask(d.replicas[0].addr, &sari, &arguments).await;
+    if !d.pg.restart() {
+        eprintln!("TEST_DATABASE_URL names a database this test did not start: not restarted");
+        return;
+    }
+    // Both replicas' connections dropped with the restart; the next call connects again.
+    let call = call_2026(2, "ajukan-cuti", arguments, Some((&approve(), &state)));
+    let reply = post_2026(d.replicas[1].addr, &sari, &call).await;
+    assert_eq!(reply.json()["result"]["isError"], false, "{}", reply.body);
+    assert_eq!(d.leave_left("K-001"), before - 1);
 }

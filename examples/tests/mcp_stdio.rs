@@ -667,8 +667,10 @@ fn a_2026_client_on_stdio_approves_through_a_second_request() {
         "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
     });
     let arguments = json!({"mulai": "2027-08-02", "hari": 1});
-    let first = ask(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-        "_meta": meta, "name": "ajukan-cuti", "arguments": arguments}}));
+    let first = ask(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "_meta": meta, "name": "ajukan-cuti", "arguments": arguments}}),
+    );
     let result = &first["result"];
     assert_eq!(result["resultType"], "input_required", "{first}");
     let state = result["requestState"].as_str().unwrap();
@@ -680,7 +682,10 @@ fn a_2026_client_on_stdio_approves_through_a_second_request() {
     };
     let second = ask(retry(2));
     assert_eq!(second["result"]["isError"], false, "{second}");
-    assert_eq!(second["result"]["structuredContent"]["status"], "diajukan", "{second}");
+    assert_eq!(
+        second["result"]["structuredContent"]["status"], "diajukan",
+        "{second}"
+    );
     let third = ask(retry(3));
     assert_eq!(third["result"]["isError"], true, "runs once: {third}");
     drop(stdin);

@@ -9,10 +9,13 @@ use crate::tool::BoxFuture;
 
 /// Held calls in a PostgreSQL table (`tool_runtime_held_calls`), for replicas behind a load
 /// balancer. `take` is one `DELETE … RETURNING`, so however many replicas take one ticket at
-/// once, one gets the call. One connection per store (statements are pipelined on it); when
-/// it breaks, calls fail with a [`StoreError`] until the host connects a new store.
+/// once, one gets the call. One connection per store (statements are pipelined on it); when the
+/// database restarts or the connection drops, the next call connects again. A statement cut off
+/// by a broken connection is not retried: a `take` is never repeated, so a call is run at most
+/// once.
 pub struct PostgresApprovals {
-    client: Client,
+    config: String,
+    client: tokio::sync::Mutex<Option<std::sync::Arc<Client>>>,
 }
 
 impl std::fmt::Debug for PostgresApprovals {
@@ -40,7 +43,21 @@ impl PostgresApprovals {
     /// database on a private network or a local socket) and creates the table if needed. The
     /// connection runs on a Tokio task.
     pub async fn connect(config: &str) -> Result<Self, StoreError> {
-        let (client, connection) = tokio_postgres::connect(config, NoTls)
+        let store = PostgresApprovals {
+            config: config.to_owned(),
+            client: tokio::sync::Mutex::new(None),
+        };
+        store.client().await?;
+        Ok(store)
+    }
+
+    /// The open connection, or a new one when there is none or it has closed.
+    async fn client(&self) -> Result<std::sync::Arc<Client>, StoreError> {
+        let mut slot = self.client.lock().await;
+        if let Some(client) = slot.as_ref().filter(|c| !c.is_closed()) {
+            return Ok(client.clone());
+        }
+        let (client, connection) = tokio_postgres::connect(&self.config, NoTls)
             .await
             .map_err(failed)?;
         tokio::spawn(connection);
@@ -48,12 +65,15 @@ impl PostgresApprovals {
             .batch_execute(&format!("BEGIN; {CREATE} COMMIT;"))
             .await
             .map_err(failed)?;
-        Ok(PostgresApprovals { client })
+        let client = std::sync::Arc::new(client);
+        *slot = Some(client.clone());
+        Ok(client)
     }
 
     /// Forgets calls held longer than `age` (nobody came back for them); returns how many.
     pub async fn forget_older_than(&self, age: Duration) -> Result<u64, StoreError> {
-        self.client
+        self.client()
+            .await?
             .execute(
                 "DELETE FROM tool_runtime_held_calls WHERE held_at < now() - make_interval(secs => $1)",
                 &[&age.as_secs_f64()],
@@ -66,7 +86,8 @@ impl PostgresApprovals {
 impl ApprovalStore for PostgresApprovals {
     fn hold<'a>(&'a self, call: HeldCall) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
-            self.client
+            self.client()
+                .await?
                 .execute(
                     "INSERT INTO tool_runtime_held_calls (ticket, tool, arguments) VALUES ($1, $2, $3::text::jsonb)",
                     &[&call.ticket, &call.tool, &call.arguments.to_string()],
@@ -80,7 +101,8 @@ impl ApprovalStore for PostgresApprovals {
     fn take<'a>(&'a self, ticket: &'a str) -> BoxFuture<'a, Result<Option<HeldCall>, StoreError>> {
         Box::pin(async move {
             let row = self
-                .client
+                .client()
+                .await?
                 .query_opt(
                     "DELETE FROM tool_runtime_held_calls WHERE ticket = $1 RETURNING tool, arguments::text",
                     &[&ticket],

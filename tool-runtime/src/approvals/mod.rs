@@ -15,6 +15,7 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -65,16 +66,42 @@ pub trait ApprovalStore: Send + Sync {
     fn take<'a>(&'a self, ticket: &'a str) -> BoxFuture<'a, Result<Option<HeldCall>, StoreError>>;
 }
 
-/// Held calls in this process's memory.
-#[derive(Debug, Default)]
+/// Held calls in this process's memory, bounded: at most [`MemoryApprovals::CAPACITY`] calls
+/// (when full, holding one more forgets the oldest) and none older than a day. A call forgotten
+/// either way is answered as no longer waiting; nothing runs.
+#[derive(Debug)]
 pub struct MemoryApprovals {
-    held: Mutex<HashMap<String, HeldCall>>,
+    held: Mutex<HashMap<String, (HeldCall, Instant)>>,
+    capacity: usize,
+    max_age: Duration,
+}
+
+impl Default for MemoryApprovals {
+    fn default() -> Self {
+        MemoryApprovals {
+            held: Mutex::default(),
+            capacity: Self::CAPACITY,
+            max_age: Duration::from_secs(24 * 3600),
+        }
+    }
 }
 
 impl MemoryApprovals {
-    /// An empty store.
+    /// How many calls the default store keeps.
+    pub const CAPACITY: usize = 10_000;
+
+    /// An empty store with the default bounds.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty store keeping at most `capacity` calls (at least one), none older than `max_age`.
+    pub fn bounded(capacity: usize, max_age: Duration) -> Self {
+        MemoryApprovals {
+            held: Mutex::default(),
+            capacity: capacity.max(1),
+            max_age,
+        }
     }
 
     /// How many calls are waiting.
@@ -91,7 +118,19 @@ impl MemoryApprovals {
 impl ApprovalStore for MemoryApprovals {
     fn hold<'a>(&'a self, call: HeldCall) -> BoxFuture<'a, Result<(), StoreError>> {
         let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
-        held.insert(call.ticket.clone(), call);
+        let now = Instant::now();
+        held.retain(|_, (_, at)| now.duration_since(*at) < self.max_age);
+        while held.len() >= self.capacity {
+            let oldest = held
+                .iter()
+                .min_by_key(|(_, (_, at))| *at)
+                .map(|(ticket, _)| ticket.clone());
+            match oldest {
+                Some(ticket) => held.remove(&ticket),
+                None => break,
+            };
+        }
+        held.insert(call.ticket.clone(), (call, now));
         Box::pin(std::future::ready(Ok(())))
     }
 
@@ -100,7 +139,9 @@ impl ApprovalStore for MemoryApprovals {
             .held
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .remove(ticket);
+            .remove(ticket)
+            .filter(|(_, at)| at.elapsed() < self.max_age)
+            .map(|(call, _)| call);
         Box::pin(std::future::ready(Ok(taken)))
     }
 }
@@ -115,6 +156,32 @@ pub fn new_ticket() -> Result<String, StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn call(n: u32) -> HeldCall {
+        HeldCall {
+            ticket: format!("t{n}"),
+            tool: "hapus".into(),
+            arguments: serde_json::json!({"n": n}),
+        }
+    }
+
+    #[test]
+    fn memory_is_bounded_by_count_and_age() {
+        let store = MemoryApprovals::bounded(3, Duration::from_secs(3600));
+        for n in 0..5 {
+            pollster::block_on(store.hold(call(n))).unwrap();
+        }
+        assert_eq!(store.len(), 3, "the two oldest were forgotten");
+        assert_eq!(pollster::block_on(store.take("t0")).unwrap(), None);
+        assert_eq!(pollster::block_on(store.take("t4")).unwrap(), Some(call(4)));
+        let store = MemoryApprovals::bounded(10, Duration::ZERO);
+        pollster::block_on(store.hold(call(1))).unwrap();
+        assert_eq!(
+            pollster::block_on(store.take("t1")).unwrap(),
+            None,
+            "too old"
+        );
+    }
 
     #[test]
     fn a_held_call_is_taken_once() {

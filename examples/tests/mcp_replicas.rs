@@ -170,23 +170,31 @@ fn call_2026(id: u64, tool: &str, arguments: Value, retry: Option<(&Value, &str)
 }
 
 async fn post_2026(addr: SocketAddr, token: &str, message: &Value) -> Reply {
+    let name = message["params"]["name"].as_str().unwrap_or_default();
+    let method = message["method"].as_str().unwrap();
+    post_2026_text(addr, token, method, name, &message.to_string()).await
+}
+
+/// The same, with the body as text (for bodies `serde_json` would not write, such as a key
+/// given twice).
+async fn post_2026_text(
+    addr: SocketAddr,
+    token: &str,
+    method: &str,
+    name: &str,
+    body: &str,
+) -> Reply {
     let mut conn = Conn::open(addr).await;
     let bearer = format!("Bearer {token}");
-    let name = message["params"]["name"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
-    let method = message["method"].as_str().unwrap().to_owned();
-    conn.post(
-        &[
-            ("authorization", &bearer),
-            ("mcp-protocol-version", "2026-07-28"),
-            ("mcp-method", &method),
-            ("mcp-name", &name),
-        ],
-        message,
-    )
-    .await
+    let headers = [
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("authorization", bearer.as_str()),
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", method),
+        ("mcp-name", name),
+    ];
+    conn.send("POST", "/mcp", &headers, body).await
 }
 
 fn approve() -> Value {
@@ -334,23 +342,7 @@ async fn an_approval_started_on_one_replica_finishes_on_the_other_once() {
             r#""inputResponses":{}"#,
             r#""inputResponses":{"approval":{"action":"accept","content":{"approve":false,"approve":true}}}"#,
         );
-    let mut conn = Conn::open(b).await;
-    let bearer = format!("Bearer {sari}");
-    let reply = conn
-        .send(
-            "POST",
-            "/mcp",
-            &[
-                ("content-type", "application/json"),
-                ("accept", "application/json, text/event-stream"),
-                ("authorization", &bearer),
-                ("mcp-protocol-version", "2026-07-28"),
-                ("mcp-method", "tools/call"),
-                ("mcp-name", "ajukan-cuti"),
-            ],
-            &call,
-        )
-        .await;
+    let reply = post_2026_text(b, &sari, "tools/call", "ajukan-cuti", &call).await;
     assert_eq!(reply.status, 400, "{}", reply.body);
     assert_eq!(
         d.leave_left("K-001"),

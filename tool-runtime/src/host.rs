@@ -128,6 +128,23 @@ impl ModelOutput {
         self.0.push(Content::ImageUrl { url: url.into() });
         self
     }
+
+    /// The pieces as one text, images named by their URL: for a format that takes no images.
+    pub fn as_text(&self) -> String {
+        as_text(&self.0)
+    }
+}
+
+/// Pieces of content as one text, one per line, images named by their URL.
+pub(crate) fn as_text(content: &[Content]) -> String {
+    let parts: Vec<String> = content
+        .iter()
+        .map(|c| match c {
+            Content::Text { text } => text.clone(),
+            Content::ImageUrl { url } => format!("[image: {url}]"),
+        })
+        .collect();
+    parts.join("\n")
 }
 
 /// What of a call's output may be shown to a person, in a UI or a transcript.

@@ -27,7 +27,7 @@
 
 use std::sync::Arc;
 
-use crate::{Content, Context, ModelOutput, Tool, ToolError, ToolSet};
+use crate::{Context, Tool, ToolError, ToolSet};
 use rig_core::message::ToolName;
 use rig_core::tool::{DynamicTool, ToolExecutionError, ToolOutput};
 use rig_core::wasm_compat::WasmBoxedFuture;
@@ -52,7 +52,7 @@ pub fn tool(tools: &Arc<ToolSet>, tool: &'static Tool, cx: &Arc<Context>) -> Opt
             let (set, cx) = (set.clone(), cx.clone());
             Box::pin(async move {
                 match set.call(&cx, tool.name(), args).await {
-                    Ok(out) => Ok(ToolOutput::text(text(&out.model()))),
+                    Ok(out) => Ok(ToolOutput::text(out.model().as_text())),
                     Err(e) => Err(refusal(&set, e)),
                 }
             })
@@ -63,19 +63,6 @@ pub fn tool(tools: &Arc<ToolSet>, tool: &'static Tool, cx: &Arc<Context>) -> Opt
         tool.input_schema().clone(),
         call,
     ))
-}
-
-/// What the model reads: the text, images named by their URL.
-fn text(out: &ModelOutput) -> String {
-    let parts: Vec<String> = out
-        .0
-        .iter()
-        .map(|c| match c {
-            Content::Text { text } => text.clone(),
-            Content::ImageUrl { url } => format!("[image: {url}]"),
-        })
-        .collect();
-    parts.join("\n")
 }
 
 /// The toolkit's error as rig's, with the toolkit's message as what the model sees.

@@ -48,15 +48,7 @@ impl ToolAnswer {
 
     /// The content as text, images named by their URL (for formats that carry no images).
     pub fn text(&self) -> String {
-        let parts: Vec<String> = self
-            .content
-            .iter()
-            .map(|c| match c {
-                Content::Text { text } => text.clone(),
-                Content::ImageUrl { url } => format!("[image: {url}]"),
-            })
-            .collect();
-        parts.join("\n")
+        crate::host::as_text(&self.content)
     }
 
     fn has_images(&self) -> bool {

@@ -51,34 +51,31 @@ fn binding(caller: &Caller, request: &CallToolRequestParams) -> Vec<u8> {
     };
     let arguments = request
         .arguments
-        .clone()
-        .map_or(Value::Object(Default::default()), Value::Object);
-    format!(
-        "{who}\0tools/call\0{}\0{}",
-        request.name,
-        sorted(&arguments)
-    )
-    .into_bytes()
+        .as_ref()
+        .map_or_else(|| "{}".to_owned(), sorted_object);
+    format!("{who}\0tools/call\0{}\0{arguments}", request.name).into_bytes()
 }
 
 /// JSON text with every object's keys sorted.
 fn sorted(v: &Value) -> String {
     match v {
-        Value::Object(m) => {
-            let mut keys: Vec<&String> = m.keys().collect();
-            keys.sort();
-            let members: Vec<String> = keys
-                .into_iter()
-                .map(|k| format!("{}:{}", Value::from(k.as_str()), sorted(&m[k])))
-                .collect();
-            format!("{{{}}}", members.join(","))
-        }
+        Value::Object(m) => sorted_object(m),
         Value::Array(items) => format!(
             "[{}]",
             items.iter().map(sorted).collect::<Vec<_>>().join(",")
         ),
         other => other.to_string(),
     }
+}
+
+fn sorted_object(m: &serde_json::Map<String, Value>) -> String {
+    let mut keys: Vec<&String> = m.keys().collect();
+    keys.sort();
+    let members: Vec<String> = keys
+        .into_iter()
+        .map(|k| format!("{}:{}", Value::from(k.as_str()), sorted(&m[k])))
+        .collect();
+    format!("{{{}}}", members.join(","))
 }
 
 /// The approval question as an MCP elicitation request.

@@ -427,7 +427,7 @@ impl McpServer {
 
     async fn call(
         &self,
-        request: CallToolRequestParams,
+        mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let (caller, cx) = self.context_for(&context).await?;
@@ -468,10 +468,13 @@ impl McpServer {
                 })
             });
         }
-        let arguments = request
-            .arguments
-            .clone()
-            .map_or_else(|| json!({}), Value::Object);
+        // A 2026-07-28 approval binds its state to the arguments as sent: only then are they kept.
+        let arguments = if stateless && tool.needs_approval() {
+            request.arguments.clone()
+        } else {
+            request.arguments.take()
+        };
+        let arguments = arguments.map_or_else(|| json!({}), Value::Object);
         let cx = Arc::new(cx);
         let run = run(tool, cx.clone(), arguments, turn);
         let outcome = tokio::select! {

@@ -8,8 +8,6 @@ use schemars::{JsonSchema, Schema};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::decode::Slot;
-use crate::schema::{FieldSchema, plain, ranged};
 
 /// A type that may be a tool argument or a field of one, without further attributes.
 ///
@@ -278,43 +276,4 @@ pub fn str_literal<T: StrLiteral>(s: &'static str) -> T {
 /// validator.
 pub fn to_json<T: Serialize>(value: T) -> Value {
     serde_json::to_value(value).unwrap_or(Value::Null)
-}
-
-/// The argument types most tools use, decoded and described here once: in debug builds (where
-/// rustc shares generic code with dependents) a crate of tools reuses these copies instead of
-/// compiling its own, which keeps its rebuilds short.
-#[doc(hidden)]
-pub fn common_instances() -> ([&'static dyn Slot; 30], [FieldSchema; 20]) {
-    macro_rules! slots {
-        ($($t:ty),*) => {
-            [$(&None::<$t> as &dyn Slot, &None::<Option<$t>> as &dyn Slot),*]
-        };
-    }
-    macro_rules! ranged {
-        ($($t:ty),*) => {
-            [$(ranged::<$t> as FieldSchema, ranged::<Option<$t>> as FieldSchema),*,
-             plain::<bool>, plain::<Option<bool>>, plain::<String>, plain::<Option<String>>,
-             plain::<Vec<String>>, plain::<Option<Vec<String>>>]
-        };
-    }
-    (
-        slots!(
-            bool,
-            String,
-            Vec<String>,
-            i8,
-            i16,
-            i32,
-            i64,
-            isize,
-            u8,
-            u16,
-            u32,
-            u64,
-            usize,
-            f32,
-            f64
-        ),
-        ranged!(i32, i64, u8, u16, u32, u64, f64),
-    )
 }

@@ -9,9 +9,8 @@ use std::future::Future;
 
 use serde_json::Value;
 
-use crate::Api;
-use crate::ToolSet;
-use crate::export::ExportError;
+use crate::dialect::{Api, ExportError};
+use crate::set::ToolSet;
 
 /// What a message should make the model do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,33 +41,18 @@ pub enum Picked {
     Error(String),
 }
 
-/// The first tool a raw api response calls, or `NoTool`.
+/// The first tool a raw API response calls, or `NoTool`; the calls are read exactly as the
+/// agent loop reads them ([`agent::read_turn`](crate::agent::read_turn)).
 pub fn picked(api: Api, raw: &Value) -> Picked {
-    let name = match api {
-        Api::OpenAiChat => {
-            raw["choices"][0]["message"]["tool_calls"][0]["function"]["name"].as_str()
-        }
-        Api::OpenAiResponses => raw["output"]
-            .as_array()
-            .and_then(|items| items.iter().find(|i| i["type"] == "function_call"))
-            .and_then(|i| i["name"].as_str()),
-        Api::Anthropic => raw["content"]
-            .as_array()
-            .and_then(|blocks| blocks.iter().find(|b| b["type"] == "tool_use"))
-            .and_then(|b| b["name"].as_str()),
-        Api::Gemini => raw["candidates"][0]["content"]["parts"]
-            .as_array()
-            .and_then(|parts| {
-                parts
-                    .iter()
-                    .find_map(|p| p["functionCall"]["name"].as_str())
-            }),
-        Api::Mcp => return Picked::Error("MCP has no model responses".into()),
-    };
-    match name {
-        Some(n) => Picked::Tool(n.to_owned()),
-        None if raw.is_object() => Picked::NoTool,
-        None => Picked::Error("not a response object".into()),
+    if !raw.is_object() {
+        return Picked::Error("not a response object".into());
+    }
+    match api.dialect().read_calls(raw) {
+        Ok((calls, _)) => match calls.into_iter().next() {
+            Some(call) => Picked::Tool(call.name),
+            None => Picked::NoTool,
+        },
+        Err(e) => Picked::Error(e),
     }
 }
 
@@ -132,7 +116,7 @@ impl fmt::Display for Report {
 }
 
 /// Sends every case's message with `set` exported for `api` through `send(message, tools)`,
-/// which returns the api's raw response, and reports what each picked.
+/// which returns the API's raw response, and reports what each picked.
 pub async fn run<F, Fut, E>(
     set: &ToolSet,
     api: Api,

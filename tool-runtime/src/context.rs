@@ -4,7 +4,7 @@
 use std::any::{Any, TypeId, type_name};
 use std::fmt;
 
-use crate::tool::ToolError;
+use crate::error::ToolError;
 
 /// A small type map of host values, looked up by type when a tool needs one.
 ///

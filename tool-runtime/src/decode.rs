@@ -16,11 +16,49 @@ use serde::de::{self, DeserializeSeed, Deserializer, Error as _, MapAccess, SeqA
 use serde_json::Value;
 use serde_json::de::StrRead;
 
-use crate::call::Repr;
-use crate::tool::{Input, ToolError};
-use crate::validate::node::{ARR, Node, OBJ, Scalar};
+use crate::arguments::{Arguments, Repr};
+use crate::error::ToolError;
+use crate::schema::{FieldSchema, plain, ranged};
+use crate::validate::node::{ARR, Members, Node, OBJ, Scalar};
 use crate::validate::number::Numeric;
-use crate::validate::{Path, Segment, Validator, Violation, ViolationKind, Violations};
+use crate::validate::{Path, SchemaError, Segment, Validator, Violation, ViolationKind, Violations};
+
+/// A call's arguments on their way into the tool's parameters.
+pub struct Input<'t> {
+    pub(crate) arguments: Arguments<'t>,
+    pub(crate) validator: &'t Validator,
+}
+
+impl Input<'_> {
+    /// The complete path: parse, validate against the whole schema (every violation, defaults
+    /// filled in), and hand back the arguments object.
+    pub(crate) fn into_checked_map(self) -> Result<serde_json::Map<String, Value>, ToolError> {
+        let value = match self.arguments.0 {
+            Repr::Text(t) if t.trim().is_empty() => self
+                .validator
+                .validate_text("{}")
+                .map_err(ToolError::InvalidArguments)?,
+            Repr::Text(t) => self
+                .validator
+                .validate_text(&t)
+                .map_err(ToolError::InvalidArguments)?,
+            Repr::Value(v) => {
+                let mut v = *v;
+                let violations = self.validator.validate(&mut v);
+                if !violations.is_empty() {
+                    return Err(ToolError::InvalidArguments(violations));
+                }
+                v
+            }
+        };
+        match value {
+            Value::Object(map) => Ok(map),
+            _ => Err(ToolError::Schema(SchemaError(
+                "the input schema's root is not an object".into(),
+            ))),
+        }
+    }
+}
 
 /// A seed that checks what `inner` deserializes against `node`.
 pub(crate) struct Checked<'v, S> {
@@ -49,9 +87,9 @@ impl<'v, S> Checked<'v, S> {
             items: _,             // CheckedSeq
             min_items: _,         // CheckedSeq, Node::check_count
             max_items: _,         // CheckedSeq, Node::check_count
-            properties: _,        // CheckedMap, Fill
-            required_unknown: _,  // CheckedMap
-            closed: _,            // CheckedMap, Node::property
+            properties: _,        // Members (CheckedMap, Fill)
+            required_unknown: _,  // Members (CheckedMap, Fill)
+            closed: _,            // Members (CheckedMap, Fill)
             reference: _,         // resolved above
         } = node;
         Checked { inner, v, node }
@@ -360,13 +398,13 @@ impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for CheckedSeq<'_, A> {
     }
 }
 
-/// An object: known keys only (when closed), no key twice, required keys present, each value
-/// checked against its property, and declared defaults supplied for absent keys.
+/// An object: its members as [`Members`] rules them, each value checked against its property,
+/// and declared defaults supplied for absent keys.
 struct CheckedMap<'v, A> {
     map: A,
     v: &'v Validator,
     node: &'v Node,
-    seen: Vec<bool>,
+    members: Members<'v>,
     current: Option<usize>,
     /// After the input's last key: the next property to consider for a default.
     defaults_from: Option<usize>,
@@ -378,7 +416,7 @@ impl<'v, A> CheckedMap<'v, A> {
             map,
             v,
             node,
-            seen: vec![false; node.properties.len()],
+            members: Members::new(node),
             current: None,
             defaults_from: None,
         }
@@ -422,26 +460,12 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for CheckedMap<'_, A> {
             return self.next_default(from, seed);
         }
         let Some(key) = self.map.next_key_seed(Key)? else {
-            let props = &self.node.properties;
-            if props
-                .iter()
-                .zip(&self.seen)
-                .any(|(p, seen)| p.required && !seen)
-            {
-                return Err(refuse());
-            }
-            // A `required` name with no property can never be satisfied.
-            if !self.node.required_unknown.is_empty() {
+            if self.members.missing().next().is_some() {
                 return Err(refuse());
             }
             return self.next_default(0, seed);
         };
-        let index = self.node.property(&key).map_err(|_| refuse())?;
-        match index {
-            Some(i) if self.seen[i] => return Err(refuse()),
-            Some(i) => self.seen[i] = true,
-            None => {}
-        }
+        let index = self.members.key(&key).map_err(|_| refuse())?;
         self.current = index;
         let key = match key {
             Cow::Borrowed(k) => seed.deserialize(BorrowedStrDeserializer::<A::Error>::new(k)),
@@ -477,18 +501,15 @@ impl<'de, A: MapAccess<'de>> CheckedMap<'_, A> {
         from: usize,
         seed: K,
     ) -> Result<Option<K::Value>, A::Error> {
-        let props = &self.node.properties;
-        let next = (from..props.len()).find(|&i| !self.seen[i] && props[i].default.is_some());
+        let next = self.members.defaults(from).next().map(|(i, _)| i);
         match next {
             Some(i) => {
-                self.defaults_from = Some(i + 1);
-                self.current = Some(i);
-                let name: &str = &props[i].name;
+                let name: &str = &self.node.properties[i].name;
                 seed.deserialize(de::value::StrDeserializer::<A::Error>::new(name))
                     .map(Some)
             }
             None => {
-                self.defaults_from = Some(props.len());
+                self.defaults_from = Some(self.node.properties.len());
                 Ok(None)
             }
         }
@@ -589,36 +610,49 @@ impl<'de> Visitor<'de> for Fill<'_, '_, '_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let props = &self.v.root().properties;
-        let mut seen: u64 = 0;
+        let root = self.v.root();
+        let props = &root.properties;
+        let mut members = Members::new(root);
         while let Some(key) = map.next_key_seed(Key)? {
-            let i = self
-                .names
-                .iter()
-                .position(|n| *n == key)
-                .ok_or_else(refuse)?;
-            if seen & (1 << i) != 0 {
-                return Err(refuse());
-            }
-            seen |= 1 << i;
+            let Some(p) = members.key(&key).map_err(|_| refuse())? else {
+                // A key an open root takes without rules: no parameter reads it.
+                map.next_value::<de::IgnoredAny>()?;
+                continue;
+            };
+            let slot = self.slot_of(p).ok_or_else(refuse)?;
             map.next_value_seed(SlotSeed {
-                slot: &mut *self.slots[i],
+                slot: &mut *self.slots[slot],
                 schema: SlotSchema {
                     v: self.v,
-                    node: &props[i].node,
+                    node: &props[p].node,
                 },
             })?;
         }
-        for (i, p) in props.iter().enumerate() {
-            if seen & (1 << i) == 0 {
-                if p.required {
-                    return Err(refuse());
-                }
-                let value = p.default.as_ref().unwrap_or(&Value::Null);
-                self.slots[i].read_value(value).map_err(A::Error::custom)?;
+        if members.missing().next().is_some() {
+            return Err(refuse());
+        }
+        // Every parameter the input left out: its default, or `null` (an `Option`).
+        for (p, prop) in props.iter().enumerate() {
+            if !members.given(p) {
+                let value = prop.default.as_ref().unwrap_or(&Value::Null);
+                let slot = self.slot_of(p).ok_or_else(refuse)?;
+                self.slots[slot].read_value(value).map_err(A::Error::custom)?;
             }
         }
         Ok(())
+    }
+}
+
+impl Fill<'_, '_, '_> {
+    /// The parameter slot of property `p`: the same index when the schema lists properties in
+    /// declaration order (serde_json's `preserve_order`), otherwise found by name.
+    #[inline]
+    fn slot_of(&self, p: usize) -> Option<usize> {
+        let name = &self.v.root().properties[p].name;
+        match self.names.get(p) {
+            Some(n) if n == name => Some(p),
+            _ => self.names.iter().position(|n| n == name),
+        }
     }
 }
 
@@ -631,15 +665,7 @@ pub(crate) fn fill(
     names: &'static [&'static str],
     slots: &mut [&mut dyn Slot],
 ) -> bool {
-    // The macro emits the names and the schema's properties from one list, in one order.
-    let root = v.root();
-    debug_assert!(
-        names
-            .iter()
-            .zip(&root.properties)
-            .all(|(n, p)| *n == p.name)
-    );
-    if names.len() != root.properties.len() || names.len() != slots.len() || names.len() > 64 {
+    if names.len() != v.root().properties.len() || names.len() != slots.len() {
         return false;
     }
     let mut de = serde_json::Deserializer::from_str(text);
@@ -660,13 +686,13 @@ pub fn decode(
     // Empty text fails here and is read as `{}` by the complete path.
     let fast = only != Some(Only::Complete)
         && match &input.arguments.0 {
-            Repr::Text(text) => crate::decode::fill(text, input.validator, names, slots),
+            Repr::Text(text) => fill(text, input.validator, names, slots),
             // Arguments a transport has already parsed (MCP): writing them back as text and taking
             // the single pass costs less than the complete validator.
             Repr::Value(v) => v
                 .as_object()
                 .and_then(|args| serde_json::to_string(args).ok())
-                .is_some_and(|text| crate::decode::fill(&text, input.validator, names, slots)),
+                .is_some_and(|text| fill(&text, input.validator, names, slots)),
         };
     if fast {
         return Ok(());
@@ -697,6 +723,45 @@ pub fn decode(
     } else {
         Err(ToolError::InvalidArguments(Violations(errs)))
     }
+}
+
+/// The argument types most tools use, decoded and described here once: in debug builds (where
+/// rustc shares generic code with dependents) a crate of tools reuses these copies instead of
+/// compiling its own, which keeps its rebuilds short.
+#[doc(hidden)]
+pub fn common_instances() -> ([&'static dyn Slot; 30], [FieldSchema; 20]) {
+    macro_rules! slots {
+        ($($t:ty),*) => {
+            [$(&None::<$t> as &dyn Slot, &None::<Option<$t>> as &dyn Slot),*]
+        };
+    }
+    macro_rules! ranged {
+        ($($t:ty),*) => {
+            [$(ranged::<$t> as FieldSchema, ranged::<Option<$t>> as FieldSchema),*,
+             plain::<bool>, plain::<Option<bool>>, plain::<String>, plain::<Option<String>>,
+             plain::<Vec<String>>, plain::<Option<Vec<String>>>]
+        };
+    }
+    (
+        slots!(
+            bool,
+            String,
+            Vec<String>,
+            i8,
+            i16,
+            i32,
+            i64,
+            isize,
+            u8,
+            u16,
+            u32,
+            u64,
+            usize,
+            f32,
+            f64
+        ),
+        ranged!(i32, i64, u8, u16, u32, u64, f64),
+    )
 }
 
 /// One decoding path alone, for tests that check each against an independent validator.

@@ -13,7 +13,8 @@ use serde_json::{Value, json};
 
 use crate::lint;
 use crate::table;
-use crate::{Tool, ToolSet};
+use crate::set::ToolSet;
+use crate::tool::Tool;
 
 /// The catalog as JSON: every tool with its description, boundary, permissions, approval,
 /// annotations, schemas and the lints that apply to it.

@@ -1,10 +1,7 @@
-//! What the host decides and the model never does: who may call a tool, whether a person must
-//! approve it first, and what of its output reaches the model and the screen.
+//! What the host decides and the model never does: who may call a tool, and what of its output
+//! reaches the model and the screen.
 
-use std::collections::{BTreeSet, HashSet};
-use std::fmt;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::collections::BTreeSet;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -93,6 +90,7 @@ pub struct Annotations {
 /// A piece of what the model receives from a tool.
 #[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Content {
     /// Text for the model to read.
     Text {
@@ -149,6 +147,7 @@ pub(crate) fn as_text(content: &[Content]) -> String {
 
 /// What of a call's output may be shown to a person, in a UI or a transcript.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum Disclosure {
     /// The tool has no redaction: the full output may be shown.
     Full,
@@ -160,59 +159,4 @@ pub enum Disclosure {
         /// application's log.
         reason: String,
     },
-}
-
-/// A validated call waiting for a person's approval. Give it back to
-/// [`ToolSet::resume`](crate::ToolSet::resume) once approved; it runs at most once.
-///
-/// The record of which calls are waiting lives in this process's memory. To resume one in
-/// another process or after a restart, move it into an approval store with
-/// [`ToolSet::hold`](crate::ToolSet::hold) (which hands it out once) and run what the store
-/// gives back with [`ToolSet::run_held`](crate::ToolSet::run_held). It serializes (for a log
-/// or a review screen); a copy read back cannot run.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
-pub struct PendingCall {
-    #[serde(skip)]
-    pub(crate) id: u64,
-    /// The name of the tool that will run.
-    pub tool: &'static str,
-    /// The arguments as validated, with defaults filled in: what will run.
-    pub arguments: Value,
-}
-
-impl PendingCall {
-    /// This process's number for the call, unique among the calls it has held (the one
-    /// [`ToolError::NotPending`](crate::ToolError::NotPending) names).
-    pub fn id(&self) -> u64 {
-        self.id
-    }
-}
-
-impl fmt::Display for PendingCall {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {}", self.tool, self.arguments)
-    }
-}
-
-/// The calls waiting for approval in this process. An id leaves the set when its call resumes
-/// or is rejected, so a copy of a pending call cannot run a second time.
-static PENDING: Mutex<Option<HashSet<u64>>> = Mutex::new(None);
-static NEXT_ID: AtomicU64 = AtomicU64::new(1);
-
-pub(crate) fn hold(tool: &'static str, arguments: Value) -> PendingCall {
-    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-    let mut pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
-    pending.get_or_insert_with(HashSet::new).insert(id);
-    PendingCall {
-        id,
-        tool,
-        arguments,
-    }
-}
-
-/// Takes the call out of the waiting set; false when it is not waiting (already run, rejected,
-/// or never issued here).
-pub(crate) fn release(id: u64) -> bool {
-    let mut pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
-    pending.get_or_insert_with(HashSet::new).remove(&id)
 }

@@ -49,47 +49,56 @@
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-#[cfg(all(doctest, feature = "oauth"))] // the README shows the MCP server, on HTTP with tokens too
-#[doc = include_str!("../README.md")]
-pub struct ReadmeDoctests;
-
-pub mod agent;
-mod api;
-pub mod approvals;
+// The modules, lowest layer first: each imports only from the ones above it (checked by the
+// `layers` test below). Arguments and schemas, validation, the host's data and the approval
+// model, errors and wording, a call's context, output and arguments, decoding, the tool, the
+// call, the tool set; then what is built on a set: the model APIs, exports, structured output,
+// the agent loop, tool-choice checks, lints and docs.
+mod future;
 mod arg;
-mod call;
-pub mod choice;
-mod context;
-mod decode;
-pub mod docs;
-pub mod export;
-mod host;
-pub mod lint;
-pub mod lower;
-#[cfg(feature = "mcp")]
-pub mod mcp;
-#[cfg(feature = "rig")]
-pub mod rig;
 mod schema;
-mod set;
-pub mod structured;
-mod table;
-mod tool;
 mod validate;
+mod host;
+pub mod approval;
+mod error;
 mod wording;
+mod context;
+mod output;
+mod arguments;
+mod decode;
+mod tool;
+mod call;
+mod set;
+mod dialect;
+pub mod export;
+pub mod json;
+pub mod structured;
+pub mod agent;
+pub mod choice;
+mod table;
+pub mod lint;
+pub mod docs;
 
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
 
-pub use api::Api;
+#[cfg(test)]
+mod layers;
+
+pub use approval::{ApprovalStore, MemoryApprovals, PendingCall, StoreError};
 pub use arg::{LengthArg, Num, Number, PatternArg, RangeArg, ToolArg, ToolOutput};
-pub use call::{Arguments, Call, CallFuture, CallOutput};
+pub use arguments::Arguments;
+pub use call::{Call, CallFuture, Middleware, Next};
 pub use context::Context;
-pub use host::{Annotations, Content, Disclosure, Grants, ModelOutput, PendingCall};
+pub use dialect::Api;
+pub use error::ToolError;
+pub use future::BoxFuture;
+pub use host::{Annotations, Content, Disclosure, Grants, ModelOutput};
+pub use output::CallOutput;
 pub use set::{ToolSet, ToolSetError};
 pub use structured::Rules;
-pub use tool::{BoxFuture, Tool, ToolError};
+pub use tool::Tool;
 pub use validate::{Path, SchemaError, Segment, Validator, Violation, ViolationKind, Violations};
 pub use wording::Wording;
 

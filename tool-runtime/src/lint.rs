@@ -10,7 +10,9 @@ use std::fmt;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::{Tool, ToolArg, ToolSet};
+use crate::arg::ToolArg;
+use crate::set::ToolSet;
+use crate::tool::Tool;
 
 /// One finding.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -67,7 +69,43 @@ pub const LINTS: &[(&str, &str)] = &[
         "decision-before-reason",
         "a reasoning field comes after the decision it supports: the model fills fields in order",
     ),
+    (
+        "unordered-json",
+        "this program's serde_json sorts object keys: providers see properties alphabetically, not as declared",
+    ),
 ];
+
+/// Whether this program keeps JSON object members in declaration order: `false` when serde_json
+/// was built without `preserve_order` (turn on `tool-runtime`'s feature of that name). Without
+/// it, schemas validate the same, but providers see every object's properties in alphabetical
+/// order, and [`check`] cannot tell a reason declared after its decision.
+pub fn keeps_order() -> bool {
+    crate::schema::keeps_order()
+}
+
+/// The finding of a program that sorts JSON keys, at `at` (a tool set, or a type).
+fn unordered(at: &str) -> Lint {
+    Lint {
+        id: "unordered-json",
+        tool: at.into(),
+        message: "this program's serde_json sorts object keys (it is built without `preserve_order`), so providers see every object's properties in alphabetical order, not as declared; a model fills fields in the order it sees them.".into(),
+        fix: "turn on tool-runtime's `preserve_order` feature (cargo add tool-runtime --features preserve_order).".into(),
+    }
+}
+
+/// Whether a schema has an object with two properties or more, whose order a sorted map loses.
+fn has_ordered_object(schema: &Value) -> bool {
+    match schema {
+        Value::Object(m) => {
+            m.get("properties")
+                .and_then(Value::as_object)
+                .is_some_and(|p| p.len() > 1)
+                || m.values().any(has_ordered_object)
+        }
+        Value::Array(a) => a.iter().any(has_ordered_object),
+        _ => false,
+    }
+}
 
 /// Jaccard similarity of descriptions and names at or above which two tools overlap.
 pub const OVERLAP: f64 = 0.3;
@@ -246,14 +284,19 @@ pub fn check(set: &ToolSet) -> Vec<Lint> {
             });
         }
         check_arguments(t, &mut out);
-        for (field, reason) in decisions_before_reasons(t.input_schema()) {
-            out.push(decision_before_reason(
-                t.name(),
-                &field,
-                &reason,
-                "argument",
-            ));
+        if keeps_order() {
+            for (field, reason) in decisions_before_reasons(t.input_schema()) {
+                out.push(decision_before_reason(
+                    t.name(),
+                    &field,
+                    &reason,
+                    "argument",
+                ));
+            }
         }
+    }
+    if !keeps_order() && tools.iter().any(|t| has_ordered_object(t.input_schema())) {
+        out.push(unordered(""));
     }
     let silenced = |l: &Lint| set.get(&l.tool).and_then(|t| t.silences_lint(l.id));
     out.retain(|l| l.tool.is_empty() || silenced(l).is_none());
@@ -332,15 +375,27 @@ fn lists_values(d: &str) -> bool {
 /// }
 ///
 /// let lints = lint::check_output::<Keputusan>();
-/// assert_eq!(lints[0].id, "decision-before-reason");
-/// assert!(lints[0].fix.contains("declare `alasan` before `relevan`"));
+/// if lint::keeps_order() {
+///     assert_eq!(lints[0].id, "decision-before-reason");
+///     assert!(lints[0].fix.contains("declare `alasan` before `relevan`"));
+/// } else {
+///     // Without `preserve_order` the declared order is gone, and the lint says so.
+///     assert_eq!(lints[0].id, "unordered-json");
+/// }
 /// ```
 pub fn check_output<T: ToolArg>() -> Vec<Lint> {
     let name = T::schema_name();
-    let mut out: Vec<Lint> = decisions_before_reasons(&crate::structured::schema::<T>())
-        .into_iter()
-        .map(|(field, reason)| decision_before_reason(&name, &field, &reason, "field"))
-        .collect();
+    let schema = crate::structured::schema::<T>();
+    let mut out: Vec<Lint> = if keeps_order() {
+        decisions_before_reasons(&schema)
+            .into_iter()
+            .map(|(field, reason)| decision_before_reason(&name, &field, &reason, "field"))
+            .collect()
+    } else if has_ordered_object(&schema) {
+        vec![unordered(&name)]
+    } else {
+        Vec::new()
+    };
     out.retain(|l| T::silences_lint(l.id).is_none());
     out
 }

@@ -8,15 +8,16 @@ pub use serde_json;
 
 pub use crate::arg::{
     LengthArg, Num, Number, PatternArg, RangeArg, StrLiteral, ToolArg, ToolOutput, assert_length,
-    assert_pattern, check_range, common_instances, str_literal, to_json,
+    assert_pattern, check_range, str_literal, to_json,
 };
-pub use crate::call::{CallOutput, Hooks, RedactFn, ok, redacted, result};
 pub use crate::context::{Context, state};
-pub use crate::decode::{Only, Slot, decode, decode_only, unfilled};
+pub use crate::decode::{Input, Only, Slot, common_instances, decode, decode_only, unfilled};
+pub use crate::error::ToolError;
+pub use crate::output::{CallOutput, Hooks, RedactFn, ok, redacted, result};
 pub use crate::host::{Annotations, ModelOutput};
 pub use crate::schema::{
     ArgSpec, Field, FieldSchema, Presence, Tagging, Variant, VariantBody, describe, enum_schema,
     object, output_schema, plain, ranged,
 };
 pub use crate::set::Registration;
-pub use crate::tool::{Input, Invocation, Spec, Tool, ToolError, boxed};
+pub use crate::tool::{Invocation, Spec, Tool, boxed};

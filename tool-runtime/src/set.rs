@@ -4,13 +4,16 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::call::{Arguments, Call};
+use rustc_hash::FxHashMap;
+
+use crate::approval::{ApprovalStore, MemoryApprovals, StoreError};
+use crate::arguments::Arguments;
+use crate::call::{Call, Finder, Lookup, Middleware, Pipeline};
 use crate::context::Context;
-use crate::host::{PendingCall, release};
-use crate::tool::{Tool, ToolError};
+use crate::error::ToolError;
+use crate::tool::Tool;
 use crate::validate::SchemaError;
 use crate::wording::Wording;
-use rustc_hash::FxHashMap;
 
 /// Registers a tool in the program-wide registry; `#[tool]` submits one for every tool.
 #[doc(hidden)]
@@ -48,7 +51,14 @@ impl fmt::Display for ToolSetError {
     }
 }
 
-impl std::error::Error for ToolSetError {}
+impl std::error::Error for ToolSetError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ToolSetError::Schema { error, .. } => Some(error),
+            ToolSetError::DuplicateName { .. } => None,
+        }
+    }
+}
 
 /// A set of tools with unique names, in a fixed order, callable by name.
 ///
@@ -86,7 +96,7 @@ impl std::error::Error for ToolSetError {}
 /// // Two tools of one name are refused when the set is formed.
 /// assert!(ToolSet::new([tambah::tool(), tambah::tool()]).is_err());
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct ToolSet {
     tools: Vec<&'static Tool>,
     /// What the model reads from the toolkit itself (English unless set).
@@ -94,6 +104,19 @@ pub struct ToolSet {
     /// Name to index, hashed with FxHash: names are few and short, and SipHash's DoS resistance
     /// buys nothing for a set fixed at start-up.
     by_name: FxHashMap<&'static str, usize>,
+    /// Where calls that need approval wait.
+    approvals: Arc<dyn ApprovalStore>,
+    /// What wraps every call, outermost first.
+    middleware: Arc<[Arc<dyn Middleware>]>,
+}
+
+impl fmt::Debug for ToolSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolSet")
+            .field("tools", &self.tools)
+            .field("middleware", &self.middleware.len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl ToolSet {
@@ -114,6 +137,8 @@ impl ToolSet {
             tools,
             by_name,
             wording: Arc::default(),
+            approvals: MemoryApprovals::shared(),
+            middleware: Arc::new([]),
         })
     }
 
@@ -162,48 +187,62 @@ impl ToolSet {
     /// Arguments are JSON text as a model sends it, or a value a transport has parsed
     /// ([`Arguments`]). An unknown name is [`ToolError::UnknownTool`], with the closest name.
     pub fn call<'a>(
-        &self,
+        &'a self,
         cx: &'a Context,
         name: &str,
         arguments: impl Into<Arguments<'a>>,
     ) -> Call<'a> {
-        Call::new(self.find(name).map_err(Box::new), cx, arguments.into())
+        Call::new(
+            self.find(name).map_err(Box::new),
+            cx,
+            arguments.into(),
+            self.pipeline(),
+        )
     }
 
-    /// Runs a call a person approved. It runs once: a second `resume` of the same call (or of a
-    /// copy) is [`ToolError::NotPending`]. Permissions are checked again with this context.
-    pub fn resume<'a>(&self, cx: &'a Context, pending: PendingCall) -> Call<'a> {
-        Call::resume(self.find(pending.tool).map_err(Box::new), cx, pending)
+    /// Runs the call a person approved, held under `ticket` in this set's approval store (the
+    /// [`PendingCall`](crate::PendingCall) of [`ToolError::ApprovalRequired`]). The store hands
+    /// it out once, so it runs at most once, in any process that shares the store: a second
+    /// `resume` of the same ticket is [`ToolError::NotPending`] and nothing runs. The arguments
+    /// the store kept are the ones that run; permissions are checked again with this context.
+    pub fn resume<'a>(&'a self, cx: &'a Context, ticket: &str) -> Call<'a> {
+        Call::resume(cx, ticket, self.pipeline())
     }
 
-    /// Moves a call waiting for approval into `store`, under a new ticket, for this process or
-    /// another to run later with [`run_held`](Self::run_held) once the store hands it out
-    /// (once). This process forgets its own record, so the call cannot also be
-    /// [`resume`](Self::resume)d here.
-    pub async fn hold(
-        &self,
-        pending: PendingCall,
-        store: &dyn crate::approvals::ApprovalStore,
-    ) -> Result<crate::approvals::HeldCall, crate::approvals::StoreError> {
-        let held = crate::approvals::HeldCall {
-            ticket: crate::approvals::new_ticket()?,
-            tool: pending.tool.to_owned(),
-            arguments: pending.arguments.clone(),
-        };
-        self.reject(pending);
-        store.hold(held.clone()).await?;
-        Ok(held)
+    /// Drops the call held under `ticket` (a person rejected it): it can no longer be resumed.
+    /// `true` when a call was waiting under that ticket.
+    pub async fn reject(&self, ticket: &str) -> Result<bool, StoreError> {
+        Ok(self.approvals.take(ticket).await?.is_some())
     }
 
-    /// Runs a call an approval store handed out (it gives each out once); permissions are
-    /// checked again with this context, and the arguments validated again.
-    pub fn run_held<'a>(&self, cx: &'a Context, held: crate::approvals::HeldCall) -> Call<'a> {
-        Call::held(self.find(&held.tool).map_err(Box::new), cx, held.arguments)
+    /// The set with its calls held for approval in `store` instead of the process-wide
+    /// [`MemoryApprovals::shared`]: a SQLite or PostgreSQL store lets another process (or
+    /// replica) resume them.
+    pub fn with_approvals(mut self, store: Arc<dyn ApprovalStore>) -> Self {
+        self.approvals = store;
+        self
     }
 
-    /// Drops a call a person rejected; it can no longer be resumed.
-    pub fn reject(&self, pending: PendingCall) {
-        release(pending.id);
+    /// Where this set holds calls waiting for approval.
+    pub fn approvals(&self) -> &Arc<dyn ApprovalStore> {
+        &self.approvals
+    }
+
+    /// The set with `middleware` wrapped around every call, inside any middleware added before
+    /// (see [`Middleware`]).
+    pub fn with_middleware(mut self, middleware: impl Middleware + 'static) -> Self {
+        let mut layers: Vec<Arc<dyn Middleware>> = self.middleware.to_vec();
+        layers.push(Arc::new(middleware));
+        self.middleware = layers.into();
+        self
+    }
+
+    fn pipeline(&self) -> Pipeline<'_> {
+        Pipeline {
+            approvals: &*self.approvals,
+            layers: &self.middleware,
+            lookup: Finder::Set(self),
+        }
     }
 
     /// The tools this caller may see and call: those whose `requires` its grants satisfy. Calls
@@ -219,6 +258,8 @@ impl ToolSet {
             tools,
             by_name,
             wording: self.wording.clone(),
+            approvals: self.approvals.clone(),
+            middleware: self.middleware.clone(),
         }
     }
 
@@ -236,7 +277,7 @@ impl ToolSet {
     /// The description the model reads for `tool`, with the boundary sentence in this set's
     /// wording.
     pub fn description(&self, tool: &Tool) -> String {
-        self.wording.description(tool)
+        self.wording.describe(tool.spec_description(), tool.not_for())
     }
 
     /// What the model is told about a failed call, in this set's wording.
@@ -244,24 +285,31 @@ impl ToolSet {
         self.wording.error_message(error)
     }
 
-    #[inline]
-    fn find(&self, name: &str) -> Result<&'static Tool, ToolError> {
-        match self.get(name) {
-            Some(tool) => Ok(tool),
-            None => Err(self.unknown(name)),
-        }
+
+    /// The set's closest name to `name`, when one is close enough to be a likely misspelling.
+    pub fn closest(&self, name: &str) -> Option<&'static str> {
+        self.names()
+            .map(|n| (strsim::jaro_winkler(n, name), n))
+            .filter(|(s, _)| *s >= 0.8)
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, n)| n)
     }
 
     #[cold]
     fn unknown(&self, name: &str) -> ToolError {
         ToolError::UnknownTool {
             name: name.to_owned(),
-            did_you_mean: self
-                .names()
-                .map(|n| (strsim::jaro_winkler(n, name), n))
-                .filter(|(s, _)| *s >= 0.8)
-                .max_by(|a, b| a.0.total_cmp(&b.0))
-                .map(|(_, n)| n.to_owned()),
+            did_you_mean: self.closest(name).map(str::to_owned),
+        }
+    }
+}
+
+impl Lookup for ToolSet {
+    #[inline]
+    fn find(&self, name: &str) -> Result<&'static Tool, ToolError> {
+        match self.get(name) {
+            Some(tool) => Ok(tool),
+            None => Err(self.unknown(name)),
         }
     }
 }

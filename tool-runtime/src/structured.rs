@@ -3,9 +3,8 @@
 //! on failure send back a repair message listing every problem — at most a few times.
 //!
 //! No HTTP client is built in: [`extract`] takes an async closure that sends the conversation to
-//! whatever client you use (`reqwest`, `async-openai`, a api SDK) and returns the raw JSON
-//! response. [`read_reply`] understands OpenAI Chat Completions, OpenAI Responses, Anthropic
-//! Messages and Gemini `generateContent` responses.
+//! whatever client you use (`reqwest`, `async-openai`, a provider's SDK) and returns the raw
+//! JSON response. [`read_reply`] understands the responses of every [`Api`].
 //!
 //! ```
 //! use serde_json::json;
@@ -48,8 +47,8 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::Api;
-use crate::schema as canonical;
+pub use crate::dialect::{Finish, Reply};
+use crate::dialect::Api;
 use crate::validate::{Validator, Violation, Violations};
 use crate::wording::{Wording, fill};
 
@@ -57,7 +56,7 @@ use crate::wording::{Wording, fill};
 /// `#[derive(ToolArg)]` type implements this with `path(&value) -> Vec<Violation>`.
 pub trait Rules {
     /// Every rule the value breaks (empty when it is acceptable).
-    fn check(&self) -> Vec<crate::Violation> {
+    fn check(&self) -> Vec<Violation> {
         Vec::new()
     }
 }
@@ -67,47 +66,14 @@ pub trait Rules {
 /// schema of what it writes). [`export::structured_output`](crate::export::structured_output)
 /// lowers it for each API.
 pub fn schema<T: JsonSchema>() -> Value {
-    let mut g = canonical::input_generator();
-    let s = g.subschema_for::<T>();
-    canonical::finish_root(s, &mut g).to_value()
-}
-
-/// Why the model stopped.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Finish {
-    /// The model finished its answer.
-    Completed,
-    /// Out of output tokens: the JSON is cut off. Retry with a larger budget, or a smaller task.
-    Truncated {
-        /// The API's stop reason (`length`, `max_tokens`, `MAX_TOKENS`, ...).
-        reason: String,
-    },
-    /// The model declined. Never retried or "repaired".
-    Refused {
-        /// The refusal text, or the API's reason for blocking (`content_filter`, `SAFETY`, ...).
-        message: String,
-    },
-    /// Any other stop reason (a tool call, a pause the api asks the caller to continue).
-    Other {
-        /// The API's stop reason, as it wrote it.
-        reason: String,
-    },
-}
-
-/// The text of a response and why the model stopped.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Reply {
-    /// The answer text, without reasoning or thought parts; `None` when there is none.
-    pub text: Option<String>,
-    /// Why the model stopped.
-    pub finish: Finish,
+    crate::schema::input_schema_of::<T>()
 }
 
 /// Why one attempt did not give a value.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum Failure {
-    /// The response is not in the api's format.
+    /// The response is not in the API's format.
     Unreadable {
         /// What is missing or malformed (or why the type's schema did not compile).
         message: String,
@@ -220,161 +186,13 @@ fn unreadable(message: &str) -> Failure {
     }
 }
 
-/// Finds the answer text, the stop reason and any refusal in a raw api response. The text is
+/// Finds the answer text, the stop reason and any refusal in a raw API response. The text is
 /// the answer alone: Gemini's thought parts (`thought: true`), Anthropic's `thinking` and
-/// `redacted_thinking` blocks and Responses' `reasoning` items are left out. A refusal, a content
-/// filter or a safety block is [`Finish::Refused`] in every api, and is never retried.
+/// `redacted_thinking` blocks, Bedrock's `reasoningContent` and Responses' `reasoning` items are
+/// left out. A refusal, a content filter or a safety block is [`Finish::Refused`] in every API,
+/// and is never retried.
 pub fn read_reply(api: Api, raw: &Value) -> Result<Reply, Failure> {
-    match api {
-        Api::Mcp => Err(unreadable("MCP has no model replies to read")),
-        Api::OpenAiChat => {
-            let choice = raw["choices"]
-                .get(0)
-                .ok_or_else(|| unreadable("no `choices[0]`"))?;
-            let message = &choice["message"];
-            if let Some(r) = message["refusal"].as_str() {
-                return Ok(Reply {
-                    text: None,
-                    finish: Finish::Refused { message: r.into() },
-                });
-            }
-            let text = message["content"].as_str().map(str::to_owned);
-            let finish = match choice["finish_reason"].as_str() {
-                Some("stop") => Finish::Completed,
-                Some("content_filter") => Finish::Refused {
-                    message: "content_filter".into(),
-                },
-                Some("length") => Finish::Truncated {
-                    reason: "length".into(),
-                },
-                Some(other) => Finish::Other {
-                    reason: other.into(),
-                },
-                None => return Err(unreadable("no `finish_reason`")),
-            };
-            Ok(Reply { text, finish })
-        }
-        Api::OpenAiResponses => {
-            let output = raw["output"]
-                .as_array()
-                .ok_or_else(|| unreadable("no `output` array"))?;
-            let mut text = String::new();
-            for item in output.iter().filter(|i| i["type"] == "message") {
-                for part in item["content"].as_array().into_iter().flatten() {
-                    match part["type"].as_str() {
-                        Some("refusal") => {
-                            let message = part["refusal"].as_str().unwrap_or_default().into();
-                            return Ok(Reply {
-                                text: None,
-                                finish: Finish::Refused { message },
-                            });
-                        }
-                        Some("output_text") => {
-                            text.push_str(part["text"].as_str().unwrap_or_default())
-                        }
-                        _ => {}
-                    }
-                }
-            }
-            let finish = match raw["status"].as_str() {
-                Some("completed") => Finish::Completed,
-                Some("incomplete") => {
-                    let reason = raw["incomplete_details"]["reason"]
-                        .as_str()
-                        .unwrap_or("incomplete");
-                    if reason == "content_filter" {
-                        Finish::Refused {
-                            message: "content_filter".into(),
-                        }
-                    } else {
-                        Finish::Truncated {
-                            reason: reason.into(),
-                        }
-                    }
-                }
-                Some(other) => Finish::Other {
-                    reason: other.into(),
-                },
-                None => return Err(unreadable("no `status`")),
-            };
-            Ok(Reply {
-                text: (!text.is_empty()).then_some(text),
-                finish,
-            })
-        }
-        Api::Anthropic => {
-            let blocks = raw["content"]
-                .as_array()
-                .ok_or_else(|| unreadable("no `content` array"))?;
-            let text: String = blocks
-                .iter()
-                .filter(|b| b["type"] == "text")
-                .filter_map(|b| b["text"].as_str())
-                .collect();
-            let finish = match raw["stop_reason"].as_str() {
-                Some("end_turn") | Some("stop_sequence") => Finish::Completed,
-                Some("max_tokens") | Some("model_context_window_exceeded") => Finish::Truncated {
-                    reason: raw["stop_reason"].as_str().unwrap_or_default().into(),
-                },
-                Some("refusal") => Finish::Refused {
-                    message: text.clone(),
-                },
-                Some(other) => Finish::Other {
-                    reason: other.into(),
-                },
-                None => return Err(unreadable("no `stop_reason`")),
-            };
-            Ok(Reply {
-                text: (!text.is_empty()).then_some(text),
-                finish,
-            })
-        }
-        Api::Gemini => {
-            if let Some(reason) = raw["promptFeedback"]["blockReason"].as_str() {
-                return Ok(Reply {
-                    text: None,
-                    finish: Finish::Refused {
-                        message: reason.into(),
-                    },
-                });
-            }
-            let candidate = raw["candidates"]
-                .get(0)
-                .ok_or_else(|| unreadable("no `candidates[0]`"))?;
-            // Parts marked `thought` are the model's thought summaries, not its answer.
-            let text: String = candidate["content"]["parts"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter(|p| p["thought"] != true)
-                .filter_map(|p| p["text"].as_str())
-                .collect();
-            let finish = match candidate["finishReason"].as_str() {
-                Some("STOP") => Finish::Completed,
-                Some("MAX_TOKENS") => Finish::Truncated {
-                    reason: "MAX_TOKENS".into(),
-                },
-                Some(
-                    r @ ("SAFETY"
-                    | "RECITATION"
-                    | "PROHIBITED_CONTENT"
-                    | "BLOCKLIST"
-                    | "SPII"
-                    | "IMAGE_SAFETY"
-                    | "IMAGE_PROHIBITED_CONTENT"
-                    | "IMAGE_RECITATION"),
-                ) => Finish::Refused { message: r.into() },
-                Some(other) => Finish::Other {
-                    reason: other.into(),
-                },
-                None => return Err(unreadable("no `finishReason`")),
-            };
-            Ok(Reply {
-                text: (!text.is_empty()).then_some(text),
-                finish,
-            })
-        }
-    }
+    api.dialect().read_reply(raw).map_err(|message| Failure::Unreadable { message })
 }
 
 /// One response turned into `T`, or the reason it could not be. Classifies the stop reason

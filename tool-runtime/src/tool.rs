@@ -9,159 +9,19 @@ use std::sync::OnceLock;
 use std::task::{Context as TaskContext, Poll};
 
 use schemars::{Schema, SchemaGenerator};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::call::{Arguments, Call, CallOutput, Repr};
+use crate::arguments::Arguments;
 use crate::context::Context;
-use crate::host::{Annotations, Grants, PendingCall, hold};
+use crate::decode::Input;
+use crate::error::ToolError;
+use crate::future::BoxFuture;
+use crate::host::{Annotations, Grants};
+use crate::output::CallOutput;
 use crate::schema;
-use crate::validate::{SchemaError, Validator, Violations};
+use crate::validate::{SchemaError, Validator};
+use crate::wording::Wording;
 
-/// A boxed, sendable future, as returned by async tools.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
-
-/// What a tool call produced when it did not produce a value. Every failure is data: none of
-/// them panics or takes down the caller. [`model_message`](ToolError::model_message) is what to
-/// send back to the model as the call's result.
-///
-/// ```
-/// use tool_runtime::{Context, ToolError, ToolSet, tool};
-///
-/// #[tool(description = "Bagi satu bilangan bulat dengan bilangan lain dan kembalikan hasilnya.")]
-/// fn bagi(
-///     #[arg(description = "Bilangan yang dibagi", range = -1000..=1000)] a: i32,
-///     #[arg(description = "Pembagi", range = -1000..=1000)] b: i32,
-/// ) -> Result<i32, String> {
-///     a.checked_div(b).ok_or_else(|| "pembagi tidak boleh nol".to_owned())
-/// }
-///
-/// let tools = ToolSet::new([bagi::tool()]).unwrap();
-/// let cx = Context::new();
-///
-/// // A misspelt name: nothing runs, and the closest name is suggested.
-/// let err = tools.call(&cx, "bagii", r#"{"a": 6, "b": 3}"#).blocking().unwrap_err();
-/// assert!(matches!(&err, ToolError::UnknownTool { did_you_mean: Some(n), .. } if n == "bagi"));
-///
-/// // Arguments that break the schema: every violation is listed, and the tool does not run.
-/// let err = tools.call(&cx, "bagi", r#"{"a": "6"}"#).blocking().unwrap_err();
-/// let ToolError::InvalidArguments(violations) = &err else { panic!("{err}") };
-/// assert_eq!(violations.len(), 2);
-///
-/// // The tool ran and returned `Err`.
-/// let err = tools.call(&cx, "bagi", r#"{"a": 6, "b": 0}"#).blocking().unwrap_err();
-/// assert_eq!(err, ToolError::Failed { message: "pembagi tidak boleh nol".into() });
-/// assert!(err.model_message().contains("pembagi tidak boleh nol"));
-/// ```
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub enum ToolError {
-    /// No tool of that name in the set.
-    UnknownTool {
-        /// The name the call asked for.
-        name: String,
-        /// The set's closest name, when one is close enough to be a likely misspelling.
-        did_you_mean: Option<String>,
-    },
-    /// The arguments broke the schema; every violation is listed.
-    InvalidArguments(Violations),
-    /// The tool ran and returned `Err`; the message is the error's `Display`.
-    Failed {
-        /// The error's `Display` (or why the tool's output could not be serialized).
-        message: String,
-    },
-    /// The tool panicked. The message is for the application; the model sees it only when the
-    /// tool opted in with `#[tool(panic_to_model = true)]`.
-    Panicked {
-        /// The panic's message (its `&str` or `String` payload).
-        message: String,
-        /// Whether the model may see `message` (`#[tool(panic_to_model = true)]`).
-        to_model: bool,
-    },
-    /// The tool needs a host value of this type and the caller's [`Context`] has none.
-    MissingContext {
-        /// The missing type, as [`std::any::type_name`] writes it.
-        type_name: &'static str,
-    },
-    /// The tool's schema could not be compiled (a bad `pattern`, for example).
-    Schema(SchemaError),
-    /// The caller's [`Grants`] lack what the tool `requires`. Nothing ran.
-    Forbidden {
-        /// The tool that was called.
-        tool: &'static str,
-        /// The permissions it requires that the caller's grants lack.
-        missing: Vec<&'static str>,
-    },
-    /// The tool changes something and needs a person's approval: nothing ran. The arguments
-    /// are validated; give the [`PendingCall`] to `ToolSet::resume` once approved.
-    ApprovalRequired(PendingCall),
-    /// `resume` was given a call that is not waiting: it already ran, was rejected, or was never
-    /// issued by this process.
-    NotPending {
-        /// The call's [`PendingCall::id`].
-        id: u64,
-    },
-    /// The tool did not finish within its time limit and was stopped.
-    TimedOut {
-        /// The time limit the call ran into, in seconds.
-        seconds: f64,
-    },
-    /// The server was at its limit of calls and did not run this one.
-    Busy,
-}
-
-impl ToolError {
-    /// The text to send back to the model as the tool result, in English; a tool set with its
-    /// own [`Wording`](crate::Wording) words it with [`ToolSet::model_message`](crate::ToolSet::model_message).
-    pub fn model_message(&self) -> String {
-        crate::Wording::english().error_message(self)
-    }
-}
-
-impl fmt::Display for ToolError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ToolError::UnknownTool { name, did_you_mean } => {
-                write!(f, "there is no tool named `{name}`")?;
-                match did_you_mean {
-                    Some(s) => write!(f, "; did you mean `{s}`?"),
-                    None => Ok(()),
-                }
-            }
-            ToolError::InvalidArguments(v) => v.fmt(f),
-            ToolError::Failed { message } => write!(f, "the tool failed: {message}"),
-            ToolError::Panicked { message, .. } => write!(f, "the tool panicked: {message}"),
-            ToolError::MissingContext { type_name } => write!(
-                f,
-                "the tool needs a `{type_name}` from the host, and the call's Context has none: add it with Context::with"
-            ),
-            ToolError::Schema(e) => write!(f, "the tool's schema is invalid: {e}"),
-            ToolError::Forbidden { tool, missing } => write!(
-                f,
-                "the caller may not use `{tool}`: it lacks {}",
-                missing
-                    .iter()
-                    .map(|m| format!("`{m}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            ToolError::ApprovalRequired(p) => write!(
-                f,
-                "`{}` needs approval before it runs (call {})",
-                p.tool, p.id
-            ),
-            ToolError::NotPending { id } => write!(f, "call {id} is not waiting for approval"),
-            ToolError::TimedOut { seconds } => {
-                write!(
-                    f,
-                    "the tool did not finish within {seconds} s and was stopped"
-                )
-            }
-            ToolError::Busy => f.write_str("the server is at its limit of calls; nothing ran"),
-        }
-    }
-}
-
-impl std::error::Error for ToolError {}
 
 /// The result of starting a call: sync tools are done at once, async ones are awaited.
 pub enum Invocation<'a> {
@@ -170,43 +30,6 @@ pub enum Invocation<'a> {
     Ready(Result<CallOutput, ToolError>),
     /// An async tool's future, still to be awaited.
     Pending(BoxFuture<'a, Result<CallOutput, ToolError>>),
-}
-
-/// A call's arguments on their way into the tool's parameters.
-pub struct Input<'t> {
-    pub(crate) arguments: Arguments<'t>,
-    pub(crate) validator: &'t Validator,
-}
-
-impl Input<'_> {
-    /// The complete path: parse, validate against the whole schema (every violation, defaults
-    /// filled in), and hand back the arguments object.
-    pub(crate) fn into_checked_map(self) -> Result<Map<String, Value>, ToolError> {
-        let value = match self.arguments.0 {
-            Repr::Text(t) if t.trim().is_empty() => self
-                .validator
-                .validate_text("{}")
-                .map_err(ToolError::InvalidArguments)?,
-            Repr::Text(t) => self
-                .validator
-                .validate_text(&t)
-                .map_err(ToolError::InvalidArguments)?,
-            Repr::Value(v) => {
-                let mut v = *v;
-                let violations = self.validator.validate(&mut v);
-                if !violations.is_empty() {
-                    return Err(ToolError::InvalidArguments(violations));
-                }
-                v
-            }
-        };
-        match value {
-            Value::Object(map) => Ok(map),
-            _ => Err(ToolError::Schema(SchemaError(
-                "the input schema's root is not an object".into(),
-            ))),
-        }
-    }
 }
 
 /// Invokes a tool: decodes its arguments from `Input` and runs it.
@@ -363,7 +186,8 @@ impl Tool {
             let mut output_schema = schema::finish_root(output, &mut g).to_value();
             schema::strip_number_formats(&mut output_schema);
             let validator = Validator::new(&input_schema);
-            let description = crate::Wording::english().description(self);
+            let description =
+                Wording::english().describe(self.spec.description, self.spec.not_for);
             Built {
                 description,
                 input_schema,
@@ -373,48 +197,47 @@ impl Tool {
         })
     }
 
-    /// Calls the tool: `.await` the [`Call`], or run it with [`Call::blocking`].
-    pub fn call<'a>(
-        &'static self,
-        cx: &'a Context,
-        arguments: impl Into<Arguments<'a>>,
-    ) -> Call<'a> {
-        Call::new(Ok(self), cx, arguments.into())
-    }
-
-    /// Permission, then validation, then approval, then the tool itself.
+    /// Permission, then validation, then (unless `approved`) approval, then the tool itself.
     pub(crate) fn start<'a>(
         &self,
         cx: &'a Context,
         arguments: Arguments<'_>,
         approved: bool,
-    ) -> Invocation<'a> {
+    ) -> Step<'a> {
         if let Some(e) = self.forbidden(cx) {
-            return Invocation::Ready(Err(e));
+            return Step::Done(Err(e));
         }
         let validator = match &self.built().validator {
             Ok(v) => v,
-            Err(e) => return Invocation::Ready(Err(ToolError::Schema(e.clone()))),
+            Err(e) => return Step::Done(Err(ToolError::Schema(e.clone()))),
         };
         let input = Input {
             arguments,
             validator,
         };
         if self.spec.needs_approval && !approved {
-            let held = input
-                .into_checked_map()
-                .map(|args| hold(self.spec.name, Value::Object(args)));
-            return Invocation::Ready(Err(match held {
-                Ok(pending) => ToolError::ApprovalRequired(pending),
-                Err(e) => e,
-            }));
+            return match input.into_checked_map() {
+                Ok(args) => Step::Hold(Value::Object(args)),
+                Err(e) => Step::Done(Err(e)),
+            };
         }
         let invoke = self.spec.invoke;
         match catch_unwind(AssertUnwindSafe(|| invoke(cx, input))) {
-            Ok(inv) => inv,
-            Err(panic) => Invocation::Ready(Err(panicked(panic, self.spec.panic_to_model))),
+            Ok(Invocation::Ready(r)) => Step::Done(r),
+            Ok(Invocation::Pending(f)) => Step::Running(CatchUnwind::new(f, self)),
+            Err(panic) => Step::Done(Err(panicked(panic, self.spec.panic_to_model))),
         }
     }
+}
+
+/// Where a started call stands.
+pub(crate) enum Step<'a> {
+    /// Finished: a sync tool's result, or a failure before the tool ran.
+    Done(Result<CallOutput, ToolError>),
+    /// An async tool, still to be awaited.
+    Running(CatchUnwind<'a>),
+    /// Validated and waiting for approval: the arguments to hold, defaults filled in.
+    Hold(Value),
 }
 
 impl fmt::Debug for Tool {

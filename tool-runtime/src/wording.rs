@@ -25,7 +25,7 @@
 
 use std::borrow::Cow;
 
-use crate::tool::{Tool, ToolError};
+use crate::error::ToolError;
 use crate::validate::{Violation, Violations};
 
 /// How many violations a repair message lists; the structured list keeps all of them.
@@ -67,7 +67,7 @@ pub struct Wording {
     pub approval_unavailable: Cow<'static, str>,
     /// Asking for approval failed. Blank: `{reason}`.
     pub approval_failed: Cow<'static, str>,
-    /// A resumed call was not waiting (already run, rejected, or unknown here).
+    /// A resumed call was not waiting (already decided, expired, or never held): it did not run.
     pub not_pending: Cow<'static, str>,
     /// The tool did not finish in time; it was stopped. Blank: `{seconds}`.
     pub timed_out: Cow<'static, str>,
@@ -113,7 +113,7 @@ impl Wording {
                 .into(),
             approval_failed: "This action needs a person's approval, which could not be asked for ({reason}); nothing was changed."
                 .into(),
-            not_pending: "This action is no longer waiting for approval; it was not run again."
+            not_pending: "This action was not run: it is no longer waiting for approval (it was decided already, or it expired)."
                 .into(),
             timed_out: "The tool did not finish within {seconds} seconds and was stopped. Tell the user; retry only if they ask."
                 .into(),
@@ -149,7 +149,7 @@ impl Wording {
                 .into(),
             approval_failed: "Tindakan ini perlu persetujuan seseorang, yang tidak bisa diminta ({reason}); tidak ada yang diubah."
                 .into(),
-            not_pending: "Tindakan ini tidak lagi menunggu persetujuan; tidak dijalankan lagi."
+            not_pending: "Tindakan ini tidak dijalankan: tidak lagi menunggu persetujuan (sudah diputuskan, atau kedaluwarsa)."
                 .into(),
             timed_out: "Tool tidak selesai dalam {seconds} detik dan dihentikan. Beri tahu pengguna; ulangi hanya bila ia meminta."
                 .into(),
@@ -162,10 +162,11 @@ impl Wording {
         }
     }
 
-    /// The description the model reads: the tool's description, then the boundary sentence.
-    pub fn description(&self, tool: &Tool) -> String {
-        let d = tool.spec_description().trim_end();
-        match tool.not_for() {
+    /// The description the model reads: a tool's `description`, then the boundary sentence
+    /// made from its `not_for`.
+    pub fn describe(&self, description: &str, not_for: Option<&str>) -> String {
+        let d = description.trim_end();
+        match not_for {
             Some(n) => {
                 let sentence = fill(&self.not_for, &[("not_for", n.trim_end_matches('.'))]);
                 format!("{d} {sentence}")
@@ -214,11 +215,42 @@ impl Wording {
             ToolError::Forbidden { tool, .. } => fill(&self.forbidden, &[("tool", tool)]),
             ToolError::ApprovalRequired(_) => self.approval_waiting.to_string(),
             ToolError::NotPending { .. } => self.not_pending.to_string(),
+            ToolError::ApprovalStore(e) => self.approval_failed_message(e.message()),
             ToolError::TimedOut { seconds } => {
                 fill(&self.timed_out, &[("seconds", &format_seconds(*seconds))])
             }
             ToolError::Busy => self.busy.to_string(),
         }
+    }
+}
+
+impl Wording {
+    /// [`approval_failed`](Wording::approval_failed) with its reason filled in.
+    pub fn approval_failed_message(&self, reason: &str) -> String {
+        fill(&self.approval_failed, &[("reason", reason)])
+    }
+}
+
+impl ToolError {
+    /// The text to send back to the model as the tool result, in English; a tool set with its
+    /// own [`Wording`] words it with [`ToolSet::model_message`](crate::ToolSet::model_message).
+    pub fn model_message(&self) -> String {
+        Wording::english().error_message(self)
+    }
+}
+
+impl Violations {
+    /// The repair message for the model, in English: every violation, then what to do. A tool
+    /// set with its own [`Wording`] words it with [`Wording::repair_message`].
+    pub fn repair_message(&self) -> String {
+        Wording::english().repair_message(self)
+    }
+}
+
+/// The repair message, in English.
+impl std::fmt::Display for Violations {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.repair_message())
     }
 }
 

@@ -48,20 +48,22 @@ mod read;
 mod run;
 mod write;
 
+use std::error::Error;
 use std::fmt;
 use std::future::Future;
-use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 pub use read::{CallArguments, ModelTurn, ToolCall, read_turn};
-pub use run::{Deferred, Outcome, run_calls};
+pub use run::{Outcome, run_calls};
 pub use write::{ToolAnswer, render};
 
-use crate::approvals::{ApprovalStore, MemoryApprovals, StoreError};
+use crate::approval::PendingCall;
+use crate::context::Context;
+use crate::dialect::Api;
+use crate::set::ToolSet;
 use crate::structured::{Failure, Reply};
-use crate::{Api, Context, ToolSet};
 
 /// A conversation in one API's format: the messages (Chat, Anthropic), input items (Responses)
 /// or contents (Gemini) of the next request. The system prompt, the tools and the model are the
@@ -85,15 +87,13 @@ impl Conversation {
 
     /// Appends what the user said, in the API's format.
     pub fn push_user(&mut self, text: &str) {
-        self.messages.push(match self.api {
-            Api::Gemini => json!({"role": "user", "parts": [{"text": text}]}),
-            _ => json!({"role": "user", "content": text}),
-        });
+        self.messages.push(self.api.dialect().user_message(text));
     }
 }
 
 /// How a run ended.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum Finished {
     /// The model answered without calling a tool: its text and stop reason (check
     /// `reply.finish` for a refusal or a truncated answer).
@@ -125,10 +125,10 @@ pub struct Paused {
 }
 
 impl Paused {
-    /// The calls waiting for a person.
-    pub fn waiting(&self) -> impl Iterator<Item = &Deferred> {
+    /// The calls waiting for a person: show each one's `tool` and `arguments`.
+    pub fn waiting(&self) -> impl Iterator<Item = &PendingCall> {
         self.outcomes.iter().filter_map(|o| match o {
-            Outcome::Waiting(d) => Some(d),
+            Outcome::Waiting { pending, .. } => Some(pending),
             Outcome::Answered(_) => None,
         })
     }
@@ -146,49 +146,52 @@ pub enum Decision {
 
 /// Why a run could not go on.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum AgentError {
-    /// The sending closure failed.
-    Transport(String),
+    /// The sending closure failed; its error is the [`source`](Error::source).
+    Transport(Box<dyn Error + Send + Sync>),
     /// The response could not be read as the API's format.
     Unreadable(Failure),
-    /// The approval store failed.
-    Store(StoreError),
 }
 
 impl fmt::Display for AgentError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            AgentError::Transport(m) => write!(f, "the request failed: {m}"),
+            AgentError::Transport(e) => write!(f, "the request failed: {e}"),
             AgentError::Unreadable(e) => write!(f, "the response could not be read: {e}"),
-            AgentError::Store(e) => e.fmt(f),
         }
     }
 }
 
-impl std::error::Error for AgentError {}
-
-impl From<StoreError> for AgentError {
-    fn from(e: StoreError) -> Self {
-        AgentError::Store(e)
+impl Error for AgentError {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        match self {
+            AgentError::Transport(e) => Some(&**e),
+            AgentError::Unreadable(e) => Some(e),
+        }
     }
 }
 
 /// Runs the loop for one tool set.
+///
+/// Calls that need approval are held in the tool set's approval store
+/// ([`ToolSet::with_approvals`]; by default the process-wide
+/// [`MemoryApprovals::shared`](crate::MemoryApprovals::shared)), so a [`Paused`] run can be
+/// resumed by another `Agent` over the same store: in this process by default, in another
+/// process or replica with a SQLite or PostgreSQL store.
 pub struct Agent<'a> {
     tools: &'a ToolSet,
     max_turns: usize,
     concurrency: usize,
-    approvals: Arc<dyn ApprovalStore>,
 }
 
 impl<'a> Agent<'a> {
-    /// At most 8 model turns, 4 calls at once, approvals held in this process's memory.
+    /// At most 8 model turns, 4 calls at once.
     pub fn new(tools: &'a ToolSet) -> Self {
         Agent {
             tools,
             max_turns: 8,
             concurrency: 4,
-            approvals: Arc::new(MemoryApprovals::new()),
         }
     }
 
@@ -204,12 +207,6 @@ impl<'a> Agent<'a> {
         self
     }
 
-    /// Where calls that need approval wait (shared by the processes that resume them).
-    pub fn approvals(mut self, store: Arc<dyn ApprovalStore>) -> Self {
-        self.approvals = store;
-        self
-    }
-
     /// Sends `conversation`, runs the calls of each response and sends their results, until
     /// the model answers, a call waits for approval, or the turn limit.
     pub async fn run<F, Fut, E>(
@@ -221,15 +218,15 @@ impl<'a> Agent<'a> {
     where
         F: FnMut(&Conversation) -> Fut,
         Fut: Future<Output = Result<Value, E>>,
-        E: fmt::Display,
+        E: Into<Box<dyn Error + Send + Sync>>,
     {
         self.turns(cx, conversation, 0, send).await
     }
 
     /// Goes on from a pause: each waiting call is run (approved: the store hands it out once)
-    /// or answered as declined (rejected), the turn's results are appended, and the loop
-    /// continues. A call the store no longer holds (decided already, by this or another
-    /// process) is answered as not run.
+    /// or dropped and answered as declined (rejected), the turn's results are appended, and the
+    /// loop continues. A call the store no longer holds (decided already, by this or another
+    /// process, or expired) is answered as not run: it did not run.
     pub async fn resume<D, F, Fut, E>(
         &self,
         cx: &Context,
@@ -238,10 +235,10 @@ impl<'a> Agent<'a> {
         send: F,
     ) -> Result<Finished, AgentError>
     where
-        D: Fn(&Deferred) -> Decision,
+        D: Fn(&PendingCall) -> Decision,
         F: FnMut(&Conversation) -> Fut,
         Fut: Future<Output = Result<Value, E>>,
-        E: fmt::Display,
+        E: Into<Box<dyn Error + Send + Sync>>,
     {
         let Paused {
             mut conversation,
@@ -253,21 +250,19 @@ impl<'a> Agent<'a> {
         for outcome in outcomes {
             answers.push(match outcome {
                 Outcome::Answered(a) => a,
-                Outcome::Waiting(d) => {
-                    let (id, name) = (d.call.id.clone(), d.call.name.clone());
-                    let held = self.approvals.take(&d.ticket).await?;
-                    match (decide(&d), held) {
-                        (Decision::Approve, Some(held)) => {
-                            match self.tools.run_held(cx, held).await {
-                                Ok(out) => ToolAnswer::output(id, name, &out),
-                                Err(e) => ToolAnswer::error(id, name, self.tools.model_message(&e)),
-                            }
-                        }
-                        (Decision::Reject, _) => {
-                            ToolAnswer::error(id, name, wording.approval_declined.to_string())
-                        }
-                        (Decision::Approve, None) => {
-                            ToolAnswer::error(id, name, wording.not_pending.to_string())
+                Outcome::Waiting { call, pending } => {
+                    let (id, name) = (call.id, call.name);
+                    match decide(&pending) {
+                        Decision::Approve => match self.tools.resume(cx, &pending.ticket).await {
+                            Ok(out) => ToolAnswer::output(id, name, &out),
+                            Err(e) => ToolAnswer::error(id, name, self.tools.model_message(&e)),
+                        },
+                        Decision::Reject => {
+                            let message = match self.tools.reject(&pending.ticket).await {
+                                Ok(_) => wording.approval_declined.to_string(),
+                                Err(e) => self.tools.model_message(&e.into()),
+                            };
+                            ToolAnswer::error(id, name, message)
                         }
                     }
                 }
@@ -289,13 +284,13 @@ impl<'a> Agent<'a> {
     where
         F: FnMut(&Conversation) -> Fut,
         Fut: Future<Output = Result<Value, E>>,
-        E: fmt::Display,
+        E: Into<Box<dyn Error + Send + Sync>>,
     {
         let api = conversation.api;
         while turns < self.max_turns {
             let raw = send(&conversation)
                 .await
-                .map_err(|e| AgentError::Transport(e.to_string()))?;
+                .map_err(|e| AgentError::Transport(e.into()))?;
             turns += 1;
             let turn = read_turn(api, &raw).map_err(AgentError::Unreadable)?;
             conversation.messages.extend(turn.append);
@@ -305,15 +300,8 @@ impl<'a> Agent<'a> {
                     conversation,
                 });
             }
-            let outcomes = run_calls(
-                self.tools,
-                cx,
-                &turn.calls,
-                self.concurrency,
-                &*self.approvals,
-            )
-            .await?;
-            if outcomes.iter().any(|o| matches!(o, Outcome::Waiting(_))) {
+            let outcomes = run_calls(self.tools, cx, &turn.calls, self.concurrency).await;
+            if outcomes.iter().any(|o| matches!(o, Outcome::Waiting { .. })) {
                 return Ok(Finished::Paused(Paused {
                     conversation,
                     outcomes,
@@ -324,7 +312,7 @@ impl<'a> Agent<'a> {
                 .into_iter()
                 .filter_map(|o| match o {
                     Outcome::Answered(a) => Some(a),
-                    Outcome::Waiting(_) => None,
+                    Outcome::Waiting { .. } => None,
                 })
                 .collect();
             conversation.messages.extend(render(api, &answers));

@@ -265,6 +265,25 @@ pub(crate) fn strip_number_formats(v: &mut Value) {
     }
 }
 
+/// The canonical schema of a type `T` as serde reads it: a structured-output type, or the input
+/// of anything that deserializes `T`.
+pub(crate) fn input_schema_of<T: schemars::JsonSchema>() -> Value {
+    let mut g = input_generator();
+    let s = g.subschema_for::<T>();
+    finish_root(s, &mut g).to_value()
+}
+
+/// Whether this program's `serde_json` keeps object members in the order they were inserted
+/// (its `preserve_order` feature, which `tool-runtime`'s feature of that name turns on). Without
+/// it, serde_json sorts keys: schemas still validate the same, but a provider sees properties in
+/// alphabetical order, not as declared.
+pub(crate) fn keeps_order() -> bool {
+    let mut probe = Map::new();
+    probe.insert("b".into(), Value::Null);
+    probe.insert("a".into(), Value::Null);
+    probe.keys().next().is_some_and(|k| k == "b")
+}
+
 /// The names an object schema lists in `required`.
 pub(crate) fn required_names(schema: &Value) -> Vec<&str> {
     schema["required"]

@@ -6,7 +6,7 @@
 use serde_json::{Map, Value};
 
 use super::describe::{closest, describe, length_text, near_choice, one_of_text};
-use super::node::{self, ARR, Broken, Node, OBJ, Scalar, Union};
+use super::node::{self, ARR, Broken, Members, Missing, Node, OBJ, Scalar, Union};
 use super::number::Numeric;
 use super::parse;
 use super::violation::{Segment, Violation, ViolationKind, Violations, violation};
@@ -184,6 +184,10 @@ impl Walk<'_> {
                 "a date that exists in the calendar, written YYYY-MM-DD".into(),
                 Some(v),
             ),
+            // Members are checked by `check_object`, never as a scalar.
+            Broken::Unknown | Broken::Duplicate => {
+                violation(path, ViolationKind::Type, describe(node, self.v), Some(v))
+            }
             Broken::Pattern => {
                 let re = node
                     .pattern
@@ -203,24 +207,11 @@ impl Walk<'_> {
         path: &mut Vec<Segment>,
         out: &mut Vec<Violation>,
     ) {
-        let missing = node
-            .properties
-            .iter()
-            .filter(|p| p.required && !map.contains_key(&p.name))
-            .map(|p| (p.name.as_str(), describe(&p.node, self.v)))
-            .chain(
-                node.required_unknown
-                    .iter()
-                    .filter(|r| !map.contains_key(*r))
-                    .map(|r| (r.as_str(), "a value".to_owned())),
-            );
-        for (name, expected) in missing {
-            path.push(Segment::Key(name.to_owned()));
-            out.push(violation(path, ViolationKind::Missing, expected, None));
-            path.pop();
-        }
+        let mut members = Members::new(node);
+        let mut unknown = Vec::new();
         for key in map.keys() {
-            if node.property(key).is_err() {
+            // A parsed map has no key twice (a duplicate in text is reported by `parse`).
+            if members.key(key) == Err(Broken::Unknown) {
                 let names = node.properties.iter().map(|p| p.name.as_str());
                 let did_you_mean = closest(key, names);
                 let known: Vec<_> = node
@@ -235,23 +226,32 @@ impl Walk<'_> {
                 };
                 path.push(Segment::Key(key.clone()));
                 let kind = ViolationKind::Unknown { did_you_mean };
-                out.push(violation(path, kind, expected, None));
+                unknown.push(violation(path, kind, expected, None));
                 path.pop();
             }
         }
+        for missing in members.missing() {
+            let (name, expected) = match missing {
+                Missing::Property(i) => {
+                    let p = &node.properties[i];
+                    (p.name.as_str(), describe(&p.node, self.v))
+                }
+                Missing::Unknown(name) => (name, "a value".to_owned()),
+            };
+            path.push(Segment::Key(name.to_owned()));
+            out.push(violation(path, ViolationKind::Missing, expected, None));
+            path.pop();
+        }
+        out.extend(unknown);
         for p in &node.properties {
-            match map.get_mut(&p.name) {
-                Some(x) => {
-                    path.push(Segment::Key(p.name.clone()));
-                    self.check(&p.node, x, path, out);
-                    path.pop();
-                }
-                None => {
-                    if let Some(d) = &p.default {
-                        map.insert(p.name.clone(), d.clone());
-                    }
-                }
+            if let Some(x) = map.get_mut(&p.name) {
+                path.push(Segment::Key(p.name.clone()));
+                self.check(&p.node, x, path, out);
+                path.pop();
             }
+        }
+        for (i, default) in members.defaults(0) {
+            map.insert(node.properties[i].name.clone(), default.clone());
         }
     }
 

@@ -38,7 +38,6 @@ impl std::error::Error for SchemaError {}
 
 /// Whether JSON text gives some object key twice (or is not JSON): which value was meant cannot
 /// be known.
-#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
 pub(crate) fn has_duplicate_keys(text: &[u8]) -> bool {
     std::str::from_utf8(text)
         .ok()

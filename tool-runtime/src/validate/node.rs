@@ -157,6 +157,10 @@ pub(crate) enum Broken {
     Length,
     Pattern,
     Format,
+    /// A member a closed object has no property for.
+    Unknown,
+    /// A member given twice.
+    Duplicate,
 }
 
 impl Node {
@@ -249,21 +253,108 @@ impl Node {
         Ok(())
     }
 
-    /// The index of property `key`; `Err` when the object is closed and has no such property.
-    #[inline]
-    pub(crate) fn property(&self, key: &str) -> Result<Option<usize>, Broken> {
-        match self.properties.iter().position(|p| p.name == key) {
-            Some(i) => Ok(Some(i)),
-            None if self.closed => Err(Broken::NotAllowed),
-            None => Ok(None),
-        }
-    }
-
     /// Whether a non-scalar value (a list or object as a whole) is one of the `choices`.
     pub(crate) fn allows_value(&self, v: &Value) -> bool {
         self.choices
             .as_ref()
             .is_none_or(|c| c.iter().any(|c| json_equals(v, c)))
+    }
+}
+
+/// The rules of an object's members, written once for every walker (the complete validator, the
+/// decoder of nested objects, the decoder of a tool's arguments): which keys the object takes, no
+/// key twice, which properties must be present, which defaults fill the absent ones.
+pub(crate) struct Members<'n> {
+    node: &'n Node,
+    /// The properties seen: a bit each for the first 64, a list beyond.
+    seen: u64,
+    seen_more: Vec<bool>,
+    /// The `required` names without a property that an open object was given.
+    given_unknown: Vec<usize>,
+}
+
+/// A member a complete object lacks.
+pub(crate) enum Missing<'n> {
+    /// A required property, by index.
+    Property(usize),
+    /// A `required` name no property describes, absent.
+    Unknown(&'n str),
+}
+
+impl<'n> Members<'n> {
+    pub(crate) fn new(node: &'n Node) -> Self {
+        Members {
+            node,
+            seen: 0,
+            seen_more: Vec::new(),
+            given_unknown: Vec::new(),
+        }
+    }
+
+    /// Whether property `i` was given.
+    pub(crate) fn given(&self, i: usize) -> bool {
+        self.is_seen(i)
+    }
+
+    fn is_seen(&self, i: usize) -> bool {
+        match i {
+            0..64 => self.seen & (1 << i) != 0,
+            _ => self.seen_more.get(i - 64).copied().unwrap_or(false),
+        }
+    }
+
+    /// A member's key: the index of its property, or `None` for a key an open object takes
+    /// without rules. A key a closed object has no property for is [`Broken::Unknown`]; a
+    /// property given twice is [`Broken::Duplicate`].
+    #[inline]
+    pub(crate) fn key(&mut self, key: &str) -> Result<Option<usize>, Broken> {
+        let Some(i) = self.node.properties.iter().position(|p| p.name == key) else {
+            if self.node.closed {
+                return Err(Broken::Unknown);
+            }
+            if let Some(r) = self.node.required_unknown.iter().position(|r| r == key) {
+                self.given_unknown.push(r);
+            }
+            return Ok(None);
+        };
+        if self.is_seen(i) {
+            return Err(Broken::Duplicate);
+        }
+        match i {
+            0..64 => self.seen |= 1 << i,
+            _ => {
+                if self.seen_more.len() < i - 63 {
+                    self.seen_more.resize(i - 63, false);
+                }
+                self.seen_more[i - 64] = true;
+            }
+        }
+        Ok(Some(i))
+    }
+
+    /// What the object lacks once every member is read: required properties, then `required`
+    /// names no property describes.
+    pub(crate) fn missing(&self) -> impl Iterator<Item = Missing<'n>> + '_ {
+        let props = &self.node.properties;
+        (0..props.len())
+            .filter(|&i| props[i].required && !self.is_seen(i))
+            .map(Missing::Property)
+            .chain(
+                self.node
+                    .required_unknown
+                    .iter()
+                    .enumerate()
+                    .filter(|(r, _)| !self.given_unknown.contains(r))
+                    .map(|(_, name)| Missing::Unknown(name.as_str())),
+            )
+    }
+
+    /// The absent properties that declare a default, in property order, from index `from`.
+    pub(crate) fn defaults(&self, from: usize) -> impl Iterator<Item = (usize, &'n Value)> + '_ {
+        let props = &self.node.properties;
+        (from..props.len())
+            .filter(|&i| !self.is_seen(i))
+            .filter_map(|i| props[i].default.as_ref().map(|d| (i, d)))
     }
 }
 

@@ -2,14 +2,11 @@
 //! integral value written `9007199254740993.0` is that integer, not the nearest `f64`), and a key
 //! given twice kept as a fact to report rather than silently resolved.
 //!
-//! serde_json reads the syntax; each container's members are taken as raw text and read again
-//! one level down, so a number's literal is in hand when it is turned into a `Value`.
+//! serde_json checks the syntax first (so a syntax error reads as serde_json words it); then one
+//! pass over the text builds the value, with each number's literal in hand when it is turned
+//! into a `Value`.
 
-use std::borrow::Cow;
-use std::fmt;
-
-use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
-use serde_json::value::RawValue;
+use serde::de::{self, IgnoredAny};
 use serde_json::{Map, Value};
 
 use super::number::Numeric;
@@ -29,102 +26,193 @@ pub(crate) struct Parsed {
 
 /// Reads `text` as one JSON value.
 pub(crate) fn exact(text: &str) -> Result<Parsed, serde_json::Error> {
-    let raw: &RawValue = serde_json::from_str(text)?;
-    let mut parsed = Parsed {
-        value: Value::Null,
-        inexact: Vec::new(),
-        duplicates: Vec::new(),
+    serde_json::from_str::<IgnoredAny>(text)?;
+    let mut reader = Reader {
+        text,
+        at: 0,
+        path: Vec::new(),
+        out: Parsed {
+            value: Value::Null,
+            inexact: Vec::new(),
+            duplicates: Vec::new(),
+        },
     };
-    parsed.value = read(raw.get(), &mut Vec::new(), &mut parsed)?;
-    Ok(parsed)
+    let value = reader.value()?;
+    reader.out.value = value;
+    Ok(reader.out)
 }
 
-fn read(text: &str, path: &mut Vec<Segment>, out: &mut Parsed) -> Result<Value, serde_json::Error> {
-    match text.as_bytes().first() {
-        Some(b'{' | b'[') if path.len() >= MAX_DEPTH => {
-            Err(de::Error::custom("recursion limit exceeded"))
+/// One pass over text serde_json has accepted: anything unexpected is an error, never a panic.
+struct Reader<'t> {
+    text: &'t str,
+    at: usize,
+    path: Vec<Segment>,
+    out: Parsed,
+}
+
+fn broken() -> serde_json::Error {
+    de::Error::custom("malformed JSON")
+}
+
+impl<'t> Reader<'t> {
+    fn skip_ws(&mut self) {
+        let bytes = self.text.as_bytes();
+        while self.at < bytes.len() && matches!(bytes[self.at], b' ' | b'\t' | b'\n' | b'\r') {
+            self.at += 1;
         }
-        Some(b'{') => {
-            let members = serde_json::Deserializer::from_str(text).deserialize_map(Members)?;
-            let mut map = Map::with_capacity(members.len());
-            for (key, raw) in members {
-                path.push(Segment::Key(key.clone().into_owned()));
-                let value = read(raw.get(), path, out)?;
-                if map.insert(key.into_owned(), value).is_some() {
-                    out.duplicates.push(path.clone());
-                }
-                path.pop();
+    }
+
+    /// The next byte after white space, not consumed.
+    fn peek(&mut self) -> Option<u8> {
+        self.skip_ws();
+        self.text.as_bytes().get(self.at).copied()
+    }
+
+    fn eat(&mut self, byte: u8) -> bool {
+        if self.peek() == Some(byte) {
+            self.at += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn value(&mut self) -> Result<Value, serde_json::Error> {
+        match self.peek().ok_or_else(broken)? {
+            b'{' | b'[' if self.path.len() >= MAX_DEPTH => {
+                Err(de::Error::custom("recursion limit exceeded"))
             }
-            Ok(Value::Object(map))
+            b'{' => self.object(),
+            b'[' => self.array(),
+            b'"' => self.string().map(Value::String),
+            b'-' | b'0'..=b'9' => self.number(),
+            _ => self.literal(),
         }
-        Some(b'[') => {
-            let items = serde_json::Deserializer::from_str(text).deserialize_seq(Items)?;
-            let mut list = Vec::with_capacity(items.len());
-            for (i, raw) in items.into_iter().enumerate() {
-                path.push(Segment::Index(i));
-                list.push(read(raw.get(), path, out)?);
-                path.pop();
+    }
+
+    fn object(&mut self) -> Result<Value, serde_json::Error> {
+        self.at += 1;
+        let mut map = Map::new();
+        if self.eat(b'}') {
+            return Ok(Value::Object(map));
+        }
+        loop {
+            if self.peek() != Some(b'"') {
+                return Err(broken());
             }
-            Ok(Value::Array(list))
+            let key = self.string()?;
+            if !self.eat(b':') {
+                return Err(broken());
+            }
+            self.path.push(Segment::Key(key));
+            let value = self.value()?;
+            let Some(Segment::Key(key)) = self.path.pop() else {
+                return Err(broken());
+            };
+            if map.contains_key(&key) {
+                let mut at = self.path.clone();
+                at.push(Segment::Key(key.clone()));
+                self.out.duplicates.push(at);
+            }
+            map.insert(key, value);
+            if self.eat(b',') {
+                continue;
+            }
+            return if self.eat(b'}') {
+                Ok(Value::Object(map))
+            } else {
+                Err(broken())
+            };
         }
-        Some(b'-' | b'0'..=b'9') => {
-            let n = Numeric::read(text)
-                .ok_or_else(|| de::Error::custom(format!("`{text}` is not a number")))?;
-            Ok(match n {
-                Numeric::Int(_) => match n.as_64_bit() {
-                    Some(Ok(i)) => Value::from(i),
-                    Some(Err(u)) => Value::from(u),
-                    None => {
-                        out.inexact.push((path.clone(), n));
-                        Value::from(n.as_f64())
-                    }
-                },
-                Numeric::Float(f) => Value::from(f),
-                Numeric::Fraction(f) => {
-                    out.inexact.push((path.clone(), n));
-                    Value::from(f)
+    }
+
+    fn array(&mut self) -> Result<Value, serde_json::Error> {
+        self.at += 1;
+        let mut list = Vec::new();
+        if self.eat(b']') {
+            return Ok(Value::Array(list));
+        }
+        loop {
+            self.path.push(Segment::Index(list.len()));
+            let item = self.value()?;
+            self.path.pop();
+            list.push(item);
+            if self.eat(b',') {
+                continue;
+            }
+            return if self.eat(b']') {
+                Ok(Value::Array(list))
+            } else {
+                Err(broken())
+            };
+        }
+    }
+
+    /// A string at the cursor: copied as it is when it has no escapes, read by serde_json when
+    /// it has.
+    fn string(&mut self) -> Result<String, serde_json::Error> {
+        let bytes = self.text.as_bytes();
+        let start = self.at;
+        let mut i = start + 1;
+        let mut escaped = false;
+        while i < bytes.len() && bytes[i] != b'"' {
+            if bytes[i] == b'\\' {
+                escaped = true;
+                i += 1;
+            }
+            i += 1;
+        }
+        let end = i + 1;
+        let literal = self.text.get(start..end).ok_or_else(broken)?;
+        self.at = end;
+        if escaped {
+            serde_json::from_str(literal)
+        } else {
+            Ok(literal[1..literal.len() - 1].to_owned())
+        }
+    }
+
+    fn number(&mut self) -> Result<Value, serde_json::Error> {
+        let bytes = self.text.as_bytes();
+        let start = self.at;
+        while self.at < bytes.len()
+            && matches!(bytes[self.at], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
+        {
+            self.at += 1;
+        }
+        let text = &self.text[start..self.at];
+        let n = Numeric::read(text)
+            .ok_or_else(|| de::Error::custom(format!("`{text}` is not a number")))?;
+        Ok(match n {
+            Numeric::Int(_) => match n.as_64_bit() {
+                Some(Ok(i)) => Value::from(i),
+                Some(Err(u)) => Value::from(u),
+                None => {
+                    self.out.inexact.push((self.path.clone(), n));
+                    Value::from(n.as_f64())
                 }
-            })
+            },
+            Numeric::Float(f) => Value::from(f),
+            Numeric::Fraction(f) => {
+                self.out.inexact.push((self.path.clone(), n));
+                Value::from(f)
+            }
+        })
+    }
+
+    fn literal(&mut self) -> Result<Value, serde_json::Error> {
+        let rest = &self.text[self.at..];
+        for (word, value) in [
+            ("true", Value::Bool(true)),
+            ("false", Value::Bool(false)),
+            ("null", Value::Null),
+        ] {
+            if rest.starts_with(word) {
+                self.at += word.len();
+                return Ok(value);
+            }
         }
-        _ => serde_json::from_str(text),
-    }
-}
-
-/// An object's members in order, each value as raw text; a repeated key is kept.
-struct Members;
-
-impl<'de> Visitor<'de> for Members {
-    type Value = Vec<(Cow<'de, str>, &'de RawValue)>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a JSON object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut members = Vec::new();
-        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-            members.push((key, map.next_value()?));
-        }
-        Ok(members)
-    }
-}
-
-/// A list's items in order, each as raw text.
-struct Items;
-
-impl<'de> Visitor<'de> for Items {
-    type Value = Vec<&'de RawValue>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a JSON array")
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut items = Vec::new();
-        while let Some(item) = seq.next_element()? {
-            items.push(item);
-        }
-        Ok(items)
+        Err(broken())
     }
 }
 

@@ -165,13 +165,6 @@ impl fmt::Display for Violation {
 pub struct Violations(pub Vec<Violation>);
 
 impl Violations {
-    /// The repair message for the model, in English: every violation, then what to do. A tool
-    /// set with its own [`Wording`](crate::Wording) words it with
-    /// [`Wording::repair_message`](crate::Wording::repair_message).
-    pub fn repair_message(&self) -> String {
-        crate::Wording::english().repair_message(self)
-    }
-
     /// Whether there are none: the arguments are valid.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
@@ -185,12 +178,6 @@ impl Violations {
     /// The violations, in document order.
     pub fn iter(&self) -> std::slice::Iter<'_, Violation> {
         self.0.iter()
-    }
-}
-
-impl fmt::Display for Violations {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.repair_message())
     }
 }
 

@@ -6,7 +6,7 @@
 //! - 2025-11-25 sessions ([`ask`]): the server sends `elicitation/create` inside the open
 //!   `tools/call` and waits for the answer.
 //! - 2026-07-28 requests ([`hold`], [`finish`]): Multi Round-Trip Requests. The validated call is
-//!   held in the server's [`ApprovalStore`] under a ticket, and the call answers
+//!   held in the tool set's approval store under a ticket, and the call answers
 //!   `resultType: "input_required"` with the elicitation and a `requestState`: the ticket, signed
 //!   (HMAC) with the replicas' shared key, bound to the principal, the tool and its arguments,
 //!   and expiring. The client retries the same call with the answer and the state; any replica
@@ -22,10 +22,11 @@ use rmcp::service::Peer;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Caller, Limits, error_result, success};
-use crate::approvals::ApprovalStore;
-use crate::wording::fill;
-use crate::{Context, PendingCall, Tool, ToolSet};
+use tool_runtime::{Context, PendingCall, Tool, ToolSet};
+
+use crate::caller::Caller;
+use crate::export::{error_result, success};
+use crate::limits::Limits;
 
 /// The key of the approval in `inputRequests` / `inputResponses`.
 const APPROVAL: &str = "approval";
@@ -95,8 +96,7 @@ fn question(pending_tool: &str, arguments: &Value) -> Result<InputRequests, Stri
 }
 
 /// The shared parts a 2026-07-28 approval needs.
-pub(super) struct Mrtr<'a> {
-    pub store: &'a dyn ApprovalStore,
+pub(crate) struct Mrtr<'a> {
     pub codec: &'a RequestStateCodec,
     pub limits: &'a Limits,
 }
@@ -105,7 +105,7 @@ pub(super) struct Mrtr<'a> {
 /// the elicitation capability gets `MissingRequiredClientCapability` (-32021, the protocol's
 /// rule: a server never relies on a capability the client did not declare), and nothing is
 /// held.
-pub(super) async fn hold(
+pub(crate) async fn hold(
     tools: &ToolSet,
     pending: PendingCall,
     caller: &Caller,
@@ -115,7 +115,7 @@ pub(super) async fn hold(
 ) -> Result<CallToolResponse, rmcp::model::ErrorData> {
     let wording = tools.wording();
     if !can_elicit {
-        tools.reject(pending);
+        let _ = tools.reject(&pending.ticket).await;
         let required =
             serde_json::from_value(serde_json::json!({"elicitation": {}})).unwrap_or_default();
         return Err(rmcp::model::ErrorData::missing_required_client_capability(
@@ -123,20 +123,17 @@ pub(super) async fn hold(
         ));
     }
     let failed = |reason: String| -> Result<CallToolResponse, rmcp::model::ErrorData> {
-        Ok(error_result(fill(&wording.approval_failed, &[("reason", &reason)])).into())
+        Ok(error_result(wording.approval_failed_message(&reason)).into())
     };
-    let requests = match question(pending.tool, &pending.arguments) {
+    let requests = match question(&pending.tool, &pending.arguments) {
         Ok(r) => r,
         Err(e) => {
-            tools.reject(pending);
+            let _ = tools.reject(&pending.ticket).await;
             return failed(e);
         }
     };
-    // The store's copy is the one that runs; this process forgets its own.
-    let ticket = match tools.hold(pending, mrtr.store).await {
-        Ok(held) => held.ticket,
-        Err(e) => return failed(e.to_string()),
-    };
+    // The call is held in the tool set's store; the state carries its ticket.
+    let ticket = pending.ticket;
     let bound = binding(caller, request);
     let options = SealOptions::new()
         .associated_data(&bound)
@@ -149,9 +146,9 @@ pub(super) async fn hold(
 
 /// Round two: the retried call with the answer and the state. A state that fails verification
 /// (tampered, expired, another user's, another call's) is refused as invalid params; a call
-/// already taken (approved elsewhere, or declined) is not run again; only exactly
-/// `{"approve": true}` runs the held arguments, with this request's context.
-pub(super) async fn finish(
+/// already taken (approved elsewhere, or declined) is not run; only exactly `{"approve": true}`
+/// runs the held arguments, with this request's context.
+pub(crate) async fn finish(
     tools: &ToolSet,
     tool: &'static Tool,
     cx: &Context,
@@ -181,20 +178,17 @@ pub(super) async fn finish(
         .map_err(|e| rmcp::model::ErrorData::internal_error(e, None))?;
         return Ok(InputRequiredResult::new(Some(requests), request.request_state.clone()).into());
     };
-    let held = match mrtr.store.take(&state.ticket).await {
-        Ok(Some(held)) if held.tool == tool.name() => held,
-        Ok(_) => return Ok(error_result(wording.not_pending.to_string()).into()),
-        Err(e) => {
-            let reason = e.to_string();
-            return Ok(error_result(fill(&wording.approval_failed, &[("reason", &reason)])).into());
-        }
-    };
     let approved = serde_json::from_value::<ElicitResult>(answer.clone())
         .is_ok_and(|r| r.action == ElicitationAction::Accept && approves(r.content.as_ref()));
     if !approved {
-        return Ok(error_result(wording.approval_declined.to_string()).into());
+        return Ok(error_result(match tools.reject(&state.ticket).await {
+            Ok(true) => wording.approval_declined.to_string(),
+            Ok(false) => wording.not_pending.to_string(),
+            Err(e) => wording.approval_failed_message(e.message()),
+        })
+        .into());
     }
-    Ok(match tools.run_held(cx, held).await {
+    Ok(match tools.resume(cx, &state.ticket).await {
         Ok(out) => success(tool, out),
         Err(e) => error_result(tools.model_message(&e)),
     }
@@ -218,7 +212,7 @@ pub(crate) fn approves(content: Option<&Value>) -> bool {
 }
 
 /// Asks, and runs the call once when approved; otherwise drops it. Always answers.
-pub(super) async fn ask(
+pub(crate) async fn ask(
     tools: &ToolSet,
     tool: &'static Tool,
     pending: PendingCall,
@@ -232,17 +226,14 @@ pub(super) async fn ask(
         .is_some_and(|i| i.capabilities.elicitation.is_some());
     if !can_ask {
         // Nobody can be asked: the held call is dropped, and the model is told so.
-        tools.reject(pending);
+        let _ = tools.reject(&pending.ticket).await;
         return error_result(wording.approval_unavailable.to_string());
     }
     let schema = match ElicitationSchema::from_type::<Approval>() {
         Ok(s) => s,
         Err(e) => {
-            tools.reject(pending);
-            return error_result(fill(
-                &wording.approval_failed,
-                &[("reason", &e.to_string())],
-            ));
+            let _ = tools.reject(&pending.ticket).await;
+            return error_result(wording.approval_failed_message(&e.to_string()));
         }
     };
     let question = format!("Approve `{}` with {}?", pending.tool, pending.arguments);
@@ -256,22 +247,20 @@ pub(super) async fn ask(
         .await;
     match answer {
         Ok(r) if r.action == ElicitationAction::Accept && approves(r.content.as_ref()) => {
-            match tools.resume(cx, pending).await {
+            match tools.resume(cx, &pending.ticket).await {
                 Ok(out) => success(tool, out),
                 Err(e) => error_result(tools.model_message(&e)),
             }
         }
         Ok(_) => {
-            tools.reject(pending);
+            let _ = tools.reject(&pending.ticket).await;
             error_result(wording.approval_declined.to_string())
         }
         Err(e) => {
-            tools.reject(pending);
-            let reason = e.to_string();
-            rmcp::model::CallToolResult::error(vec![ContentBlock::text(fill(
-                &wording.approval_failed,
-                &[("reason", &reason)],
-            ))])
+            let _ = tools.reject(&pending.ticket).await;
+            rmcp::model::CallToolResult::error(vec![ContentBlock::text(
+                wording.approval_failed_message(&e.to_string()),
+            )])
         }
     }
 }

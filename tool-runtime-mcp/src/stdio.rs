@@ -29,7 +29,6 @@ use rmcp::model::{
 };
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
@@ -213,13 +212,6 @@ impl CallLine {
     }
 }
 
-/// `params`: read as `CallToolRequestParams` once the method is known to be `tools/call`,
-/// otherwise kept as text until it is.
-enum CallParams<'a> {
-    Read(Box<CallToolRequestParams>),
-    Text(&'a RawValue),
-}
-
 impl<'de> serde::de::Visitor<'de> for CallLine {
     type Value = Option<RxJsonRpcMessage<RoleServer>>;
 
@@ -237,12 +229,10 @@ impl<'de> serde::de::Visitor<'de> for CallLine {
                 "method" if method.is_none() => {
                     method = Some(map.next_value::<std::borrow::Cow<'de, str>>()?)
                 }
+                // Read as a call's params whatever the method: params of another method do not fit,
+                // and the line goes to rmcp's reader.
                 "params" if params.is_none() => {
-                    params = Some(if method.as_deref() == Some("tools/call") {
-                        CallParams::Read(map.next_value()?)
-                    } else {
-                        CallParams::Text(map.next_value()?)
-                    });
+                    params = Some(map.next_value::<Box<CallToolRequestParams>>()?)
                 }
                 _ => {
                     unsure = true;
@@ -255,13 +245,7 @@ impl<'de> serde::de::Visitor<'de> for CallLine {
         else {
             return Ok(None);
         };
-        let mut params = match params {
-            CallParams::Read(p) => *p,
-            CallParams::Text(text) => match serde_json::from_str(text.get()) {
-                Ok(p) => p,
-                Err(_) => return Ok(None),
-            },
-        };
+        let mut params = *params;
         // As rmcp's reader does: `_meta` travels in the request's extensions.
         let meta = params.meta.take();
         let mut request = CallToolRequest::new(params);
@@ -283,7 +267,7 @@ fn ambiguous_answer(
     line: &[u8],
 ) -> Result<RxJsonRpcMessage<RoleServer>, Option<Value>> {
     match message {
-        JsonRpcMessage::Response(r) if crate::validate::has_duplicate_keys(line) => {
+        JsonRpcMessage::Response(r) if tool_runtime::json::has_duplicate_keys(line) => {
             Ok(JsonRpcMessage::error(
                 rmcp::model::ErrorData::invalid_request(
                     "the answer gives a key more than once",
@@ -293,7 +277,7 @@ fn ambiguous_answer(
             ))
         }
         JsonRpcMessage::Request(r)
-            if carries_answers(line) && crate::validate::has_duplicate_keys(line) =>
+            if carries_answers(line) && tool_runtime::json::has_duplicate_keys(line) =>
         {
             let id = serde_json::to_value(&r.id).unwrap_or(Value::Null);
             Err(Some(error(

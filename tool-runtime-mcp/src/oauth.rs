@@ -9,14 +9,14 @@
 //! - Tokens are checked by `jsonwebtoken` (signature against configured keys or a JWK set,
 //!   `exp`, `nbf`, `iss`, `aud`, `sub` required). The token itself goes no further: the
 //!   `Authorization` header is removed, and the request carries the [`Principal`] instead, which
-//!   the host's context function maps to the session and [`Grants`](crate::Grants).
+//!   the host's context function maps to the session and [`Grants`](tool_runtime::Grants).
 //! - Protected Resource Metadata (RFC 9728) is served without a token at
 //!   `/.well-known/oauth-protected-resource` and at that path followed by the endpoint's path,
 //!   naming the authorization server(s) a client gets tokens from.
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-//! use tool_runtime::mcp::{McpServer, http::HttpServer, oauth::{Keys, ResourceServer}};
+//! use tool_runtime_mcp::{McpServer, http::HttpServer, oauth::{Keys, ResourceServer}};
 //! use tool_runtime::{Context, Grants, ToolSet};
 //! let auth = ResourceServer::new(
 //!     "https://hr.example.com/mcp",           // this server's canonical URI (the audience)
@@ -46,7 +46,8 @@ use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation, errors::ErrorKind};
 use serde_json::{Map, Value, json};
 
-use super::Principal;
+use crate::caller::Principal;
+use crate::http::Authenticate;
 
 /// Where Protected Resource Metadata is served (RFC 9728 §3).
 pub const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
@@ -319,7 +320,7 @@ impl ResourceServer {
 
     /// Admits a request with a valid token for this server: its `Authorization` header removed
     /// and its [`Principal`] in the extensions. Otherwise the 401/403 answer.
-    pub(crate) fn admit(&self, mut request: Request) -> Result<Request, Box<Response>> {
+    fn admit_bearer(&self, mut request: Request) -> Result<Request, Box<Response>> {
         let Some(header) = request.headers().get(http::header::AUTHORIZATION) else {
             return Err(Box::new(self.challenge(None)));
         };
@@ -464,5 +465,32 @@ mod tests {
     fn short_secrets_are_refused() {
         assert!(Keys::hmac_secret(b"short").is_err());
         assert!(Keys::hmac_secret(&[7; 32]).is_ok());
+    }
+}
+
+impl Authenticate for ResourceServer {
+    fn admit(&self, request: Request) -> Result<Request, Box<Response>> {
+        self.admit_bearer(request)
+    }
+
+    /// The Protected Resource Metadata, at the well-known path and at that path followed by the
+    /// endpoint's path.
+    fn routes(&self) -> axum::Router {
+        let metadata = self.metadata();
+        let document = move || {
+            let metadata = metadata.clone();
+            async move { axum::Json(metadata) }
+        };
+        let mut router =
+            axum::Router::new().route(METADATA_PATH, axum::routing::get(document.clone()));
+        let at_path = self.metadata_path();
+        if at_path != METADATA_PATH {
+            router = router.route(&at_path, axum::routing::get(document));
+        }
+        router
+    }
+
+    fn host(&self) -> Option<String> {
+        Some(self.authority().to_owned())
     }
 }

@@ -1,218 +1,41 @@
-//! Serve a tool set over MCP with the official Rust SDK (`rmcp`), behind the `mcp` feature
-//! (stdio) and `mcp-http` (Streamable HTTP, [`http`]).
-//!
-//! `tools/list` shows the tools the caller may see (their MCP export: description with the
-//! boundary sentence, `inputSchema`, `outputSchema`, annotations), page by page; `tools/call`
-//! validates the arguments and answers with `structuredContent` plus the same JSON as text (or the
-//! tool's `to_model` summary). Invalid arguments, tool failures and panics come back as
-//! `isError: true` results with the message the model can act on (a protocol error would hide it
-//! from the model); an unknown tool is a JSON-RPC error.
-//!
-//! Who is calling comes from the request, never from the arguments: each request's [`Context`]
-//! is made by the host's function from the [`Caller`] (the authenticated principal and the HTTP
-//! request on HTTP; nothing on stdio, where the process is started for one user).
-//!
-//! Work is bounded: at most [`Limits::concurrent_calls`] calls run at once, and
-//! [`Limits::calls_per_caller`] for one caller; a call that outlives its time limit is stopped
-//! with an error result; a cancelled request's tool is dropped; sync tools run on threads where
-//! blocking is allowed, never on the async workers.
-//!
-//! ```no_run
-//! # async fn run() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-//! use tool_runtime::{Context, Grants, ToolSet, mcp::McpServer};
-//! let tools = ToolSet::all()?;
-//! McpServer::new(tools)
-//!     .with_context(|_caller| async { Ok(Context::new().with(Grants::new(["hr.cuti.baca"]))) })
-//!     .serve_stdio()
-//!     .await?;
-//! # Ok(()) }
-//! ```
+//! The MCP server: one tool set, the caller's context per request, paging, and `tools/call`
+//! through the set (with the approval flows of [`approval`](crate::approval)).
 
-use std::collections::HashMap;
 use std::future::Future;
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::Duration;
-
-mod approval;
-#[cfg(feature = "mcp-http")]
-pub mod http;
-#[cfg(feature = "oauth")]
-pub mod oauth;
-mod stdio;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode, ErrorData,
-    Implementation, InitializeResult, ListToolsResult, PaginatedRequestParams, RequestStateCodec,
-    RequestStateError, ServerCapabilities, ServerConfig, SubscriptionFilter,
+    CallToolRequestParams, CallToolResponse, ErrorCode, ErrorData, Implementation,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, RequestStateCodec,
+    ServerCapabilities, ServerConfig, SubscriptionFilter,
 };
 use rmcp::service::{Peer, RequestContext, SubscriptionContext};
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
+use tokio::sync::watch;
+use tool_runtime::{BoxFuture, CallOutput, Context, Tool, ToolError, ToolSet};
 
-use crate::approvals::{ApprovalStore, MemoryApprovals};
-
-use crate::host::Content;
-use crate::tool::BoxFuture;
-use crate::{Api, CallOutput, Context, Tool, ToolError, ToolSet};
-
-/// Who is calling, as the transport knows it: what a host makes a call's [`Context`] from.
-#[derive(Clone, Debug, Default)]
-#[non_exhaustive]
-pub struct Caller {
-    /// The principal an access token named, when the HTTP server checks tokens.
-    pub principal: Option<Principal>,
-    /// On HTTP: the request's method, URI, headers and extensions.
-    #[cfg(feature = "mcp-http")]
-    pub http: Option<::http::request::Parts>,
-    /// On HTTP: the address of the connection's peer.
-    pub peer: Option<SocketAddr>,
-}
-
-impl Caller {
-    /// What limits a caller's share of the server: the principal's subject, else the peer's
-    /// address, else one shared key (stdio: the process serves one user).
-    fn key(&self) -> String {
-        match (&self.principal, &self.peer) {
-            (Some(p), _) => format!("sub:{}", p.subject),
-            (None, Some(addr)) => format!("ip:{}", addr.ip()),
-            (None, None) => "local".into(),
-        }
-    }
-}
-
-/// An authenticated principal: who an access token was issued to, and what it allows.
-#[derive(Clone, Debug, Default, PartialEq)]
-#[non_exhaustive]
-pub struct Principal {
-    /// The token's `sub`.
-    pub subject: String,
-    /// The token's scopes (`scope`, space-separated, or `scp`).
-    pub scopes: Vec<String>,
-    /// The token's issuer (`iss`).
-    pub issuer: Option<String>,
-    /// Every claim of the token, for what the host maps to its own session.
-    pub claims: serde_json::Map<String, Value>,
-}
-
-impl Principal {
-    /// A principal with this subject and these scopes (no issuer, no other claims): for tests,
-    /// and for hosts that authenticate callers themselves.
-    pub fn new(subject: impl Into<String>, scopes: impl IntoIterator<Item = String>) -> Self {
-        Principal {
-            subject: subject.into(),
-            scopes: scopes.into_iter().collect(),
-            ..Principal::default()
-        }
-    }
-}
-
-/// The address of an HTTP connection's peer, as the HTTP server puts it in each request's
-/// extensions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PeerAddr(pub SocketAddr);
-
-/// A request the host's context function refuses: answered with a JSON-RPC error carrying
-/// `message`, and nothing runs.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Refusal {
-    /// What the caller is told.
-    pub message: String,
-}
-
-impl Refusal {
-    /// A refusal with this message.
-    pub fn new(message: impl Into<String>) -> Self {
-        Refusal {
-            message: message.into(),
-        }
-    }
-}
-
-/// The JSON-RPC error code of a refused request (implementation-defined range).
-pub const REFUSED: i32 = -32001;
+use crate::approval;
+use crate::caller::{Caller, REFUSED, Refusal};
+use crate::export::{self, error_result, success};
+use crate::limits::{Gates, Limits, Turn};
 
 /// Makes the [`Context`] of one request.
 type ContextFn = dyn Fn(Caller) -> BoxFuture<'static, Result<Context, Refusal>> + Send + Sync;
 
-/// How much work the server takes on.
-#[derive(Clone, Debug)]
-#[non_exhaustive]
-pub struct Limits {
-    /// Calls running at once, over all callers.
-    pub concurrent_calls: usize,
-    /// Calls running at once for one caller (see [`Caller`]).
-    pub calls_per_caller: usize,
-    /// How long a call waits for its turn before it is refused as busy.
-    pub queue_wait: Duration,
-    /// How long a call may run when its tool sets no `timeout`.
-    pub call_timeout: Duration,
-    /// How long a person has to answer an approval question.
-    pub approval_timeout: Duration,
-    /// On stdio: requests read and not yet answered; beyond it the server stops reading.
-    pub max_in_flight: usize,
+/// A `requestState` key that cannot sign (shorter than 32 bytes).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StateKeyError {
+    message: String,
 }
 
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            concurrent_calls: 64,
-            calls_per_caller: 8,
-            queue_wait: Duration::from_secs(30),
-            call_timeout: Duration::from_secs(60),
-            approval_timeout: Duration::from_secs(600),
-            max_in_flight: stdio::MAX_IN_FLIGHT,
-        }
+impl std::fmt::Display for StateKeyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the requestState key cannot be used: {}", self.message)
     }
 }
 
-/// The semaphores behind [`Limits`]: one for the server, one per caller key (dropped when idle).
-struct Gates {
-    server: Arc<Semaphore>,
-    callers: Mutex<HashMap<String, Arc<Semaphore>>>,
-}
-
-/// A call's turn: held while it runs, on the async worker or on a blocking thread.
-struct Turn {
-    _server: OwnedSemaphorePermit,
-    _caller: OwnedSemaphorePermit,
-}
-
-impl Gates {
-    fn new(limits: &Limits) -> Self {
-        Gates {
-            server: Arc::new(Semaphore::new(limits.concurrent_calls.max(1))),
-            callers: Mutex::new(HashMap::new()),
-        }
-    }
-
-    async fn turn(&self, caller: &str, limits: &Limits) -> Option<Turn> {
-        let per_caller = {
-            let mut callers = self.callers.lock().unwrap_or_else(|e| e.into_inner());
-            // Keys of callers with no call running are forgotten: the map stays small.
-            if callers.len() > 1024 {
-                callers.retain(|_, s| Arc::strong_count(s) > 1);
-            }
-            callers
-                .entry(caller.to_owned())
-                .or_insert_with(|| Arc::new(Semaphore::new(limits.calls_per_caller.max(1))))
-                .clone()
-        };
-        let wait = async {
-            let caller = per_caller.acquire_owned().await.ok()?;
-            let server = self.server.clone().acquire_owned().await.ok()?;
-            Some(Turn {
-                _server: server,
-                _caller: caller,
-            })
-        };
-        tokio::time::timeout(limits.queue_wait, wait)
-            .await
-            .ok()
-            .flatten()
-    }
-}
+impl std::error::Error for StateKeyError {}
 
 /// An MCP server for one tool set.
 #[derive(Clone)]
@@ -227,8 +50,6 @@ pub struct McpServer {
     page_size: usize,
     name: String,
     version: String,
-    /// Where 2026-07-28 approvals wait between their two requests.
-    approvals: Arc<dyn ApprovalStore>,
     /// Signs and checks `requestState`; `None` when no key could be made.
     state_codec: Option<Arc<RequestStateCodec>>,
     /// Bumped by `replace_tools`: what `subscriptions/listen` streams wait on.
@@ -251,7 +72,6 @@ impl McpServer {
             page_size: 50,
             name: "tool-runtime".into(),
             version: env!("CARGO_PKG_VERSION").into(),
-            approvals: Arc::new(MemoryApprovals::new()),
             state_codec: random_key().map(|k| Arc::new(RequestStateCodec::new_unchecked(k))),
             tool_changes: Arc::new(watch::channel(0).0),
             stopping: Arc::new(watch::channel(false).0),
@@ -264,18 +84,16 @@ impl McpServer {
         self.stopping.send_replace(true);
     }
 
-    /// Where calls that need approval wait between the two requests of a 2026-07-28 approval
-    /// (default: this process's memory). Replicas behind a balancer share one store (SQLite on
-    /// one machine, PostgreSQL across machines), which hands each call out once.
-    pub fn with_approvals(mut self, store: Arc<dyn ApprovalStore>) -> Self {
-        self.approvals = store;
-        self
-    }
-
     /// The key that signs `requestState` (HMAC-SHA256), at least 32 bytes; every replica needs
     /// the same one. By default each process makes a random key, which is right for one server.
-    pub fn with_state_key(mut self, key: &[u8]) -> Result<Self, RequestStateError> {
-        self.state_codec = Some(Arc::new(RequestStateCodec::try_new(key.to_vec())?));
+    /// Calls waiting for approval are held in the tool set's approval store
+    /// ([`ToolSet::with_approvals`]): replicas share one (`tool-runtime-postgres` across machines,
+    /// `tool-runtime-sqlite` on one), which hands each call out once.
+    pub fn with_state_key(mut self, key: &[u8]) -> Result<Self, StateKeyError> {
+        let codec = RequestStateCodec::try_new(key.to_vec()).map_err(|e| StateKeyError {
+            message: e.to_string(),
+        })?;
+        self.state_codec = Some(Arc::new(codec));
         Ok(self)
     }
 
@@ -286,7 +104,8 @@ impl McpServer {
 
     /// Replaces the tool set while serving and sends `notifications/tools/list_changed` to every
     /// connected client (clients that have gone away are forgotten) and every open
-    /// `subscriptions/listen` stream that asked for `toolsListChanged`.
+    /// `subscriptions/listen` stream that asked for `toolsListChanged`. Calls held for approval
+    /// stay in the old set's store: give the new set the same store.
     pub async fn replace_tools(&self, tools: ToolSet) {
         *self.tools.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(tools);
         self.tool_changes.send_modify(|n| *n += 1);
@@ -371,7 +190,7 @@ impl McpServer {
         O: tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
         let (transport, writer) =
-            stdio::StdioTransport::new(input, output, self.limits.max_in_flight);
+            crate::stdio::StdioTransport::new(input, output, self.limits.max_in_flight);
         let served = match self.serve(transport).await {
             Ok(service) => service.waiting().await.map(drop).map_err(Into::into),
             Err(e) => Err(e.into()),
@@ -406,7 +225,7 @@ impl McpServer {
             .iter()
             .skip(start)
             .take(end - start)
-            .map(|t| serde_json::from_value(visible.export_tool(t, Api::Mcp).json))
+            .map(|t| serde_json::from_value(export::tool(&visible, t)))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| ErrorData::internal_error(format!("tool export: {e}"), None))?;
         let mut result = ListToolsResult::with_all_items(tools);
@@ -419,7 +238,6 @@ impl McpServer {
     /// The parts a 2026-07-28 approval needs, or `None` without a signing key.
     fn mrtr(&self) -> Option<approval::Mrtr<'_>> {
         Some(approval::Mrtr {
-            store: &*self.approvals,
             codec: self.state_codec.as_deref()?,
             limits: &self.limits,
         })
@@ -437,15 +255,12 @@ impl McpServer {
             .is_some_and(|v| !v.has_initialize());
         let tools = self.current();
         let name = request.name.as_ref();
-        let tool = match tools.get(name) {
-            Some(t) if t.permits(&cx) => t,
-            // A tool this caller may not see is as unknown as one that does not exist.
-            _ => {
-                return Err(ErrorData::invalid_params(
-                    format!("Unknown tool: {name}"),
-                    None,
-                ));
-            }
+        // A tool this caller may not see is as unknown as one that does not exist.
+        let Some(tool) = tools.get(name).filter(|t| t.permits(&cx)) else {
+            return Err(ErrorData::invalid_params(
+                format!("Unknown tool: {name}"),
+                None,
+            ));
         };
         let refuse = |e: ToolError| Ok(error_result(tools.model_message(&e)).into());
         let Some(turn) = self.gates.turn(&caller.key(), &self.limits).await else {
@@ -476,7 +291,7 @@ impl McpServer {
         };
         let arguments = arguments.map_or_else(|| json!({}), Value::Object);
         let cx = Arc::new(cx);
-        let run = run(tool, cx.clone(), arguments, turn);
+        let run = run(tools.clone(), tool, cx.clone(), arguments, turn);
         let outcome = tokio::select! {
             r = tokio::time::timeout(timeout, run) => r,
             // The client cancelled: the tool's future is dropped here; rmcp sends no answer.
@@ -498,7 +313,7 @@ impl McpServer {
                         approval::hold(&tools, pending, &caller, &request, can_elicit, mrtr).await
                     }
                     None => {
-                        tools.reject(pending);
+                        let _ = tools.reject(&pending.ticket).await;
                         refuse(ToolError::Failed {
                             message: "no key to sign the approval request".into(),
                         })
@@ -509,9 +324,6 @@ impl McpServer {
                 let asked = approval::ask(&tools, tool, pending, &cx, &context.peer, &self.limits);
                 Ok(Box::pin(asked).await.into())
             }
-            Ok(Err(e @ ToolError::UnknownTool { .. })) => {
-                Err(ErrorData::invalid_params(e.to_string(), None))
-            }
             Ok(Err(e)) => refuse(e),
         }
     }
@@ -521,18 +333,19 @@ impl McpServer {
 /// (which keeps the turn until it returns, so a tool stopped by its time limit still counts
 /// while its thread runs).
 async fn run(
+    tools: Arc<ToolSet>,
     tool: &'static Tool,
     cx: Arc<Context>,
     arguments: Value,
     turn: Turn,
 ) -> Result<CallOutput, ToolError> {
     if tool.is_async() {
-        let out = tool.call(&cx, arguments).await;
+        let out = tools.call(&cx, tool.name(), arguments).await;
         drop(turn);
         return out;
     }
     let blocking = tokio::task::spawn_blocking(move || {
-        let out = tool.call(&cx, arguments).blocking();
+        let out = tools.call(&cx, tool.name(), arguments).blocking();
         drop(turn);
         out
     });
@@ -547,55 +360,19 @@ async fn run(
 /// The caller of a request: the principal and HTTP parts the HTTP server put in the request's
 /// extensions (none on stdio).
 fn caller_of(request: &RequestContext<RoleServer>) -> Caller {
-    #[cfg(feature = "mcp-http")]
+    #[cfg(feature = "http")]
     {
         let parts = request.extensions.get::<::http::request::Parts>();
         Caller {
-            principal: parts.and_then(|p| p.extensions.get::<Principal>().cloned()),
-            peer: parts.and_then(|p| p.extensions.get::<PeerAddr>().map(|a| a.0)),
+            principal: parts.and_then(|p| p.extensions.get::<crate::Principal>().cloned()),
+            peer: parts.and_then(|p| p.extensions.get::<crate::PeerAddr>().map(|a| a.0)),
             http: parts.cloned(),
         }
     }
-    #[cfg(not(feature = "mcp-http"))]
+    #[cfg(not(feature = "http"))]
     {
         let _ = request;
         Caller::default()
-    }
-}
-
-fn error_result(message: String) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(message)])
-}
-
-/// A finished call as MCP content: the output as `structuredContent` (wrapped like the
-/// `outputSchema` when it is not an object), and as content blocks the tool's `to_model`
-/// summary, or else the same JSON as text.
-fn success(tool: &Tool, out: CallOutput) -> CallToolResult {
-    let wrapped = crate::lower::mcp_output_is_wrapped(tool.output_schema());
-    let content = match out.summary() {
-        Some(m) if !m.0.is_empty() => m.0.iter().map(content_block).collect(),
-        // The text block is the structured content's JSON, written from the output's own text.
-        _ if wrapped => vec![ContentBlock::text(format!("{{\"result\":{}}}", out.json()))],
-        _ => vec![ContentBlock::text(out.json().to_owned())],
-    };
-    let value = out.into_value();
-    let mut result = CallToolResult::success(content);
-    result.structured_content = Some(if wrapped {
-        json!({ "result": value })
-    } else {
-        value
-    });
-    result
-}
-
-fn content_block(c: &Content) -> ContentBlock {
-    match c {
-        Content::Text { text } => ContentBlock::text(text.clone()),
-        // MCP images carry data; a URL is a link to a resource.
-        Content::ImageUrl { url } => serde_json::from_value(json!({
-            "type": "resource_link", "uri": url, "name": url.rsplit('/').next().unwrap_or(url), "mimeType": "image/*"
-        }))
-        .unwrap_or_else(|_| ContentBlock::text(url.clone())),
     }
 }
 

@@ -1,5 +1,5 @@
 //! Any `#[tool]` function given to a [rig](https://docs.rs/rig-core) agent, with this toolkit's
-//! checks: each call rig makes goes through [`ToolSet::call`] (permissions, validation against
+//! checks: each call rig makes goes through [`ToolSet::call`] (middleware, permissions, validation against
 //! the canonical schema, hooks), and a call the model got wrong comes back to the model as the
 //! toolkit's repair message, naming the field, what was expected and what was received.
 //!
@@ -13,21 +13,23 @@
 //! let cx = Arc::new(Context::new()); // the session and grants of whoever is asking
 //! let model = OpenAIConfig::new(std::env::var("OPENAI_API_KEY")?).client().chat("gpt-4.1");
 //! let agent = rig_agent::AgentBuilder::new(model)
-//!     .dynamic_tools(tool_runtime::rig::tools(&tools, &cx))
+//!     .dynamic_tools(tool_runtime_rig::tools(&tools, &cx))
 //!     .build();
-//! let answer = agent.prompt("Pesan katering untuk 25 orang").max_turns(4).await?;
+//! let answer = agent.prompt("Order catering for 25 people").max_turns(4).await?;
 //! println!("{}", answer.output());
 //! # Ok(()) }
 //! ```
 //!
 //! A tool that needs a person's approval is not run: rig has no way to ask, so the model is
-//! told it was not carried out (use [`crate::agent`] for approvals).
+//! told it was not carried out (use [`tool_runtime::agent`] for approvals).
 //!
-//! Behind the `rig` feature. rig-core is pinned to 0.44: 0.45 and later need Rust 1.97.
+//! rig-core is pinned to 0.44: 0.45 and later need Rust 1.97.
+
+#![warn(missing_docs)]
 
 use std::sync::Arc;
 
-use crate::{Context, Tool, ToolError, ToolSet};
+use tool_runtime::{Context, Tool, ToolError, ToolSet};
 use rig_core::message::ToolName;
 use rig_core::tool::{DynamicTool, ToolExecutionError, ToolOutput};
 use rig_core::wasm_compat::WasmBoxedFuture;
@@ -53,7 +55,7 @@ pub fn tool(tools: &Arc<ToolSet>, tool: &'static Tool, cx: &Arc<Context>) -> Opt
             Box::pin(async move {
                 match set.call(&cx, tool.name(), args).await {
                     Ok(out) => Ok(ToolOutput::text(out.model().as_text())),
-                    Err(e) => Err(refusal(&set, e)),
+                    Err(e) => Err(refusal(&set, e).await),
                 }
             })
         };
@@ -66,7 +68,7 @@ pub fn tool(tools: &Arc<ToolSet>, tool: &'static Tool, cx: &Arc<Context>) -> Opt
 }
 
 /// The toolkit's error as rig's, with the toolkit's message as what the model sees.
-fn refusal(set: &ToolSet, e: ToolError) -> ToolExecutionError {
+async fn refusal(set: &ToolSet, e: ToolError) -> ToolExecutionError {
     let message = set.model_message(&e);
     match e {
         ToolError::InvalidArguments(_) => ToolExecutionError::invalid_args(message),
@@ -75,7 +77,7 @@ fn refusal(set: &ToolSet, e: ToolError) -> ToolExecutionError {
         ToolError::TimedOut { .. } => ToolExecutionError::timeout(message),
         ToolError::ApprovalRequired(pending) => {
             // Nobody can be asked: the held call is dropped.
-            set.reject(pending);
+            let _ = set.reject(&pending.ticket).await;
             ToolExecutionError::refused(set.wording().approval_unavailable.to_string())
         }
         _ => ToolExecutionError::other(message),

@@ -1,9 +1,8 @@
 //! MCP's Streamable HTTP transport (rmcp's, on axum and hyper), safe by default:
 //!
-//! - **Who**: with an [`oauth::ResourceServer`](super::oauth::ResourceServer) every request
-//!   needs a valid bearer token for this server (401/403 otherwise), and the principal reaches
-//!   the host's context function; without one, [`HttpServer::bind`] serves loopback addresses
-//!   only.
+//! - **Who**: with an [`Authenticate`] (the `oauth` feature's `ResourceServer`) every request
+//!   needs valid credentials for this server (401/403 otherwise), and the principal reaches the
+//!   host's context function; without one, [`HttpServer::bind`] serves loopback addresses only.
 //! - **Where from**: the `Host` header must name this server and a browser `Origin` must be
 //!   allowed (403 otherwise; DNS rebinding).
 //! - **How much**: a cap on sessions (503 beyond it), idle sessions closed, a header-read
@@ -14,7 +13,7 @@
 //!
 //! ```no_run
 //! # async fn run() -> std::io::Result<()> {
-//! use tool_runtime::mcp::{McpServer, http::HttpServer};
+//! use tool_runtime_mcp::{McpServer, http::HttpServer};
 //! use tool_runtime::ToolSet;
 //! let mcp = McpServer::new(ToolSet::all().unwrap());
 //! HttpServer::new(mcp).bind("127.0.0.1:8080".parse().unwrap()).await?.serve().await
@@ -39,11 +38,33 @@ use serde_json::json;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use super::{McpServer, PeerAddr};
+use crate::caller::PeerAddr;
+use crate::server::McpServer;
 
 mod connections;
 
 use connections::Connections;
+
+/// What checks a request's credentials before anything else reads it: the `oauth` feature's
+/// [`ResourceServer`](crate::oauth::ResourceServer), or a host's own scheme. It runs as the
+/// outermost layer of the MCP endpoint.
+pub trait Authenticate: Send + Sync + 'static {
+    /// The request with the caller's [`Principal`](crate::Principal) in its extensions (and its
+    /// credentials removed), or the response that refuses it (401, 403).
+    fn admit(&self, request: Request) -> Result<Request, Box<Response>>;
+
+    /// Public routes to serve beside the endpoint, outside the check (the protected-resource
+    /// metadata of RFC 9728, say).
+    fn routes(&self) -> axum::Router {
+        axum::Router::new()
+    }
+
+    /// A host name (`host` or `host:port`) requests may name besides
+    /// [`HttpConfig::allowed_hosts`]: the host of the server's canonical URI.
+    fn host(&self) -> Option<String> {
+        None
+    }
+}
 
 /// How the HTTP server behaves; [`Default`] is safe for a server on one machine.
 #[derive(Clone, Debug)]
@@ -107,8 +128,7 @@ pub struct HttpServer {
     config: HttpConfig,
     /// Cancelled when serving has stopped: ends the sessions and their event streams.
     shutdown: CancellationToken,
-    #[cfg(feature = "oauth")]
-    auth: Option<Arc<super::oauth::ResourceServer>>,
+    auth: Option<Arc<dyn Authenticate>>,
 }
 
 /// An [`HttpServer`] bound to its address, ready to serve.
@@ -125,7 +145,6 @@ impl HttpServer {
             mcp,
             config: HttpConfig::default(),
             shutdown: CancellationToken::new(),
-            #[cfg(feature = "oauth")]
             auth: None,
         }
     }
@@ -142,10 +161,9 @@ impl HttpServer {
         self
     }
 
-    /// Requires a bearer token for this server on every request (an OAuth 2.1 resource
-    /// server): see [`oauth`](super::oauth).
-    #[cfg(feature = "oauth")]
-    pub fn with_auth(mut self, auth: super::oauth::ResourceServer) -> Self {
+    /// Requires credentials on every request: an OAuth 2.1 resource server (the `oauth`
+    /// feature's [`ResourceServer`](crate::oauth::ResourceServer)) or another [`Authenticate`].
+    pub fn with_auth(mut self, auth: impl Authenticate) -> Self {
         self.auth = Some(Arc::new(auth));
         self
     }
@@ -156,14 +174,7 @@ impl HttpServer {
     }
 
     fn authenticated(&self) -> bool {
-        #[cfg(feature = "oauth")]
-        {
-            self.auth.is_some()
-        }
-        #[cfg(not(feature = "oauth"))]
-        {
-            false
-        }
+        self.auth.is_some()
     }
 
     /// Binds `addr`. A non-loopback address is refused unless requests are authenticated (or
@@ -201,14 +212,12 @@ impl HttpServer {
             m.session_config = session_config;
             m
         });
-        #[cfg_attr(not(feature = "oauth"), allow(unused_mut))]
         let mut allowed_hosts = self.config.allowed_hosts.clone();
         // A server with a canonical URI answers to its host name.
-        #[cfg(feature = "oauth")]
-        if let Some(auth) = &self.auth
+        if let Some(host) = self.auth.as_ref().and_then(|a| a.host())
             && !allowed_hosts.is_empty()
         {
-            allowed_hosts.push(auth.authority().to_owned());
+            allowed_hosts.push(host);
         }
         let rmcp_config = StreamableHttpServerConfig::default()
             .with_allowed_hosts(allowed_hosts)
@@ -219,35 +228,22 @@ impl HttpServer {
         let mcp = self.mcp.clone();
         let service =
             StreamableHttpService::new(move || Ok(mcp.clone()), sessions.clone(), rmcp_config);
-        let gate = Arc::new(Gate {
+        let limits = Arc::new(BodyLimits {
             sessions,
             max_sessions: self.config.max_sessions,
             max_body_bytes: self.config.max_body_bytes,
-            #[cfg(feature = "oauth")]
-            auth: self.auth.clone(),
         });
-        // The gate stands before the endpoint only: the metadata is public.
-        #[allow(unused_mut)]
-        let mut router = axum::Router::new()
+        // The checks are layers around the endpoint, outermost first: credentials, then the
+        // body and the session cap. The metadata routes stand outside them: they are public.
+        let mut endpoint = axum::Router::new()
             .nest_service(&self.config.path, service)
-            .layer(middleware::from_fn_with_state(gate, admit));
-        #[cfg(feature = "oauth")]
+            .layer(middleware::from_fn_with_state(limits, admit_body));
+        let mut router = axum::Router::new();
         if let Some(auth) = &self.auth {
-            let metadata = auth.metadata();
-            let document = move || {
-                let metadata = metadata.clone();
-                async move { axum::Json(metadata) }
-            };
-            router = router.route(
-                super::oauth::METADATA_PATH,
-                axum::routing::get(document.clone()),
-            );
-            let at_path = auth.metadata_path();
-            if at_path != super::oauth::METADATA_PATH {
-                router = router.route(&at_path, axum::routing::get(document));
-            }
+            endpoint = endpoint.layer(middleware::from_fn_with_state(auth.clone(), authorize));
+            router = router.merge(auth.routes());
         }
-        router
+        router.merge(endpoint)
     }
 }
 
@@ -328,13 +324,23 @@ impl Bound {
     }
 }
 
-/// What every request passes before rmcp sees it.
-struct Gate {
+/// The credentials layer: the request goes on with its principal, or is refused.
+async fn authorize(
+    State(auth): State<Arc<dyn Authenticate>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    match auth.admit(request) {
+        Ok(request) => next.run(request).await,
+        Err(refused) => *refused,
+    }
+}
+
+/// What the body layer enforces.
+struct BodyLimits {
     sessions: Arc<LocalSessionManager>,
     max_sessions: usize,
     max_body_bytes: usize,
-    #[cfg(feature = "oauth")]
-    auth: Option<Arc<super::oauth::ResourceServer>>,
 }
 
 /// The members of a JSON-RPC body the gate looks at.
@@ -349,17 +355,9 @@ fn jsonrpc_error(status: http::StatusCode, code: i64, message: &str) -> Response
     (status, axum::Json(body)).into_response()
 }
 
-/// Authorization, then the body (its size, its syntax, no key given twice in a client's
-/// answer), then the session cap; then rmcp.
-async fn admit(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {
-    #[cfg(feature = "oauth")]
-    let request = match &gate.auth {
-        Some(auth) => match auth.admit(request) {
-            Ok(request) => request,
-            Err(refused) => return *refused,
-        },
-        None => request,
-    };
+/// The body (its size, its syntax, no key given twice in a client's answer), then the session
+/// cap; then rmcp.
+async fn admit_body(State(gate): State<Arc<BodyLimits>>, request: Request, next: Next) -> Response {
     if request.method() != http::Method::POST {
         return next.run(request).await;
     }
@@ -387,8 +385,8 @@ async fn admit(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> R
     };
     // A client's answer (an approval, or a retried call carrying answers) giving a key twice
     // approves nothing.
-    let answers = envelope.method.is_none() || super::stdio::carries_answers(&bytes);
-    if answers && crate::validate::has_duplicate_keys(&bytes) {
+    let answers = envelope.method.is_none() || crate::stdio::carries_answers(&bytes);
+    if answers && tool_runtime::json::has_duplicate_keys(&bytes) {
         return jsonrpc_error(
             http::StatusCode::BAD_REQUEST,
             -32600,

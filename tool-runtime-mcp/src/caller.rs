@@ -1,0 +1,83 @@
+//! Who is calling: what the transport knows of a request's caller, from which the host makes
+//! the call's `Context`.
+
+use std::net::SocketAddr;
+
+use serde_json::Value;
+
+/// Who is calling, as the transport knows it: what a host makes a call's [`Context`] from.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct Caller {
+    /// The principal an access token named, when the HTTP server checks tokens.
+    pub principal: Option<Principal>,
+    /// On HTTP: the request's method, URI, headers and extensions.
+    #[cfg(feature = "http")]
+    pub http: Option<::http::request::Parts>,
+    /// On HTTP: the address of the connection's peer.
+    pub peer: Option<SocketAddr>,
+}
+
+impl Caller {
+    /// What limits a caller's share of the server: the principal's subject, else the peer's
+    /// address, else one shared key (stdio: the process serves one user).
+    pub(crate) fn key(&self) -> String {
+        match (&self.principal, &self.peer) {
+            (Some(p), _) => format!("sub:{}", p.subject),
+            (None, Some(addr)) => format!("ip:{}", addr.ip()),
+            (None, None) => "local".into(),
+        }
+    }
+}
+
+/// An authenticated principal: who an access token was issued to, and what it allows.
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct Principal {
+    /// The token's `sub`.
+    pub subject: String,
+    /// The token's scopes (`scope`, space-separated, or `scp`).
+    pub scopes: Vec<String>,
+    /// The token's issuer (`iss`).
+    pub issuer: Option<String>,
+    /// Every claim of the token, for what the host maps to its own session.
+    pub claims: serde_json::Map<String, Value>,
+}
+
+impl Principal {
+    /// A principal with this subject and these scopes (no issuer, no other claims): for tests,
+    /// and for hosts that authenticate callers themselves.
+    pub fn new(subject: impl Into<String>, scopes: impl IntoIterator<Item = String>) -> Self {
+        Principal {
+            subject: subject.into(),
+            scopes: scopes.into_iter().collect(),
+            ..Principal::default()
+        }
+    }
+}
+
+/// The address of an HTTP connection's peer, as the HTTP server puts it in each request's
+/// extensions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PeerAddr(pub SocketAddr);
+
+/// A request the host's context function refuses: answered with a JSON-RPC error carrying
+/// `message`, and nothing runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    /// What the caller is told.
+    pub message: String,
+}
+
+impl Refusal {
+    /// A refusal with this message.
+    pub fn new(message: impl Into<String>) -> Self {
+        Refusal {
+            message: message.into(),
+        }
+    }
+}
+
+/// The JSON-RPC error code of a refused request (implementation-defined range).
+pub const REFUSED: i32 = -32001;
+

@@ -1,0 +1,117 @@
+//! A tool set as MCP shows it: `tools/list` entries (name, title, description with the boundary
+//! sentence, `inputSchema`, `outputSchema`, annotations) and `tools/call` results
+//! (`structuredContent` matching the `outputSchema`, the same JSON or the tool's `to_model`
+//! summary as content).
+
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde_json::{Map, Value, json};
+use tool_runtime::{CallOutput, Content, Tool, ToolSet};
+
+/// The `tools/list` entry of `tool`, with the boundary sentence in `set`'s wording.
+pub fn tool(set: &ToolSet, tool: &Tool) -> Value {
+    let mut entry = Map::new();
+    entry.insert("name".into(), tool.name().into());
+    let a = tool.annotations();
+    if let Some(t) = a.title {
+        entry.insert("title".into(), t.into());
+    }
+    entry.insert("description".into(), set.description(tool).into());
+    entry.insert("inputSchema".into(), tool.input_schema().clone());
+    entry.insert("outputSchema".into(), output_schema(tool.output_schema()));
+    let mut hints = Map::new();
+    if let Some(t) = a.title {
+        hints.insert("title".into(), t.into());
+    }
+    for (key, value) in [
+        ("readOnlyHint", a.read_only),
+        ("destructiveHint", a.destructive),
+        ("idempotentHint", a.idempotent),
+        ("openWorldHint", a.open_world),
+    ] {
+        if let Some(v) = value {
+            hints.insert(key.into(), v.into());
+        }
+    }
+    if !hints.is_empty() {
+        entry.insert("annotations".into(), Value::Object(hints));
+    }
+    Value::Object(entry)
+}
+
+/// Every tool of `set` as `tools/list` entries.
+pub fn tools(set: &ToolSet) -> Vec<Value> {
+    set.iter().map(|t| tool(set, t)).collect()
+}
+
+/// The `structuredContent` of a `tools/call` result for this tool's output: the output itself
+/// when it is an object, `{"result": output}` otherwise (matching its `outputSchema`).
+pub fn structured_content(tool: &Tool, output: Value) -> Value {
+    if is_wrapped(tool.output_schema()) {
+        json!({ "result": output })
+    } else {
+        output
+    }
+}
+
+/// MCP's `outputSchema` must describe an object: any other output is wrapped as
+/// `{"result": ...}`, consistently with what `tools/call` returns as `structuredContent`.
+pub fn output_schema(canonical: &Value) -> Value {
+    if canonical.get("type").and_then(Value::as_str) == Some("object") {
+        return canonical.clone();
+    }
+    let mut inner = canonical.clone();
+    let defs = inner.as_object_mut().and_then(|m| m.remove("$defs"));
+    let mut wrapped = json!({
+        "type": "object",
+        "properties": { "result": inner },
+        "required": ["result"],
+        "additionalProperties": false
+    });
+    if let Some(defs) = defs {
+        wrapped["$defs"] = defs;
+    }
+    wrapped
+}
+
+/// Whether the MCP output of a tool with this canonical output schema is wrapped.
+pub fn is_wrapped(canonical: &Value) -> bool {
+    canonical.get("type").and_then(Value::as_str) != Some("object")
+}
+
+pub(crate) fn error_result(message: String) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(message)])
+}
+
+/// A finished call as MCP content: the output as `structuredContent` (wrapped like the
+/// `outputSchema` when it is not an object), and as content blocks the tool's `to_model`
+/// summary, or else the same JSON as text.
+pub(crate) fn success(tool: &Tool, out: CallOutput) -> CallToolResult {
+    let wrapped = is_wrapped(tool.output_schema());
+    let content = match out.summary() {
+        Some(m) if !m.0.is_empty() => m.0.iter().map(content_block).collect(),
+        // The text block is the structured content's JSON, written from the output's own text.
+        _ if wrapped => vec![ContentBlock::text(format!("{{\"result\":{}}}", out.json()))],
+        _ => vec![ContentBlock::text(out.json().to_owned())],
+    };
+    let value = out.into_value();
+    let mut result = CallToolResult::success(content);
+    result.structured_content = Some(if wrapped {
+        json!({ "result": value })
+    } else {
+        value
+    });
+    result
+}
+
+fn content_block(c: &Content) -> ContentBlock {
+    match c {
+        Content::Text { text } => ContentBlock::text(text.clone()),
+        // MCP images carry data; a URL is a link to a resource.
+        Content::ImageUrl { url } => serde_json::from_value(json!({
+            "type": "resource_link", "uri": url, "name": url.rsplit('/').next().unwrap_or(url), "mimeType": "image/*"
+        }))
+        .unwrap_or_else(|_| ContentBlock::text(url.clone())),
+        other => ContentBlock::text(tool_runtime::ModelOutput(vec![other.clone()]).as_text()),
+    }
+}
+

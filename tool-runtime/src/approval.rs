@@ -1,0 +1,298 @@
+//! The approval model: one name for a call waiting for a person ([`PendingCall`]), one place it
+//! waits ([`ApprovalStore`]).
+//!
+//! A call to a tool that needs approval is validated, then held in the tool set's store under a
+//! *ticket* (128 random bits) instead of running, and the caller gets the [`PendingCall`]
+//! back in [`ToolError::ApprovalRequired`](crate::ToolError::ApprovalRequired). Whoever resumes
+//! it — this process or another, minutes or days later — gives the ticket to
+//! [`ToolSet::resume`](crate::ToolSet::resume); the store hands the call out once
+//! ([`take`](ApprovalStore::take)), and the arguments it kept are the ones that run, whatever a
+//! copy of the pending call says.
+//!
+//! Where calls wait is the tool set's choice ([`ToolSet::with_approvals`](crate::ToolSet::with_approvals)).
+//! By default it is [`MemoryApprovals::shared`]: one bounded store for the whole process, so a
+//! call held by one `ToolSet` or `Agent` can be resumed by another in the same process. Calls
+//! that must outlive the process, or be resumed by another replica, go in a shared store: the
+//! `tool-runtime-sqlite` and `tool-runtime-postgres` crates, or any type implementing the two
+//! methods of [`ApprovalStore`].
+
+use std::collections::{HashMap, VecDeque};
+use std::error::Error;
+use std::fmt;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::future::BoxFuture;
+
+/// A validated call waiting for a person's approval: the ticket it is held under, the tool that
+/// will run and the arguments as validated (defaults filled in).
+///
+/// It is plain data: show `tool` and `arguments` to the person, keep it with a paused
+/// conversation, write it to disk. Approve it with
+/// [`ToolSet::resume`](crate::ToolSet::resume) and its ticket (the store's copy of the
+/// arguments is what runs, once), or drop it with [`ToolSet::reject`](crate::ToolSet::reject).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct PendingCall {
+    /// The key it is held under: 128 random bits, in hex.
+    pub ticket: String,
+    /// The name of the tool that will run.
+    pub tool: String,
+    /// The arguments as validated, with defaults filled in: what will run.
+    pub arguments: Value,
+}
+
+impl PendingCall {
+    /// A pending call of `tool` with these arguments, held under `ticket` (for stores that read
+    /// one back).
+    pub fn new(ticket: impl Into<String>, tool: impl Into<String>, arguments: Value) -> Self {
+        PendingCall {
+            ticket: ticket.into(),
+            tool: tool.into(),
+            arguments,
+        }
+    }
+}
+
+impl fmt::Display for PendingCall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.tool, self.arguments)
+    }
+}
+
+/// An approval store that failed (a database error, say); its cause is its
+/// [`source`](Error::source).
+#[derive(Debug)]
+pub struct StoreError {
+    message: String,
+    source: Option<Box<dyn Error + Send + Sync>>,
+}
+
+impl StoreError {
+    /// A failure described by `message`.
+    pub fn new(message: impl Into<String>) -> Self {
+        StoreError {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// A failure caused by `source` (its `Display` is the message).
+    pub fn from_source(source: impl Into<Box<dyn Error + Send + Sync>>) -> Self {
+        let source = source.into();
+        StoreError {
+            message: source.to_string(),
+            source: Some(source),
+        }
+    }
+
+    /// What failed, in words.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the approval store failed: {}", self.message)
+    }
+}
+
+impl Error for StoreError {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        self.source.as_deref().map(|e| e as &(dyn Error + 'static))
+    }
+}
+
+/// Two store errors are equal when they say the same thing.
+impl PartialEq for StoreError {
+    fn eq(&self, other: &Self) -> bool {
+        self.message == other.message
+    }
+}
+
+/// Where calls wait for approval. Each held call is handed out once: a store shared by several
+/// processes must make [`take`](ApprovalStore::take) atomic (one `DELETE … RETURNING`).
+pub trait ApprovalStore: Send + Sync {
+    /// Keeps `call` until it is taken.
+    fn hold(&self, call: PendingCall) -> BoxFuture<'_, Result<(), StoreError>>;
+
+    /// Hands out the call held under `ticket` and forgets it: `Some` once, `None` after (and for
+    /// a ticket never held, or forgotten). Two processes taking the same ticket at once get it
+    /// once between them.
+    fn take<'a>(&'a self, ticket: &'a str)
+    -> BoxFuture<'a, Result<Option<PendingCall>, StoreError>>;
+}
+
+/// Held calls in this process's memory, bounded: at most [`MemoryApprovals::CAPACITY`] calls
+/// (when full, holding one more forgets the oldest) and none older than a day. A call forgotten
+/// either way is answered as no longer waiting; nothing runs.
+#[derive(Debug)]
+pub struct MemoryApprovals {
+    held: Mutex<Held>,
+    capacity: usize,
+    max_age: Duration,
+}
+
+#[derive(Debug, Default)]
+struct Held {
+    by_ticket: HashMap<String, (PendingCall, Instant)>,
+    /// Tickets in the order they were held (some already taken), oldest first.
+    order: VecDeque<(Instant, String)>,
+}
+
+impl Default for MemoryApprovals {
+    fn default() -> Self {
+        MemoryApprovals::bounded(Self::CAPACITY, Duration::from_secs(24 * 3600))
+    }
+}
+
+impl MemoryApprovals {
+    /// How many calls the default store keeps.
+    pub const CAPACITY: usize = 10_000;
+
+    /// An empty store with the default bounds.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The process-wide store every [`ToolSet`](crate::ToolSet) uses unless given another: a
+    /// call held through one set (or agent) can be resumed through any other in this process.
+    pub fn shared() -> Arc<MemoryApprovals> {
+        static SHARED: OnceLock<Arc<MemoryApprovals>> = OnceLock::new();
+        SHARED.get_or_init(|| Arc::new(MemoryApprovals::new())).clone()
+    }
+
+    /// An empty store keeping at most `capacity` calls (at least one), none older than `max_age`.
+    pub fn bounded(capacity: usize, max_age: Duration) -> Self {
+        MemoryApprovals {
+            held: Mutex::default(),
+            capacity: capacity.max(1),
+            max_age,
+        }
+    }
+
+    /// How many calls are waiting.
+    pub fn len(&self) -> usize {
+        self.lock().by_ticket.len()
+    }
+
+    /// Whether no call is waiting.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Held> {
+        self.held.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Held {
+    /// Forgets calls past `max_age`, then the oldest until fewer than `room` remain; drops the
+    /// order's entries of tickets already taken, so the order stays as small as the store.
+    fn sweep(&mut self, now: Instant, max_age: Duration, room: usize) {
+        while let Some((at, ticket)) = self.order.front() {
+            // Only the entry held at that moment is live: a taken ticket held again is newer.
+            let live = self.by_ticket.get(ticket).is_some_and(|(_, t)| t == at);
+            if live && now.duration_since(*at) < max_age && self.by_ticket.len() < room {
+                break;
+            }
+            if live {
+                self.by_ticket.remove(ticket);
+            }
+            self.order.pop_front();
+        }
+        if self.order.len() > 2 * room {
+            let by_ticket = &self.by_ticket;
+            self.order
+                .retain(|(at, t)| by_ticket.get(t).is_some_and(|(_, held)| held == at));
+        }
+    }
+}
+
+impl ApprovalStore for MemoryApprovals {
+    fn hold(&self, call: PendingCall) -> BoxFuture<'_, Result<(), StoreError>> {
+        let mut held = self.lock();
+        let now = Instant::now();
+        held.sweep(now, self.max_age, self.capacity);
+        held.order.push_back((now, call.ticket.clone()));
+        held.by_ticket.insert(call.ticket.clone(), (call, now));
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn take<'a>(
+        &'a self,
+        ticket: &'a str,
+    ) -> BoxFuture<'a, Result<Option<PendingCall>, StoreError>> {
+        let taken = self
+            .lock()
+            .by_ticket
+            .remove(ticket)
+            .filter(|(_, at)| at.elapsed() < self.max_age)
+            .map(|(call, _)| call);
+        Box::pin(std::future::ready(Ok(taken)))
+    }
+}
+
+/// A fresh ticket: 128 random bits from the operating system, in hex.
+pub fn new_ticket() -> Result<String, StoreError> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|e| StoreError::new(format!("no randomness: {e}")))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(n: u32) -> PendingCall {
+        PendingCall::new(format!("t{n}"), "hapus", serde_json::json!({"n": n}))
+    }
+
+    #[test]
+    fn memory_is_bounded_by_count_and_age() {
+        let store = MemoryApprovals::bounded(3, Duration::from_secs(3600));
+        for n in 0..5 {
+            pollster::block_on(store.hold(call(n))).unwrap();
+        }
+        assert_eq!(store.len(), 3, "the two oldest were forgotten");
+        assert_eq!(pollster::block_on(store.take("t0")).unwrap(), None);
+        assert_eq!(pollster::block_on(store.take("t4")).unwrap(), Some(call(4)));
+        // A taken ticket's place in the order does not evict a newer call.
+        for n in 5..7 {
+            pollster::block_on(store.hold(call(n))).unwrap();
+        }
+        assert_eq!(store.len(), 3);
+        assert_eq!(pollster::block_on(store.take("t6")).unwrap(), Some(call(6)));
+        let store = MemoryApprovals::bounded(10, Duration::ZERO);
+        pollster::block_on(store.hold(call(1))).unwrap();
+        assert_eq!(
+            pollster::block_on(store.take("t1")).unwrap(),
+            None,
+            "too old"
+        );
+    }
+
+    #[test]
+    fn a_held_call_is_taken_once() {
+        let store = MemoryApprovals::new();
+        let ticket = new_ticket().unwrap();
+        assert_eq!(ticket.len(), 32);
+        assert_ne!(ticket, new_ticket().unwrap());
+        let call = PendingCall::new(ticket.clone(), "hapus", serde_json::json!({}));
+        pollster::block_on(store.hold(call.clone())).unwrap();
+        assert_eq!(pollster::block_on(store.take(&ticket)).unwrap(), Some(call));
+        assert_eq!(pollster::block_on(store.take(&ticket)).unwrap(), None);
+    }
+
+    #[test]
+    fn a_store_error_keeps_its_cause() {
+        let io = std::io::Error::other("disk full");
+        let e = StoreError::from_source(io);
+        assert_eq!(e.to_string(), "the approval store failed: disk full");
+        assert!(e.source().is_some_and(|s| s.to_string() == "disk full"));
+    }
+}

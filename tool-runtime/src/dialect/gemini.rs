@@ -1,0 +1,246 @@
+//! Google Gemini `generateContent` (<https://ai.google.dev/api/generate-content>): one tool
+//! `{functionDeclarations: [{name, description, parametersJsonSchema}]}`, structured output as
+//! `generationConfig: {responseMimeType, responseJsonSchema}`, replies as
+//! `candidates[0].content.parts[]` (`text`, `functionCall` with `name`, `args` and an `id` where
+//! the model numbers calls; thought parts and `thoughtSignature`s kept), results as one `user`
+//! content of `functionResponse` parts. At most 128 declarations per request.
+
+use serde_json::{Map, Value, json};
+
+use super::lower::{each_subschema, note, one_of_to_any_of, take};
+use super::{
+    Api, CallArguments, Dialect, ExportError, Exported, Finish, Lowered, Reply, ToolAnswer,
+    ToolCall, str_at,
+};
+use crate::tool::Tool;
+
+/// Gemini's limit of function declarations per request.
+const GEMINI_MAX_DECLARATIONS: usize = 128;
+
+/// Google Gemini (`parametersJsonSchema`, `responseJsonSchema`): `propertyOrdering` on every
+/// object (declaration order), type arrays as `anyOf`, `oneOf` as `anyOf` (or `enum`), no
+/// siblings next to `$ref`, and keywords outside Gemini's list moved into the description.
+/// Gemini has no strict flag; `strict` is true when nothing had to move.
+pub(super) fn lower(canonical: &Value) -> Lowered {
+    let mut schema = canonical.clone();
+    gemini_node(&mut schema);
+    Lowered {
+        schema,
+        strict: true,
+        reasons: Vec::new(),
+    }
+}
+
+fn gemini_node(v: &mut Value) {
+    let Value::Object(s) = v else { return };
+    if s.contains_key("$ref") {
+        s.retain(|k, _| k.starts_with('$'));
+        return;
+    }
+    one_of_to_any_of(s);
+    let moved = take(s, |k, _| {
+        !matches!(
+            k,
+            "exclusiveMinimum"
+                | "exclusiveMaximum"
+                | "multipleOf"
+                | "minLength"
+                | "maxLength"
+                | "pattern"
+                | "default"
+                | "examples"
+        )
+    });
+    note(s, moved);
+    if let Some(Value::Array(types)) = s.get("type").cloned() {
+        // ["integer", "null"] as anyOf: the constraints stay with the non-null type.
+        let mut alternatives = Vec::new();
+        // Everything but the annotations moves into the typed alternative.
+        let moved: Vec<(String, Value)> = take(s, |k, _| k == "description" || k == "title");
+        let rest: Map<String, Value> = moved.into_iter().filter(|(k, _)| k != "type").collect();
+        for t in types {
+            if t == "null" {
+                alternatives.push(json!({"type": "null"}));
+            } else {
+                let mut alt = rest.clone();
+                alt.insert("type".into(), t);
+                let mut alt = Value::Object(alt);
+                gemini_node(&mut alt);
+                alternatives.push(alt);
+            }
+        }
+        s.insert("anyOf".into(), Value::Array(alternatives));
+        return;
+    }
+    if let Some(Value::Object(props)) = s.get("properties") {
+        let order: Vec<Value> = props.keys().map(|k| Value::from(k.as_str())).collect();
+        s.insert("propertyOrdering".into(), Value::Array(order));
+    }
+    each_subschema(s, &mut |child| gemini_node(child));
+}
+
+
+/// Google Gemini `generateContent`.
+pub(super) struct Gemini;
+
+impl Dialect for Gemini {
+    fn name(&self) -> &'static str {
+        "Gemini generateContent"
+    }
+
+    fn lower(&self, canonical: &Value) -> Lowered {
+        lower(canonical)
+    }
+
+    fn tool(&self, name: &str, description: &str, input: &Value) -> Exported {
+        let Lowered { schema, .. } = lower(input);
+        let json =
+            json!({ "name": name, "description": description, "parametersJsonSchema": schema });
+        Exported {
+            json,
+            strict: false,
+            reasons: vec!["Gemini has no strict flag".into()],
+        }
+    }
+
+    fn tools(&self, entries: Vec<(&Tool, Exported)>) -> Result<Vec<Value>, ExportError> {
+        check(&entries)?;
+        let declarations: Vec<Value> = entries.into_iter().map(|(_, e)| e.json).collect();
+        Ok(vec![json!({ "functionDeclarations": declarations })])
+    }
+
+    fn structured_output(&self, _name: &str, canonical: &Value) -> Exported {
+        let Lowered { schema, .. } = lower(canonical);
+        let json = json!({ "responseMimeType": "application/json", "responseJsonSchema": schema });
+        Exported {
+            json,
+            strict: true,
+            reasons: Vec::new(),
+        }
+    }
+
+    fn read_reply(&self, raw: &Value) -> Result<Reply, String> {
+        if let Some(reason) = raw["promptFeedback"]["blockReason"].as_str() {
+            return Ok(Reply {
+                text: None,
+                finish: Finish::Refused {
+                    message: reason.into(),
+                },
+            });
+        }
+        let candidate = raw["candidates"].get(0).ok_or("no `candidates[0]`")?;
+        // Parts marked `thought` are the model's thought summaries, not its answer.
+        let text: String = candidate["content"]["parts"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|p| p["thought"] != true)
+            .filter_map(|p| p["text"].as_str())
+            .collect();
+        let finish = match candidate["finishReason"].as_str() {
+            Some("STOP") => Finish::Completed,
+            Some("MAX_TOKENS") => Finish::Truncated {
+                reason: "MAX_TOKENS".into(),
+            },
+            Some(
+                r @ ("SAFETY"
+                | "RECITATION"
+                | "PROHIBITED_CONTENT"
+                | "BLOCKLIST"
+                | "SPII"
+                | "IMAGE_SAFETY"
+                | "IMAGE_PROHIBITED_CONTENT"
+                | "IMAGE_RECITATION"),
+            ) => Finish::Refused { message: r.into() },
+            Some(other) => Finish::Other {
+                reason: other.into(),
+            },
+            None => return Err("no `finishReason`".into()),
+        };
+        Ok(Reply::new(text, finish))
+    }
+
+    fn read_calls(&self, raw: &Value) -> Result<(Vec<ToolCall>, Vec<Value>), String> {
+        let content = raw["candidates"][0]["content"].clone();
+        let mut calls = Vec::new();
+        for part in content["parts"].as_array().into_iter().flatten() {
+            let Some(call) = part.get("functionCall") else {
+                continue;
+            };
+            calls.push(ToolCall {
+                id: call["id"].as_str().map(str::to_owned),
+                name: str_at(call, "name", "a functionCall part")?,
+                arguments: CallArguments::Value(match &call["args"] {
+                    Value::Null => Value::Object(Default::default()),
+                    args => args.clone(),
+                }),
+            });
+        }
+        Ok((calls, vec![content]))
+    }
+
+    /// One user content of `functionResponse` parts; images are named in the text.
+    fn render(&self, answers: &[ToolAnswer]) -> Vec<Value> {
+        let parts: Vec<Value> = answers
+            .iter()
+            .map(|a| {
+                let response = if a.is_error {
+                    json!({"error": a.text()})
+                } else {
+                    match &a.value {
+                        Some(v) => json!({"output": v}),
+                        None => json!({"output": a.text()}),
+                    }
+                };
+                let mut call = json!({"name": a.name, "response": response});
+                if let Some(id) = &a.call_id {
+                    call["id"] = Value::String(id.clone());
+                }
+                json!({"functionResponse": call})
+            })
+            .collect();
+        vec![json!({"role": "user", "parts": parts})]
+    }
+
+    fn user_message(&self, text: &str) -> Value {
+        json!({"role": "user", "parts": [{"text": text}]})
+    }
+}
+
+fn check(entries: &[(&Tool, Exported)]) -> Result<(), ExportError> {
+    if entries.len() > GEMINI_MAX_DECLARATIONS {
+        return Err(ExportError::Limit {
+            api: Api::Gemini,
+            message: format!(
+                "{} function declarations, over the limit of {GEMINI_MAX_DECLARATIONS}",
+                entries.len()
+            ),
+        });
+    }
+    // Gemini's parameter names: a letter or `_`, then letters, digits or `_`, at most 64.
+    for (t, _) in entries {
+        for name in t.input_schema()["properties"]
+            .as_object()
+            .into_iter()
+            .flat_map(|m| m.keys())
+        {
+            let mut chars = name.chars();
+            let ok = chars
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && name.len() <= 64;
+            if !ok {
+                return Err(ExportError::Name {
+                    api: Api::Gemini,
+                    message: format!(
+                        "tool `{}`: parameter name `{name}` is not accepted (letters, digits, `_`; starting with a letter or `_`; at most 64)",
+                        t.name()
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+

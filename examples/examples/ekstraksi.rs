@@ -1,5 +1,5 @@
 //! Structured output: a paper's abstract, an internship posting and a relevance decision turned
-//! into typed values, replayed against recorded responses from all four provider APIs. Each run shows
+//! into typed values, replayed against recorded responses from all five provider APIs. Each run shows
 //! the flow: stop reason first, then JSON, schema, business rules, and at most two repairs.
 //!
 //! Run with `cargo run -p examples --example ekstraksi`. To use a real model, replace `replay`
@@ -59,6 +59,7 @@ fn main() {
         (Api::OpenAiResponses, "openai-responses"),
         (Api::Anthropic, "anthropic"),
         (Api::Gemini, "gemini"),
+        (Api::BedrockConverse, "bedrock-converse"),
     ];
     for (api, dir) in providers {
         println!("== {dir}");
@@ -89,6 +90,7 @@ fn main() {
             Api::OpenAiChat => ("paper-content_filter", Ends::Failed("refused", 1)),
             Api::OpenAiResponses => ("paper-reasoning", Ends::Accepted(1)),
             Api::Anthropic => ("paper-thinking", Ends::Accepted(1)),
+            Api::BedrockConverse => ("paper-reasoning", Ends::Accepted(1)),
             _ => ("paper-thoughts", Ends::Accepted(1)),
         };
         println!("  paper, responses [{reasoning:?}, \"paper-good\"]");

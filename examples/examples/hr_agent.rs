@@ -1,6 +1,6 @@
 //! The HR assistant as an agent: Sari asks, the model calls tools, the toolkit runs them and
-//! answers in the model API's own format, turn after turn, in each of the four APIs (OpenAI
-//! Chat Completions, OpenAI Responses, Anthropic Messages, Gemini). The model is a local stand-in
+//! answers in the model API's own format, turn after turn, in each of the five APIs (OpenAI
+//! Chat Completions, OpenAI Responses, Anthropic Messages, Gemini, Amazon Bedrock Converse). The model is a local stand-in
 //! (`examples::mock_provider`) reached over real HTTP, replaying one conversation: two tool calls
 //! in one turn, an invalid argument the model repairs on its next turn, a tool Sari may not use,
 //! and a leave request that waits for approval and is resumed by a new process.
@@ -46,7 +46,9 @@ fn request(api: Api, tools: &[Value], c: &Conversation) -> Value {
             "system": SYSTEM, "messages": c.messages, "tools": tools}),
         Api::Gemini => json!({"systemInstruction": {"parts": [{"text": SYSTEM}]},
             "contents": c.messages, "tools": tools}),
-        Api::Mcp => json!({}),
+        Api::BedrockConverse => json!({"system": [{"text": SYSTEM}], "messages": c.messages,
+            "toolConfig": {"tools": tools}, "inferenceConfig": {"maxTokens": 1024}}),
+        _ => unimplemented!("a request for {api}"),
     }
 }
 
@@ -83,8 +85,9 @@ async fn resume(state: &str, base: &str) {
             .expect("a paused conversation");
     let db =
         Arc::new(Db::open(std::env::var("HR_DB").expect("HR_DB").as_ref()).expect("the database"));
-    let tools = tool_set();
-    let cx = sari(db.clone());
+    // The approval store is the HR database: a new process, a new tool set, the same store.
+    let tools = tool_set().with_approvals(Arc::new(Persetujuan(db.clone())));
+    let cx = sari(db);
     let exported = tools
         .visible_to(&cx)
         .export(paused.conversation.api)
@@ -99,7 +102,7 @@ async fn resume(state: &str, base: &str) {
     }
     let api = paused.conversation.api;
     let client = reqwest::Client::new();
-    let agent = Agent::new(&tools).approvals(Arc::new(Persetujuan(db)));
+    let agent = Agent::new(&tools);
     let finished = agent
         .resume(
             &cx,
@@ -132,9 +135,8 @@ async fn main() {
     }
     let (addr, seen) = mock_provider::serve(script()).await;
     let base = format!("http://{addr}");
-    let tools: ToolSet = tool_set();
     let client = reqwest::Client::new();
-    for api in Api::MODELS {
+    for &api in Api::MODELS {
         println!("== {api}");
         let dir = std::env::temp_dir().join(format!("hr_agent-{}-{api:?}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
@@ -142,9 +144,11 @@ async fn main() {
         let db_path = dir.join("hr.sqlite");
         let db = Arc::new(Db::open(&db_path).expect("the database"));
         let cx = sari(db.clone());
+        // Calls wait for approval in the HR database, where the second process finds them.
+        let tools: ToolSet = tool_set().with_approvals(Arc::new(Persetujuan(db.clone())));
         // The model is offered only Sari's tools; whatever it calls is checked again.
         let exported = tools.visible_to(&cx).export(api).expect("exportable");
-        let agent = Agent::new(&tools).approvals(Arc::new(Persetujuan(db.clone())));
+        let agent = Agent::new(&tools);
         let mut conversation = Conversation::new(api);
         conversation.push_user(
             "Sisa cuti saya berapa, reimburse saya sudah cair? Lalu ajukan cuti 21-22 Desember.",

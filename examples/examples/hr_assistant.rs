@@ -134,14 +134,14 @@ fn main() {
     };
     println!("  waiting for approval: {pending}");
     println!("  (a person approves)");
-    match all.resume(&cx, pending.clone()).blocking() {
+    match all.resume(&cx, &pending.ticket).blocking() {
         Ok(out) => {
             println!("  ran once: {}", out.value());
             check(out.value()["sisa_cuti"] == 5, "7 days less 2");
         }
         Err(e) => fail(format!("the approved request runs: {e}")),
     }
-    match all.resume(&cx, pending).blocking() {
+    match all.resume(&cx, &pending.ticket).blocking() {
         Ok(out) => fail(format!("ran AGAIN (must never happen): {}", out.value())),
         Err(e) => {
             println!("  a second approval of the same request: {e}");

@@ -1,5 +1,6 @@
 """Writes the provider responses the structured-output examples and tests replay: for each of
-OpenAI Chat Completions, OpenAI Responses, Anthropic Messages and Gemini generateContent, one
+OpenAI Chat Completions, OpenAI Responses, Anthropic Messages, Gemini generateContent and Amazon
+Bedrock Converse, one
 response of each kind (good, broken JSON, wrong shape, business-rule violation, truncated,
 refused), in the shape each API returns (fields as in the providers' SDK response types).
 Then the replies of reasoning models, which put their thoughts next to the answer, each written
@@ -80,7 +81,25 @@ def gemini(text, kind):
     }
 
 
-for provider, make in [("openai-chat", openai_chat), ("openai-responses", openai_responses), ("anthropic", anthropic), ("gemini", gemini)]:
+def bedrock(text, kind):
+    """https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html: the
+    response's `output.message` holds `content` blocks (`{"text": ...}`), `stopReason` is
+    `end_turn`, `max_tokens`, `guardrail_intervened`, `content_filtered`, ...; a guardrail that
+    blocks the answer leaves its configured message as the text."""
+    stop = {"truncated": "max_tokens", "refused": "guardrail_intervened"}.get(kind, "end_turn")
+    content = [{"text": "Sorry, the model cannot answer this question." if kind == "refused" else text}]
+    return {
+        "output": {"message": {"role": "assistant", "content": content}},
+        "stopReason": stop,
+        "usage": {"inputTokens": 430, "outputTokens": 58, "totalTokens": 488},
+        "metrics": {"latencyMs": 812},
+    }
+
+
+PROVIDERS = [("openai-chat", openai_chat), ("openai-responses", openai_responses), ("anthropic", anthropic),
+             ("gemini", gemini), ("bedrock-converse", bedrock)]
+
+for provider, make in PROVIDERS:
     os.makedirs(provider, exist_ok=True)
     for case, texts in CASES.items():
         for kind in [*texts, "refused"]:
@@ -91,7 +110,7 @@ for provider, make in [("openai-chat", openai_chat), ("openai-responses", openai
 
 # The seed's relevance classification: the reason is written before the decision.
 RELEVANSI = '{"alasan": "Abstrak membahas deteksi hoaks berbahasa Indonesia dengan IndoBERT; topik tinjauan adalah NLP untuk misinformasi.", "relevan": true}'
-for provider, make in [("openai-chat", openai_chat), ("openai-responses", openai_responses), ("anthropic", anthropic), ("gemini", gemini)]:
+for provider, make in PROVIDERS:
     with open(f"{provider}/relevansi-good.json", "w") as f:
         json.dump(make(RELEVANSI, "good"), f, indent=2, ensure_ascii=False)
         f.write("\n")
@@ -138,6 +157,19 @@ def responses_reasoning(items):
         "status": "completed", "incomplete_details": None, "error": None, "store": False,
         "output": items,
         "usage": {"input_tokens": 412, "output_tokens": 380, "output_tokens_details": {"reasoning_tokens": 320}, "total_tokens": 792},
+    }
+
+
+def bedrock_thinking(content, stop):
+    """https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ReasoningContentBlock.html:
+    a `reasoningContent` block holds `reasoningText` (`text` and the `signature` that verifies it)
+    or `redactedContent` (base64), before the `text` and `toolUse` blocks; with extended thinking
+    the assistant turn goes back unmodified in the next request of a tool-use conversation."""
+    return {
+        "output": {"message": {"role": "assistant", "content": content}},
+        "stopReason": stop,
+        "usage": {"inputTokens": 430, "outputTokens": 402, "totalTokens": 832},
+        "metrics": {"latencyMs": 1630},
     }
 
 
@@ -190,6 +222,20 @@ THINKING = [
         reasoning_item("rs_think3", "**Menjawab**", "gAAAAABo9kX4rN0oS3tV7xY5aB9eH2jL6pU8wD1fI4mG_encrypted_reasoning_3"),
         message_item(ANSWER),
     ])),
+    ("bedrock-converse", "paper-reasoning", bedrock_thinking([
+        {"reasoningContent": {"reasoningText": {"text": THOUGHT, "signature": "EqQBCkgIBhABGAIiQBedrockSig1f3bL8sT1mR5yN7vC9dE"}}},
+        {"text": CASES["paper"]["good"]},
+    ], "end_turn")),
+    ("bedrock-converse", "agent-reasoning-call", bedrock_thinking([
+        {"reasoningContent": {"reasoningText": {"text": TOOL_THOUGHT, "signature": "ErUBCkYIBhgCIkBedrockSig2sN2vY7mT4cR1xK9wP3f"}}},
+        {"reasoningContent": {"redactedContent": "EmwKAhgBEgyZq3Lm8sN1vT6rY0wP2aDFxK4hJ7cU9bE5gR3oI1fM8nS6dA2yW"}},
+        {"text": "Saya cek kuotanya dulu."},
+        {"toolUse": {"toolUseId": "tooluse_Think1", "name": TOOL, "input": {}}},
+    ], "tool_use")),
+    ("bedrock-converse", "agent-reasoning-answer", bedrock_thinking([
+        {"reasoningContent": {"reasoningText": {"text": "Alat menjawab 9 hari.", "signature": "EqoBCkgIBhABGAIiQBedrockSig3vR2sT9wY4cP1fL6"}}},
+        {"text": ANSWER},
+    ], "end_turn")),
 ]
 for provider, name, reply in THINKING:
     with open(f"{provider}/{name}.json", "w") as f:

@@ -1,5 +1,9 @@
 //! The example cases as tool sets, shared by the runnable examples, the tests and the benchmarks.
 
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
+
 pub mod cuaca;
 pub mod ekstraksi;
 pub mod hr;

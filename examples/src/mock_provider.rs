@@ -1,4 +1,4 @@
-//! A stand-in for the four model APIs over real HTTP, replaying a scripted conversation: each
+//! A stand-in for the five model APIs over real HTTP, replaying a scripted conversation: each
 //! request is answered with the next turn of the script, written in that API's format, after
 //! checking that the request answers every tool call of the previous turn once, with its id,
 //! and offers the tools. Used by the `hr_agent` example and the agent tests; no real model is
@@ -59,7 +59,11 @@ pub fn calls_response(api: Api, calls: &[(String, String, Value)]) -> Value {
             "parts": calls.iter().map(|(id, name, args)| json!({"functionCall": {"id": id, "name": name,
                 "args": args}})).collect::<Vec<_>>()}}]})
         }
-        Api::Mcp => json!({}),
+        Api::BedrockConverse => json!({"stopReason": "tool_use", "output": {"message": {
+            "role": "assistant", "content": calls.iter().map(|(id, name, args)|
+                json!({"toolUse": {"toolUseId": id, "name": name, "input": args}})).collect::<Vec<_>>()}},
+            "usage": {"inputTokens": 10, "outputTokens": 5, "totalTokens": 15}}),
+        _ => unimplemented!("no mock of {api}"),
     }
 }
 
@@ -77,7 +81,10 @@ pub fn text_response(api: Api, text: &str) -> Value {
             "stop_reason": "end_turn", "content": [{"type": "text", "text": text}]}),
         Api::Gemini => json!({"candidates": [{"index": 0, "finishReason": "STOP",
             "content": {"role": "model", "parts": [{"text": text}]}}]}),
-        Api::Mcp => json!({}),
+        Api::BedrockConverse => json!({"stopReason": "end_turn", "output": {"message": {
+            "role": "assistant", "content": [{"text": text}]}},
+            "usage": {"inputTokens": 10, "outputTokens": 5, "totalTokens": 15}}),
+        _ => unimplemented!("no mock of {api}"),
     }
 }
 
@@ -88,7 +95,8 @@ pub fn path(api: Api) -> &'static str {
         Api::OpenAiResponses => "/v1/responses",
         Api::Anthropic => "/v1/messages",
         Api::Gemini => "/v1beta/models/gemini-2.5-flash:generateContent",
-        Api::Mcp => "/mcp",
+        Api::BedrockConverse => "/model/anthropic.claude-sonnet-4-5/converse",
+        _ => "/unknown",
     }
 }
 
@@ -169,7 +177,30 @@ pub fn results_in(api: Api, body: &Value) -> (Vec<(String, bool)>, Vec<String>) 
                 .map(|t| t["name"].as_str().unwrap_or_default().to_owned())
                 .collect()
         }
-        Api::Mcp => Vec::new(),
+        Api::BedrockConverse => {
+            for m in list("messages").iter().filter(|m| m["role"] == "user") {
+                for b in m["content"].as_array().into_iter().flatten() {
+                    if let Some(r) = b.get("toolResult") {
+                        results.push((
+                            r["toolUseId"].as_str().unwrap_or_default().to_owned(),
+                            r["status"] == "error",
+                        ));
+                    }
+                }
+            }
+            body["toolConfig"]["tools"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|t| {
+                    t["toolSpec"]["name"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned()
+                })
+                .collect()
+        }
+        _ => Vec::new(),
     };
     (results, tools)
 }
@@ -208,7 +239,8 @@ async fn answer(
     Json(body): Json<Value>,
 ) -> Result<Json<Value>, (StatusCode, String)> {
     let api = Api::MODELS
-        .into_iter()
+        .iter()
+        .copied()
         .find(|a| uri.path() == path(*a))
         .ok_or((StatusCode::NOT_FOUND, format!("no API at {uri}")))?;
     let bad = |m: String| (StatusCode::BAD_REQUEST, m);

@@ -145,7 +145,7 @@ async fn scopes_narrow_what_a_role_may_do_and_unknown_subjects_are_refused() {
     let refused = s.request("tools/list", json!({})).await.json();
     assert_eq!(
         refused["error"]["code"],
-        tool_runtime::mcp::REFUSED,
+        tool_runtime_mcp::REFUSED,
         "{refused}"
     );
     assert!(

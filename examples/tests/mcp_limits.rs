@@ -13,9 +13,9 @@ use std::time::Duration;
 use common::{Conn, Session};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tool_runtime::mcp::http::{HttpConfig, HttpServer};
-use tool_runtime::mcp::{Limits, McpServer};
 use tool_runtime::{ToolSet, tool};
+use tool_runtime_mcp::http::{HttpConfig, HttpServer};
+use tool_runtime_mcp::{Limits, McpServer};
 
 /// Tags of `tunggu` calls that started, and of those whose future was dropped unfinished.
 static STARTED: Mutex<Vec<String>> = Mutex::new(Vec::new());
@@ -528,7 +528,7 @@ async fn shutdown_answers_the_calls_in_flight() {
 
 #[tokio::test]
 async fn each_caller_has_its_own_share_over_http() {
-    use tool_runtime::mcp::oauth::{Keys, ResourceServer};
+    use tool_runtime_mcp::oauth::{Keys, ResourceServer};
     let secret = common::random_bytes::<32>();
     let limits = limits(|l| {
         l.calls_per_caller = 1;

@@ -304,7 +304,7 @@ async fn an_approval_started_on_one_replica_finishes_on_the_other_once() {
         let result = &reply.json()["result"];
         assert_eq!(result["isError"], true, "{}", reply.body);
         assert!(
-            reply.body.contains("tidak dijalankan lagi"),
+            reply.body.contains("Tindakan ini tidak dijalankan"),
             "{}",
             reply.body
         );
@@ -330,7 +330,7 @@ async fn an_approval_started_on_one_replica_finishes_on_the_other_once() {
     );
     let reply = post_2026(a, &sari, &call).await;
     assert!(
-        reply.body.contains("tidak dijalankan lagi"),
+        reply.body.contains("Tindakan ini tidak dijalankan"),
         "{}",
         reply.body
     );
@@ -387,7 +387,7 @@ async fn a_hundred_concurrent_resumes_across_both_replicas_run_the_booking_once(
         let result = &reply.json()["result"];
         match result["isError"].as_bool() {
             Some(false) => ran += 1,
-            Some(true) if reply.body.contains("tidak dijalankan lagi") => not_again += 1,
+            Some(true) if reply.body.contains("Tindakan ini tidak dijalankan") => not_again += 1,
             _ => panic!("unexpected answer: {}", reply.body),
         }
     }

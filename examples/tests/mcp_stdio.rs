@@ -322,7 +322,7 @@ async fn a_panicking_tool_is_an_error_result_and_the_server_goes_on() {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
     let (client_in, server_in) = tokio::io::duplex(1 << 16);
     let (server_out, client_out) = tokio::io::duplex(1 << 16);
-    let server = tool_runtime::mcp::McpServer::new(
+    let server = tool_runtime_mcp::McpServer::new(
         tool_runtime::ToolSet::new([selalu_panik::tool()]).unwrap(),
     );
     let task = tokio::spawn(server.serve_lines(server_in, server_out));
@@ -369,7 +369,7 @@ async fn a_changed_tool_set_is_announced() {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
     let (client_in, server_in) = tokio::io::duplex(1 << 16);
     let (server_out, client_out) = tokio::io::duplex(1 << 16);
-    let server = tool_runtime::mcp::McpServer::new(
+    let server = tool_runtime_mcp::McpServer::new(
         tool_runtime::ToolSet::new([selalu_panik::tool()]).unwrap(),
     );
     let handle = server.clone();

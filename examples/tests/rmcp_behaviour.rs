@@ -8,8 +8,8 @@ use std::time::Duration;
 use rmcp::ServiceExt;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
-use tool_runtime::mcp::McpServer;
 use tool_runtime::{ToolSet, tool};
+use tool_runtime_mcp::McpServer;
 
 #[tool(description = "Tunggu sebentar lalu kembalikan berapa lama menunggu.")]
 async fn tunggu(

@@ -1,4 +1,4 @@
-//! The agent loop over recorded responses of the four model APIs: calls read with their ids,
+//! The agent loop over recorded responses of the five model APIs: calls read with their ids,
 //! run through the tool set, answered in the API's format (ids in order, `is_error` exactly for
 //! failures, images where the format takes them), approvals deferred and resumed once.
 
@@ -11,7 +11,6 @@ use tool_runtime::agent::{
     Agent, CallArguments, Conversation, Decision, Finished, Outcome, ToolCall, read_turn, render,
     run_calls,
 };
-use tool_runtime::approvals::MemoryApprovals;
 use tool_runtime::{Api, Context, ToolSet};
 
 fn recorded(api: Api) -> Value {
@@ -20,7 +19,8 @@ fn recorded(api: Api) -> Value {
         Api::OpenAiResponses => "openai-responses",
         Api::Anthropic => "anthropic",
         Api::Gemini => "gemini",
-        Api::Mcp => unreachable!(),
+        Api::BedrockConverse => "bedrock-converse",
+        _ => unreachable!("a recording for every model API"),
     };
     let path = format!("{}/recorded/agent/{name}.json", env!("CARGO_MANIFEST_DIR"));
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
@@ -88,7 +88,27 @@ fn answered(api: Api, rendered: &[Value]) -> Vec<(String, bool)> {
                 })
                 .collect()
         }
-        Api::Mcp => unreachable!(),
+        Api::BedrockConverse => {
+            assert_eq!(rendered.len(), 1, "one user message for the whole turn");
+            assert_eq!(rendered[0]["role"], "user");
+            rendered[0]["content"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|b| {
+                    let r = &b["toolResult"];
+                    let status = r.get("status");
+                    assert!(status.is_none() || status == Some(&json!("error")), "{r}");
+                    assert!(
+                        r["content"][0].get("json").is_some()
+                            || r["content"][0]["text"].is_string(),
+                        "{r}"
+                    );
+                    (r["toolUseId"].as_str().unwrap().into(), status.is_some())
+                })
+                .collect()
+        }
+        _ => unreachable!(),
     }
 }
 
@@ -96,7 +116,7 @@ fn answered(api: Api, rendered: &[Value]) -> Vec<(String, bool)> {
 fn recorded_turns_are_answered_once_each_in_order_with_errors_flagged() {
     let tools = examples::hr::tool_set();
     let cx = sari();
-    for api in Api::MODELS {
+    for &api in Api::MODELS {
         let turn = read_turn(api, &recorded(api)).unwrap();
         let ids: Vec<String> = turn.calls.iter().map(|c| c.id.clone().unwrap()).collect();
         assert_eq!(ids.len(), 4, "{api}");
@@ -105,13 +125,12 @@ fn recorded_turns_are_answered_once_each_in_order_with_errors_flagged() {
             if api == Api::OpenAiResponses { 5 } else { 1 },
             "{api}"
         );
-        let store = MemoryApprovals::new();
-        let outcomes = pollster::block_on(run_calls(&tools, &cx, &turn.calls, 4, &store)).unwrap();
+        let outcomes = pollster::block_on(run_calls(&tools, &cx, &turn.calls, 4));
         let answers: Vec<_> = outcomes
             .into_iter()
             .map(|o| match o {
                 Outcome::Answered(a) => a,
-                Outcome::Waiting(d) => panic!("{api}: nothing here waits: {d:?}"),
+                other => panic!("{api}: nothing here waits: {other:?}"),
             })
             .collect();
         let rendered = render(api, &answers);
@@ -141,9 +160,7 @@ fn images_go_where_the_format_takes_them() {
         name: "cuaca-terkini".into(),
         arguments: CallArguments::Value(json!({"kota": "Surabaya"})),
     };
-    let store = MemoryApprovals::new();
-    let outcomes =
-        pollster::block_on(run_calls(&tools, &Context::new(), &[call], 1, &store)).unwrap();
+    let outcomes = pollster::block_on(run_calls(&tools, &Context::new(), &[call], 1));
     let Outcome::Answered(answer) = &outcomes[0] else {
         panic!()
     };
@@ -168,6 +185,14 @@ fn images_go_where_the_format_takes_them() {
     let gemini = &render(Api::Gemini, std::slice::from_ref(answer))[0]["parts"][0];
     assert!(
         gemini["functionResponse"]["response"]["output"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("[image: {icon}]"))
+    );
+    // Converse image blocks carry bytes, not URLs: the image is named in the text.
+    let bedrock = &render(Api::BedrockConverse, std::slice::from_ref(answer))[0]["content"][0];
+    assert!(
+        bedrock["toolResult"]["content"][0]["text"]
             .as_str()
             .unwrap()
             .contains(&format!("[image: {icon}]"))
@@ -210,11 +235,10 @@ proptest! {
             .collect();
         let tools = ToolSet::new([tambah::tool()]).unwrap();
         let turn = read_turn(api, &response(api, &calls)).unwrap();
-        let store = MemoryApprovals::new();
-        let outcomes = pollster::block_on(run_calls(&tools, &Context::new(), &turn.calls, 3, &store)).unwrap();
+        let outcomes = pollster::block_on(run_calls(&tools, &Context::new(), &turn.calls, 3));
         let answers: Vec<_> = outcomes.into_iter().map(|o| match o {
             Outcome::Answered(a) => a,
-            Outcome::Waiting(_) => unreachable!(),
+            _ => unreachable!(),
         }).collect();
         let rendered = render(api, &answers);
         let ids: Vec<String> = answered(api, &rendered).into_iter().map(|(id, _)| id).collect();
@@ -228,13 +252,12 @@ proptest! {
 }
 
 #[test]
-fn a_deferred_call_is_resumed_from_stored_state_and_runs_once() {
+fn a_held_call_is_resumed_from_stored_state_and_runs_once() {
     let db = Arc::new(Db::in_memory().unwrap());
     let cx = Session::new("K-001", Peran::Karyawan).context(db.clone());
     let tools = examples::hr::tool_set();
-    let store = Arc::new(MemoryApprovals::new());
-    let agent = Agent::new(&tools).approvals(store.clone());
-    for api in Api::MODELS {
+    let agent = Agent::new(&tools);
+    for (i, &api) in Api::MODELS.iter().enumerate() {
         let turn = response(
             api,
             &[
@@ -242,7 +265,7 @@ fn a_deferred_call_is_resumed_from_stored_state_and_runs_once() {
                 (
                     "k2".into(),
                     "ajukan-cuti".into(),
-                    json!({"mulai": format!("2027-0{}-01", 1 + Api::MODELS.iter().position(|a| *a == api).unwrap()), "hari": 1}),
+                    json!({"mulai": format!("2027-0{}-01", 1 + i), "hari": 1}),
                 ),
             ],
         );
@@ -261,8 +284,8 @@ fn a_deferred_call_is_resumed_from_stored_state_and_runs_once() {
         };
         let waiting: Vec<_> = paused.waiting().collect();
         assert_eq!(waiting.len(), 1);
-        assert_eq!(waiting[0].call.id.as_deref(), Some("k2"));
         assert_eq!(waiting[0].tool, "ajukan-cuti");
+        assert_eq!(waiting[0].ticket.len(), 32, "{api}: 128 random bits");
         // Stored as text (another process would read this), then resumed.
         let stored = serde_json::to_string(&paused).unwrap();
         let paused: tool_runtime::agent::Paused = serde_json::from_str(&stored).unwrap();
@@ -284,7 +307,7 @@ fn a_deferred_call_is_resumed_from_stored_state_and_runs_once() {
             "{api}: booked once"
         );
         // The results come right before the final answer: one message or item per call (Chat,
-        // Responses), or one message for the turn (Anthropic, Gemini).
+        // Responses), or one message for the turn (Anthropic, Gemini, Bedrock).
         let per_call = matches!(api, Api::OpenAiChat | Api::OpenAiResponses);
         let end = conversation.messages.len() - 1;
         let results = answered(
@@ -296,7 +319,8 @@ fn a_deferred_call_is_resumed_from_stored_state_and_runs_once() {
             [("k1".to_owned(), false), ("k2".to_owned(), false)],
             "{api}"
         );
-        // The same stored state resumed again: the store gave the call out already.
+        // The same stored state resumed again: the store gave the call out already, and the
+        // model is told the truth: it was not run.
         let send_again = |_: &Conversation| {
             let r = text_response(api, ".");
             async move { Ok::<_, String>(r) }
@@ -314,10 +338,81 @@ fn a_deferred_call_is_resumed_from_stored_state_and_runs_once() {
         );
         let text = serde_json::to_string(&conversation.messages).unwrap();
         assert!(
-            text.contains("tidak dijalankan lagi") || text.contains("no longer waiting"),
+            text.contains("Tindakan ini tidak dijalankan"),
             "{api}: {text}"
         );
     }
+}
+
+/// The README's flow: a run pauses, the pause is written to a file, and every `Agent` and tool
+/// set is dropped; later a new tool set and a new `Agent` read the file and resume. The default
+/// approval store is the process's, so the approved call runs, once.
+#[test]
+fn the_readmes_pause_to_disk_and_resume_runs_the_approved_call_once() {
+    let db = Arc::new(Db::in_memory().unwrap());
+    let cx = Session::new("K-001", Peran::Karyawan).context(db.clone());
+    let path = std::env::temp_dir().join(format!("paused-{}.json", std::process::id()));
+    let api = Api::Anthropic;
+    {
+        let tools = examples::hr::tool_set();
+        let call = response(
+            api,
+            &[(
+                "b1".into(),
+                "ajukan-cuti".into(),
+                json!({"mulai": "2027-05-03", "hari": 2}),
+            )],
+        );
+        let send = |_: &Conversation| {
+            let r = call.clone();
+            async move { Ok::<_, String>(r) }
+        };
+        let mut conversation = Conversation::new(api);
+        conversation.push_user("Ajukan cuti dua hari mulai 3 Mei.");
+        let finished = pollster::block_on(Agent::new(&tools).run(&cx, conversation, send));
+        let Ok(Finished::Paused(paused)) = finished else {
+            panic!("{finished:?}")
+        };
+        std::fs::write(&path, serde_json::to_string(&paused).unwrap()).unwrap();
+    }
+    let before = db.karyawan("K-001").unwrap().unwrap().sisa_cuti;
+    let paused: tool_runtime::agent::Paused =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let _ = std::fs::remove_file(&path);
+    let tools = examples::hr::tool_set();
+    let done = text_response(api, "Sudah diajukan.");
+    let send = |_: &Conversation| {
+        let r = done.clone();
+        async move { Ok::<_, String>(r) }
+    };
+    let finished = pollster::block_on(Agent::new(&tools).resume(
+        &cx,
+        paused.clone(),
+        |_| Decision::Approve,
+        send,
+    ));
+    let Ok(Finished::Answered { conversation, .. }) = finished else {
+        panic!("{finished:?}")
+    };
+    assert_eq!(
+        db.karyawan("K-001").unwrap().unwrap().sisa_cuti,
+        before - 2,
+        "the approved booking ran"
+    );
+    let results = &conversation.messages[conversation.messages.len() - 2];
+    assert_eq!(
+        answered(api, std::slice::from_ref(results)),
+        [("b1".to_owned(), false)]
+    );
+    // Rejected after the fact, or approved again: nothing more runs.
+    let send = |_: &Conversation| {
+        let r = text_response(api, ".");
+        async move { Ok::<_, String>(r) }
+    };
+    let again =
+        pollster::block_on(Agent::new(&tools).resume(&cx, paused, |_| Decision::Approve, send));
+    assert!(matches!(again, Ok(Finished::Answered { .. })));
+    assert_eq!(db.karyawan("K-001").unwrap().unwrap().sisa_cuti, before - 2);
 }
 
 static PASANGAN: std::sync::LazyLock<tokio::sync::Barrier> =
@@ -343,9 +438,7 @@ fn the_calls_of_one_turn_run_at_once() {
             arguments: CallArguments::Text("{}".into()),
         })
         .collect();
-    let store = MemoryApprovals::new();
-    let outcomes =
-        pollster::block_on(run_calls(&tools, &Context::new(), &calls, 2, &store)).unwrap();
+    let outcomes = pollster::block_on(run_calls(&tools, &Context::new(), &calls, 2));
     assert_eq!(outcomes.len(), 2);
 }
 
@@ -357,14 +450,12 @@ fn gemini_calls_without_ids_are_answered_by_name_in_order() {
     let turn = read_turn(Api::Gemini, &raw).unwrap();
     assert!(turn.calls.iter().all(|c| c.id.is_none()));
     let tools = ToolSet::new([tambah::tool()]).unwrap();
-    let store = MemoryApprovals::new();
-    let outcomes =
-        pollster::block_on(run_calls(&tools, &Context::new(), &turn.calls, 2, &store)).unwrap();
+    let outcomes = pollster::block_on(run_calls(&tools, &Context::new(), &turn.calls, 2));
     let answers: Vec<_> = outcomes
         .into_iter()
         .map(|o| match o {
             Outcome::Answered(a) => a,
-            Outcome::Waiting(_) => unreachable!(),
+            _ => unreachable!(),
         })
         .collect();
     let parts = &render(Api::Gemini, &answers)[0]["parts"];
@@ -377,8 +468,9 @@ fn gemini_calls_without_ids_are_answered_by_name_in_order() {
 }
 
 /// A reasoning model's turn goes back exactly as it came (thinking blocks and their signatures,
-/// thought parts and `thoughtSignature`s, reasoning items with `encrypted_content`, in order),
-/// followed by the results; its thoughts are not the answer.
+/// thought parts and `thoughtSignature`s, reasoning items with `encrypted_content`, Bedrock's
+/// `reasoningContent` with its signature, in order), followed by the results; its thoughts are
+/// not the answer.
 #[test]
 fn a_reasoning_models_turn_goes_back_unchanged() {
     let tools = examples::hr::tool_set();
@@ -387,6 +479,7 @@ fn a_reasoning_models_turn_goes_back_unchanged() {
         (Api::OpenAiResponses, "openai-responses"),
         (Api::Anthropic, "anthropic"),
         (Api::Gemini, "gemini"),
+        (Api::BedrockConverse, "bedrock-converse"),
     ] {
         let call = examples::ekstraksi::recorded(dir, "agent-reasoning-call");
         let answer = examples::ekstraksi::recorded(dir, "agent-reasoning-answer");
@@ -418,6 +511,7 @@ fn a_reasoning_models_turn_goes_back_unchanged() {
         let required: Vec<Value> = match api {
             Api::OpenAiResponses => call["output"].as_array().unwrap().clone(),
             Api::Anthropic => vec![json!({"role": "assistant", "content": call["content"]})],
+            Api::BedrockConverse => vec![call["output"]["message"].clone()],
             _ => vec![call["candidates"][0]["content"].clone()],
         };
         let echoed = &second[1..1 + required.len()];
@@ -432,6 +526,7 @@ fn a_reasoning_models_turn_goes_back_unchanged() {
         for opaque in [
             "signature",
             "redacted_thinking",
+            "redactedContent",
             "thoughtSignature",
             "encrypted_content",
         ] {
@@ -445,6 +540,9 @@ fn a_reasoning_models_turn_goes_back_unchanged() {
                 assert_eq!(answered(api, results), [("call_Think1".into(), false)])
             }
             Api::Anthropic => assert_eq!(answered(api, results), [("toolu_01Think".into(), false)]),
+            Api::BedrockConverse => {
+                assert_eq!(answered(api, results), [("tooluse_Think1".into(), false)])
+            }
             _ => {
                 assert_eq!(results.len(), 1, "{api}: one content of function responses");
                 let response = &results[0]["parts"][0]["functionResponse"];

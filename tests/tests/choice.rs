@@ -34,7 +34,13 @@ fn response(target: Api, tool: Option<&str>) -> Value {
         (Api::Gemini, None) => {
             json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "Judul bukunya apa?"}]}, "finishReason": "STOP"}]})
         }
-        (Api::Mcp, _) => unreachable!(),
+        (Api::BedrockConverse, Some(t)) => {
+            json!({"output": {"message": {"role": "assistant", "content": [{"text": "Saya cek dulu."}, {"toolUse": {"toolUseId": "tooluse_1", "name": t, "input": {}}}]}}, "stopReason": "tool_use"})
+        }
+        (Api::BedrockConverse, None) => {
+            json!({"output": {"message": {"role": "assistant", "content": [{"text": "Judul bukunya apa?"}]}}, "stopReason": "end_turn"})
+        }
+        _ => unreachable!("every model API has a stand-in"),
     }
 }
 

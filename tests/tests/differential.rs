@@ -602,7 +602,7 @@ fn call(set: &ToolSet, name: &str, text: &str, path: Option<Only>) -> Option<Val
         // Held for approval: the arguments passed the complete validator; what is held is what
         // will run.
         Err(ToolError::ApprovalRequired(p)) => {
-            let resumed = pollster::block_on(set.resume(&cx, p).into_future());
+            let resumed = pollster::block_on(set.resume(&cx, &p.ticket).into_future());
             Some(resumed.expect("an approved call runs").into_value())
         }
         Err(other) => panic!("{name}: the toolkit broke on {text}: {other:?}"),

@@ -21,7 +21,7 @@ const TARGETS: [(Api, &str); 5] = [
     (Api::OpenAiResponses, "openai-responses"),
     (Api::Anthropic, "anthropic"),
     (Api::Gemini, "gemini"),
-    (Api::Mcp, "mcp"),
+    (Api::BedrockConverse, "bedrock-converse"),
 ];
 
 fn snapshot(name: &str, actual: &Value) {
@@ -54,6 +54,10 @@ fn every_export_of_the_examples_matches_its_snapshot() {
             &Value::Array(set.export(target).unwrap()),
         );
     }
+    snapshot(
+        "tools-mcp",
+        &Value::Array(tool_runtime_mcp::export::tools(&set)),
+    );
 }
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -182,8 +186,30 @@ fn gemini_gets_property_ordering_and_any_of_instead_of_type_arrays() {
 }
 
 #[test]
+fn bedrock_tool_specs_carry_the_schema_as_json_and_structured_output_as_text() {
+    let set = examples();
+    let tools = set.export(Api::BedrockConverse).unwrap();
+    let spec = &tools
+        .iter()
+        .find(|t| t["toolSpec"]["name"] == "pesan-katering")
+        .unwrap()["toolSpec"];
+    let n = &spec["inputSchema"]["json"]["properties"]["jumlah_peserta"];
+    // Claude's strict tool use on Bedrock takes no numeric bounds: they move into the text.
+    assert!(n.get("maximum").is_none(), "{n}");
+    assert!(n["description"].as_str().unwrap().contains("maximum: 500"));
+    assert_eq!(spec["strict"], true);
+    let format =
+        export::structured_output::<examples::hr::HasilCuti>(Api::BedrockConverse, "hasil");
+    let schema = &format.json["textFormat"]["structure"]["jsonSchema"]["schema"];
+    let parsed: Value =
+        serde_json::from_str(schema.as_str().expect("the schema is JSON text")).unwrap();
+    assert_eq!(parsed["type"], "object");
+    assert_eq!(format.json["textFormat"]["type"], "json_schema");
+}
+
+#[test]
 fn mcp_entries_carry_output_schemas_and_annotations() {
-    let tools = examples().export(Api::Mcp).unwrap();
+    let tools = tool_runtime_mcp::export::tools(&examples());
     let cuaca = find(&tools, "cuaca-terkini", &[]);
     assert_eq!(cuaca["title"], "Cuaca terkini");
     assert_eq!(cuaca["annotations"]["readOnlyHint"], true);
@@ -203,13 +229,14 @@ fn a_non_object_output_is_wrapped_for_mcp_consistently() {
         kata.len()
     }
     let tool = panjang::tool();
-    let entry = export::tool(tool, Api::Mcp).json;
+    let set = ToolSet::new([tool]).unwrap();
+    let entry = tool_runtime_mcp::export::tool(&set, tool);
     assert_eq!(
         entry["outputSchema"]["properties"]["result"]["type"],
         "integer"
     );
     assert_eq!(entry["outputSchema"]["required"], json!(["result"]));
-    let content = export::mcp_structured_content(tool, json!(5));
+    let content = tool_runtime_mcp::export::structured_content(tool, json!(5));
     assert_eq!(content, json!({"result": 5}));
     let oracle = jsonschema::draft202012::new(&entry["outputSchema"]).unwrap();
     assert!(oracle.is_valid(&content));
@@ -226,7 +253,8 @@ fn every_example_export_is_valid_json_schema() {
                 Api::OpenAiResponses => &e.json["parameters"],
                 Api::Anthropic => &e.json["input_schema"],
                 Api::Gemini => &e.json["parametersJsonSchema"],
-                Api::Mcp => &e.json["inputSchema"],
+                Api::BedrockConverse => &e.json["toolSpec"]["inputSchema"]["json"],
+                _ => unreachable!(),
             };
             assert!(
                 jsonschema::meta::is_valid(schema),
@@ -247,6 +275,8 @@ fn the_boundary_sentence_reaches_every_target() {
             "{target:?}"
         );
     }
+    let mcp = Value::Array(tool_runtime_mcp::export::tools(&set)).to_string();
+    assert!(mcp.contains("Not for: prakiraan penjualan ke depan."));
 }
 
 #[derive(tool_runtime::ToolArg, serde::Deserialize)]
@@ -306,6 +336,13 @@ fn anthropic_per_request_limits_are_checked() {
         err.to_string().contains("20 union-typed parameters"),
         "{err}"
     );
+    // Claude's strict tool use on Bedrock has the same limits.
+    let err = many().export(Api::BedrockConverse).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("Amazon Bedrock Converse: 21 strict tools"),
+        "{err}"
+    );
     // OpenAI has no such per-request limit.
     assert!(many().export(Api::OpenAiChat).is_ok());
 }
@@ -321,7 +358,7 @@ fn whatever_a_lowering_drops_the_runtime_still_enforces() {
         (Api::OpenAiResponses, true, true, true),
         (Api::Anthropic, false, false, true),
         (Api::Gemini, false, true, true),
-        (Api::Mcp, true, true, true),
+        (Api::BedrockConverse, false, false, true),
     ];
     for (api, pattern, maximum, format) in expected {
         let export = |name| export::tool(set.get(name).unwrap(), api).json.to_string();

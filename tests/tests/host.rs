@@ -209,11 +209,11 @@ fn destructive_tools_wait_for_approval_and_run_exactly_once() {
         "nothing ran before approval"
     );
     let copy = pending.clone();
-    let out = set.resume(&cx, pending).blocking().unwrap();
+    let out = set.resume(&cx, &pending.ticket).blocking().unwrap();
     assert_eq!(out.value(), "K-001 mengajukan 3 hari cuti Tahunan");
     assert_eq!(AJUKAN_RAN.load(Ordering::SeqCst), before + 1);
     assert!(matches!(
-        set.resume(&cx, copy).blocking(),
+        set.resume(&cx, &copy.ticket).blocking(),
         Err(ToolError::NotPending { .. })
     ));
     assert_eq!(
@@ -242,9 +242,9 @@ fn rejected_and_invalid_calls_never_run() {
     else {
         panic!()
     };
-    set.reject(pending.clone());
+    assert_eq!(pollster::block_on(set.reject(&pending.ticket)), Ok(true));
     assert!(matches!(
-        set.resume(&cx, pending).blocking(),
+        set.resume(&cx, &pending.ticket).blocking(),
         Err(ToolError::NotPending { .. })
     ));
     assert_eq!(AJUKAN_RAN.load(Ordering::SeqCst), before);
@@ -264,14 +264,14 @@ fn approval_is_checked_with_the_permissions_of_the_resuming_caller() {
         panic!()
     };
     let err = set
-        .resume(&karyawan(&[]), pending.clone())
+        .resume(&karyawan(&[]), &pending.ticket)
         .blocking()
         .unwrap_err();
     assert!(matches!(err, ToolError::Forbidden { .. }));
     // The refused resume did not use the call up: the permitted caller can still resume it.
     let _turn = COUNTING.lock().unwrap_or_else(|e| e.into_inner());
     assert!(
-        set.resume(&karyawan(&["hr.leave.request"]), pending)
+        set.resume(&karyawan(&["hr.leave.request"]), &pending.ticket)
             .blocking()
             .is_ok()
     );

@@ -130,13 +130,13 @@ fn booking_leave_waits_for_approval_and_happens_once() {
         7,
         "nothing booked yet"
     );
-    let out = set.resume(&sari, pending.clone()).blocking().unwrap();
+    let out = set.resume(&sari, &pending.ticket).blocking().unwrap();
     assert_eq!(
         out.value(),
         &json!({"status": "diajukan", "sisa_cuti": 5, "bentrok": null})
     );
     assert!(matches!(
-        set.resume(&sari, pending).blocking(),
+        set.resume(&sari, &pending.ticket).blocking(),
         Err(ToolError::NotPending { .. })
     ));
     assert_eq!(

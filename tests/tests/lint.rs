@@ -180,7 +180,13 @@ fn every_lint_fires_somewhere_and_each_has_an_id_an_explanation_and_an_english_f
         setujui_klaim::tool(),
     ]);
     let lints = lint::check(&ToolSet::new(tools).unwrap());
-    for (id, _) in lint::LINTS {
+    // One of these two fires, as the program keeps JSON keys in order or sorts them.
+    let cannot = if lint::keeps_order() {
+        "unordered-json"
+    } else {
+        "decision-before-reason"
+    };
+    for (id, _) in lint::LINTS.iter().filter(|(id, _)| *id != cannot) {
         assert!(
             lints.iter().any(|l| l.id == *id),
             "`{id}` never fired: {lints:?}"

@@ -73,7 +73,7 @@ async fn a_rig_agent_gets_the_toolkits_repair_message_and_recovers() {
 
     let set = Arc::new(ToolSet::new([pesan_katering::tool(), hapus_pesanan::tool()]).unwrap());
     let cx = Arc::new(Context::new().with(Grants::new(["katering.pesan"])));
-    let tools = tool_runtime::rig::tools(&set, &cx);
+    let tools = tool_runtime_rig::tools(&set, &cx);
     assert_eq!(tools.len(), 1, "the caller's tools only: not the admin's");
     let model = OpenAIConfig::new("sk-test")
         .with_base_url(format!("http://{addr}/v1"))

@@ -35,11 +35,12 @@ where
         .run(send)
 }
 
-const PROVIDERS: [(Api, &str); 4] = [
+const PROVIDERS: [(Api, &str); 5] = [
     (Api::OpenAiChat, "openai-chat"),
     (Api::OpenAiResponses, "openai-responses"),
     (Api::Anthropic, "anthropic"),
     (Api::Gemini, "gemini"),
+    (Api::BedrockConverse, "bedrock-converse"),
 ];
 
 fn kind(r: &Result<impl std::fmt::Debug, Failure>) -> &'static str {
@@ -278,13 +279,14 @@ fn truncation_asks_for_a_larger_budget_and_transport_errors_stop() {
 }
 
 /// A reasoning model's reply: the thoughts (Gemini's `thought` parts, Anthropic's thinking and
-/// redacted thinking, Responses' reasoning items) are not the answer.
+/// redacted thinking, Responses' reasoning items, Bedrock's reasoning content) are not the answer.
 #[test]
 fn thoughts_are_not_the_answer() {
     for (api, dir, name) in [
         (Api::Gemini, "gemini", "paper-thoughts"),
         (Api::Anthropic, "anthropic", "paper-thinking"),
         (Api::OpenAiResponses, "openai-responses", "paper-reasoning"),
+        (Api::BedrockConverse, "bedrock-converse", "paper-reasoning"),
     ] {
         let good = structured::read_reply(api, &recorded(dir, "paper-good")).unwrap();
         let reply = structured::read_reply(api, &recorded(dir, name)).unwrap();

@@ -80,4 +80,3 @@ impl Refusal {
 
 /// The JSON-RPC error code of a refused request (implementation-defined range).
 pub const REFUSED: i32 = -32001;
-

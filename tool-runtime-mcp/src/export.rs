@@ -114,4 +114,3 @@ fn content_block(c: &Content) -> ContentBlock {
         other => ContentBlock::text(tool_runtime::ModelOutput(vec![other.clone()]).as_text()),
     }
 }
-

@@ -423,6 +423,33 @@ fn metadata_url(resource: &str) -> String {
     format!("{origin}{METADATA_PATH}{path}")
 }
 
+impl Authenticate for ResourceServer {
+    fn admit(&self, request: Request) -> Result<Request, Box<Response>> {
+        self.admit_bearer(request)
+    }
+
+    /// The Protected Resource Metadata, at the well-known path and at that path followed by the
+    /// endpoint's path.
+    fn routes(&self) -> axum::Router {
+        let metadata = self.metadata();
+        let document = move || {
+            let metadata = metadata.clone();
+            async move { axum::Json(metadata) }
+        };
+        let mut router =
+            axum::Router::new().route(METADATA_PATH, axum::routing::get(document.clone()));
+        let at_path = self.metadata_path();
+        if at_path != METADATA_PATH {
+            router = router.route(&at_path, axum::routing::get(document));
+        }
+        router
+    }
+
+    fn host(&self) -> Option<String> {
+        Some(self.authority().to_owned())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -465,32 +492,5 @@ mod tests {
     fn short_secrets_are_refused() {
         assert!(Keys::hmac_secret(b"short").is_err());
         assert!(Keys::hmac_secret(&[7; 32]).is_ok());
-    }
-}
-
-impl Authenticate for ResourceServer {
-    fn admit(&self, request: Request) -> Result<Request, Box<Response>> {
-        self.admit_bearer(request)
-    }
-
-    /// The Protected Resource Metadata, at the well-known path and at that path followed by the
-    /// endpoint's path.
-    fn routes(&self) -> axum::Router {
-        let metadata = self.metadata();
-        let document = move || {
-            let metadata = metadata.clone();
-            async move { axum::Json(metadata) }
-        };
-        let mut router =
-            axum::Router::new().route(METADATA_PATH, axum::routing::get(document.clone()));
-        let at_path = self.metadata_path();
-        if at_path != METADATA_PATH {
-            router = router.route(&at_path, axum::routing::get(document));
-        }
-        router
-    }
-
-    fn host(&self) -> Option<String> {
-        Some(self.authority().to_owned())
     }
 }

@@ -138,7 +138,8 @@ impl ApprovalStore for PostgresApprovals {
                 .map_err(StoreError::from_source)?;
             row.map(|r| {
                 let arguments: String = r.get(1);
-                let arguments = serde_json::from_str(&arguments).map_err(StoreError::from_source)?;
+                let arguments =
+                    serde_json::from_str(&arguments).map_err(StoreError::from_source)?;
                 Ok(PendingCall::new(ticket, r.get::<_, String>(0), arguments))
             })
             .transpose()

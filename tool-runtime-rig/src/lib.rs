@@ -29,11 +29,11 @@
 
 use std::sync::Arc;
 
-use tool_runtime::{Context, Tool, ToolError, ToolSet};
 use rig_core::message::ToolName;
 use rig_core::tool::{DynamicTool, ToolExecutionError, ToolOutput};
 use rig_core::wasm_compat::WasmBoxedFuture;
 use serde_json::Value;
+use tool_runtime::{Context, Tool, ToolError, ToolSet};
 
 /// Every tool of `tools` the caller of `cx` may use, as rig tools that call it with `cx`.
 pub fn tools(tools: &Arc<ToolSet>, cx: &Arc<Context>) -> Vec<DynamicTool> {

@@ -123,8 +123,10 @@ pub trait ApprovalStore: Send + Sync {
     /// Hands out the call held under `ticket` and forgets it: `Some` once, `None` after (and for
     /// a ticket never held, or forgotten). Two processes taking the same ticket at once get it
     /// once between them.
-    fn take<'a>(&'a self, ticket: &'a str)
-    -> BoxFuture<'a, Result<Option<PendingCall>, StoreError>>;
+    fn take<'a>(
+        &'a self,
+        ticket: &'a str,
+    ) -> BoxFuture<'a, Result<Option<PendingCall>, StoreError>>;
 }
 
 /// Held calls in this process's memory, bounded: at most [`MemoryApprovals::CAPACITY`] calls
@@ -163,7 +165,9 @@ impl MemoryApprovals {
     /// call held through one set (or agent) can be resumed through any other in this process.
     pub fn shared() -> Arc<MemoryApprovals> {
         static SHARED: OnceLock<Arc<MemoryApprovals>> = OnceLock::new();
-        SHARED.get_or_init(|| Arc::new(MemoryApprovals::new())).clone()
+        SHARED
+            .get_or_init(|| Arc::new(MemoryApprovals::new()))
+            .clone()
     }
 
     /// An empty store keeping at most `capacity` calls (at least one), none older than `max_age`.

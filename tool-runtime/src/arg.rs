@@ -8,7 +8,6 @@ use schemars::{JsonSchema, Schema};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-
 /// A type that may be a tool argument or a field of one, without further attributes.
 ///
 /// Implemented for `String`, `bool`, `char`, `Option<T>`, `Vec<T>`, `Box<T>`, `chrono::NaiveDate`

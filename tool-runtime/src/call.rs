@@ -216,8 +216,14 @@ impl<'a> Call<'a> {
                 let Some(held) = held else {
                     return Err(ToolError::NotPending { ticket });
                 };
+                let tool = pipeline.lookup.find(&held.tool)?;
+                // A caller who may not run it does not use it up: it waits for one who may.
+                if let Some(e) = tool.forbidden(cx) {
+                    pipeline.approvals.hold(held).await?;
+                    return Err(e);
+                }
                 let run = Run {
-                    tool: pipeline.lookup.find(&held.tool).map_err(Box::new),
+                    tool: Ok(tool),
                     cx,
                     arguments: Arguments::value(held.arguments),
                     approved: true,

@@ -21,7 +21,9 @@ use crate::error::ToolError;
 use crate::schema::{FieldSchema, plain, ranged};
 use crate::validate::node::{ARR, Members, Node, OBJ, Scalar};
 use crate::validate::number::Numeric;
-use crate::validate::{Path, SchemaError, Segment, Validator, Violation, ViolationKind, Violations};
+use crate::validate::{
+    Path, SchemaError, Segment, Validator, Violation, ViolationKind, Violations,
+};
 
 /// A call's arguments on their way into the tool's parameters.
 pub struct Input<'t> {
@@ -636,7 +638,9 @@ impl<'de> Visitor<'de> for Fill<'_, '_, '_> {
             if !members.given(p) {
                 let value = prop.default.as_ref().unwrap_or(&Value::Null);
                 let slot = self.slot_of(p).ok_or_else(refuse)?;
-                self.slots[slot].read_value(value).map_err(A::Error::custom)?;
+                self.slots[slot]
+                    .read_value(value)
+                    .map_err(A::Error::custom)?;
             }
         }
         Ok(())

@@ -12,8 +12,8 @@ use std::io::Write as _;
 use serde_json::{Value, json};
 
 use crate::lint;
-use crate::table;
 use crate::set::ToolSet;
+use crate::table;
 use crate::tool::Tool;
 
 /// The catalog as JSON: every tool with its description, boundary, permissions, approval,

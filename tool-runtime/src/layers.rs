@@ -10,7 +10,10 @@ use std::path::{Path, PathBuf};
 fn declared(lib: &str) -> Vec<String> {
     lib.lines()
         .map(str::trim)
-        .filter_map(|l| l.strip_prefix("pub mod ").or_else(|| l.strip_prefix("mod ")))
+        .filter_map(|l| {
+            l.strip_prefix("pub mod ")
+                .or_else(|| l.strip_prefix("mod "))
+        })
         .filter_map(|l| l.strip_suffix(';'))
         .filter(|m| *m != "__private" && *m != "layers")
         .map(str::to_owned)
@@ -97,7 +100,11 @@ fn modules_import_downward_only() {
             }
         }
     }
-    assert!(wrong.is_empty(), "imports that go up:\n{}", wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "imports that go up:\n{}",
+        wrong.join("\n")
+    );
 }
 
 #[test]

@@ -54,30 +54,30 @@
 // model, errors and wording, a call's context, output and arguments, decoding, the tool, the
 // call, the tool set; then what is built on a set: the model APIs, exports, structured output,
 // the agent loop, tool-choice checks, lints and docs.
-mod future;
-mod arg;
-mod schema;
-mod validate;
-mod host;
-pub mod approval;
-mod error;
-mod wording;
-mod context;
-mod output;
-mod arguments;
-mod decode;
-mod tool;
-mod call;
-mod set;
-mod dialect;
-pub mod export;
-pub mod json;
-pub mod structured;
 pub mod agent;
+pub mod approval;
+mod arg;
+mod arguments;
+mod call;
 pub mod choice;
-mod table;
-pub mod lint;
+mod context;
+mod decode;
+mod dialect;
 pub mod docs;
+mod error;
+pub mod export;
+mod future;
+mod host;
+pub mod json;
+pub mod lint;
+mod output;
+mod schema;
+mod set;
+pub mod structured;
+mod table;
+mod tool;
+mod validate;
+mod wording;
 
 #[doc(hidden)]
 #[path = "private.rs"]

@@ -13,8 +13,8 @@ pub use crate::arg::{
 pub use crate::context::{Context, state};
 pub use crate::decode::{Input, Only, Slot, common_instances, decode, decode_only, unfilled};
 pub use crate::error::ToolError;
-pub use crate::output::{CallOutput, Hooks, RedactFn, ok, redacted, result};
 pub use crate::host::{Annotations, ModelOutput};
+pub use crate::output::{CallOutput, Hooks, RedactFn, ok, redacted, result};
 pub use crate::schema::{
     ArgSpec, Field, FieldSchema, Presence, Tagging, Variant, VariantBody, describe, enum_schema,
     object, output_schema, plain, ranged,

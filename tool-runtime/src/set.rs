@@ -277,14 +277,14 @@ impl ToolSet {
     /// The description the model reads for `tool`, with the boundary sentence in this set's
     /// wording.
     pub fn description(&self, tool: &Tool) -> String {
-        self.wording.describe(tool.spec_description(), tool.not_for())
+        self.wording
+            .describe(tool.spec_description(), tool.not_for())
     }
 
     /// What the model is told about a failed call, in this set's wording.
     pub fn model_message(&self, error: &ToolError) -> String {
         self.wording.error_message(error)
     }
-
 
     /// The set's closest name to `name`, when one is close enough to be a likely misspelling.
     pub fn closest(&self, name: &str) -> Option<&'static str> {

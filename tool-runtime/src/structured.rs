@@ -47,8 +47,8 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-pub use crate::dialect::{Finish, Reply};
 use crate::dialect::Api;
+pub use crate::dialect::{Finish, Reply};
 use crate::validate::{Validator, Violation, Violations};
 use crate::wording::{Wording, fill};
 
@@ -192,7 +192,9 @@ fn unreadable(message: &str) -> Failure {
 /// left out. A refusal, a content filter or a safety block is [`Finish::Refused`] in every API,
 /// and is never retried.
 pub fn read_reply(api: Api, raw: &Value) -> Result<Reply, Failure> {
-    api.dialect().read_reply(raw).map_err(|message| Failure::Unreadable { message })
+    api.dialect()
+        .read_reply(raw)
+        .map_err(|message| Failure::Unreadable { message })
 }
 
 /// One response turned into `T`, or the reason it could not be. Classifies the stop reason

@@ -22,7 +22,6 @@ use crate::schema;
 use crate::validate::{SchemaError, Validator};
 use crate::wording::Wording;
 
-
 /// The result of starting a call: sync tools are done at once, async ones are awaited.
 pub enum Invocation<'a> {
     /// A sync tool's result, or a failure before the tool ran (permission, validation,
@@ -186,8 +185,7 @@ impl Tool {
             let mut output_schema = schema::finish_root(output, &mut g).to_value();
             schema::strip_number_formats(&mut output_schema);
             let validator = Validator::new(&input_schema);
-            let description =
-                Wording::english().describe(self.spec.description, self.spec.not_for);
+            let description = Wording::english().describe(self.spec.description, self.spec.not_for);
             Built {
                 description,
                 input_schema,

@@ -11,7 +11,7 @@ use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
 use rmcp::{ServerHandler, tool, tool_handler, tool_router};
 use serde::Deserialize;
 use tool_runtime::ToolSet;
-use tool_runtime::mcp::{McpServer, http::HttpServer};
+use tool_runtime_mcp::{McpServer, http::HttpServer};
 
 /// Add two whole numbers and return the sum.
 #[tool_runtime::tool(

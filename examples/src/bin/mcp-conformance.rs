@@ -4,8 +4,8 @@
 
 use std::sync::OnceLock;
 
-use tool_runtime::mcp::{McpServer, http::HttpServer};
 use tool_runtime::{ModelOutput, ToolSet, tool};
+use tool_runtime_mcp::{McpServer, http::HttpServer};
 
 #[allow(clippy::ptr_arg)] // `to_model` takes `&Output`, and the output is a `String`
 fn as_text(s: &String) -> ModelOutput {

@@ -20,7 +20,9 @@ pub use tools::cek_sisa_cuti::{HasilCuti, cek_sisa_cuti};
 pub use tools::cek_status_reimburse::{HasilReimburse, cek_status_reimburse};
 
 use serde::Serialize;
-use tool_runtime::{Context, Grants, ToolArg, ToolSet, Wording};
+use tool_runtime::{
+    ApprovalStore, BoxFuture, Context, Grants, PendingCall, StoreError, ToolArg, ToolSet, Wording,
+};
 
 use domain::Db;
 
@@ -107,37 +109,28 @@ impl From<rusqlite::Error> for Gangguan {
 /// process is resumed in another, and each held call runs at most once.
 pub struct Persetujuan(pub std::sync::Arc<Db>);
 
-impl tool_runtime::approvals::ApprovalStore for Persetujuan {
-    fn hold<'a>(
-        &'a self,
-        call: tool_runtime::approvals::HeldCall,
-    ) -> tool_runtime::BoxFuture<'a, Result<(), tool_runtime::approvals::StoreError>> {
+impl ApprovalStore for Persetujuan {
+    fn hold(&self, call: PendingCall) -> BoxFuture<'_, Result<(), StoreError>> {
         let stored = self
             .0
             .simpan_persetujuan(&call.ticket, &call.tool, &call.arguments.to_string())
-            .map_err(|e| tool_runtime::approvals::StoreError(e.to_string()));
+            .map_err(StoreError::from_source);
         Box::pin(std::future::ready(stored))
     }
 
     fn take<'a>(
         &'a self,
         ticket: &'a str,
-    ) -> tool_runtime::BoxFuture<
-        'a,
-        Result<Option<tool_runtime::approvals::HeldCall>, tool_runtime::approvals::StoreError>,
-    > {
+    ) -> BoxFuture<'a, Result<Option<PendingCall>, StoreError>> {
         let taken = self
             .0
             .ambil_persetujuan(ticket)
-            .map_err(|e| tool_runtime::approvals::StoreError(e.to_string()))
+            .map_err(StoreError::from_source)
             .and_then(|row| {
                 row.map(|(tool, arguments)| {
-                    Ok(tool_runtime::approvals::HeldCall {
-                        ticket: ticket.to_owned(),
-                        tool,
-                        arguments: serde_json::from_str(&arguments)
-                            .map_err(|e| tool_runtime::approvals::StoreError(e.to_string()))?,
-                    })
+                    let arguments =
+                        serde_json::from_str(&arguments).map_err(StoreError::from_source)?;
+                    Ok(PendingCall::new(ticket, tool, arguments))
                 })
                 .transpose()
             });
@@ -193,9 +186,9 @@ pub enum Login {
 pub async fn context_for(
     db: std::sync::Arc<Db>,
     login: &Login,
-    caller: tool_runtime::mcp::Caller,
-) -> Result<Context, tool_runtime::mcp::Refusal> {
-    use tool_runtime::mcp::Refusal;
+    caller: tool_runtime_mcp::Caller,
+) -> Result<Context, tool_runtime_mcp::Refusal> {
+    use tool_runtime_mcp::Refusal;
     if let Login::Fixed(session) = login {
         return Ok(session.context(db));
     }
@@ -234,10 +227,10 @@ pub async fn context_for(
 /// The HR tools as an MCP server whose callers [`Login`] names, with the database at `HR_DB`
 /// (default: the system's temp dir), `HR_MCP_PAGE_SIZE` tools per `tools/list` page, and
 /// `HR_SLOW_BOOKING_MS` to hold each booking's transaction open that long (for the tests that
-/// race bookings).
-pub fn mcp_server(
+/// race bookings). What replicas share comes from the environment ([`shared`]).
+pub async fn mcp_server(
     login: Login,
-) -> Result<tool_runtime::mcp::McpServer, Box<dyn std::error::Error + Send + Sync>> {
+) -> Result<tool_runtime_mcp::McpServer, Box<dyn std::error::Error + Send + Sync>> {
     let path = std::env::var_os("HR_DB")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| std::env::temp_dir().join("hr_assistant.sqlite"));
@@ -251,13 +244,18 @@ pub fn mcp_server(
         .and_then(|n| n.parse().ok())
         .unwrap_or(50);
     let login = std::sync::Arc::new(login);
-    Ok(tool_runtime::mcp::McpServer::new(tool_set())
+    let tools = match approval_store().await? {
+        Some(store) => tool_set().with_approvals(store),
+        None => tool_set(),
+    };
+    let server = tool_runtime_mcp::McpServer::new(tools)
         .with_server_info("hr-assistant", env!("CARGO_PKG_VERSION"))
         .with_page_size(page_size)
         .with_context(move |caller| {
             let (db, login) = (db.clone(), login.clone());
             async move { context_for(db, &login, caller).await }
-        }))
+        });
+    shared(server)
 }
 
 /// The session configured by `HR_NIK` (default `K-001`) and `HR_PERAN` (`karyawan` or
@@ -277,8 +275,8 @@ pub fn configured_session() -> Session {
 /// `HR_OAUTH_RESOURCE` (default `http://ADDR/mcp`).
 fn resource_server(
     addr: std::net::SocketAddr,
-) -> Result<tool_runtime::mcp::oauth::ResourceServer, Box<dyn std::error::Error + Send + Sync>> {
-    use tool_runtime::mcp::oauth::{Keys, ResourceServer};
+) -> Result<tool_runtime_mcp::oauth::ResourceServer, Box<dyn std::error::Error + Send + Sync>> {
+    use tool_runtime_mcp::oauth::{Keys, ResourceServer};
     let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
     let issuer = env("HR_OAUTH_ISSUER").ok_or(
         "HTTP mode checks access tokens: set HR_OAUTH_ISSUER and one of HR_OAUTH_JWKS, HR_OAUTH_PUBLIC_KEY or HR_OAUTH_HS256_SECRET (or pass --local-session to serve HR_NIK's session on a loopback address without tokens)",
@@ -305,31 +303,35 @@ fn resource_server(
         ]))
 }
 
-/// What replicas share, from the environment: where calls wait for approval (`HR_APPROVALS`:
-/// `postgresql://…` for PostgreSQL, `sqlite:PATH` for a SQLite file; default this process's
-/// memory), the key that signs `requestState` (`HR_STATE_KEY`, at least 32 characters;
-/// default a random key per process), and how long an approval may take
-/// (`HR_APPROVAL_TIMEOUT_SECS`, default 600).
-pub async fn shared(
-    server: tool_runtime::mcp::McpServer,
-) -> Result<tool_runtime::mcp::McpServer, Box<dyn std::error::Error + Send + Sync>> {
-    use tool_runtime::approvals::{PostgresApprovals, SqliteApprovals};
-    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    let server = match env("HR_APPROVALS") {
-        None => server,
-        Some(url) if url.starts_with("postgres") => {
-            server.with_approvals(std::sync::Arc::new(PostgresApprovals::connect(&url).await?))
-        }
-        Some(url) => match url.strip_prefix("sqlite:") {
-            Some(path) => server.with_approvals(std::sync::Arc::new(SqliteApprovals::open(path)?)),
-            None => {
-                return Err(format!(
-                    "HR_APPROVALS: expected postgresql://… or sqlite:PATH, got {url:?}"
-                )
-                .into());
-            }
-        },
+/// Where calls wait for approval, from `HR_APPROVALS`: `postgresql://…` for PostgreSQL,
+/// `sqlite:PATH` for a SQLite file; `None` (the process-wide memory store) when unset.
+pub async fn approval_store()
+-> Result<Option<std::sync::Arc<dyn ApprovalStore>>, Box<dyn std::error::Error + Send + Sync>> {
+    use tool_runtime_postgres::PostgresApprovals;
+    use tool_runtime_sqlite::SqliteApprovals;
+    let Some(url) = std::env::var("HR_APPROVALS").ok().filter(|v| !v.is_empty()) else {
+        return Ok(None);
     };
+    if url.starts_with("postgres") {
+        return Ok(Some(std::sync::Arc::new(
+            PostgresApprovals::connect(&url).await?,
+        )));
+    }
+    match url.strip_prefix("sqlite:") {
+        Some(path) => Ok(Some(std::sync::Arc::new(SqliteApprovals::open(path)?))),
+        None => {
+            Err(format!("HR_APPROVALS: expected postgresql://… or sqlite:PATH, got {url:?}").into())
+        }
+    }
+}
+
+/// What replicas share besides the approval store, from the environment: the key that signs
+/// `requestState` (`HR_STATE_KEY`, at least 32 characters; default a random key per process),
+/// and how long an approval may take (`HR_APPROVAL_TIMEOUT_SECS`, default 600).
+pub fn shared(
+    server: tool_runtime_mcp::McpServer,
+) -> Result<tool_runtime_mcp::McpServer, Box<dyn std::error::Error + Send + Sync>> {
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
     let server = match env("HR_APPROVAL_TIMEOUT_SECS").and_then(|s| s.parse().ok()) {
         Some(secs) => {
             let mut limits = server.limits().clone();
@@ -352,7 +354,7 @@ pub async fn shared(
 /// environment ([`shared`]).
 pub async fn serve_mcp(args: &[String]) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let Some(i) = args.iter().position(|a| a == "--http") else {
-        let server = shared(mcp_server(Login::Fixed(configured_session()))?).await?;
+        let server = mcp_server(Login::Fixed(configured_session())).await?;
         return server.serve_stdio().await;
     };
     let addr: std::net::SocketAddr = args
@@ -360,12 +362,12 @@ pub async fn serve_mcp(args: &[String]) -> Result<(), Box<dyn std::error::Error 
         .ok_or("--http needs an address such as 127.0.0.1:8000")?
         .parse()?;
     let http = if args.iter().any(|a| a == "--local-session") {
-        let server = shared(mcp_server(Login::Fixed(configured_session()))?).await?;
-        tool_runtime::mcp::http::HttpServer::new(server)
+        let server = mcp_server(Login::Fixed(configured_session())).await?;
+        tool_runtime_mcp::http::HttpServer::new(server)
     } else {
         let auth = resource_server(addr)?;
-        let server = shared(mcp_server(Login::Token)?).await?;
-        tool_runtime::mcp::http::HttpServer::new(server).with_auth(auth)
+        let server = mcp_server(Login::Token).await?;
+        tool_runtime_mcp::http::HttpServer::new(server).with_auth(auth)
     };
     let bound = http.bind(addr).await?;
     eprintln!(

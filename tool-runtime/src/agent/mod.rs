@@ -301,7 +301,10 @@ impl<'a> Agent<'a> {
                 });
             }
             let outcomes = run_calls(self.tools, cx, &turn.calls, self.concurrency).await;
-            if outcomes.iter().any(|o| matches!(o, Outcome::Waiting { .. })) {
+            if outcomes
+                .iter()
+                .any(|o| matches!(o, Outcome::Waiting { .. }))
+            {
                 return Ok(Finished::Paused(Paused {
                     conversation,
                     outcomes,

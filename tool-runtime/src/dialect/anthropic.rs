@@ -8,7 +8,9 @@
 
 use serde_json::{Value, json};
 
-use super::lower::{OPEN_MAP, each_subschema, has_refs_into_defs, is_closed, note, one_of_to_any_of, take};
+use super::lower::{
+    OPEN_MAP, each_subschema, has_refs_into_defs, is_closed, note, one_of_to_any_of, take,
+};
 use super::{
     Api, CallArguments, Dialect, ExportError, Exported, Finish, Lowered, Reply, ToolAnswer,
     ToolCall, str_at,
@@ -67,14 +69,11 @@ fn anthropic_node(v: &mut Value, reasons: &mut Vec<String>) {
         _ => true,
     });
     note(s, moved);
-    if s.contains_key("properties") {
-        if !is_closed(s) {
-            reasons.push(OPEN_MAP.into());
-        }
+    if s.contains_key("properties") && !is_closed(s) {
+        reasons.push(OPEN_MAP.into());
     }
     each_subschema(s, &mut |child| anthropic_node(child, reasons));
 }
-
 
 /// Anthropic Messages.
 pub(super) struct Anthropic;
@@ -157,7 +156,10 @@ impl Dialect for Anthropic {
                 arguments: CallArguments::Value(block["input"].clone()),
             });
         }
-        Ok((calls, vec![json!({"role": "assistant", "content": content})]))
+        Ok((
+            calls,
+            vec![json!({"role": "assistant", "content": content})],
+        ))
     }
 
     /// One user message of `tool_result` blocks, with `text` and `image` blocks.
@@ -251,4 +253,3 @@ fn count_params(schema: &Value, optional: &mut usize, unions: &mut usize) {
         }
     }
 }
-

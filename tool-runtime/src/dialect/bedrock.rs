@@ -44,11 +44,14 @@ impl Dialect for BedrockConverse {
             strict,
             reasons,
         } = lower(input);
-        let mut spec = json!({ "name": name, "inputSchema": { "json": schema }, "strict": strict });
+        let mut spec = serde_json::Map::new();
+        spec.insert("name".into(), name.into());
         // `description` has a minimum length of 1: an empty one is left out.
         if !description.is_empty() {
-            spec["description"] = description.into();
+            spec.insert("description".into(), description.into());
         }
+        spec.insert("inputSchema".into(), json!({ "json": schema }));
+        spec.insert("strict".into(), strict.into());
         Exported {
             json: json!({ "toolSpec": spec }),
             strict,

@@ -79,7 +79,6 @@ fn gemini_node(v: &mut Value) {
     each_subschema(s, &mut |child| gemini_node(child));
 }
 
-
 /// Google Gemini `generateContent`.
 pub(super) struct Gemini;
 
@@ -243,4 +242,3 @@ fn check(entries: &[(&Tool, Exported)]) -> Result<(), ExportError> {
     }
     Ok(())
 }
-

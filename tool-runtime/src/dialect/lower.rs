@@ -126,4 +126,3 @@ pub(super) fn has_refs_into_defs(v: &Value) -> bool {
         _ => false,
     }
 }
-

@@ -126,7 +126,6 @@ fn openai_node(v: &mut Value, depth: usize, reasons: &mut Vec<String>, stats: &m
     each_subschema(s, &mut |child| openai_node(child, nested, reasons, stats));
 }
 
-
 /// OpenAI Chat Completions.
 pub(super) struct OpenAiChat;
 

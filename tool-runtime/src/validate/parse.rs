@@ -176,7 +176,10 @@ impl<'t> Reader<'t> {
         let bytes = self.text.as_bytes();
         let start = self.at;
         while self.at < bytes.len()
-            && matches!(bytes[self.at], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
+            && matches!(
+                bytes[self.at],
+                b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9'
+            )
         {
             self.at += 1;
         }

@@ -9,11 +9,18 @@ trap 'rm -rf "$work"' EXIT
 cd "$work"
 cargo new -q --name outside app
 cd app
-# The README's lines, with `--path` for the unpublished crate.
-cargo add -q tool-runtime --path "$root/tool-runtime" && cargo add -q serde --features serde/derive
-cargo add -q schemars serde_json
-cargo add -q tokio --features rt-multi-thread,macros
-cargo add -q tool-runtime --path "$root/tool-runtime" --features mcp
+# The README's `cargo add` lines, run as written except that the git repository is this checkout.
+python3 - "$root/README.md" <<'PY' > add.sh
+import re, sys
+readme = open(sys.argv[1]).read()
+section = readme[readme.index("## Using it in your project"):]
+block = re.search(r"```sh\n(.*?)```", section, re.S).group(1)
+for line in block.splitlines():
+    if line.startswith("cargo add"):
+        print(re.sub(r"tool-runtime(\S*) --git \S+", lambda m: f"tool-runtime{m.group(1)} --path $ROOT/tool-runtime{m.group(1)}", line))
+PY
+ROOT="$root" bash -e -x add.sh 2>&1 | grep '^+' || true
+grep -q 'tool-runtime' Cargo.toml
 # The README's first example (its first ```rust block) as the body of `main`.
 python3 - "$root/README.md" src/main.rs <<'PY'
 import re, sys

@@ -4,6 +4,10 @@
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
 
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/deploying.md")]
+pub struct DeployingDoctests;
+
 pub mod cuaca;
 pub mod ekstraksi;
 pub mod hr;

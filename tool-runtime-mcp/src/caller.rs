@@ -5,7 +5,8 @@ use std::net::SocketAddr;
 
 use serde_json::Value;
 
-/// Who is calling, as the transport knows it: what a host makes a call's [`Context`] from.
+/// Who is calling, as the transport knows it: what a host makes a call's
+/// [`Context`](tool_runtime::Context) from.
 #[derive(Clone, Debug, Default)]
 #[non_exhaustive]
 pub struct Caller {

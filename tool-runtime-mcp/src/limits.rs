@@ -12,7 +12,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 pub struct Limits {
     /// Calls running at once, over all callers.
     pub concurrent_calls: usize,
-    /// Calls running at once for one caller (see [`Caller`]).
+    /// Calls running at once for one caller (see [`Caller`](crate::Caller)).
     pub calls_per_caller: usize,
     /// How long a call waits for its turn before it is refused as busy.
     pub queue_wait: Duration,

@@ -128,7 +128,7 @@ impl McpServer {
         peers.clone()
     }
 
-    /// How each request's [`Context`] is made: the session, its [`Grants`](crate::Grants),
+    /// How each request's [`Context`] is made: the session, its [`Grants`](tool_runtime::Grants),
     /// shared state, from the [`Caller`] (the principal an access token named, the HTTP
     /// request). It may look things up (`async`) and may refuse the request. Nothing of the
     /// caller's identity ever comes from tool arguments.

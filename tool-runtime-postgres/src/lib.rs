@@ -22,6 +22,10 @@
 
 #![warn(missing_docs)]
 
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 use std::time::Duration;
 
 pub use deadpool_postgres;

@@ -27,6 +27,10 @@
 
 #![warn(missing_docs)]
 
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 use std::sync::Arc;
 
 use rig_core::message::ToolName;

@@ -17,6 +17,10 @@
 
 #![warn(missing_docs)]
 
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

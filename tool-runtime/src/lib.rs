@@ -49,6 +49,10 @@
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 // The modules, lowest layer first: each imports only from the ones above it (checked by the
 // `layers` test below). Arguments and schemas, validation, the host's data and the approval
 // model, errors and wording, a call's context, output and arguments, decoding, the tool, the

@@ -93,13 +93,8 @@ pub(crate) fn success(tool: &Tool, out: CallOutput) -> CallToolResult {
         _ if wrapped => vec![ContentBlock::text(format!("{{\"result\":{}}}", out.json()))],
         _ => vec![ContentBlock::text(out.json().to_owned())],
     };
-    let value = out.into_value();
     let mut result = CallToolResult::success(content);
-    result.structured_content = Some(if wrapped {
-        json!({ "result": value })
-    } else {
-        value
-    });
+    result.structured_content = Some(structured_content(tool, out.into_value()));
     result
 }
 

@@ -45,6 +45,7 @@
 struct ReadmeDoctests;
 
 mod approval;
+mod call;
 mod caller;
 pub mod export;
 #[cfg(feature = "http")]

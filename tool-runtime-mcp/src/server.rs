@@ -11,14 +11,12 @@ use rmcp::model::{
 };
 use rmcp::service::{Peer, RequestContext, SubscriptionContext};
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
-use serde_json::{Value, json};
 use tokio::sync::watch;
-use tool_runtime::{BoxFuture, CallOutput, Context, Tool, ToolError, ToolSet};
+use tool_runtime::{BoxFuture, Context, ToolSet};
 
-use crate::approval;
 use crate::caller::{Caller, REFUSED, Refusal};
-use crate::export::{self, error_result, success};
-use crate::limits::{Gates, Limits, Turn};
+use crate::export;
+use crate::limits::{Gates, Limits};
 
 /// Makes the [`Context`] of one request.
 type ContextFn = dyn Fn(Caller) -> BoxFuture<'static, Result<Context, Refusal>> + Send + Sync;
@@ -45,8 +43,8 @@ pub struct McpServer {
     /// tool set changes; a closed one is dropped at the next change or connection.
     peers: Arc<Mutex<Vec<Peer<RoleServer>>>>,
     context: Arc<ContextFn>,
-    limits: Limits,
-    gates: Arc<Gates>,
+    pub(crate) limits: Limits,
+    pub(crate) gates: Arc<Gates>,
     page_size: usize,
     name: String,
     version: String,
@@ -98,7 +96,7 @@ impl McpServer {
     }
 
     /// The tool set served right now.
-    fn current(&self) -> Arc<ToolSet> {
+    pub(crate) fn current(&self) -> Arc<ToolSet> {
         self.tools.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
@@ -201,7 +199,7 @@ impl McpServer {
     }
 
     /// The request's caller and its context, or the refusal to answer it with.
-    async fn context_for(
+    pub(crate) async fn context_for(
         &self,
         request: &RequestContext<RoleServer>,
     ) -> Result<(Caller, Context), ErrorData> {
@@ -236,125 +234,12 @@ impl McpServer {
     }
 
     /// The parts a 2026-07-28 approval needs, or `None` without a signing key.
-    fn mrtr(&self) -> Option<approval::Mrtr<'_>> {
-        Some(approval::Mrtr {
+    pub(crate) fn mrtr(&self) -> Option<crate::approval::Mrtr<'_>> {
+        Some(crate::approval::Mrtr {
             codec: self.state_codec.as_deref()?,
             limits: &self.limits,
         })
     }
-
-    async fn call(
-        &self,
-        mut request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let (caller, cx) = self.context_for(&context).await?;
-        // 2026-07-28 requests carry their version; they have no session to wait on.
-        let stateless = context
-            .protocol_version()
-            .is_some_and(|v| !v.has_initialize());
-        let tools = self.current();
-        let name = request.name.as_ref();
-        // A tool this caller may not see is as unknown as one that does not exist.
-        let Some(tool) = tools.get(name).filter(|t| t.permits(&cx)) else {
-            return Err(ErrorData::invalid_params(
-                format!("Unknown tool: {name}"),
-                None,
-            ));
-        };
-        let refuse = |e: ToolError| Ok(error_result(tools.model_message(&e)).into());
-        let Some(turn) = self.gates.turn(&caller.key(), &self.limits).await else {
-            return refuse(ToolError::Busy);
-        };
-        let timeout = tool.timeout().unwrap_or(self.limits.call_timeout);
-        if stateless && request.request_state.is_some() {
-            let Some(mrtr) = self.mrtr() else {
-                return Err(ErrorData::invalid_params(
-                    "invalid or expired requestState",
-                    None,
-                ));
-            };
-            let finish = approval::finish(&tools, tool, &cx, &caller, &request, mrtr);
-            let outcome = tokio::time::timeout(timeout, finish).await;
-            drop(turn);
-            return outcome.unwrap_or_else(|_| {
-                refuse(ToolError::TimedOut {
-                    seconds: timeout.as_secs_f64(),
-                })
-            });
-        }
-        // A 2026-07-28 approval binds its state to the arguments as sent: only then are they kept.
-        let arguments = if stateless && tool.needs_approval() {
-            request.arguments.clone()
-        } else {
-            request.arguments.take()
-        };
-        let arguments = arguments.map_or_else(|| json!({}), Value::Object);
-        let cx = Arc::new(cx);
-        let run = run(tools.clone(), tool, cx.clone(), arguments, turn);
-        let outcome = tokio::select! {
-            r = tokio::time::timeout(timeout, run) => r,
-            // The client cancelled: the tool's future is dropped here; rmcp sends no answer.
-            () = context.ct.cancelled() => {
-                return Err(ErrorData::new(ErrorCode(-32800), "request cancelled", None));
-            }
-        };
-        match outcome {
-            Err(_) => refuse(ToolError::TimedOut {
-                seconds: timeout.as_secs_f64(),
-            }),
-            Ok(Ok(out)) => Ok(success(tool, out).into()),
-            Ok(Err(ToolError::ApprovalRequired(pending))) if stateless => {
-                let can_elicit = context
-                    .client_capabilities()
-                    .is_some_and(|c| c.elicitation.is_some());
-                match self.mrtr() {
-                    Some(mrtr) => {
-                        approval::hold(&tools, pending, &caller, &request, can_elicit, mrtr).await
-                    }
-                    None => {
-                        let _ = tools.reject(&pending.ticket).await;
-                        refuse(ToolError::Failed {
-                            message: "no key to sign the approval request".into(),
-                        })
-                    }
-                }
-            }
-            Ok(Err(ToolError::ApprovalRequired(pending))) => {
-                let asked = approval::ask(&tools, tool, pending, &cx, &context.peer, &self.limits);
-                Ok(Box::pin(asked).await.into())
-            }
-            Ok(Err(e)) => refuse(e),
-        }
-    }
-}
-
-/// Runs one call holding its turn: an async tool on this task, a sync tool on a blocking thread
-/// (which keeps the turn until it returns, so a tool stopped by its time limit still counts
-/// while its thread runs).
-async fn run(
-    tools: Arc<ToolSet>,
-    tool: &'static Tool,
-    cx: Arc<Context>,
-    arguments: Value,
-    turn: Turn,
-) -> Result<CallOutput, ToolError> {
-    if tool.is_async() {
-        let out = tools.call(&cx, tool.name(), arguments).await;
-        drop(turn);
-        return out;
-    }
-    let blocking = tokio::task::spawn_blocking(move || {
-        let out = tools.call(&cx, tool.name(), arguments).blocking();
-        drop(turn);
-        out
-    });
-    blocking.await.unwrap_or_else(|e| {
-        Err(ToolError::Panicked {
-            message: e.to_string(),
-            to_model: false,
-        })
-    })
 }
 
 /// The caller of a request: the principal and HTTP parts the HTTP server put in the request's

@@ -75,44 +75,22 @@ pub(crate) trait Lookup: Sync {
     fn find(&self, name: &str) -> Result<&'static Tool, ToolError>;
 }
 
-/// Where a resumed call finds its tool: a tool set, or the one tool a lone call is for.
-#[derive(Clone, Copy)]
-pub(crate) enum Finder<'a> {
-    Set(&'a dyn Lookup),
-    Tool(&'static Tool),
+/// What a call runs through besides its tool: where it is held for approval, and the middleware
+/// around it. A tool set owns one; a lone tool's call uses the process-wide one.
+#[derive(Clone)]
+pub(crate) struct Pipeline {
+    pub(crate) approvals: Arc<dyn ApprovalStore>,
+    pub(crate) layers: Arc<[Arc<dyn Middleware>]>,
 }
 
-impl Finder<'_> {
-    fn find(self, name: &str) -> Result<&'static Tool, ToolError> {
-        match self {
-            Finder::Set(set) => set.find(name),
-            Finder::Tool(t) if t.name() == name => Ok(t),
-            Finder::Tool(_) => Err(ToolError::UnknownTool {
-                name: name.to_owned(),
-                did_you_mean: None,
-            }),
-        }
-    }
-}
-
-/// What a call runs through besides its tool: where it is held for approval, the middleware
-/// still to run, and how a resumed call finds its tool.
-#[derive(Clone, Copy)]
-pub(crate) struct Pipeline<'a> {
-    pub(crate) approvals: &'a dyn ApprovalStore,
-    pub(crate) layers: &'a [Arc<dyn Middleware>],
-    pub(crate) lookup: Finder<'a>,
-}
-
-impl Pipeline<'static> {
-    /// A lone tool's pipeline: the process-wide store, no middleware.
-    pub(crate) fn of(tool: &'static Tool) -> Self {
-        static SHARED: std::sync::OnceLock<Arc<MemoryApprovals>> = std::sync::OnceLock::new();
-        Pipeline {
-            approvals: &**SHARED.get_or_init(MemoryApprovals::shared),
-            layers: &[],
-            lookup: Finder::Tool(tool),
-        }
+impl Pipeline {
+    /// The process-wide store, no middleware.
+    pub(crate) fn shared() -> &'static Pipeline {
+        static SHARED: std::sync::OnceLock<Pipeline> = std::sync::OnceLock::new();
+        SHARED.get_or_init(|| Pipeline {
+            approvals: MemoryApprovals::shared(),
+            layers: Arc::new([]),
+        })
     }
 }
 
@@ -147,7 +125,8 @@ enum Inner<'a> {
     Resume {
         cx: &'a Context,
         ticket: String,
-        pipeline: Pipeline<'a>,
+        set: &'a dyn Lookup,
+        pipeline: &'a Pipeline,
     },
 }
 
@@ -157,31 +136,41 @@ struct Run<'a> {
     tool: Result<&'static Tool, Box<ToolError>>,
     cx: &'a Context,
     arguments: Arguments<'a>,
+    pipeline: &'a Pipeline,
+    /// The middleware still to run: `pipeline.layers[layer..]`.
+    layer: u32,
     /// Taken from the approval store: it runs without asking again.
     approved: bool,
-    pipeline: Pipeline<'a>,
 }
 
 impl<'a> Call<'a> {
+    #[inline]
     pub(crate) fn new(
         tool: Result<&'static Tool, Box<ToolError>>,
         cx: &'a Context,
         arguments: Arguments<'a>,
-        pipeline: Pipeline<'a>,
+        pipeline: &'a Pipeline,
     ) -> Self {
         Call(Inner::Run(Run {
             tool,
             cx,
             arguments,
-            approved: false,
             pipeline,
+            layer: 0,
+            approved: false,
         }))
     }
 
-    pub(crate) fn resume(cx: &'a Context, ticket: &str, pipeline: Pipeline<'a>) -> Self {
+    pub(crate) fn resume(
+        cx: &'a Context,
+        ticket: &str,
+        set: &'a dyn Lookup,
+        pipeline: &'a Pipeline,
+    ) -> Self {
         Call(Inner::Resume {
             cx,
             ticket: ticket.to_owned(),
+            set,
             pipeline,
         })
     }
@@ -210,13 +199,14 @@ impl<'a> Call<'a> {
             Inner::Resume {
                 cx,
                 ticket,
+                set,
                 pipeline,
             } => Started::Boxed(Box::pin(async move {
                 let held = pipeline.approvals.take(&ticket).await?;
                 let Some(held) = held else {
                     return Err(ToolError::NotPending { ticket });
                 };
-                let tool = pipeline.lookup.find(&held.tool)?;
+                let tool = set.find(&held.tool)?;
                 // A caller who may not run it does not use it up: it waits for one who may.
                 if let Some(e) = tool.forbidden(cx) {
                     pipeline.approvals.hold(held).await?;
@@ -226,8 +216,9 @@ impl<'a> Call<'a> {
                     tool: Ok(tool),
                     cx,
                     arguments: Arguments::value(held.arguments),
-                    approved: true,
                     pipeline,
+                    layer: 0,
+                    approved: true,
                 };
                 Call(Inner::Run(run)).await
             })),
@@ -237,15 +228,12 @@ impl<'a> Call<'a> {
 
 impl<'a> Run<'a> {
     fn start(self) -> Started<'a> {
-        if let Some((first, rest)) = self.pipeline.layers.split_first() {
+        if let Some(layer) = self.pipeline.layers.get(self.layer as usize) {
             let next = Next(Run {
-                pipeline: Pipeline {
-                    layers: rest,
-                    ..self.pipeline
-                },
+                layer: self.layer + 1,
                 ..self
             });
-            return Started::Boxed(first.call(next));
+            return Started::Boxed(layer.call(next));
         }
         let tool = match self.tool {
             Ok(t) => t,
@@ -263,7 +251,7 @@ impl<'a> Run<'a> {
             Step::Done(r) => return Started::Done(trace.finish(r)),
             Step::Running(f) => Running::Tool(f),
             Step::Hold(arguments) => {
-                let approvals = self.pipeline.approvals;
+                let approvals = &*self.pipeline.approvals;
                 Running::Boxed(Box::pin(async move {
                     let pending = PendingCall::new(new_ticket()?, tool.name(), arguments);
                     approvals.hold(pending.clone()).await?;
@@ -463,6 +451,6 @@ impl Tool {
         cx: &'a Context,
         arguments: impl Into<Arguments<'a>>,
     ) -> Call<'a> {
-        Call::new(Ok(self), cx, arguments.into(), Pipeline::of(self))
+        Call::new(Ok(self), cx, arguments.into(), Pipeline::shared())
     }
 }

@@ -91,6 +91,7 @@ impl<'v, S> Checked<'v, S> {
             max_items: _,         // CheckedSeq, Node::check_count
             properties: _,        // Members (CheckedMap, Fill)
             required_unknown: _,  // Members (CheckedMap, Fill)
+            required_bits: _,     // Members (CheckedMap, Fill)
             closed: _,            // Members (CheckedMap, Fill)
             reference: _,         // resolved above
         } = node;
@@ -462,7 +463,7 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for CheckedMap<'_, A> {
             return self.next_default(from, seed);
         }
         let Some(key) = self.map.next_key_seed(Key)? else {
-            if self.members.missing().next().is_some() {
+            if !self.members.complete() {
                 return Err(refuse());
             }
             return self.next_default(0, seed);
@@ -614,6 +615,11 @@ impl<'de> Visitor<'de> for Fill<'_, '_, '_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let root = self.v.root();
         let props = &root.properties;
+        let order = self.v.slot_order(self.names);
+        let slot_of = |p: usize| match order {
+            None => p,
+            Some(order) => order[p],
+        };
         let mut members = Members::new(root);
         while let Some(key) = map.next_key_seed(Key)? {
             let Some(p) = members.key(&key).map_err(|_| refuse())? else {
@@ -621,42 +627,25 @@ impl<'de> Visitor<'de> for Fill<'_, '_, '_> {
                 map.next_value::<de::IgnoredAny>()?;
                 continue;
             };
-            let slot = self.slot_of(p).ok_or_else(refuse)?;
+            let slot = self.slots.get_mut(slot_of(p)).ok_or_else(refuse)?;
             map.next_value_seed(SlotSeed {
-                slot: &mut *self.slots[slot],
+                slot: &mut **slot,
                 schema: SlotSchema {
                     v: self.v,
                     node: &props[p].node,
                 },
             })?;
         }
-        if members.missing().next().is_some() {
+        if !members.complete() {
             return Err(refuse());
         }
         // Every parameter the input left out: its default, or `null` (an `Option`).
-        for (p, prop) in props.iter().enumerate() {
-            if !members.given(p) {
-                let value = prop.default.as_ref().unwrap_or(&Value::Null);
-                let slot = self.slot_of(p).ok_or_else(refuse)?;
-                self.slots[slot]
-                    .read_value(value)
-                    .map_err(A::Error::custom)?;
-            }
+        for p in members.absent() {
+            let value = props[p].default.as_ref().unwrap_or(&Value::Null);
+            let slot = self.slots.get_mut(slot_of(p)).ok_or_else(refuse)?;
+            slot.read_value(value).map_err(A::Error::custom)?;
         }
         Ok(())
-    }
-}
-
-impl Fill<'_, '_, '_> {
-    /// The parameter slot of property `p`: the same index when the schema lists properties in
-    /// declaration order (serde_json's `preserve_order`), otherwise found by name.
-    #[inline]
-    fn slot_of(&self, p: usize) -> Option<usize> {
-        let name = &self.v.root().properties[p].name;
-        match self.names.get(p) {
-            Some(n) if n == name => Some(p),
-            _ => self.names.iter().position(|n| n == name),
-        }
     }
 }
 

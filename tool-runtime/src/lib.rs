@@ -53,11 +53,8 @@
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
 
-// The modules, lowest layer first: each imports only from the ones above it (checked by the
-// `layers` test below). Arguments and schemas, validation, the host's data and the approval
-// model, errors and wording, a call's context, output and arguments, decoding, the tool, the
-// call, the tool set; then what is built on a set: the model APIs, exports, structured output,
-// the agent loop, tool-choice checks, lints and docs.
+// Each module imports only modules of lower layers: `layers.rs` lists the layers, and its test
+// fails on an import that goes up.
 pub mod agent;
 pub mod approval;
 mod arg;

@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
-use crate::approval::{ApprovalStore, MemoryApprovals, StoreError};
+use crate::approval::{ApprovalStore, StoreError};
 use crate::arguments::Arguments;
-use crate::call::{Call, Finder, Lookup, Middleware, Pipeline};
+use crate::call::{Call, Lookup, Middleware, Pipeline};
 use crate::context::Context;
 use crate::error::ToolError;
 use crate::tool::Tool;
@@ -104,17 +104,15 @@ pub struct ToolSet {
     /// Name to index, hashed with FxHash: names are few and short, and SipHash's DoS resistance
     /// buys nothing for a set fixed at start-up.
     by_name: FxHashMap<&'static str, usize>,
-    /// Where calls that need approval wait.
-    approvals: Arc<dyn ApprovalStore>,
-    /// What wraps every call, outermost first.
-    middleware: Arc<[Arc<dyn Middleware>]>,
+    /// Where calls that need approval wait, and what wraps every call (outermost first).
+    pipeline: Pipeline,
 }
 
 impl fmt::Debug for ToolSet {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolSet")
             .field("tools", &self.tools)
-            .field("middleware", &self.middleware.len())
+            .field("middleware", &self.pipeline.layers.len())
             .finish_non_exhaustive()
     }
 }
@@ -137,8 +135,7 @@ impl ToolSet {
             tools,
             by_name,
             wording: Arc::default(),
-            approvals: MemoryApprovals::shared(),
-            middleware: Arc::new([]),
+            pipeline: Pipeline::shared().clone(),
         })
     }
 
@@ -196,7 +193,7 @@ impl ToolSet {
             self.find(name).map_err(Box::new),
             cx,
             arguments.into(),
-            self.pipeline(),
+            &self.pipeline,
         )
     }
 
@@ -206,43 +203,35 @@ impl ToolSet {
     /// `resume` of the same ticket is [`ToolError::NotPending`] and nothing runs. The arguments
     /// the store kept are the ones that run; permissions are checked again with this context.
     pub fn resume<'a>(&'a self, cx: &'a Context, ticket: &str) -> Call<'a> {
-        Call::resume(cx, ticket, self.pipeline())
+        Call::resume(cx, ticket, self, &self.pipeline)
     }
 
     /// Drops the call held under `ticket` (a person rejected it): it can no longer be resumed.
     /// `true` when a call was waiting under that ticket.
     pub async fn reject(&self, ticket: &str) -> Result<bool, StoreError> {
-        Ok(self.approvals.take(ticket).await?.is_some())
+        Ok(self.pipeline.approvals.take(ticket).await?.is_some())
     }
 
     /// The set with its calls held for approval in `store` instead of the process-wide
     /// [`MemoryApprovals::shared`]: a SQLite or PostgreSQL store lets another process (or
     /// replica) resume them.
     pub fn with_approvals(mut self, store: Arc<dyn ApprovalStore>) -> Self {
-        self.approvals = store;
+        self.pipeline.approvals = store;
         self
     }
 
     /// Where this set holds calls waiting for approval.
     pub fn approvals(&self) -> &Arc<dyn ApprovalStore> {
-        &self.approvals
+        &self.pipeline.approvals
     }
 
     /// The set with `middleware` wrapped around every call, inside any middleware added before
     /// (see [`Middleware`]).
     pub fn with_middleware(mut self, middleware: impl Middleware + 'static) -> Self {
-        let mut layers: Vec<Arc<dyn Middleware>> = self.middleware.to_vec();
+        let mut layers: Vec<Arc<dyn Middleware>> = self.pipeline.layers.to_vec();
         layers.push(Arc::new(middleware));
-        self.middleware = layers.into();
+        self.pipeline.layers = layers.into();
         self
-    }
-
-    fn pipeline(&self) -> Pipeline<'_> {
-        Pipeline {
-            approvals: &*self.approvals,
-            layers: &self.middleware,
-            lookup: Finder::Set(self),
-        }
     }
 
     /// The tools this caller may see and call: those whose `requires` its grants satisfy. Calls
@@ -258,8 +247,7 @@ impl ToolSet {
             tools,
             by_name,
             wording: self.wording.clone(),
-            approvals: self.approvals.clone(),
-            middleware: self.middleware.clone(),
+            pipeline: self.pipeline.clone(),
         }
     }
 

@@ -35,7 +35,11 @@ impl Validator {
             .map(|def| cx.node(def))
             .collect::<Result<_, _>>()?;
         let root = cx.node(schema)?;
-        Ok(Validator { root, defs })
+        Ok(Validator {
+            root,
+            defs,
+            slot_order: std::sync::OnceLock::new(),
+        })
     }
 }
 
@@ -131,8 +135,11 @@ impl<'a> Compiler<'a> {
                 }
             }
         }
-        for p in &mut n.properties {
+        for (i, p) in n.properties.iter_mut().enumerate() {
             p.required = required.contains(&p.name.as_str());
+            if p.required && i < 64 {
+                n.required_bits |= 1 << i;
+            }
         }
         n.required_unknown = required
             .iter()

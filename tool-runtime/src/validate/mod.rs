@@ -22,6 +22,10 @@ pub use violation::{Path, Segment, Violation, ViolationKind, Violations};
 pub struct Validator {
     root: Node,
     defs: Vec<Node>,
+    /// For a tool's validator: the parameter slot of each root property, when the schema lists
+    /// them in another order than the parameters (serde_json without `preserve_order` sorts
+    /// them); `None` when the orders agree. Worked out on the first call, from the names.
+    slot_order: std::sync::OnceLock<Option<Box<[usize]>>>,
 }
 
 /// A schema this validator cannot enforce exactly; reported when a tool set is built.
@@ -48,6 +52,32 @@ pub(crate) fn has_duplicate_keys(text: &[u8]) -> bool {
 impl Validator {
     pub(crate) fn root(&self) -> &Node {
         &self.root
+    }
+
+    /// The slot of each root property for a tool whose parameters are `names` (see
+    /// `slot_order`); `None` when property `i` is parameter `i`. A property without a parameter
+    /// of its name maps past the end, which the decoder refuses.
+    #[inline]
+    pub(crate) fn slot_order(&self, names: &[&str]) -> Option<&[usize]> {
+        self.slot_order
+            .get_or_init(|| {
+                let props = &self.root.properties;
+                if props.len() == names.len() && props.iter().zip(names).all(|(p, n)| p.name == *n)
+                {
+                    return None;
+                }
+                let order = props
+                    .iter()
+                    .map(|p| {
+                        names
+                            .iter()
+                            .position(|n| p.name == *n)
+                            .unwrap_or(usize::MAX)
+                    })
+                    .collect();
+                Some(order)
+            })
+            .as_deref()
     }
 
     /// The node a `$ref` points to, or `node` itself.

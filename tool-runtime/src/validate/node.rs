@@ -60,6 +60,8 @@ pub(crate) struct Node {
     pub(crate) required_unknown: Vec<String>,
     /// `additionalProperties: false`.
     pub(crate) closed: bool,
+    /// The required properties among the first 64, a bit each (by property index).
+    pub(crate) required_bits: u64,
     /// `$ref` to a `$defs` entry, by index.
     pub(crate) reference: Option<usize>,
 }
@@ -199,6 +201,7 @@ impl Node {
             max_items: _,
             properties: _,
             required_unknown: _,
+            required_bits: _,
             closed: _,
             // Resolved before any rule is asked.
             reference: _,
@@ -291,11 +294,6 @@ impl<'n> Members<'n> {
         }
     }
 
-    /// Whether property `i` was given.
-    pub(crate) fn given(&self, i: usize) -> bool {
-        self.is_seen(i)
-    }
-
     fn is_seen(&self, i: usize) -> bool {
         match i {
             0..64 => self.seen & (1 << i) != 0,
@@ -330,6 +328,21 @@ impl<'n> Members<'n> {
             }
         }
         Ok(Some(i))
+    }
+
+    /// Whether the object lacks nothing once every member is read.
+    #[inline]
+    pub(crate) fn complete(&self) -> bool {
+        let node = self.node;
+        if node.properties.len() <= 64 && node.required_unknown.is_empty() {
+            return self.seen & node.required_bits == node.required_bits;
+        }
+        self.missing().next().is_none()
+    }
+
+    /// The properties not given, in property order.
+    pub(crate) fn absent(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.node.properties.len()).filter(|&i| !self.is_seen(i))
     }
 
     /// What the object lacks once every member is read: required properties, then `required`

@@ -13,6 +13,12 @@ use tool_runtime::agent::{
 };
 use tool_runtime::{Api, Context, ToolSet};
 
+/// A turn of four tool calls, written for each API from its reference: Chat Completions
+/// (platform.openai.com/docs/api-reference/chat/object), Responses
+/// (platform.openai.com/docs/api-reference/responses/object), Anthropic Messages
+/// (docs.anthropic.com/en/api/messages), Gemini (ai.google.dev/api/generate-content#response-body),
+/// Bedrock Converse (docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html:
+/// `output.message.content[].toolUse` with `toolUseId`, `name`, `input`; `stopReason: tool_use`).
 fn recorded(api: Api) -> Value {
     let name = match api {
         Api::OpenAiChat => "openai-chat",

@@ -213,7 +213,7 @@ impl ToolSet {
     }
 
     /// The set with its calls held for approval in `store` instead of the process-wide
-    /// [`MemoryApprovals::shared`]: a SQLite or PostgreSQL store lets another process (or
+    /// [`MemoryApprovals::shared`](crate::MemoryApprovals::shared): a SQLite or PostgreSQL store lets another process (or
     /// replica) resume them.
     pub fn with_approvals(mut self, store: Arc<dyn ApprovalStore>) -> Self {
         self.pipeline.approvals = store;

@@ -390,21 +390,20 @@ async fn http(
 async fn sessions_are_capped_and_nothing_is_kept_once_they_end() {
     let mcp = McpServer::new(tools());
     let (addr, _stop, _) = http(mcp.clone(), |c| c.max_sessions = 2).await;
-    let one = Session::open(addr, None).await.unwrap();
+    let mut one = Session::open(addr, None).await.unwrap();
     let _two = Session::open(addr, None).await.unwrap();
-    let Err(refused) = Session::open(addr, None).await else {
-        panic!("a third session is refused")
-    };
-    assert_eq!(refused.status, 503, "{refused:?}");
-    assert_eq!(refused.header("retry-after"), Some("5"));
-    assert!(refused.body.contains("sessions"), "{}", refused.body);
-    assert_eq!(mcp.connected(), 2);
-    let closed = one.close().await;
+    // Full: the newcomer is not refused; the oldest session of the caller with the most (here
+    // the only caller) gives way.
+    let mut three = Session::open(addr, None)
+        .await
+        .expect("a third session opens");
+    until("the oldest session is closed", || mcp.connected() == 2).await;
+    let gone = one.request("tools/list", json!({})).await;
+    assert_eq!(gone.status, 404, "{gone:?}");
+    assert_eq!(three.tool_names().await.len(), 4);
+    let closed = three.close().await;
     assert!(closed.status < 300, "{closed:?}");
     until("the closed session is forgotten", || mcp.connected() == 1).await;
-    let _three = Session::open(addr, None)
-        .await
-        .expect("a session can open once another ended");
 }
 
 #[tokio::test]
@@ -693,4 +692,363 @@ async fn subscriptions_hear_of_tool_changes_and_end_at_shutdown() {
         .await
         .expect("shutdown does not wait for open subscriptions")
         .unwrap();
+}
+
+// --- One caller cannot harm another (HTTP) ---
+
+/// An HTTP server with OAuth (an HMAC secret made here), and a token maker for a subject.
+async fn authed(
+    mcp: McpServer,
+    config: impl FnOnce(&mut HttpConfig),
+) -> (std::net::SocketAddr, impl Fn(&str) -> String) {
+    use tool_runtime_mcp::oauth::{Keys, ResourceServer};
+    let secret = common::random_bytes::<32>();
+    let bound = HttpServer::new(mcp)
+        .with_auth(ResourceServer::new(
+            "http://127.0.0.1/mcp",
+            "https://login.example.test",
+            Keys::hmac_secret(&secret).unwrap(),
+        ))
+        .configure(config)
+        .bind("127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let addr = bound.local_addr().unwrap();
+    tokio::spawn(bound.serve());
+    let token = move |sub: &str| {
+        let claims = json!({"iss": "https://login.example.test", "aud": "http://127.0.0.1/mcp",
+            "sub": sub, "exp": common::now() + 600});
+        jsonwebtoken::encode(
+            &jsonwebtoken::Header::default(),
+            &claims,
+            &jsonwebtoken::EncodingKey::from_secret(&secret).unwrap(),
+        )
+        .unwrap()
+    };
+    (addr, token)
+}
+
+#[tokio::test]
+async fn a_session_answers_only_the_caller_who_opened_it() {
+    let (addr, token) = authed(McpServer::new(tools()), |_| {}).await;
+    let mut ana = Session::open(addr, Some(&token("ana"))).await.unwrap();
+    let ana_session = ana
+        .headers
+        .iter()
+        .find(|(k, _)| k == "mcp-session-id")
+        .unwrap()
+        .1
+        .clone();
+    // Bo, with his own valid token and Ana's session id: as if the session did not exist.
+    let bo = format!("Bearer {}", token("bo"));
+    let headers = [
+        ("authorization", bo.as_str()),
+        ("mcp-session-id", ana_session.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    let mut conn = Conn::open(addr).await;
+    let call = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+        "params": {"name": "tunggu", "arguments": {"ms": 0, "tag": "bo-in-ana"}}});
+    assert_eq!(conn.post(&headers, &call).await.status, 404);
+    let answer = json!({"jsonrpc": "2.0", "id": 0, "result": {"action": "accept", "content": {"approve": true}}});
+    assert_eq!(conn.post(&headers, &answer).await.status, 404);
+    assert_eq!(conn.send("DELETE", "/mcp", &headers, "").await.status, 404);
+    // Ana's session is untouched.
+    assert_eq!(ana.tool_names().await.len(), 4);
+}
+
+#[tokio::test]
+async fn a_callers_own_oldest_session_makes_room_never_another_callers() {
+    let mcp = McpServer::new(tools());
+    let (addr, token) = authed(mcp.clone(), |c| {
+        c.max_sessions_per_caller = 2;
+        c.max_sessions = 4;
+    })
+    .await;
+    let mut bo = Session::open(addr, Some(&token("bo"))).await.unwrap();
+    let mut ana = Vec::new();
+    for _ in 0..5 {
+        ana.push(
+            Session::open(addr, Some(&token("ana")))
+                .await
+                .expect("never refused"),
+        );
+    }
+    // Ana keeps her two newest; Bo's session is untouched.
+    until("ana has two sessions", || mcp.connected() == 3).await;
+    assert_eq!(ana[0].request("tools/list", json!({})).await.status, 404);
+    assert_eq!(ana[4].tool_names().await.len(), 4);
+    assert_eq!(bo.tool_names().await.len(), 4);
+    // The server full: the caller with the most gives way for a newcomer.
+    let _carl = Session::open(addr, Some(&token("carl"))).await.unwrap();
+    let _dina = Session::open(addr, Some(&token("dina"))).await.unwrap();
+    assert_eq!(bo.tool_names().await.len(), 4, "bo had one: not his");
+    assert_eq!(ana[3].request("tools/list", json!({})).await.status, 404);
+}
+
+#[tokio::test]
+async fn a_callers_requests_in_progress_are_capped_and_others_go_on() {
+    let (addr, token) = authed(McpServer::new(tools()), |c| c.requests_per_caller = 2).await;
+    let ana = token("ana");
+    let slow = |tag: &'static str| {
+        let ana = ana.clone();
+        tokio::spawn(async move {
+            let mut s = Session::open(addr, Some(&ana)).await.unwrap();
+            s.call("tunggu", json!({"ms": 800, "tag": tag})).await
+        })
+    };
+    let (a1, a2) = (slow("cap-1"), slow("cap-2"));
+    until("ana's two calls run", || {
+        let started = STARTED.lock().unwrap();
+        started.contains(&"cap-1".to_owned()) && started.contains(&"cap-2".to_owned())
+    })
+    .await;
+    let refused = Session::open(addr, Some(&ana))
+        .await
+        .err()
+        .expect("over her share");
+    assert_eq!(refused.status, 429, "{refused:?}");
+    assert!(refused.header("retry-after").is_some());
+    let started = std::time::Instant::now();
+    let mut bo = Session::open(addr, Some(&token("bo"))).await.unwrap();
+    let answer = bo.call("tunggu", json!({"ms": 0, "tag": "bo-fast"})).await;
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    assert!(
+        started.elapsed() < Duration::from_millis(500),
+        "bo did not wait for ana"
+    );
+    assert_eq!(a1.await.unwrap()["result"]["isError"], false);
+    assert_eq!(a2.await.unwrap()["result"]["isError"], false);
+}
+
+#[tokio::test]
+async fn a_body_that_trickles_is_cut_off() {
+    let (addr, _stop, _) = http(McpServer::new(tools()), |c| {
+        c.body_read_timeout = Duration::from_millis(300);
+        c.min_body_rate = 1_000_000;
+    })
+    .await;
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    s.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{")
+        .await
+        .unwrap();
+    let writer = tokio::spawn(async move {
+        for _ in 0..100 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            if s.write_all(b" ").await.is_err() {
+                return s;
+            }
+        }
+        s
+    });
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let mut s = writer.await.unwrap();
+    assert!(closed_by_server(&mut s, Duration::from_secs(2)).await);
+}
+
+#[tokio::test]
+async fn a_body_is_checked_before_it_is_parsed() {
+    let (addr, _stop, _) = http(McpServer::new(tools()), |c| c.max_json_values = 10_000).await;
+    let mut session = Session::open(addr, None).await.unwrap();
+    let headers: Vec<(String, String)> = session.headers.clone();
+    let h: Vec<(&str, &str)> = headers
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    // 20,000 empty objects: a small body, a large parsed value.
+    let many = format!(
+        r#"{{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{{"name":"tunggu","arguments":{{"x":[{}]}}}}}}"#,
+        vec!["{}"; 20_000].join(",")
+    );
+    let reply = session
+        .conn
+        .send("POST", "/mcp", &h_with_json(&h), &many)
+        .await;
+    assert_eq!(reply.status, 400, "{reply:?}");
+    assert!(reply.body.contains("JSON values"), "{}", reply.body);
+    let deep = format!(
+        r#"{{"jsonrpc":"2.0","id":6,"method":"ping","params":{{"x":{}1{}}}}}"#,
+        "[".repeat(130),
+        "]".repeat(130)
+    );
+    let reply = session
+        .conn
+        .send("POST", "/mcp", &h_with_json(&h), &deep)
+        .await;
+    assert_eq!(reply.status, 400, "{reply:?}");
+    assert_eq!(reply.json()["error"]["code"], -32600);
+    // A key given twice, however it is spelled, is refused before anything reads it.
+    let twice = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"tunggu","arguments":{"ms":0,"tag":"x"},"input\u0052esponses":{"approval":{"action":"accept","content":{"approve":false,"approve":true}}}}}"#;
+    let reply = session
+        .conn
+        .send("POST", "/mcp", &h_with_json(&h), twice)
+        .await;
+    assert_eq!(reply.status, 400, "{reply:?}");
+    assert!(reply.body.contains("more than once"), "{}", reply.body);
+    assert_eq!(session.tool_names().await.len(), 4);
+}
+
+fn h_with_json<'a>(h: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+    let mut all = vec![
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+    ];
+    all.extend_from_slice(h);
+    all
+}
+
+#[tokio::test]
+async fn requests_with_one_id_in_one_session_are_answered_at_once() {
+    let (addr, _stop, _) = http(McpServer::new(tools()), |_| {}).await;
+    let session = Session::open(addr, None).await.unwrap();
+    let headers = session.headers.clone();
+    let started = std::time::Instant::now();
+    let same: Vec<_> = (0..4)
+        .map(|i| {
+            let headers = headers.clone();
+            tokio::spawn(async move {
+                let mut conn = Conn::open(addr).await;
+                let h: Vec<(&str, &str)> =
+                    headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+                let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                    "params": {"name": "tunggu", "arguments": {"ms": 400, "tag": format!("same-{i}")}}});
+                let reply = conn.post(&h, &call).await;
+                (reply.status, std::time::Instant::now())
+            })
+        })
+        .collect();
+    let mut ok = 0;
+    let mut refused = 0;
+    for r in same {
+        let (status, at) = r.await.unwrap();
+        assert!(
+            at - started < Duration::from_secs(1),
+            "answered within a second"
+        );
+        match status {
+            200 => ok += 1,
+            409 => refused += 1,
+            other => panic!("unexpected status {other}"),
+        }
+    }
+    assert_eq!((ok, refused), (1, 3));
+}
+
+#[tokio::test]
+async fn when_every_connection_is_busy_the_top_callers_oldest_gives_way() {
+    let (addr, token) = authed(McpServer::new(tools()), |c| c.max_connections = 3).await;
+    let ana = token("ana");
+    let mut calls = Vec::new();
+    for i in 0..3 {
+        let ana = ana.clone();
+        calls.push(tokio::spawn(async move {
+            let mut s = Session::open(addr, Some(&ana)).await.unwrap();
+            s.call("tunggu", json!({"ms": 3000, "tag": format!("hog-{i}")}))
+                .await;
+        }));
+        until("the call runs", || {
+            STARTED.lock().unwrap().contains(&format!("hog-{i}"))
+        })
+        .await;
+    }
+    // Every place is busy with Ana's calls: Bo still gets in, at once.
+    let started = std::time::Instant::now();
+    let mut bo = tokio::time::timeout(
+        Duration::from_secs(2),
+        Session::open(addr, Some(&token("bo"))),
+    )
+    .await
+    .expect("not kept waiting")
+    .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(1));
+    let answer = bo.call("tunggu", json!({"ms": 0, "tag": "bo-conn"})).await;
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    // Ana's oldest connection was closed under her first call (its reader saw the stream cut).
+    until("ana's oldest connection is closed", || {
+        calls[0].is_finished()
+    })
+    .await;
+    assert!(!calls[2].is_finished(), "her newest is still served");
+}
+
+// --- stdio under pipelining ---
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_line_is_answered_once_however_the_lines_interleave() {
+    // A writer and a slow reader on small pipes: the writer queue fills, and the transport's own
+    // answers (to lines it refuses) compete with the tools' answers for it.
+    let (to_server, server_in) = tokio::io::duplex(4096);
+    let (server_out, from_server) = tokio::io::duplex(4096);
+    let server = McpServer::new(tools()).with_limits(limits(|l| l.max_in_flight = 64));
+    let served = tokio::spawn(async move { server.serve_lines(server_in, server_out).await });
+    let lines = 30_000u64;
+    let writer = tokio::spawn(async move {
+        let mut w = to_server;
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "p", "version": "0"}}});
+        w.write_all(
+            format!(
+                "{init}\n{}\n",
+                json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+        let mut without_id = 0u64;
+        for i in 1..=lines {
+            let line = match i % 5 {
+                0 => format!(
+                    r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"tunggu","arguments":{{"ms":0,"tag":"pipe"}}}}}}"#
+                ),
+                1 => format!(
+                    r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"tunggu","arguments":7}}}}"#
+                ),
+                2 => format!(r#"{{"jsonrpc":"2.0","id":{i},"method":5}}"#),
+                3 => {
+                    without_id += 1;
+                    "this is not json".to_owned()
+                }
+                _ => format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"ping"}}"#),
+            };
+            w.write_all(line.as_bytes()).await.unwrap();
+            w.write_all(b"\n").await.unwrap();
+        }
+        (w, without_id)
+    });
+    let mut reader = BufReader::new(from_server).lines();
+    let mut answered: HashSet<u64> = HashSet::new();
+    let mut anonymous = 0u64;
+    let expected_ids = lines - lines / 5 + 1;
+    let mut read = 0u64;
+    while (answered.len() as u64) < expected_ids || anonymous < lines / 5 {
+        let line = tokio::time::timeout(Duration::from_secs(20), reader.next_line())
+            .await
+            .unwrap_or_else(|_| {
+                panic!(
+                    "stalled: {} of {expected_ids} ids, {anonymous} anonymous",
+                    answered.len()
+                )
+            })
+            .unwrap()
+            .expect("the server is still writing");
+        let v: Value = serde_json::from_str(&line).unwrap();
+        match v["id"].as_u64() {
+            Some(id) => assert!(answered.insert(id), "id {id} answered twice"),
+            None => anonymous += 1,
+        }
+        read += 1;
+        if read.is_multiple_of(512) {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+    let (w, without_id) = writer.await.unwrap();
+    assert_eq!(anonymous, without_id);
+    drop(w);
+    if let Ok(Ok(Some(line))) =
+        tokio::time::timeout(Duration::from_secs(5), reader.next_line()).await
+    {
+        panic!("an extra answer: {line}");
+    }
+    served.await.unwrap().unwrap();
 }

@@ -63,7 +63,7 @@ fn the_markdown_catalog_shows_what_the_model_sees() {
         "requires `hr.cuti.ajukan`; each call waits for a person's approval; destructive."
     ));
     assert!(md.contains("| `hari` | integer | yes | 1..=14 |"), "{md}");
-    assert!(md.contains("| `mulai` | string | yes | format `date` |"));
+    assert!(md.contains("| `mulai` | string | yes | 2000-01-01..=2100-12-31, format `date` |"));
     let json = docs::json(&examples::perpustakaan::tool_set());
     assert_eq!(
         json["tools"][0]["arguments"][1]["type"],

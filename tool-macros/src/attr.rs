@@ -85,6 +85,8 @@ pub struct ArgAttr {
     pub exclusive_max: bool,
     /// The whole `range = ..`, `min = ..` or `max = ..`, for errors about the bounds.
     pub range_tokens: Option<TokenStream>,
+    /// `range = "2024-01-01"..="2030-12-31"`: the first and last day of a date argument.
+    pub dates: Option<(Option<LitStr>, Option<LitStr>)>,
     pub length: Option<(Option<u64>, Option<u64>, Span)>,
     pub pattern: Option<LitStr>,
     pub default: Option<Expr>,
@@ -108,7 +110,7 @@ impl ArgAttr {
     }
 
     pub fn has_range(&self) -> bool {
-        self.min.is_some() || self.max.is_some()
+        self.min.is_some() || self.max.is_some() || self.dates.is_some()
     }
 
     /// Where the first bound's value starts (after `range =`, `min =` or `max =`).
@@ -374,6 +376,27 @@ fn parse_arg_key(
                 cx.error_spanned_by(&expr, "`range` expects a range such as `1..=100`");
                 return Ok(());
             };
+            let date = |e: &Option<Box<Expr>>| match e.as_deref() {
+                Some(Expr::Lit(ExprLit {
+                    lit: Lit::Str(s), ..
+                })) => Some(s.clone()),
+                _ => None,
+            };
+            if date(start).is_some() || date(end).is_some() {
+                // `"2024-01-01"..="2030-12-31"`: a date range, both ends written as dates.
+                let numbers = [start, end]
+                    .iter()
+                    .any(|e| e.is_some() && date(e).is_none());
+                if numbers || matches!(limits, RangeLimits::HalfOpen(_)) && end.is_some() {
+                    cx.error_spanned_by(
+                        &whole,
+                        "a date range gives its first and last day as dates: `range = \"2024-01-01\"..=\"2030-12-31\"`",
+                    );
+                }
+                arg.dates = Some((date(start), date(end)));
+                arg.range_tokens = Some(whole);
+                return Ok(());
+            }
             arg.min = start.as_deref().and_then(|e| num_lit(cx, e));
             arg.max = end.as_deref().and_then(|e| num_lit(cx, e));
             arg.exclusive_max = matches!(limits, RangeLimits::HalfOpen(_)) && end.is_some();

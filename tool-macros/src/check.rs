@@ -205,6 +205,75 @@ pub fn check_description(cx: &mut Ctxt, arg: &Arg) {
 
 // A number the model fills in has bounds, or says why it has none; bounds fit the type, are
 // not empty, and apply to numbers only.
+// A date range bounds a date argument, with real days of the calendar, first not after last.
+fn check_date_range(
+    cx: &mut Ctxt,
+    arg: &Arg,
+    (first, last): &(Option<LitStr>, Option<LitStr>),
+    shape: &Shape,
+) {
+    if matches!(
+        shape,
+        Shape::Number(_) | Shape::String | Shape::Bool | Shape::List
+    ) {
+        cx.error_spanned_by(
+            &arg.attr.range_tokens,
+            format!(
+                "a range of dates applies to a date (`chrono::NaiveDate`), but {} `{}` is not one",
+                arg.what, arg.name
+            ),
+        );
+    }
+    for day in [first, last].into_iter().flatten() {
+        if !is_calendar_date(&day.value()) {
+            cx.error_spanned_by(
+                day,
+                format!(
+                    "`{}` is not a day of the calendar: write it YYYY-MM-DD, such as \"2024-02-29\"",
+                    day.value()
+                ),
+            );
+        }
+    }
+    if let (Some(first), Some(last)) = (first, last)
+        && first.value() > last.value()
+    {
+        cx.error_spanned_by(
+            &arg.attr.range_tokens,
+            format!(
+                "the range is empty: the first day {} is after the last day {}",
+                first.value(),
+                last.value()
+            ),
+        );
+    }
+}
+
+/// `YYYY-MM-DD`, a day that exists (29 February only in leap years): the runtime's rule.
+fn is_calendar_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return false;
+    }
+    let num = |r: std::ops::Range<usize>| s.get(r).and_then(|t| t.parse::<u32>().ok());
+    let digits = b
+        .iter()
+        .enumerate()
+        .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit());
+    let (Some(y), Some(m), Some(d)) = (num(0..4), num(5..7), num(8..10)) else {
+        return false;
+    };
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let days = match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return false,
+    };
+    digits && (1..=days).contains(&d)
+}
+
 pub fn check_bounds(cx: &mut Ctxt, arg: &Arg) {
     let a = &arg.attr;
     let num = number_inside(arg.ty);
@@ -222,6 +291,10 @@ pub fn check_bounds(cx: &mut Ctxt, arg: &Arg) {
         if matches!(shape, Shape::String | Shape::Bool) {
             cx.error_spanned_by(u, "`unbounded` applies to numbers only: remove it");
         }
+    }
+    if let Some(dates) = &a.dates {
+        check_date_range(cx, arg, dates, &shape);
+        return;
     }
     if let Some(n) = num {
         if !a.has_range() && a.unbounded.is_none() {

@@ -25,9 +25,16 @@ fn arguments_table(model: &Tool) -> String {
         .iter()
         .map(|arg| {
             let x = &arg.attr;
+            let day = |d: &Option<syn::LitStr>| d.as_ref().map(syn::LitStr::value);
             let bounds = Bounds {
-                min: x.min.map(|m| m.show()),
-                max: x.max.map(|m| m.show()),
+                min: x
+                    .min
+                    .map(|m| m.show())
+                    .or_else(|| x.dates.as_ref().and_then(|(first, _)| day(first))),
+                max: x
+                    .max
+                    .map(|m| m.show())
+                    .or_else(|| x.dates.as_ref().and_then(|(_, last)| day(last))),
                 exclusive_max: x.exclusive_max,
                 min_length: x.length.and_then(|(lo, _, _)| lo),
                 max_length: x.length.and_then(|(_, hi, _)| hi),

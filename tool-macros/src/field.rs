@@ -72,7 +72,15 @@ pub fn field(rt: &TokenStream, arg: &Arg) -> TokenStream {
     if let Some(p) = &a.pattern {
         spec.push(quote!(pattern: ::core::option::Option::Some(#p),));
     }
-    let numeric = a.has_range() || a.unbounded.is_some();
+    if let Some((first, last)) = &a.dates {
+        let day = |d: &Option<syn::LitStr>| match d {
+            Some(d) => quote!(::core::option::Option::Some(#d)),
+            None => quote!(::core::option::Option::None),
+        };
+        let (first, last) = (day(first), day(last));
+        spec.push(quote!(first_day: #first, last_day: #last,));
+    }
+    let numeric = (a.min.is_some() || a.max.is_some()) || a.unbounded.is_some();
     let tspan = ty.span();
     let schema = if numeric {
         quote_spanned!(tspan=> #rt::__private::ranged::<#ty>)
@@ -173,7 +181,10 @@ pub fn assertions(rt: &TokenStream, arg: &Arg) -> TokenStream {
     {
         out.extend(quote_spanned!(p.span()=> let _ = #rt::__private::assert_pattern::<#ty>;));
     }
-    if a.has_range() && crate::ast::number_inside(ty).is_none() {
+    if a.dates.is_some() {
+        let span = a.bound_span().unwrap_or_else(|| ty.span());
+        out.extend(quote_spanned!(span=> let _ = #rt::__private::assert_date::<#ty>;));
+    } else if a.has_range() && crate::ast::number_inside(ty).is_none() {
         let span = a.bound_span().unwrap_or_else(|| ty.span());
         let min = num(rt, a.min, false);
         let max = num(rt, a.max, false);

@@ -42,14 +42,7 @@ struct State {
 /// (keys sorted, so a client that reorders them is not refused). A state replayed by another
 /// user, for another tool or other arguments fails verification.
 fn binding(caller: &Caller, request: &CallToolRequestParams) -> Vec<u8> {
-    let who = match &caller.principal {
-        Some(p) => format!(
-            "iss:{}\0sub:{}",
-            p.issuer.as_deref().unwrap_or(""),
-            p.subject
-        ),
-        None => caller.key(),
-    };
+    let who = caller.key();
     let arguments = request
         .arguments
         .as_ref()

@@ -7,7 +7,7 @@ use rmcp::RoleServer;
 use rmcp::model::{CallToolRequestParams, CallToolResponse, ErrorCode, ErrorData};
 use rmcp::service::RequestContext;
 use serde_json::{Value, json};
-use tool_runtime::{CallOutput, Context, Tool, ToolError, ToolSet};
+use tool_runtime::{CallOutput, Context, Holder, Tool, ToolError, ToolSet};
 
 use crate::approval;
 use crate::export::{error_result, success};
@@ -20,7 +20,15 @@ impl McpServer {
         mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let (caller, cx) = self.context_for(&context).await?;
+        let (caller, mut cx) = self.context_for(&context).await?;
+        // Calls held for approval are the caller's, and wait as long as an approval may take
+        // (unless the host's context says otherwise).
+        if cx.get::<Holder>().is_none() {
+            cx.insert(Holder {
+                owner: caller.key(),
+                ttl: Some(self.limits.approval_timeout),
+            });
+        }
         // 2026-07-28 requests carry their version; they have no session to wait on.
         let stateless = context
             .protocol_version()
@@ -82,7 +90,7 @@ impl McpServer {
                     .is_some_and(|c| c.elicitation.is_some());
                 match self.mrtr() {
                     Some(mrtr) => {
-                        approval::hold(&tools, pending, &caller, &request, can_elicit, mrtr).await
+                        approval::hold(&tools, *pending, &caller, &request, can_elicit, mrtr).await
                     }
                     None => {
                         let _ = tools.reject(&pending.ticket).await;
@@ -93,7 +101,7 @@ impl McpServer {
                 }
             }
             Ok(Err(ToolError::ApprovalRequired(pending))) => {
-                let asked = approval::ask(&tools, tool, pending, &cx, &context.peer, &self.limits);
+                let asked = approval::ask(&tools, tool, *pending, &cx, &context.peer, &self.limits);
                 Ok(Box::pin(asked).await.into())
             }
             Ok(Err(e)) => refuse(e),

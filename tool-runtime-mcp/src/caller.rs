@@ -20,14 +20,24 @@ pub struct Caller {
 }
 
 impl Caller {
-    /// What limits a caller's share of the server: the principal's subject, else the peer's
+    /// Who the caller is for the server's shares (calls, connections, sessions, held approvals)
+    /// and for binding an approval's state: the principal (issuer and subject), else the peer's
     /// address, else one shared key (stdio: the process serves one user).
-    pub(crate) fn key(&self) -> String {
-        match (&self.principal, &self.peer) {
-            (Some(p), _) => format!("sub:{}", p.subject),
-            (None, Some(addr)) => format!("ip:{}", addr.ip()),
-            (None, None) => "local".into(),
-        }
+    pub fn key(&self) -> String {
+        owner_key(self.principal.as_ref(), self.peer)
+    }
+}
+
+/// [`Caller::key`] from its parts.
+pub(crate) fn owner_key(principal: Option<&Principal>, peer: Option<SocketAddr>) -> String {
+    match (principal, peer) {
+        // The issuer and subject as a JSON array: unambiguous whatever they contain.
+        (Some(p), _) => format!(
+            "principal:{}",
+            serde_json::json!([p.issuer.as_deref().unwrap_or(""), p.subject])
+        ),
+        (None, Some(addr)) => format!("ip:{}", addr.ip()),
+        (None, None) => "local".into(),
     }
 }
 

@@ -41,6 +41,9 @@ pub const MAX_IN_FLIGHT: usize = 256;
 const WRITE_QUEUE: usize = 64;
 /// JSON-RPC nesting serde_json accepts.
 const MAX_NESTING: usize = 127;
+/// JSON values in one line, at most: memory to parse a line grows with them, not with its bytes
+/// (a 4 MB line of `{},` is 1.3 million values).
+pub const MAX_VALUES: usize = 100_000;
 /// The requests a client sends a tools server, by method.
 const STANDARD_METHODS: &[&str] = &[
     "initialize",
@@ -103,6 +106,11 @@ pub(crate) struct StdioTransport<R> {
     permit: Option<OwnedSemaphorePermit>,
     in_flight: Arc<Mutex<InFlight>>,
     out: Option<mpsc::Sender<Outgoing>>,
+    /// This transport's own answers (to lines it does not pass on), waiting for the writer. They
+    /// are handed over at the start of the next `receive`, with a reserved place in the writer's
+    /// queue: rmcp polls `receive` inside a `select!` and may drop it at any await, and an answer
+    /// kept here is never lost to that.
+    backlog: std::collections::VecDeque<Outgoing>,
 }
 
 /// The key of a request id: its JSON text (`1` and `"1"` differ).
@@ -139,6 +147,7 @@ impl<R: AsyncRead + Unpin + Send> StdioTransport<R> {
             permit: None,
             in_flight,
             out: Some(tx),
+            backlog: std::collections::VecDeque::new(),
         };
         (transport, writer)
     }
@@ -167,8 +176,9 @@ impl<R: AsyncRead + Unpin + Send> StdioTransport<R> {
         }
     }
 
-    /// Queues an answer of this transport's own to a line it will not pass on.
-    async fn answer(&mut self, response: Value, permit: OwnedSemaphorePermit) {
+    /// Queues an answer of this transport's own to a line it will not pass on. It takes no await:
+    /// the answer waits in the backlog until `receive` hands it to the writer.
+    fn answer(&mut self, response: Value, permit: OwnedSemaphorePermit) {
         let id = response["id"].clone();
         let mut key = (!id.is_null()).then(|| id.to_string());
         if let Some(k) = &key {
@@ -180,10 +190,21 @@ impl<R: AsyncRead + Unpin + Send> StdioTransport<R> {
                 in_flight.admit(k.clone(), id, permit, true);
             }
         }
-        if let Some(out) = &self.out {
-            let line = response.to_string().into_bytes();
-            let _ = out.send(Outgoing { line, answers: key }).await;
+        let line = response.to_string().into_bytes();
+        self.backlog.push_back(Outgoing { line, answers: key });
+    }
+
+    /// Hands the backlog to the writer, one reserved place at a time. Cancel-safe: an answer
+    /// leaves the backlog only together with its place in the queue.
+    async fn flush_backlog(&mut self) -> Option<()> {
+        while !self.backlog.is_empty() {
+            let out = self.out.as_ref()?;
+            let place = out.reserve().await.ok()?;
+            if let Some(answer) = self.backlog.pop_front() {
+                place.send(answer);
+            }
         }
+        Some(())
     }
 }
 
@@ -259,26 +280,28 @@ impl<'de> serde::de::Visitor<'de> for CallLine {
     }
 }
 
-/// A client's answer that gives a key twice approves nothing: which value was meant cannot be
-/// known. An answer to an elicitation becomes an error answer; a `tools/call` that carries
-/// answers (`inputResponses`, 2026-07-28) is refused as an invalid request.
+/// A line that gives a key twice is refused before it is acted on: which value was meant cannot
+/// be known, and another reader (a proxy, a log) may have read the other one. Keys are compared
+/// as read (escapes decoded), on every answer a client gives the server and every `tools/call`.
+/// An answer to an elicitation becomes an error answer, a `tools/call` an invalid request.
 fn ambiguous_answer(
     message: RxJsonRpcMessage<RoleServer>,
     line: &[u8],
 ) -> Result<RxJsonRpcMessage<RoleServer>, Option<Value>> {
+    let read = match &message {
+        JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_) => true,
+        JsonRpcMessage::Request(r) => matches!(r.request, ClientRequest::CallToolRequest(_)),
+        JsonRpcMessage::Notification(_) => false,
+    };
+    if !read || !tool_runtime::json::has_duplicate_keys(line) {
+        return Ok(message);
+    }
     match message {
-        JsonRpcMessage::Response(r) if tool_runtime::json::has_duplicate_keys(line) => {
-            Ok(JsonRpcMessage::error(
-                rmcp::model::ErrorData::invalid_request(
-                    "the answer gives a key more than once",
-                    None,
-                ),
-                Some(r.id),
-            ))
-        }
-        JsonRpcMessage::Request(r)
-            if carries_answers(line) && tool_runtime::json::has_duplicate_keys(line) =>
-        {
+        JsonRpcMessage::Response(r) => Ok(JsonRpcMessage::error(
+            rmcp::model::ErrorData::invalid_request("the answer gives a key more than once", None),
+            Some(r.id),
+        )),
+        JsonRpcMessage::Request(r) => {
             let id = serde_json::to_value(&r.id).unwrap_or(Value::Null);
             Err(Some(error(
                 id,
@@ -286,13 +309,9 @@ fn ambiguous_answer(
                 "invalid request: a key is given more than once",
             )))
         }
-        other => Ok(other),
+        // A client's error answer that gives a key twice: nothing to answer.
+        _ => Err(None),
     }
-}
-
-/// Whether a request line carries answers to input requests (`inputResponses`).
-pub(crate) fn carries_answers(line: &[u8]) -> bool {
-    line.windows(16).any(|w| w == b"\"inputResponses\"")
 }
 
 /// What to do with a line rmcp's message type does not take: the error it is answered with, or
@@ -370,6 +389,8 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for StdioTrans
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
+            // Our own answers first: each holds a place of the read-ahead until it is written.
+            self.flush_backlog().await?;
             // Backpressure: no new line is read while `max_in_flight` requests are unanswered.
             let permit = match self.permit.take() {
                 Some(p) => p,
@@ -394,6 +415,12 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for StdioTrans
                     )))
                 } else if text.iter().all(u8::is_ascii_whitespace) {
                     Err(None)
+                } else if tool_runtime::json::shape(text).values > MAX_VALUES {
+                    Err(Some(error(
+                        scan_id(text).unwrap_or(Value::Null),
+                        -32600,
+                        &format!("request too large: more than {MAX_VALUES} JSON values"),
+                    )))
                 } else {
                     read_message(text)
                         .map_err(|e| refusal(text, &e))
@@ -404,7 +431,7 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for StdioTrans
             let message = match read {
                 Ok(m) => m,
                 Err(Some(response)) => {
-                    self.answer(response, permit).await;
+                    self.answer(response, permit);
                     continue;
                 }
                 Err(None) => continue,
@@ -420,7 +447,7 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for StdioTrans
                         -32602,
                         "invalid params: they do not fit this method (for `tools/call`, `arguments` must be an object)",
                     );
-                    self.answer(e, permit).await;
+                    self.answer(e, permit);
                     continue;
                 }
                 JsonRpcMessage::Request(r) => {
@@ -449,15 +476,10 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for StdioTrans
                             -32600,
                             "invalid request: a request with this id is still in flight",
                         );
-                        if let Some(out) = &self.out {
-                            let line = e.to_string().into_bytes();
-                            let _ = out
-                                .send(Outgoing {
-                                    line,
-                                    answers: None,
-                                })
-                                .await;
-                        }
+                        self.backlog.push_back(Outgoing {
+                            line: e.to_string().into_bytes(),
+                            answers: None,
+                        });
                         continue;
                     }
                 }
@@ -490,6 +512,9 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for StdioTrans
                 .collect()
         };
         if let Some(out) = self.out.take() {
+            for answer in std::mem::take(&mut self.backlog) {
+                let _ = out.send(answer).await;
+            }
             for (key, id) in unanswered {
                 let e = error(
                     id,

@@ -31,16 +31,22 @@ use std::time::Duration;
 pub use deadpool_postgres;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 pub use tokio_postgres;
+use tool_runtime::approval::unix_now;
 use tool_runtime::{ApprovalStore, BoxFuture, PendingCall, StoreError};
 
-/// Held calls in a PostgreSQL table (`tool_runtime_held_calls`), for replicas behind a load
+/// Held calls in a PostgreSQL table (`tool_runtime_pending_calls`), for replicas behind a load
 /// balancer. `take` is one `DELETE … RETURNING`, so however many replicas take one ticket at
 /// once, one gets the call. A connection broken by a restart of the database is replaced by
 /// the pool; a statement cut off by a broken connection is not retried: a `take` is never
-/// repeated, so a call runs at most once.
+/// repeated, so a call runs at most once. Bounded: a call waits at most
+/// [`max_age`](Self::with_max_age) (a day by default) or until its own expiry, and one owner has
+/// at most [`per_owner`](Self::with_per_owner) calls waiting (100 by default; holding one more
+/// forgets that owner's oldest). Each `hold` forgets what expired.
 #[derive(Clone)]
 pub struct PostgresApprovals {
     pool: Pool,
+    max_age: Duration,
+    per_owner: usize,
 }
 
 impl std::fmt::Debug for PostgresApprovals {
@@ -49,22 +55,39 @@ impl std::fmt::Debug for PostgresApprovals {
     }
 }
 
-/// Two replicas creating the table at once: one wins, the other sees it exists.
+/// Two replicas creating the table at once: one wins, the other sees it exists. Times are
+/// seconds since the Unix epoch, from the replica that holds the call.
 const CREATE: &str = "
     BEGIN;
     SELECT pg_advisory_xact_lock(7325001);
-    CREATE TABLE IF NOT EXISTS tool_runtime_held_calls (
-        ticket    text PRIMARY KEY,
-        tool      text NOT NULL,
-        arguments jsonb NOT NULL,
-        held_at   timestamptz NOT NULL DEFAULT now()
+    CREATE TABLE IF NOT EXISTS tool_runtime_pending_calls (
+        seq        bigserial,
+        ticket     text PRIMARY KEY,
+        tool       text NOT NULL,
+        arguments  jsonb NOT NULL,
+        owner      text,
+        held_at    bigint NOT NULL,
+        expires_at bigint NOT NULL
     );
+    CREATE INDEX IF NOT EXISTS tool_runtime_pending_calls_owner
+        ON tool_runtime_pending_calls (owner, seq);
+    CREATE INDEX IF NOT EXISTS tool_runtime_pending_calls_expiry
+        ON tool_runtime_pending_calls (expires_at);
     COMMIT;";
+
+/// Seconds as PostgreSQL's `bigint`.
+fn secs(s: u64) -> i64 {
+    i64::try_from(s).unwrap_or(i64::MAX)
+}
 
 impl PostgresApprovals {
     /// A store on the application's pool; creates the table if needed.
     pub async fn new(pool: Pool) -> Result<Self, StoreError> {
-        let store = PostgresApprovals { pool };
+        let store = PostgresApprovals {
+            pool,
+            max_age: Duration::from_secs(24 * 3600),
+            per_owner: 100,
+        };
         store
             .client()
             .await?
@@ -94,6 +117,29 @@ impl PostgresApprovals {
         Self::new(pool).await
     }
 
+    /// The store keeping no call longer than `max_age`.
+    pub fn with_max_age(mut self, max_age: Duration) -> Self {
+        self.max_age = max_age;
+        self
+    }
+
+    /// The store keeping at most `per_owner` calls (at least one) of one owner.
+    pub fn with_per_owner(mut self, per_owner: usize) -> Self {
+        self.per_owner = per_owner.max(1);
+        self
+    }
+
+    /// How many calls are held (expired ones included until the next `hold`).
+    pub async fn held(&self) -> Result<u64, StoreError> {
+        let row = self
+            .client()
+            .await?
+            .query_one("SELECT count(*) FROM tool_runtime_pending_calls", &[])
+            .await
+            .map_err(StoreError::from_source)?;
+        Ok(row.get::<_, i64>(0).unsigned_abs())
+    }
+
     async fn client(&self) -> Result<deadpool_postgres::Object, StoreError> {
         self.pool.get().await.map_err(StoreError::from_source)
     }
@@ -103,8 +149,8 @@ impl PostgresApprovals {
         self.client()
             .await?
             .execute(
-                "DELETE FROM tool_runtime_held_calls WHERE held_at < now() - make_interval(secs => $1)",
-                &[&age.as_secs_f64()],
+                "DELETE FROM tool_runtime_pending_calls WHERE held_at < $1",
+                &[&secs(unix_now()).saturating_sub(secs(age.as_secs()))],
             )
             .await
             .map_err(StoreError::from_source)
@@ -114,15 +160,40 @@ impl PostgresApprovals {
 impl ApprovalStore for PostgresApprovals {
     fn hold(&self, call: PendingCall) -> BoxFuture<'_, Result<(), StoreError>> {
         Box::pin(async move {
-            self.client()
-                .await?
-                .execute(
-                    "INSERT INTO tool_runtime_held_calls (ticket, tool, arguments) VALUES ($1, $2, $3::text::jsonb)",
-                    &[&call.ticket, &call.tool, &call.arguments.to_string()],
+            let now = unix_now();
+            let expires = call
+                .expires_at
+                .unwrap_or(u64::MAX)
+                .min(now.saturating_add(self.max_age.as_secs()));
+            let mut client = self.client().await?;
+            let tx = client
+                .transaction()
+                .await
+                .map_err(StoreError::from_source)?;
+            tx.execute(
+                "INSERT INTO tool_runtime_pending_calls (ticket, tool, arguments, owner, held_at, expires_at)
+                 VALUES ($1, $2, $3::text::jsonb, $4, $5, $6)",
+                &[&call.ticket, &call.tool, &call.arguments.to_string(), &call.owner, &secs(now), &secs(expires)],
+            )
+            .await
+            .map_err(StoreError::from_source)?;
+            tx.execute(
+                "DELETE FROM tool_runtime_pending_calls WHERE expires_at <= $1",
+                &[&secs(now)],
+            )
+            .await
+            .map_err(StoreError::from_source)?;
+            if call.owner.is_some() {
+                tx.execute(
+                    "DELETE FROM tool_runtime_pending_calls WHERE owner = $1 AND ticket NOT IN (
+                         SELECT ticket FROM tool_runtime_pending_calls WHERE owner = $1
+                         ORDER BY seq DESC LIMIT $2)",
+                    &[&call.owner, &secs(self.per_owner as u64)],
                 )
                 .await
-                .map(drop)
-                .map_err(StoreError::from_source)
+                .map_err(StoreError::from_source)?;
+            }
+            tx.commit().await.map_err(StoreError::from_source)
         })
     }
 
@@ -135,18 +206,24 @@ impl ApprovalStore for PostgresApprovals {
                 .client()
                 .await?
                 .query_opt(
-                    "DELETE FROM tool_runtime_held_calls WHERE ticket = $1 RETURNING tool, arguments::text",
+                    "DELETE FROM tool_runtime_pending_calls WHERE ticket = $1
+                     RETURNING tool, arguments::text, owner, expires_at",
                     &[&ticket],
                 )
                 .await
                 .map_err(StoreError::from_source)?;
-            row.map(|r| {
-                let arguments: String = r.get(1);
-                let arguments =
-                    serde_json::from_str(&arguments).map_err(StoreError::from_source)?;
-                Ok(PendingCall::new(ticket, r.get::<_, String>(0), arguments))
-            })
-            .transpose()
+            let Some(r) = row else { return Ok(None) };
+            let expires: i64 = r.get(3);
+            if expires <= secs(unix_now()) {
+                return Ok(None);
+            }
+            let arguments: String = r.get(1);
+            let arguments = serde_json::from_str(&arguments).map_err(StoreError::from_source)?;
+            Ok(Some(
+                PendingCall::new(ticket, r.get::<_, String>(0), arguments)
+                    .with_owner(r.get(2))
+                    .with_expiry(u64::try_from(expires).ok()),
+            ))
         })
     }
 }

@@ -26,22 +26,34 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, params};
+use tool_runtime::approval::unix_now;
 use tool_runtime::{ApprovalStore, BoxFuture, PendingCall, StoreError};
 
-/// Held calls in a table of a SQLite file (`tool_runtime_held_calls`), shared by every process
+/// Held calls in a table of a SQLite file (`tool_runtime_pending_calls`), shared by every process
 /// that opens the same file. `take` is one `DELETE … RETURNING`: two processes taking the same
-/// ticket at once get it once between them.
+/// ticket at once get it once between them. Bounded: a call waits at most
+/// [`max_age`](Self::with_max_age) (a day by default) or until its own expiry, and one owner has
+/// at most [`per_owner`](Self::with_per_owner) calls waiting (100 by default; holding one more
+/// forgets that owner's oldest). Each `hold` forgets what expired.
 #[derive(Clone, Debug)]
 pub struct SqliteApprovals {
     db: Arc<Mutex<Connection>>,
+    max_age: Duration,
+    per_owner: usize,
 }
 
-const CREATE: &str = "CREATE TABLE IF NOT EXISTS tool_runtime_held_calls (
-    ticket    TEXT PRIMARY KEY,
-    tool      TEXT NOT NULL,
-    arguments TEXT NOT NULL,
-    held_at   INTEGER NOT NULL DEFAULT (unixepoch())
-);";
+const CREATE: &str = "CREATE TABLE IF NOT EXISTS tool_runtime_pending_calls (
+    ticket     TEXT PRIMARY KEY,
+    tool       TEXT NOT NULL,
+    arguments  TEXT NOT NULL,
+    owner      TEXT,
+    held_at    INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS tool_runtime_pending_calls_owner
+    ON tool_runtime_pending_calls (owner, held_at);
+CREATE INDEX IF NOT EXISTS tool_runtime_pending_calls_expiry
+    ON tool_runtime_pending_calls (expires_at);";
 
 impl SqliteApprovals {
     /// Opens (or creates) the file and the table, in WAL mode, waiting up to 5 s for a lock
@@ -61,7 +73,33 @@ impl SqliteApprovals {
         db.execute_batch(CREATE).map_err(StoreError::from_source)?;
         Ok(SqliteApprovals {
             db: Arc::new(Mutex::new(db)),
+            max_age: Duration::from_secs(24 * 3600),
+            per_owner: 100,
         })
+    }
+
+    /// The store keeping no call longer than `max_age`.
+    pub fn with_max_age(mut self, max_age: Duration) -> Self {
+        self.max_age = max_age;
+        self
+    }
+
+    /// The store keeping at most `per_owner` calls (at least one) of one owner.
+    pub fn with_per_owner(mut self, per_owner: usize) -> Self {
+        self.per_owner = per_owner.max(1);
+        self
+    }
+
+    /// How many calls are held (expired ones included until the next `hold`).
+    pub async fn held(&self) -> Result<u64, StoreError> {
+        self.with_db(|db| {
+            db.query_row("SELECT count(*) FROM tool_runtime_pending_calls", [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .map(|n| n.unsigned_abs())
+            .map_err(StoreError::from_source)
+        })
+        .await
     }
 
     /// Runs `f` on the connection on a blocking thread.
@@ -77,11 +115,11 @@ impl SqliteApprovals {
 
     /// Forgets calls held longer than `age` (nobody came back for them); returns how many.
     pub async fn forget_older_than(&self, age: Duration) -> Result<usize, StoreError> {
-        let secs = i64::try_from(age.as_secs()).unwrap_or(i64::MAX);
+        let before = secs(unix_now()).saturating_sub(secs(age.as_secs()));
         self.with_db(move |db| {
             db.execute(
-                "DELETE FROM tool_runtime_held_calls WHERE held_at < unixepoch() - ?1",
-                params![secs],
+                "DELETE FROM tool_runtime_pending_calls WHERE held_at < ?1",
+                params![before],
             )
             .map_err(StoreError::from_source)
         })
@@ -89,15 +127,42 @@ impl SqliteApprovals {
     }
 }
 
+/// Seconds as SQLite's integer.
+fn secs(s: u64) -> i64 {
+    i64::try_from(s).unwrap_or(i64::MAX)
+}
+
 impl ApprovalStore for SqliteApprovals {
     fn hold(&self, call: PendingCall) -> BoxFuture<'_, Result<(), StoreError>> {
+        let now = unix_now();
+        let expires = call
+            .expires_at
+            .unwrap_or(u64::MAX)
+            .min(now.saturating_add(self.max_age.as_secs()));
+        let per_owner = secs(self.per_owner as u64);
         Box::pin(self.with_db(move |db| {
-            db.execute(
-                "INSERT INTO tool_runtime_held_calls (ticket, tool, arguments) VALUES (?1, ?2, ?3)",
-                params![call.ticket, call.tool, call.arguments.to_string()],
-            )
-            .map(drop)
-            .map_err(StoreError::from_source)
+            let go = || -> rusqlite::Result<()> {
+                let tx = db.unchecked_transaction()?;
+                tx.execute(
+                    "INSERT INTO tool_runtime_pending_calls (ticket, tool, arguments, owner, held_at, expires_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    params![call.ticket, call.tool, call.arguments.to_string(), call.owner, secs(now), secs(expires)],
+                )?;
+                tx.execute(
+                    "DELETE FROM tool_runtime_pending_calls WHERE expires_at <= ?1",
+                    params![secs(now)],
+                )?;
+                if call.owner.is_some() {
+                    tx.execute(
+                        "DELETE FROM tool_runtime_pending_calls WHERE owner = ?1 AND ticket NOT IN (
+                             SELECT ticket FROM tool_runtime_pending_calls WHERE owner = ?1
+                             ORDER BY held_at DESC, rowid DESC LIMIT ?2)",
+                        params![call.owner, per_owner],
+                    )?;
+                }
+                tx.commit()
+            };
+            go().map_err(StoreError::from_source)
         }))
     }
 
@@ -107,19 +172,29 @@ impl ApprovalStore for SqliteApprovals {
     ) -> BoxFuture<'a, Result<Option<PendingCall>, StoreError>> {
         let ticket = ticket.to_owned();
         Box::pin(self.with_db(move |db| {
-            let row: Option<(String, String)> = db
+            type Row = (String, String, Option<String>, i64);
+            let row: Option<Row> = db
                 .query_row(
-                    "DELETE FROM tool_runtime_held_calls WHERE ticket = ?1 RETURNING tool, arguments",
+                    "DELETE FROM tool_runtime_pending_calls WHERE ticket = ?1
+                     RETURNING tool, arguments, owner, expires_at",
                     params![ticket],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
                 )
                 .optional()
                 .map_err(StoreError::from_source)?;
-            row.map(|(tool, arguments)| {
-                let arguments = serde_json::from_str(&arguments).map_err(StoreError::from_source)?;
-                Ok(PendingCall::new(ticket, tool, arguments))
-            })
-            .transpose()
+            match row {
+                Some((_, _, _, expires)) if expires <= secs(unix_now()) => Ok(None),
+                Some((tool, arguments, owner, expires)) => {
+                    let arguments =
+                        serde_json::from_str(&arguments).map_err(StoreError::from_source)?;
+                    Ok(Some(
+                        PendingCall::new(ticket, tool, arguments)
+                            .with_owner(owner)
+                            .with_expiry(u64::try_from(expires).ok()),
+                    ))
+                }
+                None => Ok(None),
+            }
         }))
     }
 }
@@ -153,8 +228,43 @@ mod tests {
         for t in takers {
             got.extend(t.await.unwrap());
         }
-        assert_eq!(got, vec![call]);
+        assert_eq!(got.len(), 1);
+        assert_eq!(
+            (&got[0].ticket, &got[0].arguments),
+            (&call.ticket, &call.arguments)
+        );
         assert_eq!(store.forget_older_than(Duration::ZERO).await.unwrap(), 0);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn one_owner_cannot_grow_the_table_and_expired_calls_are_forgotten() {
+        let path = std::env::temp_dir().join(format!("held-owner-{}.sqlite", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let store = SqliteApprovals::open(&path).unwrap().with_per_owner(5);
+        for n in 0..50 {
+            let call = PendingCall::new(format!("m{n}"), "book", serde_json::json!({"n": n}))
+                .with_owner(Some("sub:mallory".into()));
+            store.hold(call).await.unwrap();
+        }
+        let sari = PendingCall::new("s1", "book", serde_json::json!({}))
+            .with_owner(Some("sub:sari".into()));
+        store.hold(sari).await.unwrap();
+        assert_eq!(
+            store.held().await.unwrap(),
+            6,
+            "mallory's newest five, and sari's"
+        );
+        assert!(store.take("m49").await.unwrap().is_some());
+        assert!(
+            store.take("m0").await.unwrap().is_none(),
+            "the oldest were forgotten"
+        );
+        assert!(store.take("s1").await.unwrap().is_some());
+        // A call past its own expiry is not handed out, and the next hold forgets it.
+        let old = PendingCall::new("x1", "book", serde_json::json!({})).with_expiry(Some(1));
+        store.hold(old).await.unwrap();
+        assert!(store.take("x1").await.unwrap().is_none());
         let _ = std::fs::remove_file(&path);
     }
 }

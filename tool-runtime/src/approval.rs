@@ -20,7 +20,7 @@ use std::collections::{HashMap, VecDeque};
 use std::error::Error;
 use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -43,18 +43,64 @@ pub struct PendingCall {
     pub tool: String,
     /// The arguments as validated, with defaults filled in: what will run.
     pub arguments: Value,
+    /// Who asked for it, when the host said ([`Holder`]): a store keeps at most so many calls of
+    /// one owner, so one caller cannot fill it for everyone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+    /// When it stops waiting, in seconds since the Unix epoch, when the host gave a time to live
+    /// ([`Holder`]); a store hands out nothing past it and forgets it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<u64>,
 }
 
 impl PendingCall {
     /// A pending call of `tool` with these arguments, held under `ticket` (for stores that read
-    /// one back).
+    /// one back), with no owner and no expiry of its own.
     pub fn new(ticket: impl Into<String>, tool: impl Into<String>, arguments: Value) -> Self {
         PendingCall {
             ticket: ticket.into(),
             tool: tool.into(),
             arguments,
+            owner: None,
+            expires_at: None,
         }
     }
+
+    /// The same call, owned by `owner`.
+    pub fn with_owner(mut self, owner: Option<String>) -> Self {
+        self.owner = owner;
+        self
+    }
+
+    /// The same call, waiting until `expires_at` (seconds since the Unix epoch).
+    pub fn with_expiry(mut self, expires_at: Option<u64>) -> Self {
+        self.expires_at = expires_at;
+        self
+    }
+
+    /// Whether its time to live is over at `now` (seconds since the Unix epoch).
+    pub fn expired_at(&self, now: u64) -> bool {
+        self.expires_at.is_some_and(|at| at <= now)
+    }
+}
+
+/// Who a call is held for, and for how long: a value the host puts in a call's
+/// [`Context`](crate::Context) (the MCP server puts the caller and its approval timeout there).
+/// A call held without one has no owner, and waits as long as its store keeps calls.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Holder {
+    /// The caller the call is held for (a principal, or an address): stores bound how many
+    /// calls one owner has waiting.
+    pub owner: String,
+    /// How long the call may wait for a person.
+    pub ttl: Option<Duration>,
+}
+
+/// Seconds since the Unix epoch, now.
+pub fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 impl fmt::Display for PendingCall {
@@ -80,11 +126,20 @@ impl StoreError {
         }
     }
 
-    /// A failure caused by `source` (its `Display` is the message).
+    /// A failure caused by `source`; the message is its `Display` and those of its own causes.
     pub fn from_source(source: impl Into<Box<dyn Error + Send + Sync>>) -> Self {
         let source = source.into();
+        let mut message = source.to_string();
+        let mut cause = source.source();
+        while let Some(c) = cause {
+            let text = c.to_string();
+            if !message.contains(&text) {
+                message = format!("{message}: {text}");
+            }
+            cause = c.source();
+        }
         StoreError {
-            message: source.to_string(),
+            message,
             source: Some(source),
         }
     }
@@ -130,13 +185,15 @@ pub trait ApprovalStore: Send + Sync {
 }
 
 /// Held calls in this process's memory, bounded: at most [`MemoryApprovals::CAPACITY`] calls
-/// (when full, holding one more forgets the oldest) and none older than a day. A call forgotten
-/// either way is answered as no longer waiting; nothing runs.
+/// (when full, holding one more forgets the oldest), at most [`MemoryApprovals::PER_OWNER`] of
+/// one owner (holding one more forgets that owner's oldest), none older than a day or past its
+/// own expiry. A call forgotten any way is answered as no longer waiting; nothing runs.
 #[derive(Debug)]
 pub struct MemoryApprovals {
     held: Mutex<Held>,
     capacity: usize,
     max_age: Duration,
+    per_owner: usize,
 }
 
 #[derive(Debug, Default)]
@@ -144,6 +201,8 @@ struct Held {
     by_ticket: HashMap<String, (PendingCall, Instant)>,
     /// Tickets in the order they were held (some already taken), oldest first.
     order: VecDeque<(Instant, String)>,
+    /// The tickets of each owner, oldest first (some already taken).
+    by_owner: HashMap<String, VecDeque<String>>,
 }
 
 impl Default for MemoryApprovals {
@@ -155,6 +214,8 @@ impl Default for MemoryApprovals {
 impl MemoryApprovals {
     /// How many calls the default store keeps.
     pub const CAPACITY: usize = 10_000;
+    /// How many calls of one owner the default store keeps.
+    pub const PER_OWNER: usize = 100;
 
     /// An empty store with the default bounds.
     pub fn new() -> Self {
@@ -170,13 +231,21 @@ impl MemoryApprovals {
             .clone()
     }
 
-    /// An empty store keeping at most `capacity` calls (at least one), none older than `max_age`.
+    /// An empty store keeping at most `capacity` calls (at least one), none older than `max_age`,
+    /// and at most [`PER_OWNER`](Self::PER_OWNER) of one owner.
     pub fn bounded(capacity: usize, max_age: Duration) -> Self {
         MemoryApprovals {
             held: Mutex::default(),
             capacity: capacity.max(1),
             max_age,
+            per_owner: Self::PER_OWNER,
         }
+    }
+
+    /// The store keeping at most `per_owner` calls (at least one) of one owner.
+    pub fn per_owner(mut self, per_owner: usize) -> Self {
+        self.per_owner = per_owner.max(1);
+        self
     }
 
     /// How many calls are waiting.
@@ -217,13 +286,52 @@ impl Held {
     }
 }
 
+impl Held {
+    /// Forgets the oldest calls of `owner` until fewer than `room` remain.
+    fn make_room_for(&mut self, owner: &str, room: usize) {
+        let Some(tickets) = self.by_owner.get_mut(owner) else {
+            return;
+        };
+        let by_ticket = &mut self.by_ticket;
+        tickets.retain(|t| by_ticket.contains_key(t));
+        while tickets.len() >= room {
+            if let Some(oldest) = tickets.pop_front() {
+                by_ticket.remove(&oldest);
+            }
+        }
+    }
+}
+
 impl ApprovalStore for MemoryApprovals {
     fn hold(&self, call: PendingCall) -> BoxFuture<'_, Result<(), StoreError>> {
         let mut held = self.lock();
         let now = Instant::now();
         held.sweep(now, self.max_age, self.capacity);
+        if let Some(owner) = &call.owner {
+            held.make_room_for(owner, self.per_owner);
+            held.by_owner
+                .entry(owner.clone())
+                .or_default()
+                .push_back(call.ticket.clone());
+        }
         held.order.push_back((now, call.ticket.clone()));
         held.by_ticket.insert(call.ticket.clone(), (call, now));
+        if held.by_owner.len() > 2 * self.capacity {
+            let by_ticket = &held.by_ticket;
+            let live: std::collections::HashSet<&str> = by_ticket
+                .values()
+                .filter_map(|(c, _)| c.owner.as_deref())
+                .collect();
+            let stale: Vec<String> = held
+                .by_owner
+                .keys()
+                .filter(|o| !live.contains(o.as_str()))
+                .cloned()
+                .collect();
+            for owner in stale {
+                held.by_owner.remove(&owner);
+            }
+        }
         Box::pin(std::future::ready(Ok(())))
     }
 
@@ -231,11 +339,12 @@ impl ApprovalStore for MemoryApprovals {
         &'a self,
         ticket: &'a str,
     ) -> BoxFuture<'a, Result<Option<PendingCall>, StoreError>> {
+        let now = unix_now();
         let taken = self
             .lock()
             .by_ticket
             .remove(ticket)
-            .filter(|(_, at)| at.elapsed() < self.max_age)
+            .filter(|(call, at)| at.elapsed() < self.max_age && !call.expired_at(now))
             .map(|(call, _)| call);
         Box::pin(std::future::ready(Ok(taken)))
     }
@@ -290,6 +399,32 @@ mod tests {
         pollster::block_on(store.hold(call.clone())).unwrap();
         assert_eq!(pollster::block_on(store.take(&ticket)).unwrap(), Some(call));
         assert_eq!(pollster::block_on(store.take(&ticket)).unwrap(), None);
+    }
+
+    #[test]
+    fn one_owner_cannot_fill_the_store_and_expired_calls_are_not_handed_out() {
+        let store = MemoryApprovals::bounded(1000, Duration::from_secs(3600)).per_owner(3);
+        for n in 0..10 {
+            let call = call(n).with_owner(Some("sub:mallory".into()));
+            pollster::block_on(store.hold(call)).unwrap();
+        }
+        pollster::block_on(store.hold(call(100).with_owner(Some("sub:sari".into())))).unwrap();
+        assert_eq!(store.len(), 4, "three of mallory's, and sari's");
+        assert_eq!(
+            pollster::block_on(store.take("t9"))
+                .unwrap()
+                .map(|c| c.ticket),
+            Some("t9".into())
+        );
+        assert_eq!(
+            pollster::block_on(store.take("t0")).unwrap(),
+            None,
+            "forgotten"
+        );
+        assert!(pollster::block_on(store.take("t100")).unwrap().is_some());
+        let expired = call(200).with_expiry(Some(unix_now() - 1));
+        pollster::block_on(store.hold(expired)).unwrap();
+        assert_eq!(pollster::block_on(store.take("t200")).unwrap(), None);
     }
 
     #[test]

@@ -222,6 +222,22 @@ impl PatternArg for String {}
 impl<T: PatternArg> PatternArg for Option<T> {}
 impl<T: PatternArg> PatternArg for Box<T> {}
 
+/// A type that a range of dates (`range = "2024-01-01"..="2030-12-31"`) applies to: a calendar
+/// date, alone or in an `Option` (feature `chrono`).
+#[diagnostic::on_unimplemented(
+    message = "a range of dates applies to a date, not to `{Self}`",
+    label = "not a date",
+    note = "give the argument the type `chrono::NaiveDate` (tool-runtime's `chrono` feature), or bound a number with `range = 1..=100`"
+)]
+pub trait DateArg {}
+#[cfg(feature = "chrono")]
+impl DateArg for chrono::NaiveDate {}
+impl<T: DateArg> DateArg for Option<T> {}
+impl<T: DateArg> DateArg for Box<T> {}
+
+/// The `range` check for dates: compiles only when `T` is a [`DateArg`].
+pub fn assert_date<T: DateArg + ?Sized>() {}
+
 /// Compile-time checks for what the macro cannot see (`length`/`pattern` on an alias): a
 /// trait bound with a clear message.
 pub fn assert_length<T: LengthArg + ?Sized>() {}

@@ -12,7 +12,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
 
-use crate::approval::{ApprovalStore, MemoryApprovals, PendingCall, new_ticket};
+use crate::approval::{ApprovalStore, Holder, MemoryApprovals, PendingCall, new_ticket, unix_now};
 use crate::arguments::{Arguments, Repr};
 use crate::context::Context;
 use crate::error::ToolError;
@@ -252,10 +252,17 @@ impl<'a> Run<'a> {
             Step::Running(f) => Running::Tool(f),
             Step::Hold(arguments) => {
                 let approvals = &*self.pipeline.approvals;
+                let holder = self.cx.get::<Holder>();
+                let owner = holder.map(|h| h.owner.clone());
+                let expires_at = holder
+                    .and_then(|h| h.ttl)
+                    .map(|ttl| unix_now().saturating_add(ttl.as_secs().max(1)));
                 Running::Boxed(Box::pin(async move {
-                    let pending = PendingCall::new(new_ticket()?, tool.name(), arguments);
+                    let pending = PendingCall::new(new_ticket()?, tool.name(), arguments)
+                        .with_owner(owner)
+                        .with_expiry(expires_at);
                     approvals.hold(pending.clone()).await?;
-                    Err(ToolError::ApprovalRequired(pending))
+                    Err(ToolError::ApprovalRequired(Box::new(pending)))
                 }))
             }
         };

@@ -86,6 +86,8 @@ impl<'v, S> Checked<'v, S> {
             max_length: _,        // Node::check_scalar
             pattern: _,           // Node::check_scalar
             format: _,            // Node::check_scalar
+            first_day: _,         // Node::check_scalar
+            last_day: _,          // Node::check_scalar
             items: _,             // CheckedSeq
             min_items: _,         // CheckedSeq, Node::check_count
             max_items: _,         // CheckedSeq, Node::check_count

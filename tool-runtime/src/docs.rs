@@ -120,13 +120,21 @@ fn allowed(p: &Value) -> Option<Vec<String>> {
 
 /// An argument's constraints from its schema, in the words of the shared argument table.
 fn constraints(p: &Value) -> String {
-    let num = |k: &str| p.get(k).map(Value::to_string);
+    // A number's bounds as JSON; a date's first and last day as written.
+    let num = |k: &str| {
+        p.get(k).map(|v| match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+    };
     let count = |a: &str, b: &str| p.get(a).or_else(|| p.get(b)).and_then(Value::as_u64);
     let exclusive = num("exclusiveMaximum");
     table::constraints(&table::Bounds {
-        min: num("minimum"),
+        min: num("minimum").or_else(|| num("formatMinimum")),
         exclusive_max: exclusive.is_some(),
-        max: exclusive.or_else(|| num("maximum")),
+        max: exclusive
+            .or_else(|| num("maximum"))
+            .or_else(|| num("formatMaximum")),
         min_length: count("minLength", "minItems"),
         max_length: count("maxLength", "maxItems"),
         pattern: p.get("pattern").and_then(Value::as_str),

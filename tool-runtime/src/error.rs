@@ -81,7 +81,7 @@ pub enum ToolError {
     /// The tool changes something and needs a person's approval: nothing ran. The arguments
     /// are validated and the call is held in the tool set's approval store; give its ticket to
     /// [`ToolSet::resume`](crate::ToolSet::resume) once approved.
-    ApprovalRequired(PendingCall),
+    ApprovalRequired(Box<PendingCall>),
     /// [`ToolSet::resume`](crate::ToolSet::resume) found no call held under the ticket: it
     /// already ran, was rejected, expired, or was never held in this store. Nothing ran.
     NotPending {

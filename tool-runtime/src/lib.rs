@@ -87,7 +87,7 @@ pub mod __private;
 #[cfg(test)]
 mod layers;
 
-pub use approval::{ApprovalStore, MemoryApprovals, PendingCall, StoreError};
+pub use approval::{ApprovalStore, Holder, MemoryApprovals, PendingCall, StoreError};
 pub use arg::{LengthArg, Num, Number, PatternArg, RangeArg, ToolArg, ToolOutput};
 pub use arguments::Arguments;
 pub use call::{Call, CallFuture, Middleware, Next};

@@ -7,8 +7,8 @@ pub use serde;
 pub use serde_json;
 
 pub use crate::arg::{
-    LengthArg, Num, Number, PatternArg, RangeArg, StrLiteral, ToolArg, ToolOutput, assert_length,
-    assert_pattern, check_range, str_literal, to_json,
+    DateArg, LengthArg, Num, Number, PatternArg, RangeArg, StrLiteral, ToolArg, ToolOutput,
+    assert_date, assert_length, assert_pattern, check_range, str_literal, to_json,
 };
 pub use crate::context::{Context, state};
 pub use crate::decode::{Input, Only, Slot, common_instances, decode, decode_only, unfilled};

@@ -3,9 +3,10 @@
 //! A connection is *busy* while a request on it is being answered (its response body, event
 //! streams included, not yet finished) and *idle* otherwise: still sending its first request's
 //! headers, or kept alive between requests. When every place is taken and another connection
-//! arrives, the oldest idle connection is closed for it; only when all are busy does the newcomer
-//! wait. So a crowd of connections that never finish their headers cannot keep ordinary clients
-//! out, and the cap still bounds file descriptors and memory.
+//! arrives, the oldest idle connection is closed for it; when all are busy, the oldest
+//! connection of the caller holding the most is closed. So a crowd of connections that never
+//! finish their headers, or one caller's crowd of slow bodies and streams, cannot keep other
+//! callers out, and the cap still bounds file descriptors and memory.
 
 use std::collections::BTreeMap;
 use std::pin::Pin;
@@ -36,6 +37,25 @@ struct Live {
 struct Held {
     requests: Arc<AtomicUsize>,
     evict: CancellationToken,
+    owner: ConnectionOwner,
+}
+
+/// The caller of a connection's latest request (set once its credentials are checked), as a
+/// request extension the server's layers fill in.
+#[derive(Clone, Default)]
+pub(super) struct ConnectionOwner(Arc<Mutex<Option<String>>>);
+
+impl ConnectionOwner {
+    pub(super) fn set(&self, owner: &str) {
+        let mut slot = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.as_deref() != Some(owner) {
+            *slot = Some(owner.to_owned());
+        }
+    }
+
+    fn get(&self) -> Option<String> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
 }
 
 /// One connection's place: its requests in progress, the signal that closes it to make room,
@@ -44,6 +64,7 @@ pub(super) struct Place {
     id: u64,
     pub(super) requests: Arc<AtomicUsize>,
     pub(super) evicted: CancellationToken,
+    pub(super) owner: ConnectionOwner,
     connections: Arc<Connections>,
     _permit: OwnedSemaphorePermit,
 }
@@ -75,7 +96,7 @@ impl Connections {
         let permit = match self.places.clone().try_acquire_owned() {
             Ok(p) => p,
             Err(_) => {
-                self.evict_oldest_idle();
+                self.evict_for_newcomer();
                 self.places
                     .clone()
                     .acquire_owned()
@@ -85,6 +106,7 @@ impl Connections {
         };
         let requests = Arc::new(AtomicUsize::new(0));
         let evicted = CancellationToken::new();
+        let owner = ConnectionOwner::default();
         let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
         let id = live.next;
         live.next += 1;
@@ -93,24 +115,38 @@ impl Connections {
             Held {
                 requests: requests.clone(),
                 evict: evicted.clone(),
+                owner: owner.clone(),
             },
         );
         Place {
             id,
             requests,
             evicted,
+            owner,
             connections: self.clone(),
             _permit: permit,
         }
     }
 
-    fn evict_oldest_idle(&self) {
+    /// Closes a connection to make room: the oldest idle one, or else the oldest of the caller
+    /// holding the most connections.
+    fn evict_for_newcomer(&self) {
         let live = self.live.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(held) = live
-            .by_age
-            .values()
-            .find(|h| h.requests.load(Ordering::Acquire) == 0 && !h.evict.is_cancelled())
-        {
+        let open = || live.by_age.values().filter(|h| !h.evict.is_cancelled());
+        if let Some(held) = open().find(|h| h.requests.load(Ordering::Acquire) == 0) {
+            held.evict.cancel();
+            return;
+        }
+        let mut per: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+        for h in open() {
+            if let Some(owner) = h.owner.get() {
+                *per.entry(owner).or_default() += 1;
+            }
+        }
+        let Some((top, _)) = per.into_iter().max_by_key(|(_, n)| *n) else {
+            return;
+        };
+        if let Some(held) = open().find(|h| h.owner.get().as_deref() == Some(top.as_str())) {
             held.evict.cancel();
         }
     }
@@ -122,9 +158,16 @@ impl Connections {
     }
 }
 
-/// Counts a request as in progress on its connection until its response body is finished.
-pub(super) async fn track(requests: Arc<AtomicUsize>, request: Request, next: Next) -> Response {
+/// Counts a request as in progress on its connection until its response body is finished, and
+/// lets the layers inside name the connection's caller.
+pub(super) async fn track(
+    requests: Arc<AtomicUsize>,
+    owner: ConnectionOwner,
+    mut request: Request,
+    next: Next,
+) -> Response {
     let guard = InProgress::new(requests);
+    request.extensions_mut().insert(owner);
     let response = next.run(request).await;
     response.map(|body| {
         Body::new(Tracked {

@@ -25,16 +25,13 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::middleware::{self, Next};
-use axum::response::{IntoResponse, Response};
-use http_body_util::BodyExt;
+use axum::response::Response;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use serde_json::json;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
@@ -42,8 +39,10 @@ use crate::caller::PeerAddr;
 use crate::server::McpServer;
 
 mod connections;
+mod shares;
 
 use connections::Connections;
+use shares::Shares;
 
 /// What checks a request's credentials before anything else reads it: the `oauth` feature's
 /// [`ResourceServer`](crate::oauth::ResourceServer), or a host's own scheme. It runs as the
@@ -81,8 +80,14 @@ pub struct HttpConfig {
     /// whose `Origin` is not one of them gets 403. Requests without `Origin` (not from a
     /// browser) pass. Default: `http://localhost:*`, `http://127.0.0.1:*`, `http://[::1]:*`.
     pub allowed_origins: Vec<String>,
-    /// Sessions open at once (2025-11-25 clients); a new one beyond it gets 503.
+    /// Sessions open at once (2025-11-25 clients). When they are all open, a new one closes the
+    /// oldest session of the caller holding the most.
     pub max_sessions: usize,
+    /// Sessions one caller (a principal, else an address) may have open; its next one closes
+    /// its own oldest.
+    pub max_sessions_per_caller: usize,
+    /// Requests one caller may have in progress at once, event streams included; beyond it, 429.
+    pub requests_per_caller: usize,
     /// A session with no request for this long is closed.
     pub session_idle: Duration,
     /// A connection that has not sent a request's headers within this time is closed.
@@ -93,6 +98,17 @@ pub struct HttpConfig {
     pub max_connections: usize,
     /// The largest request body (413 beyond it).
     pub max_body_bytes: usize,
+    /// The bytes of all request bodies being read or handled at once; a request that would go
+    /// beyond waits a second, then gets 503.
+    pub max_body_bytes_in_flight: usize,
+    /// How long a request body may take to arrive, plus the time its declared length takes at
+    /// [`min_body_rate`](Self::min_body_rate); then 408 and the connection is closed.
+    pub body_read_timeout: Duration,
+    /// The slowest rate, in bytes per second, a body is given time for.
+    pub min_body_rate: usize,
+    /// JSON values (arrays, objects, members and items) a request may have: memory to parse a
+    /// body grows with them, not with its bytes.
+    pub max_json_values: usize,
     /// How long a shutdown waits for requests in flight.
     pub shutdown_grace: Duration,
     /// Serve a non-loopback address without authorization. Off by default: anyone on the
@@ -111,10 +127,16 @@ impl Default for HttpConfig {
                 "http://[::1]:*".into(),
             ],
             max_sessions: 1_000,
+            max_sessions_per_caller: 16,
+            requests_per_caller: 32,
             session_idle: Duration::from_secs(300),
             header_read_timeout: Duration::from_secs(10),
             max_connections: 512,
             max_body_bytes: 4 * 1024 * 1024,
+            max_body_bytes_in_flight: 64 * 1024 * 1024,
+            body_read_timeout: Duration::from_secs(10),
+            min_body_rate: 32 * 1024,
+            max_json_values: 100_000,
             shutdown_grace: Duration::from_secs(10),
             allow_unauthenticated_remote: false,
         }
@@ -228,16 +250,12 @@ impl HttpServer {
         let mcp = self.mcp.clone();
         let service =
             StreamableHttpService::new(move || Ok(mcp.clone()), sessions.clone(), rmcp_config);
-        let limits = Arc::new(BodyLimits {
-            sessions,
-            max_sessions: self.config.max_sessions,
-            max_body_bytes: self.config.max_body_bytes,
-        });
-        // The checks are layers around the endpoint, outermost first: credentials, then the
-        // body and the session cap. The metadata routes stand outside them: they are public.
+        let shares = Arc::new(Shares::new(&self.config, sessions));
+        // The checks are layers around the endpoint, outermost first: credentials, then each
+        // caller's share and the body. The metadata routes stand outside them: they are public.
         let mut endpoint = axum::Router::new()
             .nest_service(&self.config.path, service)
-            .layer(middleware::from_fn_with_state(limits, admit_body));
+            .layer(middleware::from_fn_with_state(shares, shares::admit));
         let mut router = axum::Router::new();
         if let Some(auth) = &self.auth {
             endpoint = endpoint.layer(middleware::from_fn_with_state(auth.clone(), authorize));
@@ -288,8 +306,10 @@ impl Bound {
             let service = router
                 .clone()
                 .layer(middleware::from_fn({
-                    let requests = place.requests.clone();
-                    move |request, next| connections::track(requests.clone(), request, next)
+                    let (requests, owner) = (place.requests.clone(), place.owner.clone());
+                    move |request, next| {
+                        connections::track(requests.clone(), owner.clone(), request, next)
+                    }
                 }))
                 .layer(axum::Extension(PeerAddr(peer)));
             let mut builder = hyper::server::conn::http1::Builder::new();
@@ -333,103 +353,5 @@ async fn authorize(
     match auth.admit(request) {
         Ok(request) => next.run(request).await,
         Err(refused) => *refused,
-    }
-}
-
-/// What the body layer enforces.
-struct BodyLimits {
-    sessions: Arc<LocalSessionManager>,
-    max_sessions: usize,
-    max_body_bytes: usize,
-}
-
-/// The members of a JSON-RPC body the gate looks at.
-#[derive(serde::Deserialize)]
-struct Envelope {
-    #[serde(default)]
-    method: Option<String>,
-}
-
-fn jsonrpc_error(status: http::StatusCode, code: i64, message: &str) -> Response {
-    let body = json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}});
-    (status, axum::Json(body)).into_response()
-}
-
-/// The body (its size, its syntax, no key given twice in a client's answer), then the session
-/// cap; then rmcp.
-async fn admit_body(State(gate): State<Arc<BodyLimits>>, request: Request, next: Next) -> Response {
-    if request.method() != http::Method::POST {
-        return next.run(request).await;
-    }
-    let (parts, body) = request.into_parts();
-    let bytes = match read_body(body, gate.max_body_bytes).await {
-        Ok(b) => b,
-        Err(response) => return response,
-    };
-    let envelope: Envelope = match serde_json::from_slice(&bytes) {
-        Ok(e) => e,
-        Err(e) if e.is_syntax() || e.is_eof() => {
-            return jsonrpc_error(
-                http::StatusCode::BAD_REQUEST,
-                -32700,
-                "parse error: the body is not JSON",
-            );
-        }
-        Err(_) => {
-            return jsonrpc_error(
-                http::StatusCode::BAD_REQUEST,
-                -32600,
-                "invalid request: expected a JSON-RPC object",
-            );
-        }
-    };
-    // A client's answer (an approval, or a retried call carrying answers) giving a key twice
-    // approves nothing.
-    let answers = envelope.method.is_none() || crate::stdio::carries_answers(&bytes);
-    if answers && tool_runtime::json::has_duplicate_keys(&bytes) {
-        return jsonrpc_error(
-            http::StatusCode::BAD_REQUEST,
-            -32600,
-            "invalid request: a key is given more than once",
-        );
-    }
-    let opens_session = envelope.method.as_deref() == Some("initialize")
-        && !parts.headers.contains_key("mcp-session-id");
-    if opens_session && gate.sessions.sessions.read().await.len() >= gate.max_sessions {
-        let mut response = jsonrpc_error(
-            http::StatusCode::SERVICE_UNAVAILABLE,
-            -32000,
-            "the server has as many sessions open as it allows; try again later",
-        );
-        response.headers_mut().insert(
-            http::header::RETRY_AFTER,
-            http::HeaderValue::from_static("5"),
-        );
-        return response;
-    }
-    next.run(Request::from_parts(parts, Body::from(bytes)))
-        .await
-}
-
-/// The body, whole, if it is no larger than `max`.
-async fn read_body(body: Body, max: usize) -> Result<Bytes, Response> {
-    let limited = http_body_util::Limited::new(body, max);
-    match limited.collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(e)
-            if e.downcast_ref::<http_body_util::LengthLimitError>()
-                .is_some() =>
-        {
-            Err(jsonrpc_error(
-                http::StatusCode::PAYLOAD_TOO_LARGE,
-                -32600,
-                &format!("the body is larger than {max} bytes"),
-            ))
-        }
-        Err(_) => Err(jsonrpc_error(
-            http::StatusCode::BAD_REQUEST,
-            -32600,
-            "the body could not be read",
-        )),
     }
 }

@@ -58,7 +58,7 @@ pub async fn run_calls(
             }
             Err(ToolError::ApprovalRequired(pending)) => Outcome::Waiting {
                 call: call.clone(),
-                pending,
+                pending: *pending,
             },
             Err(e) => Outcome::Answered(ToolAnswer::error(
                 call.id.clone(),

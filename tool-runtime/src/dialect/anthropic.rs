@@ -63,7 +63,8 @@ fn anthropic_node(v: &mut Value, reasons: &mut Vec<String>) {
     one_of_to_any_of(s);
     let moved = take(s, |k, v| match k {
         "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" | "multipleOf"
-        | "minLength" | "maxLength" | "pattern" | "default" | "examples" | "maxItems" => false,
+        | "minLength" | "maxLength" | "pattern" | "default" | "examples" | "maxItems"
+        | "formatMinimum" | "formatMaximum" => false,
         "minItems" => v.as_u64().is_some_and(|n| n <= 1),
         "format" => v.as_str().is_some_and(|f| ANTHROPIC_FORMATS.contains(&f)),
         _ => true,

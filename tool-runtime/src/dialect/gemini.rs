@@ -49,6 +49,8 @@ fn gemini_node(v: &mut Value) {
                 | "pattern"
                 | "default"
                 | "examples"
+                | "formatMinimum"
+                | "formatMaximum"
         )
     });
     note(s, moved);

@@ -101,7 +101,8 @@ fn openai_node(v: &mut Value, depth: usize, reasons: &mut Vec<String>, stats: &m
         note(s, moved);
     }
     let moved = take(s, |k, v| {
-        k != "examples" && !(k == "default" && v.is_null())
+        let moved = matches!(k, "examples" | "formatMinimum" | "formatMaximum");
+        !(moved || k == "default" && v.is_null())
     });
     note(s, moved);
     if let Some(Value::Array(values)) = s.get("enum") {

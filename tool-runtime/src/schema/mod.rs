@@ -33,6 +33,10 @@ pub struct ArgSpec {
     pub max_length: Option<u64>,
     /// The regular expression a string must match (`pattern = ".."`).
     pub pattern: Option<&'static str>,
+    /// The first day a date may be (`range = "2024-01-01"..`): the schema's `formatMinimum`.
+    pub first_day: Option<&'static str>,
+    /// The last day a date may be (`range = ..="2030-12-31"`): the schema's `formatMaximum`.
+    pub last_day: Option<&'static str>,
 }
 
 impl ArgSpec {
@@ -47,6 +51,8 @@ impl ArgSpec {
             min_length: None,
             max_length: None,
             pattern: None,
+            first_day: None,
+            last_day: None,
         }
     }
 }
@@ -73,6 +79,23 @@ pub(crate) fn apply_spec(schema: &mut Schema, spec: &ArgSpec) {
     }
     if let Some(p) = spec.pattern {
         schema.insert("pattern".into(), p.into());
+    }
+    // On the date itself (inside `anyOf` for an `Option`, where schemars puts it).
+    if spec.first_day.is_some() || spec.last_day.is_some() {
+        let target = match schema.get_mut("anyOf").and_then(Value::as_array_mut) {
+            Some(alts) => alts.iter_mut().find(|a| a.get("format").is_some()),
+            None => None,
+        };
+        let target = match target {
+            Some(Value::Object(m)) => m,
+            _ => schema.as_object_mut().expect("a schema object"),
+        };
+        if let Some(d) = spec.first_day {
+            target.insert("formatMinimum".into(), d.into());
+        }
+        if let Some(d) = spec.last_day {
+            target.insert("formatMaximum".into(), d.into());
+        }
     }
     if !spec.description.is_empty() {
         schema.insert("description".into(), spec.description.into());

@@ -125,6 +125,16 @@ impl<'a> Compiler<'a> {
                     n.reference = Some(*i);
                 }
                 "format" => n.format = val.as_str().and_then(Format::of),
+                // A date's first and last day (the `formatMinimum`/`formatMaximum` of JSON Schema's
+                // format-assertion vocabulary, as ajv names them); checked with `format: date`.
+                "formatMinimum" | "formatMaximum" => {
+                    let day = val.as_str().ok_or_else(|| bad(key, val))?.to_owned();
+                    if key == "formatMinimum" {
+                        n.first_day = Some(day);
+                    } else {
+                        n.last_day = Some(day);
+                    }
+                }
                 // Annotations: they describe, they do not assert.
                 "description" | "title" | "default" | "examples" | "$defs" | "$schema" | "$id"
                 | "$comment" | "deprecated" | "readOnly" | "writeOnly" => {}
@@ -134,6 +144,11 @@ impl<'a> Compiler<'a> {
                     )));
                 }
             }
+        }
+        if (n.first_day.is_some() || n.last_day.is_some()) && n.format != Some(Format::Date) {
+            return Err(SchemaError(
+                "`formatMinimum`/`formatMaximum` are supported on `format: date` only".into(),
+            ));
         }
         for (i, p) in n.properties.iter_mut().enumerate() {
             p.required = required.contains(&p.name.as_str());

@@ -78,7 +78,12 @@ pub(crate) fn describe(node: &Node, v: &Validator) -> String {
     }
     if types & STR != 0 {
         parts.push(match (node.min_length, node.max_length, node.format) {
-            (_, _, Some(Format::Date)) => "a date written YYYY-MM-DD".to_owned(),
+            (_, _, Some(Format::Date)) => match (&node.first_day, &node.last_day) {
+                (Some(a), Some(b)) => format!("a date from {a} to {b}, written YYYY-MM-DD"),
+                (Some(a), None) => format!("a date on or after {a}, written YYYY-MM-DD"),
+                (None, Some(b)) => format!("a date on or before {b}, written YYYY-MM-DD"),
+                (None, None) => "a date written YYYY-MM-DD".to_owned(),
+            },
             (None, None, None) => "a string".to_owned(),
             (a, b, None) => format!("a string of {}", length_text(a, b, "character")),
         });

@@ -40,15 +40,6 @@ impl fmt::Display for SchemaError {
 
 impl std::error::Error for SchemaError {}
 
-/// Whether JSON text gives some object key twice (or is not JSON): which value was meant cannot
-/// be known.
-pub(crate) fn has_duplicate_keys(text: &[u8]) -> bool {
-    std::str::from_utf8(text)
-        .ok()
-        .and_then(|t| parse::exact(t).ok())
-        .is_none_or(|p| !p.duplicates.is_empty())
-}
-
 impl Validator {
     pub(crate) fn root(&self) -> &Node {
         &self.root

@@ -52,6 +52,10 @@ pub(crate) struct Node {
     pub(crate) pattern: Option<Regex>,
     /// `format`, where it asserts something (`date`); other formats only describe.
     pub(crate) format: Option<Format>,
+    /// `formatMinimum`/`formatMaximum` of a date: its first and last day, `YYYY-MM-DD` (which
+    /// compare as text as they do as days).
+    pub(crate) first_day: Option<String>,
+    pub(crate) last_day: Option<String>,
     pub(crate) items: Option<Box<Node>>,
     pub(crate) min_items: Option<u64>,
     pub(crate) max_items: Option<u64>,
@@ -195,6 +199,8 @@ impl Node {
             max_length,
             pattern,
             format,
+            first_day,
+            last_day,
             // Lists and objects only.
             items: _,
             min_items: _,
@@ -240,6 +246,11 @@ impl Node {
                 }
                 if format.is_some_and(|f| !f.holds(s)) {
                     return Err(Broken::Format);
+                }
+                let early = first_day.as_deref().is_some_and(|d| s < d);
+                let late = last_day.as_deref().is_some_and(|d| s > d);
+                if early || late {
+                    return Err(Broken::Range);
                 }
             }
             Scalar::Null | Scalar::Bool(_) => {}

@@ -16,6 +16,8 @@ pub enum StatusAjuan {
     Bentrok,
     /// NIK pada sesi tidak terdaftar
     KaryawanTidakDitemukan,
+    /// Tanggal mulai di luar tahun lalu, tahun ini dan tahun depan
+    DiLuarPeriode,
 }
 
 /// The outcome of a leave request.
@@ -41,10 +43,22 @@ pub struct HasilAjuan {
 pub fn ajukan_cuti(
     #[ctx] db: &SharedDb,
     #[ctx] sesi: &Session,
-    #[arg(description = "Tanggal mulai cuti; tanyakan bila pengguna tidak menyebut")]
+    #[arg(
+        description = "Tanggal mulai cuti, dari tahun lalu sampai tahun depan; tanyakan bila pengguna tidak menyebut",
+        range = "2000-01-01"..="2100-12-31"
+    )]
     mulai: NaiveDate,
     #[arg(description = "Jumlah hari cuti berturut-turut", range = 1..=14)] hari: u32,
 ) -> Result<HasilAjuan, Gangguan> {
+    // Leave is booked from last year (recorded late) to next year.
+    let tahun = crate::hr::tahun_ini() as i32;
+    if !(tahun - 1..=tahun + 1).contains(&chrono::Datelike::year(&mulai)) {
+        return Ok(HasilAjuan {
+            status: StatusAjuan::DiLuarPeriode,
+            sisa_cuti: None,
+            bentrok: None,
+        });
+    }
     let (status, sisa_cuti, bentrok) = match db.ajukan_cuti(&sesi.nik, mulai, hari)? {
         Ok(sisa) => (StatusAjuan::Diajukan, Some(sisa), None),
         Err(Penolakan::KuotaKurang { sisa }) => (StatusAjuan::KuotaKurang, Some(sisa), None),

@@ -1,7 +1,9 @@
 //! One tool, `tambah` (add two numbers), served over MCP for the load script
 //! (`scripts/http-load.sh`):
 //!
-//! - `http-load-server toolkit ADDR`: this toolkit's `HttpServer` with its defaults;
+//! - `http-load-server toolkit ADDR`: this toolkit's `HttpServer` with its defaults, but for the
+//!   share of one caller's requests in progress, raised to the connection cap: every load
+//!   generator connects from one address, which the server counts as one caller;
 //! - `http-load-server rmcp ADDR`: rmcp's own Streamable HTTP setup as its documentation shows
 //!   it (`StreamableHttpService` in an axum router, `axum::serve`), the same tool with rmcp's
 //!   macros;
@@ -64,6 +66,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let toolkit = || McpServer::new(ToolSet::new([tambah::tool()]).expect("one valid tool"));
     match args.get(1).map(String::as_str) {
         Some("toolkit") => Ok(HttpServer::new(toolkit())
+            .configure(|c| c.requests_per_caller = c.max_connections)
             .bind(addr()?)
             .await?
             .serve()

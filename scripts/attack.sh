@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# One authenticated employee attacks the HR MCP server while another keeps working; each phase
+# prints the victim's figures (p99 of her calls, failures, the server's peak memory) and whether
+# the server held (scripts/attack/attack.py for HTTP, scripts/attack/stdio.py for stdio).
+# `scripts/attack.sh` runs the full version on a release build (about 3 minutes);
+# `scripts/attack.sh --short` a smaller one on the debug build (CI). Exits non-zero when a phase
+# fails.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+if [ "${1:-}" = "--short" ]; then
+    profile=debug; flag=--short; lines=30000
+    cargo build -q -p examples --bin hr-mcp
+else
+    profile=release; flag=; lines=300000
+    cargo build -q --release -p examples --bin hr-mcp
+fi
+server="$root/target/$profile/hr-mcp"
+work="$(mktemp -d)"
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+export HR_DB="$work/hr.sqlite" HR_APPROVALS="sqlite:$work/approvals.sqlite"
+export HR_OAUTH_ISSUER=https://login.example.test HR_OAUTH_HS256_SECRET=attack-secret-0123456789abcdef-0123
+export HR_OAUTH_RESOURCE="http://127.0.0.1:$port/mcp" HR_STATE_KEY=attack-state-key-0123456789abcdef-0123
+(ulimit -n 4096; exec "$server" --http "127.0.0.1:$port") 2>"$work/server.log" & pid=$!
+for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
+status=0
+python3 scripts/attack/attack.py 127.0.0.1 "$port" "$pid" "$work/approvals.sqlite" $flag || status=1
+kill "$pid"; wait "$pid" 2>/dev/null || true
+echo "== 7. stdio: pipelined mixed lines"
+HR_DB="$work/hr-stdio.sqlite" python3 scripts/attack/stdio.py "$lines" "$server" || status=1
+exit $status

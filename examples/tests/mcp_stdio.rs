@@ -243,7 +243,7 @@ const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"p
 const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
 
 /// Runs the server binary on `lines`, closes its input, and returns what it wrote.
-fn exchange(lines: &[String]) -> (Vec<Value>, std::process::ExitStatus) {
+fn exchange(lines: &[Vec<u8>]) -> (Vec<Value>, std::process::ExitStatus) {
     use std::io::Write;
     let dir = std::env::temp_dir().join(format!("hr-mcp-raw-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -257,7 +257,7 @@ fn exchange(lines: &[String]) -> (Vec<Value>, std::process::ExitStatus) {
     let lines = lines.to_vec();
     let writer = std::thread::spawn(move || {
         for l in lines {
-            let _ = stdin.write_all(l.as_bytes());
+            let _ = stdin.write_all(&l);
             let _ = stdin.write_all(b"\n");
         }
     });
@@ -274,41 +274,156 @@ fn exchange(lines: &[String]) -> (Vec<Value>, std::process::ExitStatus) {
     (values, out.status)
 }
 
+/// Every kind of bad line the server has met, each with the id and error code of its one answer.
+fn bad_lines() -> Vec<(Vec<u8>, Value, i64)> {
+    let call = |id: &str, params: &str| {
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{params}}}"#)
+    };
+    let deep = call(
+        "9",
+        &format!(
+            r#"{{"name":"cek-sisa-cuti","arguments":{{"x":{}{}}}}}"#,
+            "[".repeat(300),
+            "]".repeat(300)
+        ),
+    );
+    let huge = call(
+        "10",
+        &format!(
+            r#"{{"name":"cek-sisa-cuti","arguments":{{"x":"{}"}}}}"#,
+            "a".repeat(9 * 1024 * 1024)
+        ),
+    );
+    let many = call(
+        "11",
+        &format!(
+            r#"{{"name":"cek-sisa-cuti","arguments":{{"x":[{}]}}}}"#,
+            vec!["1"; 100_001].join(",")
+        ),
+    );
+    let mut not_utf8 = call("12", r#"{"name":"cek-sisa-cuti","arguments":{}}"#).into_bytes();
+    not_utf8.insert(not_utf8.len() - 20, 0xff);
+    let null = Value::Null;
+    let text = |(line, id, code): (String, Value, i64)| (line.into_bytes(), id, code);
+    let mut lines: Vec<_> = [
+        ("this is not json".to_owned(), null.clone(), -32700),
+        (
+            r#"{"jsonrpc":"2.0","id":2,"method":"no/such"}"#.to_owned(),
+            2.into(),
+            -32601,
+        ),
+        (
+            call("3", r#"{"name":"cek-sisa-cuti","arguments":[1]}"#),
+            3.into(),
+            -32602,
+        ),
+        (
+            call("4", r#"{"name":"cek-sisa-cuti","arguments":"{}"}"#),
+            4.into(),
+            -32602,
+        ),
+        (call("5", r#"{"arguments":{}}"#), 5.into(), -32602),
+        (
+            call("6", r#"{"name":"hapus-semua","arguments":{}}"#),
+            6.into(),
+            -32602,
+        ),
+        // An id without a method: rmcp's own transport answers it, so must we.
+        (
+            r#"{"jsonrpc":"2.0","id":7,"params":{}}"#.to_owned(),
+            7.into(),
+            -32600,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":8,"method":"tools/list","params":[1]}"#.to_owned(),
+            8.into(),
+            -32600,
+        ),
+        (deep, 9.into(), -32600),
+        (huge, 10.into(), -32600),
+        (many, 11.into(), -32600),
+        (
+            call(
+                "13",
+                r#"{"name":"cek-sisa-cuti","arguments":{"nik":"1","nik":"2"}}"#,
+            ),
+            13.into(),
+            -32600,
+        ),
+        (
+            r#"{"jsonrpc":"1.0","id":14,"method":"tools/list"}"#.to_owned(),
+            14.into(),
+            -32600,
+        ),
+        (
+            r#"{"id":15,"method":"tools/list"}"#.to_owned(),
+            15.into(),
+            -32600,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":16,"method":5}"#.to_owned(),
+            16.into(),
+            -32600,
+        ),
+        ("[]".to_owned(), null.clone(), -32600),
+        (
+            r#"[{"jsonrpc":"2.0","id":17,"method":"tools/list"}]"#.to_owned(),
+            null.clone(),
+            -32600,
+        ),
+        ("42".to_owned(), null.clone(), -32600),
+        (
+            r#"{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}"#.to_owned(),
+            null.clone(),
+            -32600,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}"#.to_owned(),
+            null.clone(),
+            -32600,
+        ),
+    ]
+    .into_iter()
+    .map(text)
+    .collect();
+    lines.push((not_utf8, 12.into(), -32700));
+    lines
+}
+
 #[test]
-fn every_request_gets_exactly_one_answer_and_the_server_exits_when_input_closes() {
-    let deep = format!(
-        r#"{{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{{"name":"cek-sisa-cuti","arguments":{{"x":{}{}}}}}}}"#,
-        "[".repeat(300),
-        "]".repeat(300)
+fn every_bad_line_gets_exactly_one_answer_and_the_server_exits_when_input_closes() {
+    let bad = bad_lines();
+    assert_eq!(bad.len(), 21);
+    let mut lines = vec![INIT.as_bytes().to_vec(), INITIALIZED.as_bytes().to_vec()];
+    lines.extend(bad.iter().map(|(line, ..)| line.clone()));
+    lines.push(
+        br#"{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"cek-sisa-cuti","arguments":{}}}"#
+            .to_vec(),
     );
-    let huge = format!(
-        r#"{{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{{"name":"cek-sisa-cuti","arguments":{{"x":"{}"}}}}}}"#,
-        "a".repeat(9 * 1024 * 1024)
-    );
-    let lines = vec![
-        INIT.to_owned(),
-        INITIALIZED.to_owned(),
-        "this is not json".to_owned(),
-        r#"{"jsonrpc":"2.0","id":2,"method":"no/such"}"#.to_owned(),
-        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"cek-sisa-cuti","arguments":[1]}}"#.to_owned(),
-        deep,
-        huge,
-        r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"cek-sisa-cuti","arguments":{}}}"#.to_owned(),
-    ];
     let (answers, status) = exchange(&lines);
     assert!(status.success(), "clean exit when stdin closes: {status}");
-    let mut ids: Vec<String> = answers.iter().map(|a| a["id"].to_string()).collect();
-    ids.sort();
-    assert_eq!(ids, ["1", "10", "2", "3", "4", "9", "null"], "{answers:#?}");
-    let code = |id: i64| answers.iter().find(|a| a["id"] == id).unwrap()["error"]["code"].clone();
-    assert_eq!(code(2), -32601);
-    assert_eq!(code(3), -32602);
-    assert_eq!(code(9), -32600);
-    assert_eq!(code(10), -32600);
+    let mut got: Vec<(String, Value)> = answers
+        .iter()
+        .filter(|a| a["id"] != 1 && a["id"] != 99)
+        .map(|a| (a["id"].to_string(), a["error"]["code"].clone()))
+        .collect();
+    let mut want: Vec<(String, Value)> = bad
+        .iter()
+        .map(|(_, id, code)| (id.to_string(), Value::from(*code)))
+        .collect();
+    got.sort_by(|a, b| (&a.0, a.1.to_string()).cmp(&(&b.0, b.1.to_string())));
+    want.sort_by(|a, b| (&a.0, a.1.to_string()).cmp(&(&b.0, b.1.to_string())));
+    assert_eq!(got, want, "{answers:#?}");
+    for answer in &answers {
+        if let Some(message) = answer["error"]["message"].as_str() {
+            assert!(message.len() > 10, "an error says what was wrong: {answer}");
+        }
+    }
     assert!(
         answers
             .iter()
-            .any(|a| a["id"] == 4 && a["result"]["structuredContent"]["nama"] == "Sari")
+            .any(|a| a["id"] == 99 && a["result"]["structuredContent"]["nama"] == "Sari"),
+        "a good call after all the bad lines is served"
     );
 }
 

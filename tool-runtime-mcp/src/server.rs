@@ -5,8 +5,8 @@ use std::future::Future;
 use std::sync::{Arc, Mutex, RwLock};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ErrorCode, ErrorData, Implementation,
-    InitializeResult, ListToolsResult, PaginatedRequestParams, RequestStateCodec,
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode, ErrorData,
+    Implementation, InitializeResult, ListToolsResult, PaginatedRequestParams, RequestStateCodec,
     ServerCapabilities, ServerConfig, SubscriptionFilter,
 };
 use rmcp::service::{Peer, RequestContext, SubscriptionContext};
@@ -268,6 +268,41 @@ fn random_key() -> Option<Vec<u8>> {
     Some(key)
 }
 
+/// The requests a client sends a tools server, by method.
+const STANDARD_METHODS: &[&str] = &[
+    "initialize",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "resources/read",
+    "resources/templates/list",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "completion/complete",
+    "logging/setLevel",
+    "subscriptions/listen",
+];
+
+/// rmcp reads a standard method whose params do not fit its shape as a custom request: that
+/// method exists and its params are wrong. Any other method is not one this server knows.
+fn unknown_request(method: &str) -> ErrorData {
+    if !STANDARD_METHODS.contains(&method) {
+        return ErrorData::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!("method not found: `{method}` is not an MCP method this server serves"),
+            None,
+        );
+    }
+    let shape = match method {
+        "tools/call" => ": `name` must be a string and `arguments`, if given, an object",
+        _ => ": `params`, if given, must be an object of the shape the MCP schema gives",
+    };
+    ErrorData::invalid_params(format!("invalid params for `{method}`{shape}"), None)
+}
+
 /// Cursors are opaque to clients: an offset behind a fixed prefix.
 fn encode_cursor(offset: usize) -> String {
     format!("o{offset:x}")
@@ -311,6 +346,14 @@ impl ServerHandler for McpServer {
         // rmcp moves each request's future into a task: boxing keeps that future a few words
         // instead of the whole call (and the approval round-trip) copied on every request.
         Box::pin(self.call(request, context)).await
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        Err(unknown_request(&request.method))
     }
 
     fn accepted_subscription_filter(

@@ -44,23 +44,6 @@ const MAX_NESTING: usize = 127;
 /// JSON values in one line, at most: memory to parse a line grows with them, not with its bytes
 /// (a 4 MB line of `{},` is 1.3 million values).
 pub const MAX_VALUES: usize = 100_000;
-/// The requests a client sends a tools server, by method.
-const STANDARD_METHODS: &[&str] = &[
-    "initialize",
-    "ping",
-    "tools/list",
-    "tools/call",
-    "prompts/list",
-    "prompts/get",
-    "resources/list",
-    "resources/read",
-    "resources/templates/list",
-    "resources/subscribe",
-    "resources/unsubscribe",
-    "completion/complete",
-    "logging/setLevel",
-    "subscriptions/listen",
-];
 
 /// The requests read and not yet answered, by key: each holds one in-flight permit until its
 /// answer is written.
@@ -316,6 +299,15 @@ fn ambiguous_answer(
 
 /// What to do with a line rmcp's message type does not take: the error it is answered with, or
 /// `None` for a notification rmcp would ignore too.
+/// JSON-RPC ids are strings or integers; any other id is answered as `null`.
+fn plain_id(id: &Value) -> Value {
+    if id.is_string() || id.is_i64() {
+        id.clone()
+    } else {
+        Value::Null
+    }
+}
+
 fn refusal(line: &[u8], parse_error: &serde_json::Error) -> Option<Value> {
     let id = scan_id(line).unwrap_or(Value::Null);
     if nesting(line) > MAX_NESTING {
@@ -332,9 +324,22 @@ fn refusal(line: &[u8], parse_error: &serde_json::Error) -> Option<Value> {
             "invalid request: expected a JSON-RPC object",
         ));
     };
-    let (Some(id), Some(method)) = (obj.get("id"), obj.get("method")) else {
-        // A notification or response of the wrong shape: nothing to answer.
+    let Some(id) = obj.get("id") else {
+        // A notification of the wrong shape: nothing to answer.
         return None;
+    };
+    let Some(method) = obj.get("method") else {
+        if obj.contains_key("result") || obj.contains_key("error") {
+            // A response of the wrong shape: answering a response would
+            // start a loop.
+            return None;
+        }
+        // An id without a method is a request that names nothing to do.
+        return Some(error(
+            plain_id(id),
+            -32600,
+            "invalid request: an object with an `id` needs a `method`",
+        ));
     };
     let arguments = obj.get("params").and_then(|p| p.get("arguments"));
     if method == "tools/call" && arguments.is_some_and(|a| !a.is_object() && !a.is_null()) {
@@ -344,13 +349,8 @@ fn refusal(line: &[u8], parse_error: &serde_json::Error) -> Option<Value> {
             "invalid params: `arguments` must be an object",
         ));
     }
-    let id = if id.is_string() || id.is_i64() {
-        id.clone()
-    } else {
-        Value::Null
-    };
     Some(error(
-        id,
+        plain_id(id),
         -32600,
         &format!("invalid request: {parse_error}"),
     ))
@@ -437,19 +437,6 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for StdioTrans
                 Err(None) => continue,
             };
             match &message {
-                // rmcp reads a standard method whose params do not fit as a custom request, and
-                // answers "method not found": the method exists, its params are wrong.
-                JsonRpcMessage::Request(r) if matches!(&r.request, ClientRequest::CustomRequest(c) if STANDARD_METHODS.contains(&c.method.as_str())) =>
-                {
-                    let id = r.id.clone().into_json_value();
-                    let e = error(
-                        id,
-                        -32602,
-                        "invalid params: they do not fit this method (for `tools/call`, `arguments` must be an object)",
-                    );
-                    self.answer(e, permit);
-                    continue;
-                }
                 JsonRpcMessage::Request(r) => {
                     let id = r.id.clone().into_json_value();
                     let refused = {

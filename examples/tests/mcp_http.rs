@@ -118,7 +118,7 @@ async fn each_token_sees_only_its_owners_data() {
         denied["error"]["message"]
             .as_str()
             .unwrap()
-            .contains("Unknown tool"),
+            .starts_with("Tidak ada tool bernama `cek-cuti-tim`."),
         "{denied}"
     );
 

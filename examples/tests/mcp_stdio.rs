@@ -244,13 +244,24 @@ const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialize
 
 /// Runs the server binary on `lines`, closes its input, and returns what it wrote.
 fn exchange(lines: &[Vec<u8>]) -> (Vec<Value>, std::process::ExitStatus) {
+    let (values, status, _) = exchange_with(lines, &[]);
+    (values, status)
+}
+
+/// [`exchange`] with more environment, returning also what the server logged on stderr.
+fn exchange_with(
+    lines: &[Vec<u8>],
+    env: &[(&str, &str)],
+) -> (Vec<Value>, std::process::ExitStatus, String) {
     use std::io::Write;
     let dir = std::env::temp_dir().join(format!("hr-mcp-raw-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hr-mcp"))
         .env("HR_DB", dir.join("hr.sqlite"))
+        .envs(env.iter().copied())
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
@@ -271,7 +282,57 @@ fn exchange(lines: &[Vec<u8>]) -> (Vec<Value>, std::process::ExitStatus) {
                 .unwrap_or_else(|e| panic!("stdout holds only protocol messages: {e}: {l}"))
         })
         .collect();
-    (values, out.status)
+    (
+        values,
+        out.status,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_hidden_tool_is_unknown_to_the_caller_and_logged_for_the_host() {
+    let call = |id: u32, name: &str| {
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{name}","arguments":{{}}}}}}"#)
+            .into_bytes()
+    };
+    let lines = [
+        INIT.as_bytes().to_vec(),
+        INITIALIZED.as_bytes().to_vec(),
+        br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#.to_vec(),
+        call(3, "cek-cuti-tim"),
+        call(4, "cek-sisa-cuty"),
+        call(5, "cek-cuti-tm"),
+    ];
+    let env = [
+        ("HR_PERAN", "karyawan"),
+        ("RUST_LOG", "tool_runtime_mcp=debug"),
+    ];
+    let (answers, _, log) = exchange_with(&lines, &env);
+    let message = |id: u32| {
+        let answer = answers.iter().find(|a| a["id"] == id).unwrap();
+        answer["error"]["message"].as_str().unwrap().to_owned()
+    };
+    // The caller learns nothing of the hidden tool, not even as a suggestion.
+    assert!(
+        message(3).starts_with("Tidak ada tool bernama `cek-cuti-tim`.")
+            && !message(3).contains("hr.tim"),
+        "{}",
+        message(3)
+    );
+    assert!(!message(5).contains("cek-cuti-tim"), "{}", message(5));
+    // A close name among the tools it may see is suggested.
+    assert!(message(4).contains("`cek-sisa-cuti`?"), "{}", message(4));
+    // The host sees why: the tool, the grant it needs, and the caller, for the list and the call.
+    let hidden: Vec<&str> = log.lines().filter(|l| l.contains("tool hidden")).collect();
+    assert_eq!(hidden.len(), 2, "{log}");
+    for line in hidden {
+        assert!(line.contains("cek-cuti-tim"), "{line}");
+        assert!(line.contains("hr.tim.cuti.baca"), "{line}");
+        assert!(
+            line.contains("caller=\"local\"") || line.contains("caller=local"),
+            "{line}"
+        );
+    }
 }
 
 /// Every kind of bad line the server has met, each with the id and error code of its one answer.

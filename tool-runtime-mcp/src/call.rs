@@ -14,6 +14,20 @@ use crate::export::{error_result, success};
 use crate::limits::Turn;
 use crate::server::McpServer;
 
+/// The answer to a call of a tool this caller cannot see: the did-you-mean comes from the
+/// tools it may see, and why a tool is hidden is logged for the host, never told the caller.
+#[cold]
+fn unknown_tool(tools: &ToolSet, name: &str, cx: &Context, caller: &str) -> ErrorData {
+    if let Some(hidden) = tools.get(name) {
+        crate::server::log_hidden(hidden, cx, caller);
+    }
+    let unknown = ToolError::UnknownTool {
+        name: name.to_owned(),
+        did_you_mean: tools.visible_to(cx).closest(name).map(str::to_owned),
+    };
+    ErrorData::invalid_params(tools.model_message(&unknown), None)
+}
+
 impl McpServer {
     pub(crate) async fn call(
         &self,
@@ -37,10 +51,7 @@ impl McpServer {
         let name = request.name.as_ref();
         // A tool this caller may not see is as unknown as one that does not exist.
         let Some(tool) = tools.get(name).filter(|t| t.permits(&cx)) else {
-            return Err(ErrorData::invalid_params(
-                format!("Unknown tool: {name}"),
-                None,
-            ));
+            return Err(unknown_tool(&tools, name, &cx, &caller.key()));
         };
         let refuse = |e: ToolError| Ok(error_result(tools.model_message(&e)).into());
         let Some(turn) = self.gates.turn(&caller.key(), &self.limits).await else {

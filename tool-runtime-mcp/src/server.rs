@@ -303,6 +303,22 @@ fn unknown_request(method: &str) -> ErrorData {
     ErrorData::invalid_params(format!("invalid params for `{method}`{shape}"), None)
 }
 
+/// Logs, for the host, why `tool` is hidden from `caller`: the grants it needs that the
+/// caller's context lacks.
+pub(crate) fn log_hidden(tool: &tool_runtime::Tool, cx: &Context, caller: &str) {
+    let missing = match cx.get::<tool_runtime::Grants>() {
+        Some(grants) => grants.missing(tool.requires()),
+        None => tool.requires().to_vec(),
+    };
+    tracing::debug!(
+        tool = tool.name(),
+        requires = ?tool.requires(),
+        missing = ?missing,
+        caller,
+        "tool hidden from this caller: it lacks a grant the tool requires"
+    );
+}
+
 /// Cursors are opaque to clients: an offset behind a fixed prefix.
 fn encode_cursor(offset: usize) -> String {
     format!("o{offset:x}")
@@ -334,7 +350,13 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let (_, cx) = self.context_for(&context).await?;
+        let (caller, cx) = self.context_for(&context).await?;
+        if tracing::enabled!(tracing::Level::DEBUG) {
+            let key = caller.key();
+            for tool in self.current().iter().filter(|t| !t.permits(&cx)) {
+                log_hidden(tool, &cx, &key);
+            }
+        }
         self.page(request.as_ref().and_then(|r| r.cursor.as_deref()), &cx)
     }
 

@@ -4,6 +4,14 @@
 
 #[tokio::main]
 async fn main() {
+    // Logs go to stderr (stdout carries the protocol), filtered by `RUST_LOG`.
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .init();
     let args: Vec<String> = std::env::args().collect();
     if let Err(e) = examples::hr::serve_mcp(&args).await {
         eprintln!("hr mcp server: {e}");

@@ -473,6 +473,44 @@ fn gemini_calls_without_ids_are_answered_by_name_in_order() {
     assert!(parts[1]["functionResponse"]["response"]["error"].is_string());
 }
 
+/// Every Chat tool call gets its result, or OpenAI refuses the next request: one that is not a
+/// function (`custom`, or no type) is answered with an error; arguments sent as an object are
+/// read, not a reason to fail the turn.
+#[test]
+fn chat_calls_that_are_not_functions_are_answered_and_object_arguments_are_read() {
+    let raw = json!({"choices": [{"finish_reason": "tool_calls", "message": {"role": "assistant",
+        "content": null, "tool_calls": [
+            {"id": "c1", "type": "custom", "custom": {"name": "tambah", "input": "1 + 2"}},
+            {"id": "c2", "function": {"name": "tambah", "arguments": "{\"a\":1,\"b\":2}"}},
+            {"id": "c3", "type": "function", "function": {"name": "tambah", "arguments": {"a": 2, "b": 3}}},
+            {"id": "c4", "type": "function", "function": {"name": "tambah", "arguments": "{\"a\":1,\"b\":1}"}}]}}]});
+    let turn = read_turn(Api::OpenAiChat, &raw).unwrap();
+    assert_eq!(turn.calls.len(), 4);
+    let tools = ToolSet::new([tambah::tool()]).unwrap();
+    let outcomes = pollster::block_on(run_calls(&tools, &Context::new(), &turn.calls, 2));
+    let answers: Vec<_> = outcomes
+        .into_iter()
+        .map(|o| match o {
+            Outcome::Answered(a) => a,
+            _ => unreachable!(),
+        })
+        .collect();
+    let rendered = render(Api::OpenAiChat, &answers);
+    let ids: Vec<_> = rendered.iter().map(|m| &m["tool_call_id"]).collect();
+    assert_eq!(ids, ["c1", "c2", "c3", "c4"]);
+    let errors: Vec<_> = answers.iter().map(|a| a.is_error).collect();
+    assert_eq!(errors, [true, true, false, false]);
+    let text = |i: usize| rendered[i]["content"].as_str().unwrap().to_owned();
+    assert!(text(0).contains("a function call"), "{}", text(0));
+    assert!(text(0).contains("custom"), "{}", text(0));
+    assert_eq!((text(2), text(3)), ("5".into(), "2".into()));
+    // The pick of an eval reads the same calls.
+    assert!(matches!(
+        tool_runtime::choice::picked(Api::OpenAiChat, &raw),
+        tool_runtime::choice::Picked::Error(_)
+    ));
+}
+
 /// A reasoning model's turn goes back exactly as it came (thinking blocks and their signatures,
 /// thought parts and `thoughtSignature`s, reasoning items with `encrypted_content`, Bedrock's
 /// `reasoningContent` with its signature, in order), followed by the results; its thoughts are

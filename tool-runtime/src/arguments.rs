@@ -17,6 +17,8 @@ pub(crate) enum Repr<'a> {
     Text(Cow<'a, str>),
     /// Boxed: a `Value` is several times the size of text, and calls move their arguments.
     Value(Box<Value>),
+    /// A provider's tool call that is not a function call, as sent: refused when decoded.
+    NotAFunction(Box<Value>),
 }
 
 impl<'a> Arguments<'a> {
@@ -34,15 +36,15 @@ impl<'a> Arguments<'a> {
     pub fn as_text(&self) -> Option<&str> {
         match &self.0 {
             Repr::Text(t) => Some(t),
-            Repr::Value(_) => None,
+            Repr::Value(_) | Repr::NotAFunction(_) => None,
         }
     }
 
     /// The value, when the arguments arrived parsed.
     pub fn as_value(&self) -> Option<&Value> {
         match &self.0 {
-            Repr::Text(_) => None,
             Repr::Value(v) => Some(v),
+            Repr::Text(_) | Repr::NotAFunction(_) => None,
         }
     }
 }

@@ -243,7 +243,9 @@ impl<'a> Run<'a> {
         let _entered = trace.span.enter();
         match &self.arguments.0 {
             Repr::Text(t) => tracing::trace!(target: "tool_runtime::values", arguments = &**t),
-            Repr::Value(v) => tracing::trace!(target: "tool_runtime::values", arguments = %v),
+            Repr::Value(v) | Repr::NotAFunction(v) => {
+                tracing::trace!(target: "tool_runtime::values", arguments = %v)
+            }
         }
         let step = tool.start(self.cx, self.arguments, self.approved);
         drop(_entered);

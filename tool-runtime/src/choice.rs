@@ -9,7 +9,7 @@ use std::future::Future;
 
 use serde_json::Value;
 
-use crate::dialect::{Api, ExportError};
+use crate::dialect::{Api, CallArguments, ExportError, ToolCall};
 use crate::set::ToolSet;
 
 /// What a message should make the model do.
@@ -49,6 +49,10 @@ pub fn picked(api: Api, raw: &Value) -> Picked {
     }
     match api.dialect().read_calls(raw) {
         Ok((calls, _)) => match calls.into_iter().next() {
+            Some(ToolCall {
+                arguments: CallArguments::NotAFunction(call),
+                ..
+            }) => Picked::Error(format!("a tool call that is not a function call: {call}")),
             Some(call) => Picked::Tool(call.name),
             None => Picked::NoTool,
         },

@@ -22,7 +22,7 @@ use crate::schema::{FieldSchema, plain, ranged};
 use crate::validate::node::{ARR, Members, Node, OBJ, Scalar};
 use crate::validate::number::Numeric;
 use crate::validate::{
-    Path, SchemaError, Segment, Validator, Violation, ViolationKind, Violations,
+    Path, SchemaError, Segment, Validator, Violation, ViolationKind, Violations, violation,
 };
 
 /// A call's arguments on their way into the tool's parameters.
@@ -51,6 +51,15 @@ impl Input<'_> {
                     return Err(ToolError::InvalidArguments(violations));
                 }
                 v
+            }
+            Repr::NotAFunction(call) => {
+                return Err(ToolError::InvalidArguments(Violations(vec![violation(
+                    &[],
+                    ViolationKind::Type,
+                    "a function call (`\"type\": \"function\"`) whose arguments are a JSON object"
+                        .into(),
+                    Some(&call),
+                )])));
             }
         };
         match value {
@@ -688,6 +697,7 @@ pub fn decode(
                 .as_object()
                 .and_then(|args| serde_json::to_string(args).ok())
                 .is_some_and(|text| fill(&text, input.validator, names, slots)),
+            Repr::NotAFunction(_) => false,
         };
     if fast {
         return Ok(());

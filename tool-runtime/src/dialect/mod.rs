@@ -19,7 +19,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::arguments::Arguments;
+use crate::arguments::{Arguments, Repr};
 use crate::host::{Content, as_text};
 use crate::output::CallOutput;
 use crate::tool::Tool;
@@ -227,6 +227,11 @@ pub enum CallArguments {
     Text(String),
     /// A JSON value, as Anthropic, Gemini and Bedrock send it.
     Value(Value),
+    /// A call that is not a function call (a Chat `custom` tool call, or one without a `type`),
+    /// as the model sent it. No tool takes it: calling a tool with it is an
+    /// [`InvalidArguments`](crate::ToolError::InvalidArguments) error, so its id is still
+    /// answered.
+    NotAFunction(Value),
 }
 
 impl<'a> From<&'a CallArguments> for Arguments<'a> {
@@ -234,6 +239,9 @@ impl<'a> From<&'a CallArguments> for Arguments<'a> {
         match a {
             CallArguments::Text(t) => Arguments::text(t.as_str()),
             CallArguments::Value(v) => Arguments::value(v.clone()),
+            CallArguments::NotAFunction(call) => {
+                Arguments(Repr::NotAFunction(Box::new(call.clone())))
+            }
         }
     }
 }

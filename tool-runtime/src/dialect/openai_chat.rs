@@ -204,14 +204,32 @@ impl Dialect for OpenAiChat {
         let message = &raw["choices"][0]["message"];
         let mut calls = Vec::new();
         for c in message["tool_calls"].as_array().into_iter().flatten() {
+            let id = Some(str_at(c, "id", "a tool call")?);
             if c["type"] != "function" {
+                // A `custom` call (free-form input) or one without a type: no tool here takes
+                // it, yet its id must be answered or the next request is refused.
+                let name = [&c["custom"]["name"], &c["function"]["name"]]
+                    .into_iter()
+                    .find_map(Value::as_str)
+                    .unwrap_or_default();
+                calls.push(ToolCall {
+                    id,
+                    name: name.to_owned(),
+                    arguments: CallArguments::NotAFunction(c.clone()),
+                });
                 continue;
             }
             let function = &c["function"];
+            let arguments = match &function["arguments"] {
+                Value::String(text) => CallArguments::Text(text.clone()),
+                // Some OpenAI-compatible servers send the object itself; none at all is `{}`.
+                Value::Null => CallArguments::Text(String::new()),
+                other => CallArguments::Value(other.clone()),
+            };
             calls.push(ToolCall {
-                id: Some(str_at(c, "id", "a tool call")?),
+                id,
                 name: str_at(function, "name", "a tool call")?,
-                arguments: CallArguments::Text(str_at(function, "arguments", "a tool call")?),
+                arguments,
             });
         }
         Ok((calls, vec![message.clone()]))

@@ -15,6 +15,7 @@ mod violation;
 use std::fmt;
 
 pub(crate) use node::Node;
+pub(crate) use violation::violation;
 pub use violation::{Path, Segment, Violation, ViolationKind, Violations};
 
 /// A schema compiled for validation. Built once per tool.

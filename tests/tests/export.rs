@@ -115,6 +115,117 @@ fn openai_strict_closes_every_object_and_requires_every_property() {
     assert_eq!(katering["properties"]["jumlah_peserta"]["maximum"], 500);
 }
 
+#[derive(tool_runtime::ToolArg, serde::Deserialize, serde::Serialize, Debug, PartialEq)]
+#[serde(rename_all = "snake_case")]
+enum Urutan {
+    /// Yang terbaru dulu
+    Terbaru,
+    /// Yang terlama dulu
+    Terlama,
+}
+
+#[derive(tool_runtime::ToolArg, serde::Deserialize, serde::Serialize, Debug, PartialEq)]
+struct Saring {
+    /// Kata yang dicari
+    kata: String,
+    /// Cocokkan huruf besar-kecil
+    #[serde(default)]
+    persis: bool,
+}
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Halaman {
+    limit: u32,
+    urutan: String,
+    saring: Option<String>,
+}
+
+#[tool_runtime::tool(description = "Cari tiket dukungan.")]
+fn cari_tiket(
+    #[arg(description = "Berapa tiket paling banyak", range = 1..=100, default = 20)] limit: u32,
+    #[arg(description = "Urutan hasil", default = Urutan::Terbaru)] urutan: Urutan,
+    #[arg(description = "Saringan; null untuk semua tiket")] saring: Option<Saring>,
+) -> Halaman {
+    Halaman {
+        limit,
+        urutan: format!("{urutan:?}"),
+        saring: saring.map(|s| format!("{}/{}", s.kata, s.persis)),
+    }
+}
+
+/// OpenAI strict mode makes every property required: a defaulted one takes `null`, says that
+/// null stands for its default, and the runtime reads `null` there as the default; so the model
+/// need not invent a value and the default applies. The other dialects keep it optional.
+#[test]
+fn openai_strict_defaults_are_nullable_and_null_decodes_as_the_default() {
+    let set = ToolSet::new([cari_tiket::tool()]).unwrap();
+    for api in [Api::OpenAiChat, Api::OpenAiResponses] {
+        let tools = set.export(api).unwrap();
+        let params = match api {
+            Api::OpenAiChat => &tools[0]["function"]["parameters"],
+            _ => &tools[0]["parameters"],
+        };
+        let limit = &params["properties"]["limit"];
+        assert_eq!(limit["type"], json!(["integer", "null"]), "{limit}");
+        assert!(
+            limit["description"]
+                .as_str()
+                .unwrap()
+                .ends_with("null for the default (20)"),
+            "{limit}"
+        );
+        let urutan = &params["properties"]["urutan"];
+        assert!(
+            urutan["enum"] == json!(["terbaru", "terlama", null])
+                || urutan["anyOf"][1] == json!({"type": "null"}),
+            "{urutan}"
+        );
+        assert!(
+            urutan
+                .to_string()
+                .contains("null for the default (terbaru)"),
+            "{urutan}"
+        );
+        // The nested object's defaulted field too; the `Option` stays as it was.
+        let saring = params["properties"]["saring"].to_string();
+        assert!(saring.contains(r#"["boolean","null"]"#), "{saring}");
+        assert_eq!(params["required"], json!(["limit", "urutan", "saring"]));
+        assert!(
+            tools[0].to_string().contains(r#""strict":true"#),
+            "{}",
+            tools[0]
+        );
+    }
+    let call = |args: &str| {
+        set.call(&Context::new(), "cari_tiket", args)
+            .blocking()
+            .map(|o| o.into_value())
+    };
+    let strict =
+        call(r#"{"limit": null, "urutan": null, "saring": {"kata": "login", "persis": null}}"#)
+            .unwrap();
+    assert_eq!(
+        strict,
+        json!({"limit": 20, "urutan": "Terbaru", "saring": "login/false"})
+    );
+    assert_eq!(
+        call("{}").unwrap(),
+        json!({"limit": 20, "urutan": "Terbaru", "saring": null})
+    );
+    // Null is "left out", never a way around a rule: a required field still needs its value.
+    let err = call(r#"{"saring": {"kata": null}}"#).unwrap_err();
+    assert!(err.to_string().contains("`saring.kata`"), "{err}");
+    // Anthropic keeps the argument optional, its default in the description.
+    let anthropic = set.export(Api::Anthropic).unwrap();
+    let limit = &anthropic[0]["input_schema"]["properties"]["limit"];
+    assert_eq!(limit["type"], "integer", "{limit}");
+    assert!(
+        !anthropic[0]["input_schema"]["required"]
+            .to_string()
+            .contains("limit")
+    );
+}
+
 #[test]
 fn anthropic_moves_bounds_into_the_description_and_the_runtime_still_enforces_them() {
     let set = examples();

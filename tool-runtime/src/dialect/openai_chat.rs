@@ -36,8 +36,9 @@ const OPENAI_MAX_CHARS: usize = 120_000;
 /// OpenAI strict mode (Chat Completions and Responses tools, `json_schema` formats): every
 /// object closed with every property required, `oneOf` as `anyOf` (or `enum`), `$ref` without
 /// siblings, only listed formats, size limits checked. Properties the model could leave out
-/// become required; an `Option` stays nullable. The runtime accepts everything strict output can
-/// contain, so nothing the model sends is refused for being strict.
+/// become required, taking `null` for "left out" (see [`null_for_absent`]); an `Option` stays
+/// nullable. The runtime accepts everything strict output can contain, so nothing the model
+/// sends is refused for being strict.
 pub(super) fn strict(canonical: &Value) -> Lowered {
     let mut schema = canonical.clone();
     let mut reasons = Vec::new();
@@ -109,9 +110,14 @@ fn openai_node(v: &mut Value, depth: usize, reasons: &mut Vec<String>, stats: &m
         stats.enum_values += values.len();
         stats.chars += values.iter().map(|v| v.to_string().len()).sum::<usize>();
     }
+    // Properties the model may leave out, which strict mode makes required.
+    let mut optional = Vec::new();
     if let Some(Value::Object(props)) = s.get("properties") {
         stats.properties += props.len();
         stats.chars += props.keys().map(String::len).sum::<usize>();
+        let required = s.get("required").and_then(Value::as_array);
+        let is_required = |k: &str| required.is_some_and(|r| r.iter().any(|n| n == k));
+        optional = props.keys().filter(|k| !is_required(k)).cloned().collect();
         let keys: Vec<Value> = props.keys().map(|k| Value::from(k.as_str())).collect();
         s.insert("required".into(), Value::Array(keys));
         if !is_closed(s) {
@@ -125,6 +131,85 @@ fn openai_node(v: &mut Value, depth: usize, reasons: &mut Vec<String>, stats: &m
         depth
     };
     each_subschema(s, &mut |child| openai_node(child, nested, reasons, stats));
+    if let Some(Value::Object(props)) = s.get_mut("properties") {
+        for name in optional {
+            if let Some(p) = props.get_mut(&name) {
+                null_for_absent(p);
+            }
+        }
+    }
+}
+
+/// An optional property, which strict mode makes required, also takes `null`, and its
+/// description says that null stands for its default: the runtime reads a `null` there as the
+/// property left out. Without this the model would have to invent a value, and the default would
+/// never apply.
+fn null_for_absent(p: &mut Value) {
+    let Value::Object(s) = p else { return };
+    let meaning = match s.get("default") {
+        Some(Value::String(d)) => format!("null for the default ({d})"),
+        Some(d) => format!("null for the default ({d})"),
+        None => "null to leave it out".to_owned(),
+    };
+    if s.contains_key("$ref") {
+        // `$ref` takes no siblings: the alternatives go around it.
+        let reference = std::mem::take(s);
+        s.insert(
+            "anyOf".into(),
+            json!([Value::Object(reference), {"type": "null"}]),
+        );
+        s.insert("description".into(), said_with("", &meaning).into());
+        return;
+    }
+    let null = Value::Null;
+    let takes_null = s.get("type").is_some_and(|t| {
+        *t == "null" || t.as_array().is_some_and(|a| a.iter().any(|t| t == "null"))
+    }) || s
+        .get("anyOf")
+        .and_then(Value::as_array)
+        .is_some_and(|a| a.iter().any(|b| b.get("type").is_some_and(|t| t == "null")))
+        || s.get("enum")
+            .and_then(Value::as_array)
+            .is_some_and(|a| a.contains(&null))
+        || s.get("const").is_some_and(Value::is_null)
+        || !["type", "anyOf", "enum", "const"]
+            .iter()
+            .any(|k| s.contains_key(*k));
+    if takes_null {
+        return;
+    }
+    if let Some(c) = s.remove("const") {
+        s.insert("enum".into(), json!([c]));
+    }
+    match s.get_mut("type") {
+        Some(Value::Array(types)) => types.push("null".into()),
+        Some(t) => *t = json!([t.take(), "null"]),
+        None => {}
+    }
+    if let Some(Value::Array(values)) = s.get_mut("enum") {
+        values.push(Value::Null);
+    }
+    if let Some(Value::Array(alternatives)) = s.get_mut("anyOf") {
+        alternatives.push(json!({"type": "null"}));
+    }
+    let description = s.get("description").and_then(Value::as_str).unwrap_or("");
+    let description = said_with(description, &meaning);
+    s.insert("description".into(), description.into());
+}
+
+/// `description` followed by `meaning` as its own clause.
+fn said_with(description: &str, meaning: &str) -> String {
+    let d = description.trim_end();
+    if d.is_empty() {
+        let mut m = meaning.chars();
+        return m
+            .next()
+            .map_or_else(String::new, |c| c.to_uppercase().chain(m).collect());
+    }
+    if let Some(sentence) = d.strip_suffix('.') {
+        return format!("{sentence}. {}.", said_with("", meaning));
+    }
+    format!("{d}; {meaning}")
 }
 
 /// OpenAI Chat Completions.

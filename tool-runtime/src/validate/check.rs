@@ -207,6 +207,16 @@ impl Walk<'_> {
         path: &mut Vec<Segment>,
         out: &mut Vec<Violation>,
     ) {
+        // `null` for an optional property that does not take null means it was left out (its
+        // default applies): what OpenAI's strict mode sends for a property it makes required.
+        if map.values().any(Value::is_null) {
+            map.retain(|key, value| {
+                !value.is_null()
+                    || !node.properties.iter().any(|p| {
+                        p.name == *key && !p.required && !self.v.holds(&p.node, &mut Value::Null)
+                    })
+            });
+        }
         let mut members = Members::new(node);
         let mut unknown = Vec::new();
         for key in map.keys() {

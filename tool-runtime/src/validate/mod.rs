@@ -19,6 +19,10 @@ pub(crate) use violation::violation;
 pub use violation::{Path, Segment, Violation, ViolationKind, Violations};
 
 /// A schema compiled for validation. Built once per tool.
+///
+/// It accepts what JSON Schema accepts, with one reading added: `null` at an optional property
+/// whose schema does not take null is that property left out (its default applies). OpenAI's
+/// strict mode makes every property required and sends `null` for the ones the model leaves out.
 #[derive(Debug)]
 pub struct Validator {
     root: Node,

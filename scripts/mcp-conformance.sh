@@ -13,7 +13,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 work="$(mktemp -d)"
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
-(cd "$work" && npm install --silent --no-audit --no-fund @modelcontextprotocol/conformance@0.1.16 node@22 >/dev/null)
+(cd "$work" && npm install --silent --no-audit --no-fund @modelcontextprotocol/conformance@0.1.16 @modelcontextprotocol/sdk@1.32.2 node@22 >/dev/null)
 mkdir -p "$work/next" && echo "{}" > "$work/next/package.json"
 (cd "$work/next" && npm install --silent --no-audit --no-fund @modelcontextprotocol/conformance@0.2.0-alpha.12 >/dev/null)
 export PATH="$work/node_modules/.bin:$PATH"
@@ -38,7 +38,27 @@ run() { # url scenario
     fi
 }
 for s in server-initialize ping tools-list dns-rebinding-protection; do run http://127.0.0.1:18941/mcp "$s"; done
-for s in tools-call-simple-text tools-call-error; do run http://127.0.0.1:18942/mcp "$s"; done
+for s in tools-list tools-call-simple-text tools-call-error; do run http://127.0.0.1:18942/mcp "$s"; done
+# The official TypeScript SDK client (as in the Inspector) over stdio and HTTP: it refuses a
+# whole tools/list with one schema it cannot read, and checks each structuredContent against
+# its outputSchema.
+cp "$root/scripts/clients/typescript-client.mjs" "$work/"
+ts() { # plan
+    if ! out=$(node "$work/typescript-client.mjs" "$1" 2>&1); then
+        echo "typescript sdk client: FAILED"; echo "$out" | tail -25; failed=1
+    else
+        echo "$out"
+    fi
+}
+fixture_tools='["test_simple_text","test_error_handling","test_logging_tool","test_streaming_elicitation","test_trigger_tool_change","test_json_value"]'
+fixture_calls='[{"name":"test_json_value","arguments":{"json":"[1,{\"a\":2}]"},"isError":false,"structuredContent":{"result":[1,{"a":2}]}},{"name":"test_simple_text","arguments":{},"isError":false},{"name":"test_error_handling","arguments":{},"isError":true}]'
+ts "{\"server\":{\"command\":\"$root/target/debug/mcp-conformance\",\"args\":[\"--stdio\"]},\"tools\":$fixture_tools,\"calls\":$fixture_calls}"
+ts "{\"server\":{\"url\":\"http://127.0.0.1:18942/mcp\"},\"tools\":$fixture_tools,\"calls\":$fixture_calls}"
+hr_calls='[{"name":"cek-status-reimburse","arguments":{},"isError":false,"structuredContent":{"status":"ok","daftar":[]}},{"name":"cek-sisa-cuti","arguments":{"nik":"K-001"},"isError":true}]'
+ts "{\"server\":{\"command\":\"$root/target/debug/hr-mcp\",\"env\":{\"HR_NIK\":\"K-002\",\"HR_PERAN\":\"karyawan\",\"HR_DB\":\"$work/hr-stdio.sqlite\"}},\"tools\":[\"cek-sisa-cuti\",\"cek-riwayat-cuti\",\"cek-status-reimburse\",\"ajukan-cuti\"],\"calls\":$hr_calls}"
+# Through the token proxy, as K-001 (who has a claim in progress).
+hr_calls='[{"name":"cek-status-reimburse","arguments":{},"isError":false,"structuredContent":{"status":"ok","daftar":[{"id":"R-88","jumlah":450000,"status":"diproses","tanggal":"2026-08-30"}]}},{"name":"cek-sisa-cuti","arguments":{"nik":"K-002"},"isError":true}]'
+ts "{\"server\":{\"url\":\"http://127.0.0.1:18941/mcp\"},\"tools\":[\"cek-sisa-cuti\",\"cek-riwayat-cuti\",\"cek-status-reimburse\",\"ajukan-cuti\"],\"calls\":$hr_calls}"
 # 2026-07-28: every server scenario a tools server can take part in.
 next="$work/next/node_modules/.bin/conformance"
 run_2026() { # url scenario baseline
@@ -52,7 +72,7 @@ run_2026() { # url scenario baseline
 for s in server-stateless tools-list dns-rebinding-protection caching http-header-validation; do
     run_2026 http://127.0.0.1:18941/mcp "$s" conformance-2026-expected-hr.yaml
 done
-for s in server-stateless tools-call-simple-text tools-call-error server-sse-multiple-streams \
+for s in server-stateless tools-list tools-call-simple-text tools-call-error server-sse-multiple-streams \
     caching http-header-validation; do
     run_2026 http://127.0.0.1:18942/mcp "$s" conformance-2026-expected.yaml
 done

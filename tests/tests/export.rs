@@ -226,6 +226,46 @@ fn openai_strict_defaults_are_nullable_and_null_decodes_as_the_default() {
     );
 }
 
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Catatan {
+    judul: String,
+    isi: serde_json::Value,
+}
+
+#[tool_runtime::tool(description = "Baca teks JSON dan kembalikan nilainya.")]
+fn baca_json(
+    #[arg(description = "Teks JSON", length = 1..=1000)] teks: String,
+) -> Result<serde_json::Value, String> {
+    serde_json::from_str(&teks).map_err(|e| e.to_string())
+}
+
+#[tool_runtime::tool(description = "Kembalikan catatan dengan isi bebas.")]
+fn catatan_bebas() -> Catatan {
+    Catatan {
+        judul: "x".into(),
+        isi: json!([1]),
+    }
+}
+
+/// A `serde_json::Value` has the schema `true`; MCP's 2025-11-25 schema (and the TypeScript SDK
+/// that checks it) takes only objects as property schemas, so the MCP export writes `{}`.
+#[test]
+fn mcp_output_schemas_hold_no_boolean_schemas() {
+    let set = ToolSet::new([baca_json::tool(), catatan_bebas::tool()]).unwrap();
+    let listed = tool_runtime_mcp::export::tools(&set);
+    assert_eq!(listed[0]["outputSchema"]["properties"]["result"], json!({}));
+    assert_eq!(listed[1]["outputSchema"]["properties"]["isi"], json!({}));
+    for entry in &listed {
+        for key in ["inputSchema", "outputSchema"] {
+            assert!(
+                !entry[key].to_string().contains(":true"),
+                "{key}: {}",
+                entry[key]
+            );
+        }
+    }
+}
+
 #[test]
 fn anthropic_moves_bounds_into_the_description_and_the_runtime_still_enforces_them() {
     let set = examples();

@@ -16,7 +16,9 @@ pub fn tool(set: &ToolSet, tool: &Tool) -> Value {
         entry.insert("title".into(), t.into());
     }
     entry.insert("description".into(), set.description(tool).into());
-    entry.insert("inputSchema".into(), tool.input_schema().clone());
+    let mut input = tool.input_schema().clone();
+    objects_for_booleans(&mut input);
+    entry.insert("inputSchema".into(), input);
     entry.insert("outputSchema".into(), output_schema(tool.output_schema()));
     let mut hints = Map::new();
     if let Some(t) = a.title {
@@ -56,10 +58,11 @@ pub fn structured_content(tool: &Tool, output: Value) -> Value {
 /// MCP's `outputSchema` must describe an object: any other output is wrapped as
 /// `{"result": ...}`, consistently with what `tools/call` returns as `structuredContent`.
 pub fn output_schema(canonical: &Value) -> Value {
-    if canonical.get("type").and_then(Value::as_str) == Some("object") {
-        return canonical.clone();
-    }
     let mut inner = canonical.clone();
+    objects_for_booleans(&mut inner);
+    if inner.get("type").and_then(Value::as_str) == Some("object") {
+        return inner;
+    }
     let defs = inner.as_object_mut().and_then(|m| m.remove("$defs"));
     let mut wrapped = json!({
         "type": "object",
@@ -71,6 +74,34 @@ pub fn output_schema(canonical: &Value) -> Value {
         wrapped["$defs"] = defs;
     }
     wrapped
+}
+
+/// Boolean subschemas (`true` for a `serde_json::Value`, `false`) written as the objects they
+/// equal, `{}` and `{"not": {}}`: the 2025-11-25 MCP schema, and with it the official TypeScript
+/// SDK (hence the Inspector), refuses a whole `tools/list` whose `properties` hold a boolean.
+/// `additionalProperties: false` is a keyword's value, not a subschema a client checks, and stays.
+fn objects_for_booleans(schema: &mut Value) {
+    let s = match schema {
+        Value::Bool(true) => return *schema = json!({}),
+        Value::Bool(false) => return *schema = json!({"not": {}}),
+        Value::Object(s) => s,
+        _ => return,
+    };
+    for key in ["properties", "$defs", "patternProperties"] {
+        if let Some(Value::Object(map)) = s.get_mut(key) {
+            map.values_mut().for_each(objects_for_booleans);
+        }
+    }
+    for key in ["anyOf", "oneOf", "allOf", "prefixItems"] {
+        if let Some(Value::Array(list)) = s.get_mut(key) {
+            list.iter_mut().for_each(objects_for_booleans);
+        }
+    }
+    for key in ["items", "not"] {
+        if let Some(v) = s.get_mut(key) {
+            objects_for_booleans(v);
+        }
+    }
 }
 
 /// Whether the MCP output of a tool with this canonical output schema is wrapped.

@@ -1,6 +1,7 @@
 //! The fixture tools the official MCP conformance suite (`@modelcontextprotocol/conformance`)
-//! calls by name, defined with this toolkit and served over Streamable HTTP:
-//! `mcp-conformance 127.0.0.1:8001`. `scripts/mcp-conformance.sh` runs the suite against it.
+//! calls by name, defined with this toolkit and served over Streamable HTTP
+//! (`mcp-conformance 127.0.0.1:8001`) or stdio (`mcp-conformance --stdio`).
+//! `scripts/mcp-conformance.sh` runs the suite and the official TypeScript client against it.
 
 use std::sync::OnceLock;
 
@@ -40,6 +41,17 @@ fn test_streaming_elicitation() -> String {
     "approved".into()
 }
 
+/// An output of any shape: its `outputSchema` property must still be an object schema (`{}`),
+/// or the official TypeScript SDK refuses the whole `tools/list`.
+#[tool(
+    description = "Read a JSON text and return its value, of any shape, as the structured result."
+)]
+fn test_json_value(
+    #[arg(description = "The JSON text to read", length = 1..=10_000)] json: String,
+) -> Result<serde_json::Value, String> {
+    serde_json::from_str(&json).map_err(|e| format!("not JSON: {e}"))
+}
+
 /// The server, for the tool that changes its tool list.
 static SERVER: OnceLock<McpServer> = OnceLock::new();
 
@@ -60,6 +72,7 @@ fn tools() -> ToolSet {
         test_logging_tool::tool(),
         test_streaming_elicitation::tool(),
         test_trigger_tool_change::tool(),
+        test_json_value::tool(),
     ])
     .expect("valid tools")
 }
@@ -70,6 +83,13 @@ async fn main() {
         .nth(1)
         .unwrap_or_else(|| "127.0.0.1:8001".into());
     let server = SERVER.get_or_init(|| McpServer::new(tools())).clone();
+    if addr == "--stdio" {
+        if let Err(e) = server.serve_stdio().await {
+            eprintln!("mcp-conformance: {e}");
+            std::process::exit(1);
+        }
+        return;
+    }
     let addr = addr.parse().expect("an address such as 127.0.0.1:8001");
     let served = match HttpServer::new(server).bind(addr).await {
         Ok(bound) => bound.serve().await,

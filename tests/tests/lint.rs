@@ -342,3 +342,134 @@ fn tool_arguments_the_model_fills_keep_the_reason_first_too() {
     let quiet = lint::check(&ToolSet::new([setujui_klaim_diam::tool()]).unwrap());
     assert!(quiet.is_empty(), "{quiet:?}");
 }
+
+/// A tool per description, each returning what it is given.
+macro_rules! described {
+    ($($name:ident: $d:literal;)*) => {$(
+        #[tool(description = $d)]
+        fn $name() -> bool {
+            true
+        }
+    )*};
+}
+
+/// A tool per description of an optional argument.
+macro_rules! optional {
+    ($($name:ident: $d:literal;)*) => {$(
+        #[tool(description = "Returns the matching items; use when the user asks for them.")]
+        fn $name(#[arg(description = $d, range = 1..=5)] x: Option<u8>) -> bool {
+            x.is_some()
+        }
+    )*};
+}
+
+/// Free strings whose descriptions do not list a closed set.
+macro_rules! free_string {
+    ($($name:ident: $d:literal;)*) => {$(
+        #[tool(description = "Returns the matching items; use when the user asks for them.")]
+        fn $name(#[arg(description = $d, length = 1..=50)] x: String) -> String {
+            x
+        }
+    )*};
+}
+
+described! {
+    retrieves: "Retrieves the status of an order. Use it when the user asks where an order is.";
+    whenever: "Returns today's rates whenever the user mentions a currency.";
+    call_this_for: "Looks up a word in the dictionary. Call this for questions about meaning.";
+    if_the_user: "Gives the opening hours, if the user asks about a branch.";
+    only_for: "Shows the invoice total; only for invoices already issued.";
+    mengembalikan: "Mengembalikan status pesanan. Gunakan ketika pengguna bertanya posisi paket.";
+    apabila: "Ambil kurs hari ini apabila pengguna menyebut mata uang.";
+    hanya_untuk: "Menampilkan total tagihan; hanya untuk tagihan yang sudah terbit.";
+    dipakai: "Membaca jadwal dokter. Dipakai kalau pasien menanyakan jam praktik.";
+}
+
+optional! {
+    null_for_all: "Only items of this priority; null for all";
+    if_omitted: "Page number; if omitted, the first page";
+    when_missing: "Branch code; when missing, every branch";
+    null_untuk: "Hanya butir dengan prioritas ini; null untuk semua";
+    kosong_berarti: "Kode cabang; kosong berarti semua cabang";
+    apabila_tidak: "Nomor halaman; apabila tidak disebut, halaman pertama";
+}
+
+free_string! {
+    full_name: "The customer's full name, as written on the card";
+    two_choices: "A short note, such as a reason or a comment";
+    catatan: "Catatan bebas, misalnya alasan atau komentar";
+    nama: "Nama lengkap pelanggan, seperti tertulis di kartu";
+}
+
+optional! {
+    bare: "Page number";
+    nullable: "Nullable page number";
+}
+
+/// The lints that cry wolf no longer: each finding below was reported on a description that
+/// says exactly what the lint asks for, in English or Indonesian.
+#[test]
+fn lints_stay_quiet_on_descriptions_that_say_what_they_ask() {
+    let quiet = [
+        retrieves::tool(),
+        whenever::tool(),
+        call_this_for::tool(),
+        if_the_user::tool(),
+        only_for::tool(),
+        mengembalikan::tool(),
+        apabila::tool(),
+        hanya_untuk::tool(),
+        dipakai::tool(),
+        null_for_all::tool(),
+        if_omitted::tool(),
+        when_missing::tool(),
+        null_untuk::tool(),
+        kosong_berarti::tool(),
+        apabila_tidak::tool(),
+        full_name::tool(),
+        two_choices::tool(),
+        catatan::tool(),
+        nama::tool(),
+    ];
+    for tool in quiet {
+        let alone = ToolSet::new([tool]).unwrap();
+        assert!(
+            lint::check(&alone).is_empty(),
+            "{}: {:?}",
+            tool.name(),
+            lint::check(&alone)
+        );
+    }
+    // Distinct tools do not overlap, however many (up to ten).
+    let ten = ToolSet::new([
+        retrieves::tool(),
+        whenever::tool(),
+        call_this_for::tool(),
+        if_the_user::tool(),
+        only_for::tool(),
+        mengembalikan::tool(),
+        apabila::tool(),
+        hanya_untuk::tool(),
+        dipakai::tool(),
+        full_name::tool(),
+    ])
+    .unwrap();
+    assert!(lint::check(&ten).is_empty(), "{:?}", lint::check(&ten));
+    // And they still speak when the rule is missing: "nullable" says nothing of what null means.
+    for tool in [bare::tool(), nullable::tool()] {
+        let found = ids(&ToolSet::new([tool]).unwrap());
+        assert_eq!(found, [("optional-without-rule", tool.name().into())]);
+    }
+}
+
+/// A fix speaks of no particular domain: the same text in any tool set.
+#[test]
+fn fixes_name_no_domain() {
+    let lints = lint::check(&ToolSet::new([cuaca::tool(), laporan::tool()]).unwrap());
+    assert!(!lints.is_empty());
+    for l in lints {
+        for word in ["leave", "cuti", "days", "sales"] {
+            assert!(!l.fix.contains(word), "{l}");
+        }
+    }
+}

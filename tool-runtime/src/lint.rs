@@ -148,76 +148,158 @@ fn names_other(t: &Tool, other: &Tool) -> bool {
     t.not_for().is_some_and(|n| n.contains(other.name()))
 }
 
+/// Phrases that say what a tool does or returns; matched at the start of words, so `return`
+/// covers "returns" and "returned" (Indonesian verbs are listed with their prefixes).
 const RETURNS: &[&str] = &[
     "ambil",
+    "mengambil",
     "kembalikan",
-    "hasilkan",
+    "mengembalikan",
+    "hasil",
+    "menghasilkan",
     "hitung",
+    "menghitung",
     "cari",
+    "mencari",
     "daftar",
     "buat",
+    "membuat",
     "ajukan",
+    "mengajukan",
     "simpan",
+    "menyimpan",
     "kirim",
+    "mengirim",
     "pesan",
+    "memesan",
     "cek",
+    "periksa",
+    "memeriksa",
     "tampilkan",
+    "menampilkan",
     "berikan",
+    "memberikan",
+    "dapatkan",
+    "mendapatkan",
+    "lihat",
+    "melihat",
+    "baca",
+    "membaca",
+    "catat",
+    "mencatat",
+    "ubah",
+    "mengubah",
+    "hapus",
+    "menghapus",
+    "batalkan",
+    "membatalkan",
+    "ringkas",
+    "meringkas",
+    "terjemahkan",
+    "menerjemahkan",
+    "jadwalkan",
+    "menjadwalkan",
+    "berisi",
     "return",
-    "returns",
     "get",
-    "gets",
     "list",
-    "lists",
     "find",
-    "finds",
     "fetch",
-    "fetches",
     "look up",
     "looks up",
+    "lookup",
     "compute",
-    "computes",
     "calculate",
     "create",
-    "creates",
     "book",
-    "books",
     "send",
-    "sends",
     "give",
-    "gives",
     "show",
-    "shows",
+    "retrieve",
+    "read",
+    "report",
+    "search",
+    "check",
+    "submit",
+    "record",
+    "update",
+    "add",
+    "cancel",
+    "delete",
+    "remove",
+    "convert",
+    "translate",
+    "summar",
+    "answer",
+    "tell",
+    "produce",
+    "provide",
+    "load",
+    "schedule",
+    "register",
+    "place",
+    "make",
+    "generate",
+    "count",
+    "estimate",
+    "validate",
+    "verify",
 ];
+/// Phrases that say when to use a tool.
 const WHEN: &[&str] = &[
     "pakai",
+    "dipakai",
     "gunakan",
+    "digunakan",
     "saat",
     "ketika",
+    "sewaktu",
+    "bila",
+    "jika",
+    "apabila",
+    "kalau",
+    "setiap kali",
     "untuk pertanyaan",
-    "bila pengguna",
-    "jika pengguna",
+    "untuk menjawab",
+    "hanya untuk",
     "use when",
-    "use it when",
-    "use this when",
+    "use it",
+    "use this",
     "use for",
     "use to",
     "use if",
+    "use only",
     "call when",
-    "call it when",
-    "when the user",
+    "call it",
+    "call this",
+    "when",
+    "whenever",
+    "if the user",
+    "if a user",
+    "if someone",
     "for questions",
+    "for requests",
+    "to answer",
+    "only for",
+    "only if",
+    "in response to",
 ];
+/// Phrases that say what to do when an optional argument is not given, or what null means.
 const NOT_GIVEN: &[&str] = &[
     "bila tidak",
     "jika tidak",
     "kalau tidak",
+    "apabila tidak",
+    "bila kosong",
+    "jika kosong",
+    "kosong",
     "kosongkan",
     "biarkan kosong",
     "abaikan",
-    "null bila",
-    "null jika",
     "tanyakan",
+    "bawaan",
+    "null ",
+    "none ",
     "default",
     "if not",
     "when not",
@@ -227,14 +309,54 @@ const NOT_GIVEN: &[&str] = &[
     "omit",
     "leave out",
     "leave empty",
-    "leave it empty",
+    "leave it",
     "leave null",
-    "null if",
-    "null when",
     "if unknown",
     "when unknown",
+    "if absent",
+    "when absent",
+    "if missing",
+    "when missing",
+    "if unspecified",
+    "empty for",
+    "empty means",
+    "blank",
     "ask",
 ];
+
+/// Phrases that introduce examples of an open set.
+const EXAMPLES: &[&str] = &[
+    "misalnya",
+    "contoh",
+    "seperti",
+    "antara lain",
+    "such as",
+    "e g ",
+    "for example",
+    "for instance",
+    "like ",
+];
+
+/// Whether `text` holds one of `phrases`, each starting at the start of a word (case and
+/// punctuation aside); a phrase ending in a space is whole words: `"null "` is found in
+/// "…; null for all" but not in "nullable".
+fn mentions(text: &str, phrases: &[&str]) -> bool {
+    let mut words = String::with_capacity(text.len() + 2);
+    for w in text
+        .to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        words.push(' ');
+        words.push_str(w);
+    }
+    words.push(' ');
+    phrases.iter().any(|p| {
+        words
+            .match_indices(p)
+            .any(|(i, _)| i > 0 && words.as_bytes()[i - 1] == b' ')
+    })
+}
 
 /// Runs every lint over `set`, leaving out those a tool allows.
 pub fn check(set: &ToolSet) -> Vec<Lint> {
@@ -266,21 +388,21 @@ pub fn check(set: &ToolSet) -> Vec<Lint> {
         }
     }
     for t in &tools {
-        let d = t.spec_description().to_lowercase();
-        if !RETURNS.iter().any(|w| d.contains(w)) {
+        let d = t.spec_description();
+        if !mentions(d, RETURNS) {
             out.push(Lint {
                 id: "no-returns",
                 tool: t.name().into(),
                 message: "the description does not seem to say what the tool returns (heuristic: no verb such as ambil, kembalikan, return, get).".into(),
-                fix: "start with what comes back, such as \"Returns the remaining leave days of ...\".".into(),
+                fix: "start with what comes back, in a sentence such as \"Returns the ... of the given ...\".".into(),
             });
         }
-        if !WHEN.iter().any(|w| d.contains(w)) && t.not_for().is_none() {
+        if !mentions(d, WHEN) && t.not_for().is_none() {
             out.push(Lint {
                 id: "no-when",
                 tool: t.name().into(),
                 message: "the description does not seem to say when to use the tool (heuristic: no \"use when\", \"pakai saat\", no `not_for`).".into(),
-                fix: "add a sentence with the situation that calls for it, such as \"Use when the user asks how many leave days they have left.\"".into(),
+                fix: "add a sentence on the situation that calls for it, such as \"Use when the user asks about ...\", or a `not_for` boundary.".into(),
             });
         }
         check_arguments(t, &mut out);
@@ -307,14 +429,14 @@ fn check_arguments(t: &Tool, out: &mut Vec<Lint>) {
     let schema = t.input_schema();
     let required = crate::schema::required_names(schema);
     for (name, p) in schema["properties"].as_object().into_iter().flatten() {
-        let description = p["description"].as_str().unwrap_or_default().to_lowercase();
+        let description = p["description"].as_str().unwrap_or_default();
         let is_string = p["type"] == "string"
             || p["type"]
                 .as_array()
                 .is_some_and(|ts| ts.iter().any(|x| x == "string"));
         let closed =
             p.get("enum").is_some() || p.get("oneOf").is_some() || p.get("pattern").is_some();
-        if is_string && !closed && lists_values(&description) {
+        if is_string && !closed && lists_values(&description.to_lowercase()) {
             out.push(Lint {
                 id: "closed-set-string",
                 tool: t.name().into(),
@@ -323,10 +445,7 @@ fn check_arguments(t: &Tool, out: &mut Vec<Lint>) {
             });
         }
         let optional = !required.contains(&name.as_str());
-        if optional
-            && p.get("default").is_none()
-            && !NOT_GIVEN.iter().any(|w| description.contains(w))
-        {
+        if optional && p.get("default").is_none() && !mentions(description, NOT_GIVEN) {
             out.push(Lint {
                 id: "optional-without-rule",
                 tool: t.name().into(),
@@ -339,11 +458,12 @@ fn check_arguments(t: &Tool, out: &mut Vec<Lint>) {
 
 /// "harian, mingguan atau bulanan", "one of a, b or c", quoted alternatives: a closed set. A
 /// clause counts as a list when it is three or more short items (one or two words each)
-/// separated by commas and a final "atau"/"or".
+/// separated by commas and a final "atau"/"or", and gives them as no more than examples.
 fn lists_values(d: &str) -> bool {
     let quoted = d.matches('"').count() >= 4 || d.matches('\'').count() >= 4;
     let listed = d.split([';', ':', '.', '(', ')']).any(|clause| {
-        if !clause.contains(" atau ") && !clause.contains(" or ") {
+        // Examples name an open set: "such as a, b or c" lists no closed one.
+        if !clause.contains(" atau ") && !clause.contains(" or ") || mentions(clause, EXAMPLES) {
             return false;
         }
         let items: Vec<&str> = clause

@@ -33,6 +33,9 @@ pub struct ToolAttr {
     /// `timeout = "30s"`: how long one call may run.
     pub timeout: Option<LitStr>,
     pub krate: Option<syn::Path>,
+    /// Keys an unknown key was a likely misspelling of: already reported, so their absence is
+    /// not reported again.
+    pub misspelt: Vec<&'static str>,
 }
 
 impl ToolAttr {
@@ -98,6 +101,8 @@ pub struct ArgAttr {
     pub krate: Option<syn::Path>,
     /// `allow_lint = "id: reason"` on a derived type, repeatable.
     pub allow_lints: Vec<LitStr>,
+    /// Keys an unknown key was a likely misspelling of (see [`ToolAttr::misspelt`]).
+    pub misspelt: Vec<&'static str>,
 }
 
 impl ArgAttr {
@@ -166,18 +171,35 @@ fn skip_value(meta: &ParseNestedMeta) -> syn::Result<()> {
     Ok(())
 }
 
+/// Reports an unknown key, with the known key it most likely misspells, and returns that key.
 fn unknown(
     cx: &mut Ctxt,
     meta: &ParseNestedMeta,
     what: &str,
     key: &str,
-    keys: &[&str],
-) -> syn::Result<()> {
-    cx.error_spanned_by(
-        &meta.path,
-        format!("unknown {what} `{key}`; expected one of {}", list(keys)),
-    );
-    skip_value(meta)
+    keys: &[&'static str],
+) -> syn::Result<Option<&'static str>> {
+    let closest = closest(key, keys);
+    let message = match closest {
+        Some(k) => format!(
+            "unknown {what} `{key}`: did you mean `{k}`? (the keys are {})",
+            list(keys)
+        ),
+        None => format!("unknown {what} `{key}`; expected one of {}", list(keys)),
+    };
+    cx.error_spanned_by(&meta.path, message);
+    skip_value(meta)?;
+    Ok(closest)
+}
+
+/// The known key closest to `key`, when close enough to be a misspelling (the run time's
+/// did-you-mean uses the same measure).
+fn closest(key: &str, keys: &[&'static str]) -> Option<&'static str> {
+    keys.iter()
+        .map(|k| (strsim::jaro_winkler(k, key), *k))
+        .filter(|(score, _)| *score >= 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, k)| k)
 }
 
 /// `crate = "path"`.
@@ -251,7 +273,11 @@ pub fn parse_tool_attr(cx: &mut Ctxt, args: TokenStream) -> ToolAttr {
                 let path = crate_path(&meta)?;
                 set_once(cx, &mut attr.krate, path, &meta, CRATE);
             }
-            other => unknown(cx, &meta, "tool attribute", other, TOOL_KEYS)?,
+            other => {
+                if let Some(k) = unknown(cx, &meta, "tool attribute", other, TOOL_KEYS)? {
+                    attr.misspelt.push(k);
+                }
+            }
         }
         Ok(())
     });
@@ -353,7 +379,10 @@ fn parse_arg_key(
             ArgPosition::Value => "argument attribute",
             ArgPosition::Container => "attribute of a #[derive(ToolArg)] type",
         };
-        return unknown(cx, meta, what, &key, keys);
+        if let Some(k) = unknown(cx, meta, what, &key, keys)? {
+            arg.misspelt.push(k);
+        }
+        return Ok(());
     }
     match key.as_str() {
         DESCRIPTION => {

@@ -9,6 +9,7 @@ use crate::ast::{
 };
 use crate::attr::{NumLit, ToolAttr};
 use crate::ctxt::Ctxt;
+use crate::symbol::{DESCRIPTION, MAX, MIN, RANGE, UNBOUNDED};
 
 // Every rule of a tool: its description, flags, name, and each argument.
 pub fn check_tool(cx: &mut Ctxt, tool: &Tool) {
@@ -76,6 +77,8 @@ pub fn check_container(cx: &mut Ctxt, c: &Container) {
 // not for, says something.
 pub fn check_tool_description(cx: &mut Ctxt, attr: &ToolAttr) {
     match (&attr.description, &attr.doc) {
+        // A misspelt `description` is reported where it is written.
+        (None, None) if attr.misspelt.contains(&DESCRIPTION) => {}
         (None, None) => cx.error_at(
             Span::call_site(),
             "missing `description`: add #[tool(description = \"...\")] or a doc comment saying what the tool returns and when to use it",
@@ -188,6 +191,7 @@ pub fn check_tool_name(cx: &mut Ctxt, name: &str, span: Span) {
 // Every argument and field has a description (a doc comment counts).
 pub fn check_description(cx: &mut Ctxt, arg: &Arg) {
     match arg.attr.description_text() {
+        None if arg.attr.misspelt.contains(&DESCRIPTION) => {}
         None => cx.error_at(
             arg.span(),
             format!(
@@ -297,7 +301,10 @@ pub fn check_bounds(cx: &mut Ctxt, arg: &Arg) {
         return;
     }
     if let Some(n) = num {
-        if !a.has_range() && a.unbounded.is_none() {
+        let misspelt_bound = [RANGE, MIN, MAX, UNBOUNDED]
+            .iter()
+            .any(|k| a.misspelt.contains(k));
+        if !a.has_range() && a.unbounded.is_none() && !misspelt_bound {
             cx.error_at(
                 type_span(arg.ty),
                 format!(

@@ -131,7 +131,7 @@ fn variant(rt: &TokenStream, v: &Variant) -> TokenStream {
             })
         }
         VariantShape::Newtype(ty) => {
-            quote!(#rt::__private::VariantBody::Newtype(#rt::__private::plain::<#ty>(g, &#rt::__private::ArgSpec::described(""))))
+            quote!(#rt::__private::VariantBody::Newtype(#rt::__private::FieldSchema::Plain(<#ty as #rt::__private::ToolArg>::__schema).make(g, &#rt::__private::ArgSpec::described(""))))
         }
     };
     quote!(#rt::__private::Variant { name: #name, description: #description, body: #body })

@@ -205,6 +205,7 @@ struct Names {
     output: Ident,
     invoke: Ident,
     hooks: Ident,
+    fns: Ident,
     redact: Ident,
 }
 
@@ -217,6 +218,7 @@ impl Names {
             output: format_ident!("__output_{}", base),
             invoke: format_ident!("__invoke_{}", base),
             hooks: format_ident!("__HOOKS_{}", base.to_uppercase()),
+            fns: format_ident!("__OUTPUT_{}", base.to_uppercase()),
             redact: format_ident!("__redact_{}", base),
         }
     }
@@ -361,15 +363,18 @@ fn output_fns(rt: &TokenStream, model: &Tool, names: &Names) -> TokenStream {
         ),
         None => (quote!(::core::option::Option::None), quote!()),
     };
-    let output_schema = quote_spanned!(out_span=> #rt::__private::output_schema::<#out_ty>);
+    let fns = &names.fns;
+    // The one use that needs the type to be an output; everything else goes through `#fns`.
+    let output_fns = quote_spanned!(out_span=> #rt::__private::output_fns::<#out_ty>());
     quote! {
         #redact_fn
         const #hooks: #rt::__private::Hooks<#out_ty> = #rt::__private::Hooks {
             to_model: #to_model,
             redact: #redact_hook,
         };
+        const #fns: #rt::__private::OutputFns<#out_ty> = #output_fns;
         fn #output(g: &mut #rt::__private::schemars::SchemaGenerator) -> #rt::__private::schemars::Schema {
-            #output_schema(g)
+            (#fns.schema)(g)
         }
     }
 }
@@ -420,18 +425,25 @@ fn invoke_fn(rt: &TokenStream, model: &Tool, names: &Names, self_ty: Option<&Typ
         .iter()
         .map(|(id, ty)| host_value(id, ty, ty.span()));
     let params = &model.params;
-    let convert = match &model.output {
-        Output::Result(_) => quote!(#rt::__private::result),
-        _ => quote!(#rt::__private::ok),
+    let (hooks, fns) = (&names.hooks, &names.fns);
+    let convert = |value: TokenStream| match &model.output {
+        Output::Result(_) => quote! {
+            match #value {
+                ::core::result::Result::Ok(v) => (#fns.ok)(v, &#hooks),
+                ::core::result::Result::Err(e) => #rt::__private::failed(e),
+            }
+        },
+        _ => quote!((#fns.ok)(#value, &#hooks)),
     };
-    let hooks = &names.hooks;
     let call = if model.is_async {
+        let convert = convert(quote!(#callee(#(#params),*).await));
         quote! {
-            #rt::__private::boxed(async move { #convert(#callee(#(#params),*).await, &#hooks) })
+            #rt::__private::boxed(async move { #convert })
         }
     } else {
+        let convert = convert(quote!(#callee(#(#params),*)));
         quote! {
-            #rt::__private::Invocation::Ready(#convert(#callee(#(#params),*), &#hooks))
+            #rt::__private::Invocation::Ready(#convert)
         }
     };
     let invoke = &names.invoke;

@@ -83,9 +83,9 @@ pub fn field(rt: &TokenStream, arg: &Arg) -> TokenStream {
     let numeric = (a.min.is_some() || a.max.is_some()) || a.unbounded.is_some();
     let tspan = ty.span();
     let schema = if numeric {
-        quote_spanned!(tspan=> #rt::__private::ranged::<#ty>)
+        quote_spanned!(tspan=> #rt::__private::FieldSchema::Ranged(<#ty as #rt::__private::RangeArg>::ranged_schema))
     } else {
-        quote_spanned!(tspan=> #rt::__private::plain::<#ty>)
+        quote_spanned!(tspan=> #rt::__private::FieldSchema::Plain(<#ty as #rt::__private::ToolArg>::__schema))
     };
     let default = match &a.default {
         Some(e) => {
@@ -141,7 +141,7 @@ fn value_json(rt: &TokenStream, ty: &Type, e: &syn::Expr) -> TokenStream {
     if is_str {
         // The type is re-spanned to the literal, so a mismatch points at the literal.
         let ty_here = respan(quote!(#ty), e.span());
-        quote_spanned!(e.span()=> #rt::__private::to_json::<#ty>(#rt::__private::str_literal::<#ty_here>(#e)))
+        quote_spanned!(e.span()=> #rt::__private::to_json::<#ty>(<#ty_here as #rt::__private::StrLiteral>::from_literal(#e)))
     } else {
         quote_spanned!(e.span()=> #rt::__private::to_json::<#ty>(#e))
     }
@@ -174,16 +174,16 @@ pub fn assertions(rt: &TokenStream, arg: &Arg) -> TokenStream {
     if let Some((_, _, span)) = a.length
         && unknown
     {
-        out.extend(quote_spanned!(span=> let _ = #rt::__private::assert_length::<#ty>;));
+        out.extend(quote_spanned!(span=> let _ = <#ty as #rt::__private::LengthArg>::__IS;));
     }
     if let Some(p) = &a.pattern
         && unknown
     {
-        out.extend(quote_spanned!(p.span()=> let _ = #rt::__private::assert_pattern::<#ty>;));
+        out.extend(quote_spanned!(p.span()=> let _ = <#ty as #rt::__private::PatternArg>::__IS;));
     }
     if a.dates.is_some() {
         let span = a.bound_span().unwrap_or_else(|| ty.span());
-        out.extend(quote_spanned!(span=> let _ = #rt::__private::assert_date::<#ty>;));
+        out.extend(quote_spanned!(span=> let _ = <#ty as #rt::__private::DateArg>::__IS;));
     } else if a.has_range() && crate::ast::number_inside(ty).is_none() {
         let span = a.bound_span().unwrap_or_else(|| ty.span());
         let min = num(rt, a.min, false);

@@ -4,7 +4,7 @@
 //! integer will happily send `-1` or `1e12`. Numbers become arguments through [`RangeArg`],
 //! which the `#[arg(range = ..)]` (or `#[arg(unbounded = "why")]`) attribute selects.
 
-use schemars::{JsonSchema, Schema};
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -15,8 +15,8 @@ use serde_json::{Value, json};
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a tool argument as it stands",
     label = "no schema with bounds for `{Self}`",
-    note = "a number needs bounds: add #[arg(range = 1..=100)], or #[arg(unbounded = \"why\")] when no bound makes sense",
-    note = "a struct or enum needs #[derive(ToolArg)] (and serde::Deserialize)"
+    note = "a struct or enum: derive it, #[derive(ToolArg, serde::Deserialize)] (`schemars::JsonSchema` alone gives no descriptions or bounds to check)",
+    note = "a number, or an alias of one: bound the argument, #[arg(range = 1..=100)], or #[arg(unbounded = \"why\")] when no bound makes sense"
 )]
 pub trait ToolArg: JsonSchema {
     /// The reason the type gives for silencing lint `id` (`#[arg(allow_lint = "id: reason")]`
@@ -24,6 +24,17 @@ pub trait ToolArg: JsonSchema {
     fn silences_lint(id: &str) -> Option<&'static str> {
         let _ = id;
         None
+    }
+
+    /// The type's schema under an argument, before the argument's own keys apply. The macros
+    /// call it through the trait, so a type that is not `ToolArg` is reported with this trait's
+    /// message alone.
+    #[doc(hidden)]
+    fn __schema(g: &mut SchemaGenerator) -> Schema
+    where
+        Self: Sized,
+    {
+        g.subschema_for::<Self>()
     }
 }
 
@@ -38,18 +49,6 @@ impl<T: ToolArg> ToolArg for Box<T> {}
 /// before the tool runs, naming the field (behind the `chrono` feature).
 #[cfg(feature = "chrono")]
 impl ToolArg for chrono::NaiveDate {}
-
-/// A type a tool may return: serde writes it and its schema says what the model receives.
-/// Implemented for every `serde::Serialize + schemars::JsonSchema` type.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be a tool's output: it needs a schema and serde's `Serialize`",
-    label = "a tool returns this type",
-    note = "derive both on the type: #[derive(serde::Serialize, schemars::JsonSchema)] (schemars with its `derive` feature)"
-)]
-pub trait ToolOutput: Serialize + JsonSchema {}
-
-#[diagnostic::do_not_recommend]
-impl<T: Serialize + JsonSchema + ?Sized> ToolOutput for T {}
 
 /// A bound as written in `range = a..=b`: kept exact, converted to JSON once.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -206,7 +205,11 @@ impl<N: Number> RangeArg for Vec<N> {
     label = "has no length",
     note = "for numbers, bound the value with `range = a..=b` instead"
 )]
-pub trait LengthArg {}
+pub trait LengthArg {
+    /// Named by the generated code: compiles only for a `LengthArg`.
+    #[doc(hidden)]
+    const __IS: bool = true;
+}
 impl LengthArg for String {}
 impl<T> LengthArg for Vec<T> {}
 impl<T: LengthArg> LengthArg for Option<T> {}
@@ -217,7 +220,11 @@ impl<T: LengthArg> LengthArg for Box<T> {}
     message = "`pattern` applies to strings, not to `{Self}`",
     label = "not a string"
 )]
-pub trait PatternArg {}
+pub trait PatternArg {
+    /// Named by the generated code: compiles only for a `PatternArg`.
+    #[doc(hidden)]
+    const __IS: bool = true;
+}
 impl PatternArg for String {}
 impl<T: PatternArg> PatternArg for Option<T> {}
 impl<T: PatternArg> PatternArg for Box<T> {}
@@ -229,20 +236,15 @@ impl<T: PatternArg> PatternArg for Box<T> {}
     label = "not a date",
     note = "give the argument the type `chrono::NaiveDate` (tool-runtime's `chrono` feature), or bound a number with `range = 1..=100`"
 )]
-pub trait DateArg {}
+pub trait DateArg {
+    /// Named by the generated code: compiles only for a `DateArg`.
+    #[doc(hidden)]
+    const __IS: bool = true;
+}
 #[cfg(feature = "chrono")]
 impl DateArg for chrono::NaiveDate {}
 impl<T: DateArg> DateArg for Option<T> {}
 impl<T: DateArg> DateArg for Box<T> {}
-
-/// The `range` check for dates: compiles only when `T` is a [`DateArg`].
-pub fn assert_date<T: DateArg + ?Sized>() {}
-
-/// Compile-time checks for what the macro cannot see (`length`/`pattern` on an alias): a
-/// trait bound with a clear message.
-pub fn assert_length<T: LengthArg + ?Sized>() {}
-/// The `pattern` check of [`assert_length`]: compiles only when `T` is a [`PatternArg`].
-pub fn assert_pattern<T: PatternArg + ?Sized>() {}
 
 /// `range` bounds that do not fit the type, for types the macro cannot see into (aliases).
 pub const fn check_range<N: Number>(min: Option<Num>, max: Option<Num>, message: &'static str) {
@@ -279,12 +281,6 @@ impl StrLiteral for Option<String> {
     fn from_literal(s: &'static str) -> Self {
         Some(s.to_owned())
     }
-}
-
-/// Reads a string literal `default` or `example` as the argument's type `T`; for a type that is
-/// not a [`StrLiteral`] the generated code fails to compile, at the literal.
-pub fn str_literal<T: StrLiteral>(s: &'static str) -> T {
-    T::from_literal(s)
 }
 
 /// The JSON form of a `default` or `example` value, shown to the model and filled in by the

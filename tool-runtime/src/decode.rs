@@ -16,9 +16,10 @@ use serde::de::{self, DeserializeSeed, Deserializer, Error as _, MapAccess, SeqA
 use serde_json::Value;
 use serde_json::de::StrRead;
 
+use crate::arg::{RangeArg, ToolArg};
 use crate::arguments::{Arguments, Repr};
 use crate::error::ToolError;
-use crate::schema::{FieldSchema, plain, ranged};
+use crate::schema::FieldSchema;
 use crate::validate::node::{ARR, Members, Node, OBJ, Scalar};
 use crate::validate::number::Numeric;
 use crate::validate::{
@@ -742,9 +743,14 @@ pub fn common_instances() -> ([&'static dyn Slot; 30], [FieldSchema; 20]) {
     }
     macro_rules! ranged {
         ($($t:ty),*) => {
-            [$(ranged::<$t> as FieldSchema, ranged::<Option<$t>> as FieldSchema),*,
-             plain::<bool>, plain::<Option<bool>>, plain::<String>, plain::<Option<String>>,
-             plain::<Vec<String>>, plain::<Option<Vec<String>>>]
+            [$(FieldSchema::Ranged(<$t as RangeArg>::ranged_schema),
+               FieldSchema::Ranged(<Option<$t> as RangeArg>::ranged_schema)),*,
+             FieldSchema::Plain(<bool as ToolArg>::__schema),
+             FieldSchema::Plain(<Option<bool> as ToolArg>::__schema),
+             FieldSchema::Plain(<String as ToolArg>::__schema),
+             FieldSchema::Plain(<Option<String> as ToolArg>::__schema),
+             FieldSchema::Plain(<Vec<String> as ToolArg>::__schema),
+             FieldSchema::Plain(<Option<Vec<String>> as ToolArg>::__schema)]
         };
     }
     (

@@ -88,7 +88,7 @@ pub mod __private;
 mod layers;
 
 pub use approval::{ApprovalStore, Holder, MemoryApprovals, PendingCall, StoreError};
-pub use arg::{LengthArg, Num, Number, PatternArg, RangeArg, ToolArg, ToolOutput};
+pub use arg::{LengthArg, Num, Number, PatternArg, RangeArg, ToolArg};
 pub use arguments::Arguments;
 pub use call::{Call, CallFuture, Middleware, Next};
 pub use context::Context;
@@ -96,7 +96,7 @@ pub use dialect::Api;
 pub use error::ToolError;
 pub use future::BoxFuture;
 pub use host::{Annotations, Content, Disclosure, Grants, ModelOutput};
-pub use output::CallOutput;
+pub use output::{CallOutput, ToolOutput};
 pub use set::{ToolSet, ToolSetError};
 pub use structured::Rules;
 pub use tool::Tool;

@@ -4,13 +4,53 @@
 use std::fmt;
 use std::sync::OnceLock;
 
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::arg::ToolOutput;
 use crate::error::ToolError;
 use crate::host::{Disclosure, ModelOutput};
+
+/// A type a tool may return: serde writes it and its schema says what the model receives.
+/// Implemented for every `serde::Serialize + schemars::JsonSchema` type.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool's output: it needs a schema and serde's `Serialize`",
+    label = "a tool returns this type",
+    note = "derive both on the type: #[derive(serde::Serialize, schemars::JsonSchema)] (schemars with its `derive` feature)"
+)]
+pub trait ToolOutput: Serialize + JsonSchema {}
+
+#[diagnostic::do_not_recommend]
+impl<T: Serialize + JsonSchema + ?Sized> ToolOutput for T {}
+
+/// What `#[tool]` uses of its output type, made once per tool by [`output_fns`]: the one
+/// place the type must be a [`ToolOutput`], so a type that is not is one error.
+pub struct OutputFns<T: 'static> {
+    /// The type's schema, as serde writes it.
+    pub schema: fn(&mut SchemaGenerator) -> Schema,
+    /// The tool's value as the call's output ([`ok`]).
+    pub ok: fn(T, &Hooks<T>) -> Result<CallOutput, ToolError>,
+}
+
+/// The [`OutputFns`] of `T`.
+pub const fn output_fns<T: ToolOutput + 'static>() -> OutputFns<T> {
+    OutputFns {
+        schema: schema_of::<T>,
+        ok: ok::<T>,
+    }
+}
+
+fn schema_of<T: JsonSchema>(g: &mut SchemaGenerator) -> Schema {
+    g.subschema_for::<T>()
+}
+
+/// A tool's `Err` as the call's result: [`ToolError::Failed`] with the error's `Display`.
+pub fn failed<E: fmt::Display>(e: E) -> Result<CallOutput, ToolError> {
+    Err(ToolError::Failed {
+        message: e.to_string(),
+    })
+}
 
 /// A finished call, for each of its audiences: the application's value, what the model
 /// receives, and what a person may see.
@@ -195,20 +235,6 @@ fn output(
         Ok(json) => Ok(CallOutput::new(json, hooked)),
         Err(e) => Err(ToolError::Failed {
             message: format!("the output could not be serialized: {e}"),
-        }),
-    }
-}
-
-/// A tool's `Result` as the call's result: `Ok` through [`ok`], `Err` as
-/// [`ToolError::Failed`] with the error's `Display`.
-pub fn result<T: ToolOutput, E: std::fmt::Display>(
-    r: Result<T, E>,
-    hooks: &Hooks<T>,
-) -> Result<CallOutput, ToolError> {
-    match r {
-        Ok(v) => ok(v, hooks),
-        Err(e) => Err(ToolError::Failed {
-            message: e.to_string(),
         }),
     }
 }

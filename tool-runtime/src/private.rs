@@ -7,17 +7,17 @@ pub use serde;
 pub use serde_json;
 
 pub use crate::arg::{
-    DateArg, LengthArg, Num, Number, PatternArg, RangeArg, StrLiteral, ToolArg, ToolOutput,
-    assert_date, assert_length, assert_pattern, check_range, str_literal, to_json,
+    DateArg, LengthArg, Num, Number, PatternArg, RangeArg, StrLiteral, ToolArg, check_range,
+    to_json,
 };
 pub use crate::context::{Context, state};
 pub use crate::decode::{Input, Only, Slot, common_instances, decode, decode_only, unfilled};
 pub use crate::error::ToolError;
 pub use crate::host::{Annotations, ModelOutput};
-pub use crate::output::{CallOutput, Hooks, RedactFn, ok, redacted, result};
+pub use crate::output::{CallOutput, Hooks, OutputFns, RedactFn, failed, output_fns, redacted};
 pub use crate::schema::{
     ArgSpec, Field, FieldSchema, Presence, Tagging, Variant, VariantBody, describe, enum_schema,
-    object, output_schema, plain, ranged,
+    object,
 };
 pub use crate::set::Registration;
 pub use crate::tool::{Invocation, Spec, Tool, boxed};

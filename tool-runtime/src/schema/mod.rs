@@ -9,7 +9,7 @@ mod enums;
 use schemars::{Schema, SchemaGenerator, generate::SchemaSettings};
 use serde_json::{Map, Value};
 
-use crate::arg::{Num, RangeArg, ToolArg, ToolOutput};
+use crate::arg::Num;
 
 pub use enums::{Tagging, Variant, VariantBody, enum_schema};
 
@@ -102,8 +102,27 @@ pub(crate) fn apply_spec(schema: &mut Schema, spec: &ArgSpec) {
     }
 }
 
-/// How a field's base schema is made: `plain::<T>` or `ranged::<T>`.
-pub type FieldSchema = fn(&mut SchemaGenerator, &ArgSpec) -> Schema;
+/// How a field's base schema is made, before its [`ArgSpec`] applies.
+#[derive(Clone, Copy)]
+pub enum FieldSchema {
+    /// A [`ToolArg`](crate::arg::ToolArg) type's own schema.
+    Plain(fn(&mut SchemaGenerator) -> Schema),
+    /// A number's, with its range placed on the number itself, on each item of a list
+    /// ([`RangeArg::ranged_schema`](crate::arg::RangeArg::ranged_schema)).
+    Ranged(fn(Option<Num>, Option<Num>, bool) -> Schema),
+}
+
+impl FieldSchema {
+    /// The field's schema: the base, with the spec's bounds, length, pattern and description.
+    pub fn make(self, g: &mut SchemaGenerator, spec: &ArgSpec) -> Schema {
+        let mut s = match self {
+            FieldSchema::Plain(f) => f(g),
+            FieldSchema::Ranged(f) => f(spec.min, spec.max, spec.exclusive_max),
+        };
+        apply_spec(&mut s, spec);
+        s
+    }
+}
 
 /// One argument or field, as the macros describe it.
 pub struct Field {
@@ -114,7 +133,7 @@ pub struct Field {
     pub input: Presence,
     /// In the output schema: what serde writes (`Option` fields are written as `null`).
     pub output: Presence,
-    /// Makes the field's base schema: `plain::<T>`, or `ranged::<T>` for a number with a range.
+    /// Makes the field's base schema.
     pub schema: FieldSchema,
     /// The field's description and constraints.
     pub spec: ArgSpec,
@@ -122,21 +141,6 @@ pub struct Field {
     pub default: Option<fn() -> Value>,
     /// The JSON of each `example`, put in the schema's `examples`.
     pub examples: &'static [fn() -> Value],
-}
-
-/// The base schema of a [`ToolArg`] type, with the spec's description, length and pattern.
-pub fn plain<T: ToolArg>(g: &mut SchemaGenerator, spec: &ArgSpec) -> Schema {
-    let mut s = g.subschema_for::<T>();
-    apply_spec(&mut s, spec);
-    s
-}
-
-/// The schema of a number with a `range` (or `unbounded`), with the bounds placed on the number
-/// itself (on each item of a list).
-pub fn ranged<T: RangeArg>(_: &mut SchemaGenerator, spec: &ArgSpec) -> Schema {
-    let mut s = T::ranged_schema(spec.min, spec.max, spec.exclusive_max);
-    apply_spec(&mut s, spec);
-    s
 }
 
 /// The object schema of a tool's arguments or a derived struct.
@@ -168,17 +172,12 @@ fn properties(g: &mut SchemaGenerator, fields: &[Field]) -> Vec<Property> {
         })
         .map(|(f, required)| Property {
             name: f.name,
-            schema: (f.schema)(g, &f.spec),
+            schema: f.schema.make(g, &f.spec),
             required,
             default: f.default.map(|d| d()),
             examples: f.examples.iter().map(|e| e()).collect(),
         })
         .collect()
-}
-
-/// The schema of a tool's return type `T`, as serde writes it.
-pub fn output_schema<T: ToolOutput + ?Sized>(g: &mut SchemaGenerator) -> Schema {
-    g.subschema_for::<T>()
 }
 
 /// Puts a description on a schema when it has none.

@@ -142,7 +142,10 @@ async fn arguments_that_are_not_an_object() {
         let got = answers(transport, &lines, Duration::from_millis(300)).await;
         let error = &with_id(&got, json!(4))[0]["error"];
         assert_eq!(error["code"], -32602, "{got:#?}");
-        assert!(error["message"].as_str().unwrap().contains("`arguments`"), "{got:#?}");
+        assert!(
+            error["message"].as_str().unwrap().contains("`arguments`"),
+            "{got:#?}"
+        );
     }
 }
 

@@ -867,3 +867,220 @@ fn the_example_tools_agree_too() {
             .unwrap();
     }
 }
+
+/// One row of `tests/oracle/ecma-patterns.json`: what JavaScript's RegExp (ECMA-262, the `u`
+/// flag, as JSON Schema specifies `pattern`) says of a text.
+#[derive(Deserialize)]
+struct EcmaCase {
+    pattern: String,
+    text: String,
+    ecma: bool,
+}
+
+fn pattern_holds(pattern: &str, text: &str) -> bool {
+    let schema = json!({"type": "string", "pattern": pattern});
+    let validator = Validator::new(&schema).unwrap_or_else(|e| panic!("{pattern:?}: {e}"));
+    validator.validate(&mut json!(text)).is_empty()
+}
+
+/// `pattern` is ECMA-262's: the classes where Rust's `regex` differs (`\d`, `\w`, `\s`, `\b`,
+/// `.` and line ends, case, lookaround, backreferences, `\u` escapes) decide as JavaScript does.
+/// `jsonschema` is the oracle where it agrees with ECMA-262; where it does not (it translates
+/// patterns to Rust's syntax on a best-effort basis), the difference is listed.
+#[test]
+fn patterns_match_as_ecma_262_says() {
+    let cases: Vec<EcmaCase> =
+        serde_json::from_str(include_str!("../oracle/ecma-patterns.json")).unwrap();
+    let mut jsonschema_differs = Vec::new();
+    for c in &cases {
+        assert_eq!(
+            pattern_holds(&c.pattern, &c.text),
+            c.ecma,
+            "{:?} on {:?}",
+            c.pattern,
+            c.text
+        );
+        let schema = json!({"type": "string", "pattern": c.pattern});
+        let theirs = jsonschema::draft202012::new(&schema).map(|v| v.is_valid(&json!(c.text)));
+        if theirs.as_ref().ok() != Some(&c.ecma) {
+            jsonschema_differs.push(c.pattern.as_str());
+        }
+    }
+    // jsonschema 0.33 (fancy-regex with its best-effort ECMA translation): Unicode `\s` and
+    // `\b`, `.` across `\u2028` and `\r`, `\k<name>`, `[^]` and `[]`, surrogate pairs, `[\b]`.
+    assert_eq!(
+        jsonschema_differs,
+        [
+            r"^\s$",
+            r"\bfoo\b",
+            r"\Bfoo",
+            r"^.$",
+            r"^.$",
+            r"(?<x>a)\k<x>",
+            r"^[^]$",
+            r"[]",
+            r"^\uD83D\uDE00$",
+            r"^[\b]$",
+        ],
+        "jsonschema now agrees or differs elsewhere: update the list"
+    );
+}
+
+/// Patterns built from the pieces where engines differ, on texts made of the characters where
+/// they differ: the validator decides exactly as `regress` (an ECMA-262 engine) does, on the
+/// linear-time translation and on the backtracking path alike.
+#[test]
+fn generated_patterns_agree_with_regress() {
+    let piece = prop::sample::select(vec![
+        r"\d", r"\D", r"\w", r"\W", r"\s", r"\S", r"\b", r"\B", ".", "a", "é", "-", r"\.", "[a-z]",
+        r"[^\d]", r"[\s\w]", r"[é-ü]", r"\u00e9", r"\p{L}", "(a|b)", "(?:ab)", r"(\w)\1", "(?=a)",
+        "(?<!b)", "^", "$", "😀", " ",
+    ]);
+    let quantifier = prop::sample::select(vec!["", "", "*", "+", "?", "{2}", "{1,3}", "*?"]);
+    let pattern = prop::collection::vec((piece, quantifier), 1..5).prop_map(|parts| {
+        parts
+            .into_iter()
+            .map(|(p, q)| match (p, q) {
+                ("^" | "$" | r"\b" | r"\B" | "(?=a)" | "(?<!b)", _) => p.to_owned(),
+                _ => format!("{p}{q}"),
+            })
+            .collect::<String>()
+    });
+    let text = prop::collection::vec(
+        prop::sample::select(vec![
+            'a', 'b', 'A', 'é', 'ü', '1', '٣', '１', '_', '-', '.', ' ', '\u{a0}', '\u{2028}',
+            '\n', '\r', '\u{85}', '😀', 'ß',
+        ]),
+        0..8,
+    )
+    .prop_map(|cs| cs.into_iter().collect::<String>());
+    let config = Config {
+        cases: cases(),
+        failure_persistence: None,
+        ..Config::default()
+    };
+    let mut runner =
+        TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha));
+    runner
+        .run(&(pattern, text), |(pattern, text)| {
+            let reference = regress::Regex::with_flags(&pattern, "u").unwrap();
+            prop_assert_eq!(
+                pattern_holds(&pattern, &text),
+                reference.find(&text).is_some(),
+                "{:?} on {:?}",
+                pattern,
+                text
+            );
+            Ok(())
+        })
+        .unwrap();
+}
+
+/// The asserted `format`s decide as `jsonschema` does with format assertion on: each string
+/// below sits at an edge of its RFC (leap days and seconds, offsets, lower-case separators,
+/// address literals, relative references, UUIDs without hyphens).
+#[test]
+fn formats_decide_as_their_rfcs_say() {
+    let corpus: &[(&str, &[&str])] = &[
+        (
+            "date",
+            &[
+                "2024-02-29",
+                "2023-02-29",
+                "2026-13-01",
+                "2026-1-01",
+                "2026-01-01T",
+                "٢٠٢٦-٠١-٠١",
+                "0000-01-01",
+            ],
+        ),
+        (
+            "date-time",
+            &[
+                "2026-12-01T10:00:00Z",
+                "2026-12-01t10:00:00z",
+                "2026-12-01T10:00:00.123+07:00",
+                "2026-12-01 10:00:00Z",
+                "2026-12-01T10:00:00",
+                "2026-12-01T24:00:00Z",
+                "2016-12-31T23:59:60Z",
+                "2016-12-31T23:59:60+01:00",
+                "2017-01-01T06:59:60+07:00",
+                "2026-12-01T10:00:00+7:00",
+                "2026-12-01T10:00:00.Z",
+            ],
+        ),
+        (
+            "time",
+            &[
+                "10:00:00Z",
+                "10:00:00",
+                "23:59:60Z",
+                "22:59:60-01:00",
+                "10:00:00.5+05:30",
+                "10:60:00Z",
+                "10:00Z",
+            ],
+        ),
+        (
+            "email",
+            &[
+                "sari@kantor.id",
+                "sari.w+cuti@kantor.co.id",
+                "\"sari wulan\"@kantor.id",
+                "sari@[192.0.2.1]",
+                "sari@[IPv6:2001:db8::1]",
+                "sari@kantor",
+                "sari@-kantor.id",
+                "sari@@kantor.id",
+                "sari",
+                "sari@kantor..id",
+                ".sari@kantor.id",
+            ],
+        ),
+        (
+            "uri",
+            &[
+                "https://example.com/a?b=c#d",
+                "urn:isbn:0451450523",
+                "mailto:sari@kantor.id",
+                "/relative/path",
+                "//example.com",
+                "https://example.com/a b",
+                "http://[::1]:8080/",
+                "https:",
+                "1http://x",
+            ],
+        ),
+        (
+            "uuid",
+            &[
+                "67e55044-10b1-426f-9247-bb680e5fe0c8",
+                "67E55044-10B1-426F-9247-BB680E5FE0C8",
+                "67e5504410b1426f9247bb680e5fe0c8",
+                "{67e55044-10b1-426f-9247-bb680e5fe0c8}",
+                "67e55044-10b1-426f-9247-bb680e5fe0cg",
+                "urn:uuid:67e55044-10b1-426f-9247-bb680e5fe0c8",
+            ],
+        ),
+    ];
+    for (format, strings) in corpus {
+        let schema = json!({"type": "string", "format": format});
+        let ours = Validator::new(&schema).unwrap();
+        let theirs = jsonschema::options()
+            .should_validate_formats(true)
+            .build(&schema)
+            .unwrap();
+        let mut accepted = 0;
+        for s in *strings {
+            let expected = theirs.is_valid(&json!(s));
+            let got = ours.validate(&mut json!(s)).is_empty();
+            assert_eq!(got, expected, "format {format}: {s:?}");
+            accepted += got as usize;
+        }
+        assert!(
+            accepted > 0 && accepted < strings.len(),
+            "{format}: the corpus has both kinds"
+        );
+    }
+}

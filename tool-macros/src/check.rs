@@ -398,25 +398,20 @@ fn check_range_fits(cx: &mut Ctxt, min: Option<NumLit>, max: Option<NumLit>, num
     }
 }
 
-// A pattern is a regular expression the runtime can compile (the same `regex` crate checks it
-// here and enforces it there).
-fn compiled_pattern(cx: &mut Ctxt, arg: &Arg) -> Option<regex::Regex> {
+// A pattern is an ECMA-262 regular expression, as JSON Schema's `pattern` is, read with the `u`
+// flag: `regress` checks it here, and the runtime matches by the same rules.
+fn compiled_pattern(cx: &mut Ctxt, arg: &Arg) -> Option<regress::Regex> {
     let p = arg.attr.pattern.as_ref()?;
-    match regex::Regex::new(&p.value()) {
+    match regress::Regex::with_flags(&p.value(), "u") {
         Ok(re) => Some(re),
         Err(e) => {
-            let detail = match &e {
-                regex::Error::Syntax(s) => {
-                    let last = s.lines().last().unwrap_or(s).trim();
-                    last.strip_prefix("error: ").unwrap_or(last).to_owned()
-                }
-                other => other.to_string(),
-            };
             cx.error_spanned_by(
                 p,
                 format!(
-                    "the `pattern` of {} `{}` is not a valid regular expression: {detail}",
-                    arg.what, arg.name
+                    "the `pattern` of {} `{}` is not an ECMA-262 regular expression (JSON Schema's dialect, which providers and MCP clients use): {}",
+                    arg.what,
+                    arg.name,
+                    e.text.to_lowercase()
                 ),
             );
             None
@@ -456,14 +451,14 @@ pub fn check_values(cx: &mut Ctxt, arg: &Arg) {
             }
         }
         if let (Some(s), Some(re)) = (literal_string(expr), &pattern)
-            && !re.is_match(&s.value())
+            && re.find(&s.value()).is_none()
         {
             cx.error_spanned_by(
                 expr,
                 format!(
                     "this {key} does not match the {}'s `pattern` `{}`",
                     arg.what,
-                    re.as_str()
+                    a.pattern.as_ref().map(LitStr::value).unwrap_or_default()
                 ),
             );
         }

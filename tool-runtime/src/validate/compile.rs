@@ -3,11 +3,12 @@
 
 use std::collections::HashMap;
 
-use regex::Regex;
 use serde_json::{Map, Value};
 
-use super::node::{Format, Node, Prop, Union, type_bit};
+use super::format::Format;
+use super::node::{Node, Prop, Union, type_bit};
 use super::number::Numeric;
+use super::pattern::Pattern;
 use super::{SchemaError, Validator};
 
 struct Compiler<'a> {
@@ -87,7 +88,7 @@ impl<'a> Compiler<'a> {
                 "maxItems" => n.max_items = Some(count(key, val)?),
                 "pattern" => {
                     let p = val.as_str().ok_or_else(|| bad(key, val))?;
-                    let re = Regex::new(p)
+                    let re = Pattern::new(p)
                         .map_err(|e| SchemaError(format!("invalid `pattern` {p:?}: {e}")))?;
                     n.pattern = Some(re);
                 }

@@ -4,7 +4,8 @@
 use serde_json::Value;
 
 use super::Validator;
-use super::node::{ARR, BOOL, Format, INT, NULL, NUM, Node, OBJ, STR};
+use super::format::Format;
+use super::node::{ARR, BOOL, INT, NULL, NUM, Node, OBJ, STR};
 
 pub(crate) fn one_of_text(allowed: &[Value]) -> String {
     match allowed {
@@ -84,6 +85,7 @@ pub(crate) fn describe(node: &Node, v: &Validator) -> String {
                 (None, Some(b)) => format!("a date on or before {b}, written YYYY-MM-DD"),
                 (None, None) => "a date written YYYY-MM-DD".to_owned(),
             },
+            (_, _, Some(f)) => f.words().to_owned(),
             (None, None, None) => "a string".to_owned(),
             (a, b, None) => format!("a string of {}", length_text(a, b, "character")),
         });

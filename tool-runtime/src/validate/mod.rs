@@ -7,9 +7,11 @@
 mod check;
 mod compile;
 mod describe;
+mod format;
 pub(crate) mod node;
 pub(crate) mod number;
 mod parse;
+mod pattern;
 mod violation;
 
 use std::fmt;

@@ -3,10 +3,11 @@
 //! has a rule of its own. Each function destructures the node without `..`, so a keyword added
 //! to [`Node`] does not compile until the rules say what it means.
 
-use regex::Regex;
 use serde_json::Value;
 
+use super::format::Format;
 use super::number::Numeric;
+use super::pattern::Pattern;
 
 /// JSON types as bits: a node's `type` is a set of them.
 pub(crate) const NULL: u8 = 1;
@@ -49,8 +50,9 @@ pub(crate) struct Node {
     /// String length in characters.
     pub(crate) min_length: Option<u64>,
     pub(crate) max_length: Option<u64>,
-    pub(crate) pattern: Option<Regex>,
-    /// `format`, where it asserts something (`date`); other formats only describe.
+    /// `pattern`: ECMA-262, unanchored.
+    pub(crate) pattern: Option<Pattern>,
+    /// `format`, where it asserts something (see [`Format`]); other formats only describe.
     pub(crate) format: Option<Format>,
     /// `formatMinimum`/`formatMaximum` of a date: its first and last day, `YYYY-MM-DD` (which
     /// compare as text as they do as days).
@@ -68,54 +70,6 @@ pub(crate) struct Node {
     pub(crate) required_bits: u64,
     /// `$ref` to a `$defs` entry, by index.
     pub(crate) reference: Option<usize>,
-}
-
-/// A `format` the validator enforces.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Format {
-    /// RFC 3339 `full-date`: `YYYY-MM-DD`, a day that exists in the calendar.
-    Date,
-}
-
-impl Format {
-    pub(crate) fn of(name: &str) -> Option<Format> {
-        match name {
-            "date" => Some(Format::Date),
-            _ => None,
-        }
-    }
-
-    fn holds(self, s: &str) -> bool {
-        match self {
-            Format::Date => is_calendar_date(s),
-        }
-    }
-}
-
-/// `YYYY-MM-DD`, a day that exists (29 February only in leap years).
-fn is_calendar_date(s: &str) -> bool {
-    let b = s.as_bytes();
-    let digits = |r: std::ops::Range<usize>| {
-        b[r.clone()]
-            .iter()
-            .all(u8::is_ascii_digit)
-            .then(|| b[r].iter().fold(0u32, |n, d| n * 10 + u32::from(d - b'0')))
-    };
-    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
-        return false;
-    }
-    let (Some(y), Some(m), Some(d)) = (digits(0..4), digits(5..7), digits(8..10)) else {
-        return false;
-    };
-    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    let days = match m {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if leap => 29,
-        2 => 28,
-        _ => return false,
-    };
-    (1..=days).contains(&d)
 }
 
 #[derive(Debug)]

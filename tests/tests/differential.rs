@@ -24,7 +24,7 @@ use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use serde_json::{Map, Value, json};
 use tool_runtime::__private::{Only, decode_only};
-use tool_runtime::{Context, Tool, ToolArg, ToolError, ToolSet, Validator, tool};
+use tool_runtime::{Context, Tool, ToolArg, ToolError, ToolSet, Validator, ViolationKind, tool};
 
 #[derive(ToolArg, Deserialize, Serialize, Debug)]
 #[serde(rename_all = "snake_case")]
@@ -1082,5 +1082,267 @@ fn formats_decide_as_their_rfcs_say() {
             accepted > 0 && accepted < strings.len(),
             "{format}: the corpus has both kinds"
         );
+    }
+}
+
+// ---- serde's attributes, honoured in the schema ----
+
+/// `transparent`: serde reads the one field's value itself, not an object around it.
+#[derive(ToolArg, Deserialize, Serialize, Debug, PartialEq)]
+#[serde(transparent)]
+struct NomorTiket {
+    /// Nomor tiket
+    #[arg(range = 1..=99_999)]
+    nomor: u32,
+}
+
+/// `rename_all_fields`: the variants' fields are renamed too, after the variants' own rule.
+#[derive(ToolArg, Deserialize, Serialize, Debug, PartialEq)]
+#[serde(
+    tag = "jenis",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+enum Permintaan {
+    /// Ganti nama pengguna
+    GantiNama {
+        /// Nama pengguna baru
+        #[arg(length = 1..=20)]
+        nama_pengguna: String,
+        /// Alasan singkat
+        #[arg(length = 1..=30)]
+        alasan_singkat: String,
+    },
+    /// Hapus akun
+    HapusAkun {
+        /// Sudah yakin
+        sudah_yakin: bool,
+    },
+}
+
+/// Names that differ by direction, aliases, defaults from a path and from the container,
+/// fields written only sometimes, a field never read.
+#[derive(ToolArg, Deserialize, Serialize, Debug, PartialEq)]
+#[serde(
+    rename_all(serialize = "camelCase", deserialize = "snake_case"),
+    default,
+    deny_unknown_fields,
+    bound(deserialize = "")
+)]
+struct Saringan {
+    /// Kata kunci
+    #[serde(alias = "kata")]
+    #[arg(length = 0..=20)]
+    kata_kunci: String,
+    /// Halaman
+    #[arg(range = 1..=50)]
+    halaman: u8,
+    /// Urutan
+    #[serde(rename(serialize = "urut", deserialize = "urutan"))]
+    urutan: Urutan,
+    /// Label
+    #[serde(skip_serializing_if = "Vec::is_empty", default = "label_bawaan")]
+    #[arg(length = 0..=3)]
+    label: Vec<Label>,
+    /// Dihitung ulang, tidak pernah dibaca
+    #[serde(skip_deserializing)]
+    #[arg(length = 0..=5)]
+    ringkasan: String,
+}
+
+impl Default for Saringan {
+    fn default() -> Self {
+        Saringan {
+            kata_kunci: String::new(),
+            halaman: 1,
+            urutan: Urutan::Terbaru,
+            label: label_bawaan(),
+            ringkasan: String::new(),
+        }
+    }
+}
+
+fn label_bawaan() -> Vec<Label> {
+    vec![Label::Umum]
+}
+
+/// Variants renamed by direction, and one never read.
+#[derive(ToolArg, Deserialize, Serialize, Debug, PartialEq)]
+#[serde(rename_all = "lowercase")]
+enum Urutan {
+    /// Yang terbaru dulu
+    #[serde(alias = "baru")]
+    Terbaru,
+    /// Yang terlama dulu
+    #[serde(rename(serialize = "lama", deserialize = "terlama"))]
+    Terlama,
+    /// Diarsipkan: ditulis, tidak pernah dibaca
+    #[serde(skip_deserializing)]
+    #[allow(dead_code)]
+    Arsip,
+}
+
+#[derive(ToolArg, Deserialize, Serialize, Debug, PartialEq)]
+#[serde(rename_all = "SCREAMING-KEBAB-CASE")]
+enum Label {
+    /// Umum
+    Umum,
+    /// Perlu tindak lanjut
+    PerluTindakLanjut,
+}
+
+/// Adjacently tagged, with a newtype variant.
+#[derive(ToolArg, Deserialize, Serialize, Debug, PartialEq)]
+#[serde(tag = "t", content = "c", rename_all = "kebab-case")]
+enum Tindakan {
+    /// Tutup tiket
+    TutupTiket(NomorTiket),
+    /// Buka ulang
+    BukaUlang {
+        /// Nomor tiket
+        nomor: NomorTiket,
+    },
+    /// Tidak ada
+    TidakAda,
+}
+
+/// What one type showed: how many generated values serde read, and how many of those came back
+/// whole through serde's own output.
+#[derive(Debug, Default)]
+struct RoundTrips {
+    read: usize,
+    round_trips: usize,
+}
+
+fn schemas_of<T: schemars::JsonSchema>() -> (Value, Value) {
+    (
+        tool_runtime::__private::input_schema_of::<T>(),
+        tool_runtime::__private::output_schema_of::<T>(),
+    )
+}
+
+/// Values generated around the type's input schema: whatever the validator accepts, serde reads;
+/// what serde then writes fits the output schema; and where serde reads its own output, the
+/// validator accepts it and the value that comes through is the same. For every serde attribute
+/// the derive honours.
+fn serde_round_trips<T>() -> RoundTrips
+where
+    T: ToolArg + DeserializeOwned + Serialize,
+{
+    let name = std::any::type_name::<T>();
+    let (input, output) = schemas_of::<T>();
+    let defs = input
+        .get("$defs")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let reads = Validator::new(&input).unwrap();
+    let writes = Validator::new(&output).unwrap();
+    let tally = std::cell::RefCell::new(RoundTrips::default());
+    let config = Config {
+        cases: cases() / 3,
+        failure_persistence: None,
+        ..Config::default()
+    };
+    let mut runner =
+        TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha));
+    runner
+        .run(&around(&input, &defs, 0), |generated| {
+            let mut checked = generated;
+            if !reads.validate(&mut checked).is_empty() {
+                return Ok(());
+            }
+            let read = serde_json::from_value::<T>(checked.clone());
+            prop_assert!(
+                read.is_ok(),
+                "{name}: the validator accepted {checked}, serde does not read it: {:?}",
+                read.err()
+            );
+            let Ok(value) = read else { return Ok(()) };
+            let mut tally = tally.borrow_mut();
+            tally.read += 1;
+            let written = serde_json::to_value(&value).unwrap();
+            let violations = writes.validate(&mut written.clone());
+            prop_assert!(
+                violations.is_empty(),
+                "{name}: serde wrote {written}, which the output schema refuses: {violations:?}"
+            );
+            // Where serde reads what it writes, so must the tool.
+            if let Ok(again) = serde_json::from_value::<T>(written.clone())
+                && serde_json::to_value(&again).unwrap() == written
+            {
+                let mut checked = written.clone();
+                let violations = reads.validate(&mut checked);
+                prop_assert!(
+                    violations.is_empty(),
+                    "{name}: serde reads its own {written}, the input schema refuses it: {violations:?}"
+                );
+                let through = serde_json::from_value::<T>(checked).unwrap();
+                prop_assert_eq!(serde_json::to_value(&through).unwrap(), written);
+                tally.round_trips += 1;
+            }
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+    tally.into_inner()
+}
+
+#[test]
+fn serde_attributes_are_honoured_in_the_schema() {
+    // Types that read what they write: every value serde reads comes back whole.
+    let whole = [
+        ("NomorTiket", serde_round_trips::<NomorTiket>()),
+        ("Permintaan", serde_round_trips::<Permintaan>()),
+        ("Label", serde_round_trips::<Label>()),
+        ("Tindakan", serde_round_trips::<Tindakan>()),
+        ("Item", serde_round_trips::<Item>()),
+        ("Pesanan", serde_round_trips::<Pesanan>()),
+        ("Pengiriman", serde_round_trips::<Pengiriman>()),
+        ("Kategori", serde_round_trips::<Kategori>()),
+        ("Prioritas", serde_round_trips::<Prioritas>()),
+        (
+            "Periode",
+            serde_round_trips::<examples::laporan_penjualan::Periode>(),
+        ),
+        (
+            "Wilayah",
+            serde_round_trips::<examples::laporan_penjualan::Wilayah>(),
+        ),
+        ("Paper", serde_round_trips::<examples::ekstraksi::Paper>()),
+        (
+            "Lowongan",
+            serde_round_trips::<examples::ekstraksi::Lowongan>(),
+        ),
+        (
+            "Relevansi",
+            serde_round_trips::<examples::ekstraksi::Relevansi>(),
+        ),
+    ];
+    for (name, t) in &whole {
+        println!("{name}: {t:?}");
+        assert!(t.read >= 5, "{name}: too few values serde reads: {t:?}");
+        assert_eq!(t.round_trips, t.read, "{name}: {t:?}");
+    }
+    // An alias serde would read is not in the schema: a call says each field once, by the name
+    // the model was shown.
+    let (input, _) = schemas_of::<Saringan>();
+    let refused = Validator::new(&input)
+        .unwrap()
+        .validate(&mut json!({"kata": "x"}));
+    assert!(
+        matches!(
+            refused.iter().next().map(|v| &v.kind),
+            Some(ViolationKind::Unknown { .. })
+        ),
+        "{refused:?}"
+    );
+    // Names that differ by direction: serde cannot read what it writes, and the output schema
+    // follows what it writes.
+    for (name, t) in [
+        ("Saringan", serde_round_trips::<Saringan>()),
+        ("Urutan", serde_round_trips::<Urutan>()),
+    ] {
+        println!("{name}: {t:?}");
+        assert!(t.read >= 5, "{name}: too few values serde reads: {t:?}");
     }
 }

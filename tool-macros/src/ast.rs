@@ -7,7 +7,11 @@ use proc_macro2::Span;
 use syn::spanned::Spanned;
 use syn::{FnArg, GenericArgument, Ident, Pat, PathArguments, ReturnType, Signature, Type};
 
-use crate::attr::{self, ArgAttr, ArgPosition, SerdeAttr, ToolAttr};
+use serde_derive_internals::Derive;
+use serde_derive_internals::ast as serde_ast;
+use serde_derive_internals::attr::TagType;
+
+use crate::attr::{self, ArgAttr, ArgPosition, ToolAttr};
 use crate::ctxt::Ctxt;
 use crate::symbol::{ARG, CTX};
 
@@ -193,6 +197,8 @@ pub struct Arg<'a> {
     pub ident: &'a Ident,
     /// The JSON name serde reads.
     pub name: String,
+    /// The JSON name serde writes (another with `rename(serialize = ..)`).
+    pub output_name: String,
     pub ty: &'a Type,
     pub attr: ArgAttr,
     /// serde fills it when absent (`#[serde(default)]`), so it is not required.
@@ -219,70 +225,61 @@ impl<'a> Arg<'a> {
         ty: &'a Type,
         attrs: &[syn::Attribute],
     ) -> Arg<'a> {
-        Arg::new(
-            cx,
-            "argument",
-            ident,
-            unraw(ident),
-            ty,
-            attrs,
-            &SerdeAttr::default(),
-        )
-    }
-
-    /// A named field as serde reads and writes it; `None` when serde skips it both ways.
-    pub fn field(cx: &mut Ctxt, f: &'a syn::Field, rename_all: Option<&str>) -> Option<Arg<'a>> {
-        let ident = f.ident.as_ref()?;
-        let serde = attr::parse_serde_attrs(cx, &f.attrs);
-        reject_unsupported(cx, &serde);
-        if serde.skip_de && serde.skip_ser {
-            return None;
-        }
-        let name = serde
-            .rename
-            .clone()
-            .unwrap_or_else(|| rename_field(&unraw(ident), rename_all));
-        Some(Arg::new(cx, "field", ident, name, &f.ty, &f.attrs, &serde))
-    }
-
-    /// The single field of a newtype, named after the type (serde reads the inner value).
-    pub fn newtype(cx: &mut Ctxt, ty_ident: &'a Ident, f: &'a syn::Field) -> Arg<'a> {
-        let name = unraw(ty_ident);
-        Arg::new(
-            cx,
-            "field",
-            ty_ident,
-            name,
-            &f.ty,
-            &f.attrs,
-            &SerdeAttr::default(),
-        )
-    }
-
-    fn new(
-        cx: &mut Ctxt,
-        what: &'static str,
-        ident: &'a Ident,
-        name: String,
-        ty: &'a Type,
-        attrs: &[syn::Attribute],
-        serde: &SerdeAttr,
-    ) -> Arg<'a> {
+        let name = unraw(ident);
         Arg {
-            what,
+            what: "argument",
             ident,
+            output_name: name.clone(),
             name,
             ty,
             attr: attr::parse_arg_attrs(cx, attrs, ArgPosition::Value),
-            serde_default: serde.default,
-            skip_de: serde.skip_de,
-            output: if serde.skip_ser {
+            serde_default: false,
+            skip_de: false,
+            output: Presence::Required,
+        }
+    }
+
+    /// A field as serde reads and writes it (`field` for a named one; `newtype` for the one
+    /// field of a newtype or transparent struct, named after the type); `None` when serde skips
+    /// it both ways. `container_default`: the struct has `#[serde(default)]`.
+    fn from_serde(
+        cx: &mut Ctxt,
+        what: &'static str,
+        ident: &'a Ident,
+        f: &serde_ast::Field<'a>,
+        container_default: bool,
+    ) -> Option<Arg<'a>> {
+        let a = &f.attrs;
+        refuse_field_attrs(cx, f);
+        if a.skip_deserializing() && a.skip_serializing() {
+            return None;
+        }
+        Some(Arg {
+            what,
+            ident,
+            name: a.name().deserialize_name().value.clone(),
+            output_name: a.name().serialize_name().value.clone(),
+            ty: f.ty,
+            attr: attr::parse_arg_attrs(cx, &f.original.attrs, ArgPosition::Value),
+            serde_default: container_default || !a.default().is_none(),
+            skip_de: a.skip_deserializing(),
+            output: if a.skip_serializing() {
                 Presence::Absent
-            } else if serde.skip_ser_if {
+            } else if a.skip_serializing_if().is_some() {
                 Presence::Optional
             } else {
                 Presence::Required
             },
+        })
+    }
+
+    /// The inner value of a newtype or transparent struct, named after its type in messages.
+    fn named_after(self, ty: &Ident) -> Arg<'a> {
+        let name = unraw(ty);
+        Arg {
+            output_name: name.clone(),
+            name,
+            ..self
         }
     }
 
@@ -307,19 +304,28 @@ impl<'a> Arg<'a> {
     }
 }
 
-/// A `#[derive(ToolArg)]` type.
+/// A `#[derive(ToolArg)]` type, as serde's own reading of its attributes
+/// (`serde_derive_internals`, which `serde_derive` is built on) describes it: names after
+/// `rename`, `rename_all` and `rename_all_fields`, defaults, skips, tags.
 pub struct Container<'a> {
     pub ident: &'a Ident,
     /// `#[arg(description, validate, crate)]` and the doc comment on the type.
     pub attr: ArgAttr,
-    pub serde: SerdeAttr,
+    pub tagging: Tagging,
     pub body: Body<'a>,
+}
+
+/// How serde tags an enum's variants.
+pub enum Tagging {
+    External,
+    Internal { tag: String },
+    Adjacent { tag: String, content: String },
 }
 
 pub enum Body<'a> {
     /// A struct with named fields: an object.
     Struct(Vec<Arg<'a>>),
-    /// A newtype: the inner value's schema.
+    /// A newtype, or a `#[serde(transparent)]` struct: the inner value's schema.
     Newtype(Box<Arg<'a>>),
     Enum(Vec<Variant<'a>>),
     /// A shape with no schema (reported already).
@@ -330,6 +336,12 @@ pub struct Variant<'a> {
     pub ident: &'a Ident,
     /// The JSON name serde reads.
     pub name: String,
+    /// The JSON name serde writes.
+    pub output_name: String,
+    /// serde reads it (no `skip_deserializing`).
+    pub read: bool,
+    /// serde writes it (no `skip_serializing`).
+    pub written: bool,
     pub attr: ArgAttr,
     pub shape: VariantShape<'a>,
 }
@@ -343,62 +355,90 @@ pub enum VariantShape<'a> {
 impl<'a> Container<'a> {
     pub fn from_derive(cx: &mut Ctxt, input: &'a syn::DeriveInput) -> Container<'a> {
         let ident = &input.ident;
-        let serde = attr::parse_serde_attrs(cx, &input.attrs);
-        reject_unsupported(cx, &serde);
         let attr = attr::parse_arg_attrs(cx, &input.attrs, ArgPosition::Container);
         if !input.generics.params.is_empty() {
             cx.error_spanned_by(&input.generics, "#[derive(ToolArg)] does not support generic types yet: the model needs one concrete schema");
         }
-        let rename_all = serde.rename_all.as_ref().map(|r| r.0.clone());
-        let body = match &input.data {
-            syn::Data::Struct(s) => match &s.fields {
-                syn::Fields::Named(named) => Body::Struct(
-                    named
-                        .named
-                        .iter()
-                        .filter_map(|f| Arg::field(cx, f, rename_all.as_deref()))
-                        .collect(),
-                ),
-                syn::Fields::Unnamed(un) if un.unnamed.len() == 1 => {
-                    Body::Newtype(Box::new(Arg::newtype(cx, ident, &un.unnamed[0])))
+        if let syn::Data::Union(_) = input.data {
+            cx.error_spanned_by(ident, "#[derive(ToolArg)] does not support unions");
+            return Container::unsupported(ident, attr);
+        }
+        // serde's reading of its attributes. An attribute serde itself refuses is reported by
+        // serde's derive; reporting it here too would be a second error for one mistake.
+        let scx = serde_derive_internals::Ctxt::new();
+        let private = Ident::new("__private", Span::call_site());
+        let parsed = serde_ast::Container::from_ast(&scx, input, Derive::Deserialize, &private);
+        let serde_ok = scx.check().is_ok();
+        let Some(c) = parsed.filter(|_| serde_ok) else {
+            return Container::unsupported(ident, attr);
+        };
+        let tagging = refuse_container_attrs(cx, &c);
+        let container_default = !c.attrs.default().is_none();
+        let body = match &c.data {
+            serde_ast::Data::Struct(style, fields) => {
+                let transparent = c.attrs.transparent();
+                match style {
+                    _ if transparent => {
+                        // The one field serde reads (the others are skipped or defaulted).
+                        let inner = fields.iter().find(|f| !f.attrs.skip_deserializing());
+                        match inner.and_then(|f| Arg::from_serde(cx, "field", ident, f, false)) {
+                            Some(arg) => Body::Newtype(Box::new(arg.named_after(ident))),
+                            None => Body::Unsupported,
+                        }
+                    }
+                    serde_ast::Style::Struct => Body::Struct(
+                        fields
+                            .iter()
+                            .filter_map(|f| {
+                                let id = f.original.ident.as_ref()?;
+                                Arg::from_serde(cx, "field", id, f, container_default)
+                            })
+                            .collect(),
+                    ),
+                    serde_ast::Style::Newtype => {
+                        match Arg::from_serde(cx, "field", ident, &fields[0], false) {
+                            Some(arg) => Body::Newtype(Box::new(arg.named_after(ident))),
+                            None => Body::Unsupported,
+                        }
+                    }
+                    serde_ast::Style::Tuple | serde_ast::Style::Unit => {
+                        cx.error_spanned_by(
+                            ident,
+                            "#[derive(ToolArg)] needs a struct with named fields, or a newtype struct",
+                        );
+                        Body::Unsupported
+                    }
                 }
-                _ => {
-                    cx.error_spanned_by(
-                        ident,
-                        "#[derive(ToolArg)] needs a struct with named fields, or a newtype struct",
-                    );
-                    Body::Unsupported
-                }
-            },
-            syn::Data::Enum(e) => {
-                if let Some((rule, span)) = &serde.rename_all
-                    && !RENAME_RULES.contains(&rule.as_str())
-                {
-                    cx.error_at(*span, format!("unknown `rename_all` rule {rule:?}"));
-                }
-                if e.variants.is_empty() {
+            }
+            serde_ast::Data::Enum(variants) => {
+                if variants.is_empty() {
                     cx.error_at(
                         Span::call_site(),
                         "an enum argument needs at least one variant",
                     );
                 }
                 Body::Enum(
-                    e.variants
+                    variants
                         .iter()
-                        .filter_map(|v| Variant::from_syn(cx, v, rename_all.as_deref()))
+                        .filter_map(|v| Variant::from_serde(cx, v))
                         .collect(),
                 )
-            }
-            syn::Data::Union(_) => {
-                cx.error_spanned_by(ident, "#[derive(ToolArg)] does not support unions");
-                Body::Unsupported
             }
         };
         Container {
             ident,
             attr,
-            serde,
+            tagging,
             body,
+        }
+    }
+
+    fn unsupported(ident: &'a Ident, attr: ArgAttr) -> Container<'a> {
+        Container {
+            ident,
+            attr,
+            tagging: Tagging::External,
+            body: Body::Unsupported,
         }
     }
 
@@ -412,55 +452,199 @@ impl<'a> Container<'a> {
 }
 
 impl<'a> Variant<'a> {
-    fn from_syn(cx: &mut Ctxt, v: &'a syn::Variant, rename_all: Option<&str>) -> Option<Self> {
-        let serde = attr::parse_serde_attrs(cx, &v.attrs);
-        reject_unsupported(cx, &serde);
-        if serde.skip_de && serde.skip_ser {
+    fn from_serde(cx: &mut Ctxt, v: &serde_ast::Variant<'a>) -> Option<Self> {
+        let a = &v.attrs;
+        let at = &v.original.ident;
+        for (present, key) in [
+            (a.other(), "other"),
+            (a.untagged(), "untagged"),
+            (a.deserialize_with().is_some(), "deserialize_with"),
+            (a.serialize_with().is_some(), "serialize_with"),
+        ] {
+            if present {
+                refuse_key(cx, &v.original.attrs, &at, key, spellings(key));
+            }
+        }
+        if a.skip_deserializing() && a.skip_serializing() {
             return None;
         }
-        let attr = attr::parse_arg_attrs(cx, &v.attrs, ArgPosition::Value);
-        let name = serde
-            .rename
-            .clone()
-            .unwrap_or_else(|| rename_variant(&v.ident.to_string(), rename_all));
-        let shape = match &v.fields {
-            syn::Fields::Unit => VariantShape::Unit,
-            syn::Fields::Named(named) => {
-                let field_rule = serde.rename_all.as_ref().map(|r| r.0.as_str());
-                VariantShape::Fields(
-                    named
-                        .named
-                        .iter()
-                        .filter_map(|f| Arg::field(cx, f, field_rule))
-                        .collect(),
-                )
-            }
-            syn::Fields::Unnamed(un) if un.unnamed.len() == 1 => {
-                VariantShape::Newtype(&un.unnamed[0].ty)
-            }
-            syn::Fields::Unnamed(_) => {
+        let attr = attr::parse_arg_attrs(cx, &v.original.attrs, ArgPosition::Value);
+        let shape = match v.style {
+            serde_ast::Style::Unit => VariantShape::Unit,
+            serde_ast::Style::Struct => VariantShape::Fields(
+                v.fields
+                    .iter()
+                    .filter_map(|f| {
+                        let id = f.original.ident.as_ref()?;
+                        Arg::from_serde(cx, "field", id, f, false)
+                    })
+                    .collect(),
+            ),
+            serde_ast::Style::Newtype => VariantShape::Newtype(v.fields[0].ty),
+            serde_ast::Style::Tuple => {
                 cx.error_spanned_by(
-                    &v.ident,
+                    at,
                     "a variant with several unnamed fields has no clear schema: name the fields",
                 );
                 return None;
             }
         };
         Some(Variant {
-            ident: &v.ident,
-            name,
+            ident: at,
+            name: a.name().deserialize_name().value.clone(),
+            output_name: a.name().serialize_name().value.clone(),
+            read: !a.skip_deserializing(),
+            written: !a.skip_serializing(),
             attr,
             shape,
         })
     }
 }
 
-fn reject_unsupported(cx: &mut Ctxt, serde: &SerdeAttr) {
-    for (key, span) in &serde.unsupported {
-        cx.error_at(
-            *span,
-            format!("`#[serde({key})]` is not supported with #[derive(ToolArg)]: the schema could not match what serde accepts"),
-        );
+/// Where `#[serde(..)]` in `attrs` writes one of `keys`: the key as written and its span.
+fn serde_key(attrs: &[syn::Attribute], keys: &[&str]) -> Option<(String, Span)> {
+    let mut found = None;
+    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        let _ = attr.parse_nested_meta(|meta| {
+            if let Some(k) = keys.iter().find(|k| meta.path.is_ident(k))
+                && found.is_none()
+            {
+                found = Some(((*k).to_owned(), meta.path.span()));
+            }
+            attr::skip_value(&meta)
+        });
+    }
+    found
+}
+
+/// A serde attribute whose effect no schema of this type can describe: refused at the key as
+/// written in `attrs` (or at `at`), and named.
+fn refuse_key(
+    cx: &mut Ctxt,
+    attrs: &[syn::Attribute],
+    at: &dyn quote::ToTokens,
+    key: &str,
+    spellings: &[&str],
+) {
+    match serde_key(attrs, spellings) {
+        Some((written, span)) => {
+            let message = refusal(&written, key);
+            cx.error_at(span, message);
+        }
+        None => refuse(cx, at, key),
+    }
+}
+
+fn refuse(cx: &mut Ctxt, at: &dyn quote::ToTokens, key: &str) {
+    cx.error_spanned_by(at, refusal(key, key));
+}
+
+/// Why `key` (written `written`) is refused.
+fn refusal(written: &str, key: &str) -> String {
+    let why = match key {
+        "from" | "try_from" => {
+            "serde reads another type and converts it: derive ToolArg on that type and take it as the argument"
+        }
+        "into" => "serde writes another type: return that type instead",
+        "remote" => "the schema would describe the local mirror, not the type serde reads",
+        "untagged" => {
+            "serde takes the first variant that fits, which no schema can say exactly: tag the enum"
+        }
+        "other" => "any unknown tag becomes this variant, which the schema cannot list",
+        "flatten" => {
+            "serde merges the fields of another type, which the schema cannot follow: write the fields out"
+        }
+        "variant_identifier" | "field_identifier" => {
+            "serde also reads an identifier as its index, which the schema cannot say"
+        }
+        _ => "the function reads or writes another format than the type's schema says",
+    };
+    format!("`#[serde({written})]` is not supported with #[derive(ToolArg)]: {why}")
+}
+
+/// How each refused attribute may be written.
+fn spellings(key: &str) -> &'static [&'static str] {
+    match key {
+        "deserialize_with" => &["deserialize_with", "with"],
+        "serialize_with" => &["serialize_with", "with"],
+        "from" => &["from"],
+        "try_from" => &["try_from"],
+        "into" => &["into"],
+        "remote" => &["remote"],
+        "untagged" => &["untagged"],
+        "other" => &["other"],
+        "flatten" => &["flatten"],
+        "getter" => &["getter"],
+        "variant_identifier" => &["variant_identifier"],
+        "field_identifier" => &["field_identifier"],
+        _ => &[],
+    }
+}
+
+/// Refuses the container attributes no schema can describe; the tagging of the rest.
+fn refuse_container_attrs(cx: &mut Ctxt, c: &serde_ast::Container) -> Tagging {
+    let at = &c.original.ident;
+    let a = &c.attrs;
+    for (present, key) in [
+        (a.type_from().is_some(), "from"),
+        (a.type_try_from().is_some(), "try_from"),
+        (a.type_into().is_some(), "into"),
+        (a.remote().is_some(), "remote"),
+        (
+            matches!(
+                a.identifier(),
+                serde_derive_internals::attr::Identifier::Variant
+            ),
+            "variant_identifier",
+        ),
+        (
+            matches!(
+                a.identifier(),
+                serde_derive_internals::attr::Identifier::Field
+            ),
+            "field_identifier",
+        ),
+    ] {
+        if present {
+            refuse_key(cx, &c.original.attrs, &at, key, spellings(key));
+        }
+    }
+    match a.tag() {
+        TagType::External => Tagging::External,
+        TagType::Internal { tag } => Tagging::Internal { tag: tag.clone() },
+        TagType::Adjacent { tag, content } => Tagging::Adjacent {
+            tag: tag.clone(),
+            content: content.clone(),
+        },
+        TagType::None => {
+            refuse_key(
+                cx,
+                &c.original.attrs,
+                &at,
+                "untagged",
+                spellings("untagged"),
+            );
+            Tagging::External
+        }
+    }
+}
+
+/// Refuses the field attributes no schema can describe.
+fn refuse_field_attrs(cx: &mut Ctxt, f: &serde_ast::Field) {
+    let a = &f.attrs;
+    let at: &dyn quote::ToTokens = match &f.original.ident {
+        Some(i) => i,
+        None => f.ty,
+    };
+    for (present, key) in [
+        (a.flatten(), "flatten"),
+        (a.deserialize_with().is_some(), "deserialize_with"),
+        (a.serialize_with().is_some(), "serialize_with"),
+        (a.getter().is_some(), "getter"),
+    ] {
+        if present {
+            refuse_key(cx, &f.original.attrs, &at, key, spellings(key));
+        }
     }
 }
 
@@ -577,104 +761,4 @@ pub fn type_span(ty: &Type) -> Span {
 pub fn unraw(ident: &Ident) -> String {
     let s = ident.to_string();
     s.strip_prefix("r#").map(str::to_owned).unwrap_or(s)
-}
-
-pub const RENAME_RULES: &[&str] = &[
-    "lowercase",
-    "UPPERCASE",
-    "PascalCase",
-    "camelCase",
-    "snake_case",
-    "SCREAMING_SNAKE_CASE",
-    "kebab-case",
-    "SCREAMING-KEBAB-CASE",
-];
-
-/// serde's `rename_all` for a variant name (written in PascalCase).
-pub fn rename_variant(name: &str, rule: Option<&str>) -> String {
-    let snake = || {
-        let mut s = String::new();
-        for (i, c) in name.char_indices() {
-            if c.is_uppercase() && i > 0 {
-                s.push('_');
-            }
-            s.push(c.to_ascii_lowercase());
-        }
-        s
-    };
-    match rule {
-        Some("lowercase") => name.to_ascii_lowercase(),
-        Some("UPPERCASE") => name.to_ascii_uppercase(),
-        Some("camelCase") => name[..1].to_ascii_lowercase() + &name[1..],
-        Some("snake_case") => snake(),
-        Some("SCREAMING_SNAKE_CASE") => snake().to_ascii_uppercase(),
-        Some("kebab-case") => snake().replace('_', "-"),
-        Some("SCREAMING-KEBAB-CASE") => snake().replace('_', "-").to_ascii_uppercase(),
-        _ => name.to_owned(),
-    }
-}
-
-/// serde's `rename_all` for a field name (written in snake_case).
-pub fn rename_field(name: &str, rule: Option<&str>) -> String {
-    let pascal = || {
-        let mut s = String::new();
-        let mut up = true;
-        for c in name.chars() {
-            if c == '_' {
-                up = true;
-            } else if up {
-                s.push(c.to_ascii_uppercase());
-                up = false;
-            } else {
-                s.push(c);
-            }
-        }
-        s
-    };
-    match rule {
-        Some("UPPERCASE") | Some("SCREAMING_SNAKE_CASE") => name.to_ascii_uppercase(),
-        Some("PascalCase") => pascal(),
-        Some("camelCase") => {
-            let p = pascal();
-            p[..1].to_ascii_lowercase() + &p[1..]
-        }
-        Some("kebab-case") => name.replace('_', "-"),
-        Some("SCREAMING-KEBAB-CASE") => name.replace('_', "-").to_ascii_uppercase(),
-        _ => name.to_owned(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{rename_field, rename_variant};
-
-    #[test]
-    fn rename_rules_match_serde() {
-        let cases = [
-            ("lowercase", "karyawantidakditemukan", "sisa_cuti"),
-            ("UPPERCASE", "KARYAWANTIDAKDITEMUKAN", "SISA_CUTI"),
-            ("PascalCase", "KaryawanTidakDitemukan", "SisaCuti"),
-            ("camelCase", "karyawanTidakDitemukan", "sisaCuti"),
-            ("snake_case", "karyawan_tidak_ditemukan", "sisa_cuti"),
-            (
-                "SCREAMING_SNAKE_CASE",
-                "KARYAWAN_TIDAK_DITEMUKAN",
-                "SISA_CUTI",
-            ),
-            ("kebab-case", "karyawan-tidak-ditemukan", "sisa-cuti"),
-            (
-                "SCREAMING-KEBAB-CASE",
-                "KARYAWAN-TIDAK-DITEMUKAN",
-                "SISA-CUTI",
-            ),
-        ];
-        for (rule, variant, field) in cases {
-            assert_eq!(
-                rename_variant("KaryawanTidakDitemukan", Some(rule)),
-                variant,
-                "{rule}"
-            );
-            assert_eq!(rename_field("sisa_cuti", Some(rule)), field, "{rule}");
-        }
-    }
 }

@@ -1,6 +1,6 @@
-//! Parses `#[tool(...)]`, `#[tools(...)]`, `#[arg(...)]`, doc comments and the `#[serde(...)]`
-//! keys that change a schema into plain structs. Errors are recorded and parsing goes on, so
-//! one build reports every mistake of an item.
+//! Parses `#[tool(...)]`, `#[tools(...)]`, `#[arg(...)]` and doc comments into plain structs
+//! (`#[serde(...)]` is read by serde's own parser, in `ast`). Errors are recorded and parsing
+//! goes on, so one build reports every mistake of an item.
 
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
@@ -125,24 +125,6 @@ impl ArgAttr {
     }
 }
 
-/// The `#[serde(...)]` keys that change what serde accepts.
-#[derive(Default)]
-pub struct SerdeAttr {
-    pub rename: Option<String>,
-    pub rename_all: Option<(String, Span)>,
-    pub tag: Option<String>,
-    pub content: Option<String>,
-    pub default: bool,
-    /// `skip` / `skip_deserializing`: never read from input.
-    pub skip_de: bool,
-    /// `skip` / `skip_serializing`: never written to output.
-    pub skip_ser: bool,
-    /// `skip_serializing_if`: sometimes left out of output.
-    pub skip_ser_if: bool,
-    /// Keys this crate cannot mirror in a schema (`flatten`, `untagged`, ...).
-    pub unsupported: Vec<(String, Span)>,
-}
-
 fn set_once<T>(cx: &mut Ctxt, slot: &mut Option<T>, value: T, meta: &ParseNestedMeta, key: &str) {
     if slot.is_some() {
         cx.error_spanned_by(&meta.path, format!("duplicate `{key}`"));
@@ -162,7 +144,7 @@ fn key_of(meta: &ParseNestedMeta) -> String {
 }
 
 /// Consumes the value of a key this parser does not interpret.
-fn skip_value(meta: &ParseNestedMeta) -> syn::Result<()> {
+pub fn skip_value(meta: &ParseNestedMeta) -> syn::Result<()> {
     if meta.input.peek(syn::Token![=]) {
         meta.value()?.parse::<Expr>()?;
     } else if meta.input.peek(syn::token::Paren) {
@@ -544,67 +526,6 @@ fn num_lit(cx: &mut Ctxt, e: &Expr) -> Option<NumLit> {
         cx.error_spanned_by(e, "expected a number literal such as `1`, `-5` or `0.5`");
     }
     parsed
-}
-
-/// Reads the `#[serde(...)]` keys that change the accepted shape.
-pub fn parse_serde_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> SerdeAttr {
-    let mut s = SerdeAttr::default();
-    for attr in attrs.iter().filter(|a| a.path().is_ident(SERDE)) {
-        let result = attr.parse_nested_meta(|meta| {
-            let key = key_of(&meta);
-            match key.as_str() {
-                "rename" => s.rename = Some(de_string(&meta)?),
-                "rename_all" => {
-                    let span = meta.path.span();
-                    s.rename_all = Some((de_string(&meta)?, span));
-                }
-                "tag" => s.tag = Some(meta.value()?.parse::<LitStr>()?.value()),
-                "content" => s.content = Some(meta.value()?.parse::<LitStr>()?.value()),
-                "default" => {
-                    s.default = true;
-                    skip_value(&meta)?;
-                }
-                "skip" => {
-                    s.skip_de = true;
-                    s.skip_ser = true;
-                }
-                "skip_deserializing" => s.skip_de = true,
-                "skip_serializing" => s.skip_ser = true,
-                "skip_serializing_if" => {
-                    s.skip_ser_if = true;
-                    skip_value(&meta)?;
-                }
-                "flatten" | "untagged" | "remote" | "from" | "try_from" | "deserialize_with"
-                | "with" | "other" | "borrow" => {
-                    s.unsupported.push((key.clone(), meta.path.span()));
-                    skip_value(&meta)?;
-                }
-                // serde checks its own keys; the others do not change the schema.
-                _ => skip_value(&meta)?,
-            }
-            Ok(())
-        });
-        if let Err(e) = result {
-            cx.syn_error(e);
-        }
-    }
-    s
-}
-
-/// `rename = "x"` or `rename(deserialize = "x")`: the name serde reads.
-fn de_string(meta: &ParseNestedMeta) -> syn::Result<String> {
-    if meta.input.peek(syn::Token![=]) {
-        return Ok(meta.value()?.parse::<LitStr>()?.value());
-    }
-    let mut out = None;
-    meta.parse_nested_meta(|m| {
-        let v: LitStr = m.value()?.parse()?;
-        if m.path.is_ident("deserialize") {
-            out = Some(v.value());
-        }
-        Ok(())
-    })?;
-    out.ok_or_else(|| meta.error("expected `deserialize = \"...\"`"))
 }
 
 /// Drops the inert attributes this crate reads, so the item compiles as the user wrote it.

@@ -5,7 +5,8 @@ use proc_macro2::Span;
 use syn::{Expr, ExprLit, Lit, LitStr};
 
 use crate::ast::{
-    Arg, Body, Container, Shape, Tool, VariantShape, limits, number_inside, shape, type_span,
+    Arg, Body, Container, Shape, Tagging, Tool, VariantShape, limits, number_inside, shape,
+    type_span,
 };
 use crate::attr::{NumLit, ToolAttr};
 use crate::ctxt::Ctxt;
@@ -60,9 +61,7 @@ pub fn check_container(cx: &mut Ctxt, c: &Container) {
                 }
                 match &v.shape {
                     VariantShape::Fields(args) => args.iter().for_each(|a| check_arg(cx, a)),
-                    VariantShape::Newtype(_)
-                        if c.serde.tag.is_some() && c.serde.content.is_none() =>
-                    {
+                    VariantShape::Newtype(_) if matches!(c.tagging, Tagging::Internal { .. }) => {
                         cx.error_spanned_by(v.ident, "with `#[serde(tag = ..)]`, write this variant with named fields so its schema is one object");
                     }
                     VariantShape::Newtype(_) | VariantShape::Unit => {}

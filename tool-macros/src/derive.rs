@@ -4,7 +4,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::DeriveInput;
 
-use crate::ast::{Body, Container, Variant, VariantShape};
+use crate::ast::{Body, Container, Tagging, Variant, VariantShape};
 use crate::check;
 use crate::ctxt::Ctxt;
 use crate::expand::runtime_path;
@@ -91,18 +91,20 @@ fn schema_body(rt: &TokenStream, c: &Container) -> TokenStream {
             quote! {
                 #assertions
                 let f = #field;
-                let s = (f.schema)(g, &f.spec);
+                let s = f.schema.make(g, &f.spec);
                 #rt::__private::describe(s, #description)
             }
         }
         Body::Enum(variants) => {
             let variants = variants.iter().map(|v| variant(rt, v));
-            let tagging = match (&c.serde.tag, &c.serde.content) {
-                (Some(t), Some(c)) => {
-                    quote!(#rt::__private::Tagging::Adjacent { tag: #t, content: #c })
+            let tagging = match &c.tagging {
+                Tagging::Adjacent { tag, content } => {
+                    quote!(#rt::__private::Tagging::Adjacent { tag: #tag, content: #content })
                 }
-                (Some(t), None) => quote!(#rt::__private::Tagging::Internal { tag: #t }),
-                (None, _) => quote!(#rt::__private::Tagging::External),
+                Tagging::Internal { tag } => {
+                    quote!(#rt::__private::Tagging::Internal { tag: #tag })
+                }
+                Tagging::External => quote!(#rt::__private::Tagging::External),
             };
             quote! {
                 let variants = ::std::vec![#(#variants),*];
@@ -114,7 +116,7 @@ fn schema_body(rt: &TokenStream, c: &Container) -> TokenStream {
 }
 
 fn variant(rt: &TokenStream, v: &Variant) -> TokenStream {
-    let name = &v.name;
+    let (name, output_name, read, written) = (&v.name, &v.output_name, v.read, v.written);
     let description = v
         .attr
         .description_text()
@@ -134,5 +136,12 @@ fn variant(rt: &TokenStream, v: &Variant) -> TokenStream {
             quote!(#rt::__private::VariantBody::Newtype(#rt::__private::FieldSchema::Plain(<#ty as #rt::__private::ToolArg>::__schema).make(g, &#rt::__private::ArgSpec::described(""))))
         }
     };
-    quote!(#rt::__private::Variant { name: #name, description: #description, body: #body })
+    quote!(#rt::__private::Variant {
+        name: #name,
+        output_name: #output_name,
+        read: #read,
+        written: #written,
+        description: #description,
+        body: #body,
+    })
 }

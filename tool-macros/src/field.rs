@@ -39,7 +39,7 @@ fn opt_u64(v: Option<u64>) -> TokenStream {
 /// The `Field` describing one argument or struct field.
 pub fn field(rt: &TokenStream, arg: &Arg) -> TokenStream {
     let a = &arg.attr;
-    let name = &arg.name;
+    let (name, output_name) = (&arg.name, &arg.output_name);
     let ty = arg.ty;
     let presence = |p: Presence| match p {
         Presence::Required => quote!(#rt::__private::Presence::Required),
@@ -115,6 +115,7 @@ pub fn field(rt: &TokenStream, arg: &Arg) -> TokenStream {
     quote! {
         #rt::__private::Field {
             name: #name,
+            output_name: #output_name,
             input: #input,
             output: #output,
             schema: #schema,

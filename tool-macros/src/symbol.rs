@@ -34,7 +34,6 @@ pub const VALIDATE: &str = "validate";
 pub const ARG: &str = "arg";
 pub const CTX: &str = "ctx";
 pub const DOC: &str = "doc";
-pub const SERDE: &str = "serde";
 pub const TOOL: &str = "tool";
 
 pub const TOOL_KEYS: &[&str] = &[

@@ -109,6 +109,20 @@ pub use wording::Wording;
 /// argument keys of [`macro@tool`]; the type itself takes `description`, `validate`,
 /// `allow_lint` and `crate` (see the same reference).
 ///
+/// `#[serde(...)]` is read by serde's own parser (`serde_derive_internals`), so the schema
+/// follows what serde reads and writes:
+///
+/// | serde attribute | in the schema |
+/// |---|---|
+/// | `rename`, `rename_all`, `rename_all_fields` (also split `serialize`/`deserialize`) | the names serde reads in the input schema, the names it writes in the output schema |
+/// | `tag`, `tag` + `content` | the variants tagged as serde tags them |
+/// | `default`, `default = "path"` (field or container) | the field may be left out |
+/// | `skip`, `skip_deserializing`, `skip_serializing`, `skip_serializing_if` | left out of the input, the output, or required only where serde always writes it |
+/// | `transparent`, a newtype struct | the inner value's schema |
+/// | `alias` | not in the schema: a call names each field once, by the name the model was shown; an alias there is refused as an unknown field |
+/// | `deny_unknown_fields`, `bound`, `crate`, `expecting` | nothing to describe (every object is closed anyway) |
+/// | `flatten`, `untagged` (enum or variant), `other`, `from`, `try_from`, `into`, `remote`, `with`, `deserialize_with`, `serialize_with`, `variant_identifier`, `field_identifier` | a compile error at the attribute, with the reason: no schema could say what serde then accepts |
+///
 /// ```
 /// use tool_runtime::{ToolArg, structured};
 ///

@@ -17,7 +17,7 @@ pub use crate::host::{Annotations, ModelOutput};
 pub use crate::output::{CallOutput, Hooks, OutputFns, RedactFn, failed, output_fns, redacted};
 pub use crate::schema::{
     ArgSpec, Field, FieldSchema, Presence, Tagging, Variant, VariantBody, describe, enum_schema,
-    object,
+    input_schema_of, object, output_schema_of,
 };
 pub use crate::set::Registration;
 pub use crate::tool::{Invocation, Spec, Tool, boxed};

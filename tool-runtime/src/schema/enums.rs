@@ -55,8 +55,14 @@ pub enum VariantBody {
 
 /// One variant of a derived enum.
 pub struct Variant {
-    /// The variant's name, as serde writes it.
+    /// The variant's name, as serde reads it.
     pub name: &'static str,
+    /// The variant's name, as serde writes it.
+    pub output_name: &'static str,
+    /// serde reads it (no `skip_deserializing`).
+    pub read: bool,
+    /// serde writes it (no `skip_serializing`).
+    pub written: bool,
     /// The variant's description (its `description` or doc comment); empty for none.
     pub description: &'static str,
     /// What the variant holds.
@@ -71,6 +77,16 @@ pub fn enum_schema(
     tagging: Tagging,
     variants: Vec<Variant>,
 ) -> Schema {
+    // The variants and names of the generator's direction: read for input, written for output.
+    let serialize = g.contract().is_serialize();
+    let variants: Vec<Variant> = variants
+        .into_iter()
+        .filter(|v| if serialize { v.written } else { v.read })
+        .map(|v| Variant {
+            name: if serialize { v.output_name } else { v.name },
+            ..v
+        })
+        .collect();
     let all_unit = variants.iter().all(|v| matches!(v.body, VariantBody::Unit));
     let mut out = Map::new();
     if !description.is_empty() {

@@ -126,9 +126,11 @@ impl FieldSchema {
 
 /// One argument or field, as the macros describe it.
 pub struct Field {
-    /// The JSON name: a parameter's name, or a field's as serde reads and writes it (after
-    /// `rename` and `rename_all`).
+    /// The JSON name: a parameter's name, or a field's as serde reads it (after `rename`,
+    /// `rename_all` and `rename_all_fields`).
     pub name: &'static str,
+    /// The name serde writes: the same, unless `rename(serialize = ..)` says otherwise.
+    pub output_name: &'static str,
     /// In the input schema: what serde reads.
     pub input: Presence,
     /// In the output schema: what serde writes (`Option` fields are written as `null`).
@@ -171,7 +173,7 @@ fn properties(g: &mut SchemaGenerator, fields: &[Field]) -> Vec<Property> {
             (presence != Presence::Absent).then_some((f, presence == Presence::Required))
         })
         .map(|(f, required)| Property {
-            name: f.name,
+            name: if serialize { f.output_name } else { f.name },
             schema: f.schema.make(g, &f.spec),
             required,
             default: f.default.map(|d| d()),
@@ -289,8 +291,15 @@ pub(crate) fn strip_number_formats(v: &mut Value) {
 
 /// The canonical schema of a type `T` as serde reads it: a structured-output type, or the input
 /// of anything that deserializes `T`.
-pub(crate) fn input_schema_of<T: schemars::JsonSchema>() -> Value {
+pub fn input_schema_of<T: schemars::JsonSchema>() -> Value {
     let mut g = input_generator();
+    let s = g.subschema_for::<T>();
+    finish_root(s, &mut g).to_value()
+}
+
+/// The canonical schema of a type `T` as serde writes it: a tool's output.
+pub fn output_schema_of<T: schemars::JsonSchema>() -> Value {
+    let mut g = output_generator();
     let s = g.subschema_for::<T>();
     finish_root(s, &mut g).to_value()
 }

@@ -29,7 +29,7 @@ impl<T: Serialize + JsonSchema + ?Sized> ToolOutput for T {}
 pub struct OutputFns<T: 'static> {
     /// The type's schema, as serde writes it.
     pub schema: fn(&mut SchemaGenerator) -> Schema,
-    /// The tool's value as the call's output ([`ok`]).
+    /// The tool's value as the call's output.
     pub ok: fn(T, &Hooks<T>) -> Result<CallOutput, ToolError>,
 }
 

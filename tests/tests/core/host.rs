@@ -26,7 +26,7 @@ struct SisaCuti {
     requires = "hr.leave.read",
     read_only
 )]
-fn sisa_cuti(#[ctx] session: &Session) -> SisaCuti {
+fn sisa_cuti_sesi(#[ctx] session: &Session) -> SisaCuti {
     SisaCuti {
         nik: session.nik.clone(),
         sisa: 7,
@@ -107,7 +107,7 @@ fn cuaca(#[arg(description = "Nama kota", length = 2..=40)] kota: String) -> Cua
 
 fn set() -> ToolSet {
     ToolSet::new([
-        sisa_cuti::tool(),
+        sisa_cuti_sesi::tool(),
         status_reimburse::tool(),
         ajukan_cuti::tool(),
         hapus_draf::tool(),
@@ -126,14 +126,14 @@ fn karyawan(grants: &[&str]) -> Context {
 
 #[test]
 fn context_parameters_are_not_in_the_schema_and_cannot_be_overridden() {
-    let schema = sisa_cuti::tool().input_schema();
+    let schema = sisa_cuti_sesi::tool().input_schema();
     assert_eq!(schema["properties"], json!({}));
     let cx = karyawan(&["hr.leave.read"]);
-    let ok = set().call(&cx, "sisa_cuti", "{}").blocking().unwrap();
+    let ok = set().call(&cx, "sisa_cuti_sesi", "{}").blocking().unwrap();
     assert_eq!(ok.value()["nik"], "K-001");
     // The model tries to read someone else's data.
     let err = set()
-        .call(&cx, "sisa_cuti", r#"{"nik": "K-002"}"#)
+        .call(&cx, "sisa_cuti_sesi", r#"{"nik": "K-002"}"#)
         .blocking()
         .unwrap_err();
     let ToolError::InvalidArguments(v) = err else {
@@ -141,7 +141,7 @@ fn context_parameters_are_not_in_the_schema_and_cannot_be_overridden() {
     };
     assert!(matches!(v.0[0].kind, ViolationKind::Unknown { .. }));
     let err = set()
-        .call(&cx, "sisa_cuti", r#"{"session": {"nik": "K-002"}}"#)
+        .call(&cx, "sisa_cuti_sesi", r#"{"session": {"nik": "K-002"}}"#)
         .blocking()
         .unwrap_err();
     assert!(matches!(err, ToolError::InvalidArguments(_)));
@@ -150,7 +150,10 @@ fn context_parameters_are_not_in_the_schema_and_cannot_be_overridden() {
 #[test]
 fn a_missing_context_value_is_a_clear_error() {
     let cx = Context::new().with(Grants::new(["hr.leave.read"]));
-    let err = set().call(&cx, "sisa_cuti", "{}").blocking().unwrap_err();
+    let err = set()
+        .call(&cx, "sisa_cuti_sesi", "{}")
+        .blocking()
+        .unwrap_err();
     assert!(
         matches!(err, ToolError::MissingContext { type_name } if type_name.ends_with("Session")),
         "{err}"
@@ -161,7 +164,7 @@ fn a_missing_context_value_is_a_clear_error() {
 fn callers_see_and_call_only_what_they_are_granted() {
     let cx = karyawan(&["hr.leave.read"]);
     let visible: Vec<_> = set().visible_to(&cx).names().collect();
-    assert_eq!(visible, ["sisa_cuti", "hapus_draf", "cuaca"]);
+    assert_eq!(visible, ["sisa_cuti_sesi", "hapus_draf", "cuaca"]);
     // A guessed name is still refused, before anything runs.
     let err = set()
         .call(&cx, "status_reimburse", "{}")
@@ -180,7 +183,7 @@ fn callers_see_and_call_only_what_they_are_granted() {
         nik: "K-001".into(),
     });
     assert!(matches!(
-        set().call(&anonymous, "sisa_cuti", "{}").blocking(),
+        set().call(&anonymous, "sisa_cuti_sesi", "{}").blocking(),
         Err(ToolError::Forbidden { .. })
     ));
 }
@@ -332,7 +335,7 @@ fn redaction_fails_closed() {
 #[test]
 fn without_hooks_the_model_gets_the_output_as_json() {
     let cx = karyawan(&["hr.leave.read"]);
-    let out = set().call(&cx, "sisa_cuti", "{}").blocking().unwrap();
+    let out = set().call(&cx, "sisa_cuti_sesi", "{}").blocking().unwrap();
     assert_eq!(
         out.model().0,
         [Content::Text {

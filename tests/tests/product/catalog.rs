@@ -1,7 +1,7 @@
 //! Generated catalogs: the examples ship theirs (`examples/catalog/`), and this test fails when a
-//! committed one is stale. Regenerate with `UPDATE_EXPECT=1 cargo test -p tests --test catalog`.
+//! committed one is stale. Regenerate with `UPDATE_EXPECT=1 cargo test -p tests --test product catalog`.
 
-mod expect;
+use crate::expect;
 
 use std::path::PathBuf;
 

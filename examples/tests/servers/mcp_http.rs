@@ -1,7 +1,7 @@
 //! The HR MCP server over Streamable HTTP as a separate process, as an OAuth 2.1 resource
 //! server: tokens minted here with a key made here decide who is calling.
 
-mod common;
+use crate::common;
 
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};

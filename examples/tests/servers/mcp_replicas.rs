@@ -3,7 +3,7 @@
 //! approval starts on one replica and finishes on the other, a forged or replayed
 //! `requestState` is refused, and a hundred concurrent resumes run the booking once.
 
-mod common;
+use crate::common;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -2,7 +2,7 @@
 //! arbitrary JSON must come back as a value or an error the model can act on, never a panic (a
 //! panic inside the toolkit is caught and would come back as `ToolError::Panicked`, so that is
 //! what these tests refuse), an internal error, or a hang. Bounded for CI;
-//! `FUZZ_CASES=1000000 cargo test --release -p tests --test fuzz` runs longer, and `fuzz/` holds
+//! `FUZZ_CASES=1000000 cargo test --release -p tests --test product fuzz` runs longer, and `fuzz/` holds
 //! the same target for `cargo +nightly fuzz run` (coverage-guided).
 
 use std::future::IntoFuture;

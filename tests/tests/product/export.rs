@@ -1,8 +1,8 @@
 //! Exports to every provider: golden snapshots of the examples' tools, the lowering rules, and
 //! proof that whatever a lowering drops, the runtime still enforces.
-//! Regenerate snapshots with `UPDATE_EXPECT=1 cargo test -p tests --test export` and review the diff.
+//! Regenerate snapshots with `UPDATE_EXPECT=1 cargo test -p tests --test product export` and review the diff.
 
-mod expect;
+use crate::expect;
 
 use serde_json::{Value, json};
 use tool_runtime::Api;

@@ -12,7 +12,7 @@ use tool_runtime::{ToolSet, tool};
 use tool_runtime_mcp::McpServer;
 
 #[tool(description = "Tunggu sebentar lalu kembalikan berapa lama menunggu.")]
-async fn tunggu(
+async fn tunggu_sebentar(
     #[arg(description = "Lama menunggu dalam milidetik", range = 0..=2000)] ms: u64,
 ) -> u64 {
     tokio::time::sleep(Duration::from_millis(ms)).await;
@@ -25,7 +25,7 @@ async fn tunggu_selamanya() -> u64 {
 }
 
 fn server() -> McpServer {
-    McpServer::new(ToolSet::new([tunggu::tool(), tunggu_selamanya::tool()]).unwrap())
+    McpServer::new(ToolSet::new([tunggu_sebentar::tool(), tunggu_selamanya::tool()]).unwrap())
 }
 
 const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"probe","version":"0"}}}"#;
@@ -94,7 +94,7 @@ async fn read_all(read: tokio::io::ReadHalf<DuplexStream>) -> Vec<Value> {
 
 fn call(id: i64, ms: u64) -> String {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-           "params": {"name": "tunggu", "arguments": {"ms": ms}}})
+           "params": {"name": "tunggu_sebentar", "arguments": {"ms": ms}}})
     .to_string()
 }
 
@@ -118,7 +118,7 @@ async fn a_line_that_is_not_json() {
 #[tokio::test]
 async fn a_line_over_the_size_limit() {
     let huge = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-        "params": {"name": "tunggu", "arguments": {"pad": "a".repeat(17 * 1024 * 1024)}}})
+        "params": {"name": "tunggu_sebentar", "arguments": {"pad": "a".repeat(17 * 1024 * 1024)}}})
     .to_string();
     let lines = [huge, call(3, 0)];
     // rmcp drops a line over 16 MiB (`async_rw.rs`, `Step::Oversized`) without an answer.
@@ -133,7 +133,7 @@ async fn a_line_over_the_size_limit() {
 #[tokio::test]
 async fn arguments_that_are_not_an_object() {
     let lines = [json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
-        "params": {"name": "tunggu", "arguments": [1]}})
+        "params": {"name": "tunggu_sebentar", "arguments": [1]}})
     .to_string()];
     // rmcp reads `tools/call` with unfitting params as a custom request, which its default
     // handler answers "method not found"; the server's handler answers "invalid params", so

@@ -14,7 +14,7 @@
 //!   arguments), on every path;
 //! - a key given twice is refused on every path (the schema cannot say which value counts).
 //!
-//! `DIFFERENTIAL_CASES=100000 cargo test --release -p tests --test differential -- --nocapture`
+//! `DIFFERENTIAL_CASES=100000 cargo test --release -p tests --test product differential -- --nocapture`
 //! runs longer.
 
 use std::future::IntoFuture;
@@ -890,7 +890,7 @@ fn pattern_holds(pattern: &str, text: &str) -> bool {
 #[test]
 fn patterns_match_as_ecma_262_says() {
     let cases: Vec<EcmaCase> =
-        serde_json::from_str(include_str!("../oracle/ecma-patterns.json")).unwrap();
+        serde_json::from_str(include_str!("../../oracle/ecma-patterns.json")).unwrap();
     let mut jsonschema_differs = Vec::new();
     for c in &cases {
         assert_eq!(

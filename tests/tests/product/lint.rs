@@ -107,7 +107,7 @@ fn a_description_says_what_comes_back_and_when() {
 }
 
 #[tool(description = "Ambil laporan penjualan; pakai saat pengguna meminta angka penjualan.")]
-fn laporan(
+fn laporan_kasar(
     #[arg(description = "Wilayah: jakarta, surabaya atau medan")] wilayah: String,
     #[arg(description = "Nomor halaman", range = 1..=100)] halaman: Option<u32>,
 ) -> String {
@@ -136,12 +136,12 @@ fn laporan_baik(
 
 #[test]
 fn arguments_close_their_sets_and_say_what_absence_means() {
-    let found = ids(&ToolSet::new([laporan::tool()]).unwrap());
+    let found = ids(&ToolSet::new([laporan_kasar::tool()]).unwrap());
     assert_eq!(
         found,
         [
-            ("closed-set-string", "laporan".into()),
-            ("optional-without-rule", "laporan".into())
+            ("closed-set-string", "laporan_kasar".into()),
+            ("optional-without-rule", "laporan_kasar".into())
         ]
     );
     let good = ToolSet::new([laporan_baik::tool()]).unwrap();
@@ -174,7 +174,7 @@ fn every_lint_fires_somewhere_and_each_has_an_id_an_explanation_and_an_english_f
     let mut tools: Vec<_> = eleven().iter().collect();
     tools.extend([
         cuaca::tool(),
-        laporan::tool(),
+        laporan_kasar::tool(),
         cari_buku::tool(),
         detail_buku::tool(),
         setujui_klaim::tool(),
@@ -465,7 +465,7 @@ fn lints_stay_quiet_on_descriptions_that_say_what_they_ask() {
 /// A fix speaks of no particular domain: the same text in any tool set.
 #[test]
 fn fixes_name_no_domain() {
-    let lints = lint::check(&ToolSet::new([cuaca::tool(), laporan::tool()]).unwrap());
+    let lints = lint::check(&ToolSet::new([cuaca::tool(), laporan_kasar::tool()]).unwrap());
     assert!(!lints.is_empty());
     for l in lints {
         for word in ["leave", "cuti", "days", "sales"] {

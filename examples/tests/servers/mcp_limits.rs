@@ -3,7 +3,7 @@
 //! approval answers, and the HTTP server's caps (sessions, bodies, headers, connections),
 //! malformed JSON and shutdown. Stdio runs over in-memory pipes; HTTP over real sockets.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::sync::Mutex;

@@ -1,0 +1,11 @@
+//! The example servers as processes and in process: MCP over stdio and Streamable HTTP, the
+//! per-caller limits, two replicas on one PostgreSQL, and where rmcp's own transport differs.
+//! One binary.
+
+mod common;
+
+mod mcp_http;
+mod mcp_limits;
+mod mcp_replicas;
+mod mcp_stdio;
+mod rmcp_behaviour;

@@ -1,0 +1,15 @@
+//! The product around the examples: the agent loop, catalogs, exports and their snapshots, the
+//! differential and fuzz checks, lints, structured output, rig. One binary.
+
+mod expect;
+
+mod agent;
+mod catalog;
+mod choice;
+mod differential;
+mod export;
+mod fuzz;
+mod hr;
+mod lint;
+mod rig;
+mod structured;

@@ -20,16 +20,7 @@ if [ "${1:-}" = "--stop" ]; then
     exit 0
 fi
 port="${1:-55432}"
-if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
-    # Tests start several at once: one installs, the others wait for it.
-    (
-        flock 9
-        if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
-            (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql) >/dev/null
-        fi
-    ) 9>/tmp/pg-start.install.lock
-fi
-bin=$(dirname "$(ls /usr/lib/postgresql/*/bin/initdb | sort -V | tail -1)")
+bin=$(bash "$(dirname "$0")/provision.sh" postgres)
 dir=$(mktemp -d /tmp/pg.XXXXXX)
 chmod 755 "$dir"
 as() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }

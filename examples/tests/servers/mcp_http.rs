@@ -358,7 +358,7 @@ async fn the_python_sdk_client_agrees_over_http() {
     let server = start(&issuer, "python").await;
     let token = |sub: &str| issuer.token(&server.resource, sub, "hr hr.reimburse.baca", json!({}));
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python_http_client.py");
-    let out = tokio::process::Command::new("python3")
+    let out = tokio::process::Command::from(common::python())
         .args([script, &server.resource, &token("K-001"), &token("K-002")])
         .output()
         .await

@@ -215,26 +215,19 @@ async fn calls_return_structured_content_and_errors_as_data() {
     client.cancel().await.unwrap();
 }
 
-/// The same server driven by the official Python SDK (`pip install mcp`; CI installs it).
+/// The same server driven by the official Python SDK (`mcp`, installed on first use).
 #[test]
 fn the_python_sdk_client_agrees() {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python_client.py");
-    let out = std::process::Command::new("python3")
+    let out = crate::common::python()
         .arg(script)
         .arg(env!("CARGO_BIN_EXE_hr-mcp"))
         .output()
         .expect("python3 runs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if !out.status.success()
-        && stderr.contains("No module named 'mcp'")
-        && std::env::var_os("CI").is_none()
-    {
-        eprintln!("skipped: the Python `mcp` package is not installed");
-        return;
-    }
     assert!(
         out.status.success(),
-        "python client failed:\n{stderr}\n{}",
+        "python client failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stderr),
         String::from_utf8_lossy(&out.stdout)
     );
 }

@@ -6,4 +6,5 @@ mod behaviour;
 mod correctness;
 mod host;
 mod oracle;
+mod provision;
 mod tracing;

@@ -4,11 +4,10 @@
 //! `tests/oracle/provider_sdks.py`). Both sides are normalized for what does not change meaning
 //! (titles, `$ref` vs inline, `anyOf` with null vs a type array, key and note order); every
 //! remaining difference must be listed in `INTENDED` with its reason, and every listed one must
-//! still occur. Needs `pip install openai anthropic pydantic` (CI installs them); without them the
-//! test is skipped locally and fails under CI.
+//! still occur. The SDKs (pinned in `scripts/requirements.txt`) are installed on first use by
+//! `scripts/provision.sh`.
 
 use std::collections::BTreeSet;
-use std::process::Command;
 
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -252,27 +251,19 @@ fn show(v: Option<&Value>) -> String {
 
 #[test]
 fn exports_match_the_providers_sdks() {
-    let python = Command::new("python3")
+    let out = crate::provision::python()
         .arg(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/oracle/provider_sdks.py"
         ))
-        .output();
-    let sdk: Value = match python {
-        Ok(o) if o.status.success() => serde_json::from_slice(&o.stdout).unwrap(),
-        other => {
-            let why = match other {
-                Ok(o) => String::from_utf8_lossy(&o.stderr).into_owned(),
-                Err(e) => e.to_string(),
-            };
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "CI must install the SDKs: {why}"
-            );
-            eprintln!("skipped: the providers' Python SDKs are not installed ({why})");
-            return;
-        }
-    };
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sdk: Value = serde_json::from_slice(&out.stdout).unwrap();
     let shapes: [(&str, &Tool); 5] = [
         ("katering", katering::tool()),
         ("enum_with_default", enum_with_default::tool()),

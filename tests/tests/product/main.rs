@@ -2,6 +2,8 @@
 //! differential and fuzz checks, lints, structured output, rig. One binary.
 
 mod expect;
+#[path = "../core/provision.rs"]
+mod provision;
 
 mod agent;
 mod catalog;

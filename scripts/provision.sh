@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# What the tests need beyond Rust, installed on first use and reused after: the tests call this
+# themselves, so `cargo test --workspace --all-features` passes on a fresh machine with nothing
+# done first. Prints what the caller needs; exits non-zero, saying what is missing and how to
+# get it, when it cannot install.
+#
+#   provision.sh python     the pinned Python packages (scripts/requirements.txt), installed
+#                           with pip into target/python; prints that directory (for PYTHONPATH)
+#   provision.sh chromium   Debian's Chromium (apt-get, as root); prints its path
+#   provision.sh postgres   Debian's PostgreSQL server (apt-get, as root); prints its bin dir
+#
+# Concurrent callers wait on one lock per thing, and on one lock for apt.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+target="${CARGO_TARGET_DIR:-$root/target}"
+mkdir -p "$target"
+apt_install() { # package
+    if [ "$(id -u)" != 0 ] && ! command -v sudo >/dev/null; then
+        echo "$1 is missing: install it with \`apt-get install $1\` (as root), then run the tests again" >&2
+        exit 1
+    fi
+    local sudo=""
+    [ "$(id -u)" = 0 ] || sudo="sudo -n"
+    (
+        flock 8
+        (${sudo} apt-get update -qq && DEBIAN_FRONTEND=noninteractive ${sudo} apt-get install -y -qq "$1") >/dev/null 2>&1 \
+            || { echo "could not install $1 with apt-get: install it by hand, then run the tests again" >&2; exit 1; }
+    ) 8>/tmp/tool-toolkit-apt.lock
+}
+case "${1:-}" in
+python)
+    dir="$target/python"
+    requirements="$root/scripts/requirements.txt"
+    want="$(sha256sum "$requirements" | cut -d' ' -f1)"
+    (
+        flock 9
+        if [ "$(cat "$dir/.installed" 2>/dev/null)" != "$want" ]; then
+            if ! python3 -m pip --version >/dev/null 2>&1; then
+                echo "python3 with pip is missing: install it with \`apt-get install python3-pip\`" >&2
+                exit 1
+            fi
+            rm -rf "$dir"
+            python3 -m pip install --quiet --disable-pip-version-check --no-warn-script-location \
+                --root-user-action=ignore --target "$dir" --requirement "$requirements" >&2
+            echo "$want" > "$dir/.installed"
+        fi
+    ) 9>"$target/python.lock"
+    echo "$dir"
+    ;;
+chromium)
+    find() { command -v chromium || command -v chromium-browser || true; }
+    if [ -z "$(find)" ]; then
+        ( flock 9; [ -n "$(find)" ] || apt_install chromium ) 9>/tmp/tool-toolkit-chromium.lock
+    fi
+    find
+    ;;
+postgres)
+    find() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1; }
+    if [ -z "$(find)" ] || [ ! -x "$(find)/initdb" ]; then
+        ( flock 9; [ -x "$(find)/initdb" ] || apt_install postgresql ) 9>/tmp/tool-toolkit-postgres.lock
+    fi
+    find
+    ;;
+*)
+    echo "usage: provision.sh python|chromium|postgres" >&2
+    exit 2
+    ;;
+esac

@@ -16,22 +16,22 @@ use crate::error::ToolError;
 /// use tool_runtime::{Context, ToolError, ToolSet, tool};
 ///
 /// /// The warehouse the application is connected to.
-/// struct Gudang {
-///     stok: u32,
+/// struct Warehouse {
+///     stock: u32,
 /// }
 ///
-/// #[tool(description = "Kembalikan jumlah stok barang yang ada di gudang saat ini.")]
-/// fn cek_stok(#[ctx] gudang: &Gudang) -> u32 {
-///     gudang.stok
+/// #[tool(description = "Return the number of items in stock in the warehouse right now.")]
+/// fn check_stock(#[ctx] warehouse: &Warehouse) -> u32 {
+///     warehouse.stock
 /// }
 ///
-/// let tools = ToolSet::new([cek_stok::tool()]).unwrap();
-/// let cx = Context::new().with(Gudang { stok: 12 });
-/// assert_eq!(cx.get::<Gudang>().map(|g| g.stok), Some(12));
-/// let out = tools.call(&cx, "cek_stok", "{}").blocking().unwrap();
+/// let tools = ToolSet::new([check_stock::tool()]).unwrap();
+/// let cx = Context::new().with(Warehouse { stock: 12 });
+/// assert_eq!(cx.get::<Warehouse>().map(|w| w.stock), Some(12));
+/// let out = tools.call(&cx, "check_stock", "{}").blocking().unwrap();
 /// assert_eq!(out.value(), &serde_json::json!(12));
 ///
-/// let err = tools.call(&Context::new(), "cek_stok", "{}").blocking().unwrap_err();
+/// let err = tools.call(&Context::new(), "check_stock", "{}").blocking().unwrap_err();
 /// assert!(matches!(err, ToolError::MissingContext { .. }));
 /// ```
 #[derive(Default)]

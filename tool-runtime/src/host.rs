@@ -14,21 +14,21 @@ use serde_json::Value;
 /// use tool_runtime::{Context, Grants, ToolError, ToolSet, tool};
 ///
 /// #[tool(
-///     description = "Kembalikan sisa cuti karyawan yang sedang login, dalam hari.",
-///     requires = "hr.cuti.baca",
+///     description = "Return the leave days left of the signed-in employee.",
+///     requires = "hr.leave.read",
 /// )]
-/// fn sisa_cuti() -> u32 {
+/// fn leave_left() -> u32 {
 ///     12
 /// }
 ///
-/// let tools = ToolSet::new([sisa_cuti::tool()]).unwrap();
-/// let staf = Context::new().with(Grants::new(["hr.cuti.baca"]));
-/// assert_eq!(tools.call(&staf, "sisa_cuti", "{}").blocking().unwrap().value(), 12);
+/// let tools = ToolSet::new([leave_left::tool()]).unwrap();
+/// let staff = Context::new().with(Grants::new(["hr.leave.read"]));
+/// assert_eq!(tools.call(&staff, "leave_left", "{}").blocking().unwrap().value(), 12);
 ///
 /// // A caller without the grant neither sees the tool nor can call it.
-/// let tamu = Context::new().with(Grants::new(["hr.profil.baca"]));
-/// assert!(tools.visible_to(&tamu).is_empty());
-/// let err = tools.call(&tamu, "sisa_cuti", "{}").blocking().unwrap_err();
+/// let guest = Context::new().with(Grants::new(["hr.profile.read"]));
+/// assert!(tools.visible_to(&guest).is_empty());
+/// let err = tools.call(&guest, "leave_left", "{}").blocking().unwrap_err();
 /// assert!(matches!(err, ToolError::Forbidden { .. }));
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

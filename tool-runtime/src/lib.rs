@@ -11,36 +11,36 @@
 //! #[derive(ToolArg, serde::Deserialize, serde::Serialize)]
 //! #[serde(rename_all = "snake_case")]
 //! enum Menu {
-//!     /// Nasi kotak
-//!     NasiKotak,
-//!     /// Prasmanan
-//!     Prasmanan,
+//!     /// Boxed lunches
+//!     BoxedLunch,
+//!     /// A buffet
+//!     Buffet,
 //! }
 //!
 //! #[derive(serde::Serialize, schemars::JsonSchema)]
-//! struct Pesanan {
-//!     total_porsi: u32,
-//!     biaya: u64,
+//! struct Order {
+//!     total_portions: u32,
+//!     cost: u64,
 //! }
 //!
 //! #[tool(
-//!     description = "Hitung total porsi dan biaya pesanan katering.",
-//!     not_for = "mengubah pesanan yang sudah dibuat",
+//!     description = "Compute the total portions and cost of a catering order.",
+//!     not_for = "changing an order that was already placed",
 //! )]
-//! fn pesan_katering(
-//!     #[arg(description = "Jumlah peserta sebagai angka", range = 1..=500)] jumlah_peserta: u32,
-//!     #[arg(description = "Jenis menu; pakai nasi_kotak bila tidak disebut", default = Menu::NasiKotak)]
+//! fn order_catering(
+//!     #[arg(description = "Number of guests, as a number", range = 1..=500)] guests: u32,
+//!     #[arg(description = "Kind of menu; use boxed_lunch when the user names none", default = Menu::BoxedLunch)]
 //!     menu: Menu,
-//! ) -> Pesanan {
-//!     let total_porsi = jumlah_peserta + 5;
-//!     Pesanan { total_porsi, biaya: total_porsi as u64 * 50_000 }
+//! ) -> Order {
+//!     let total_portions = guests + 5;
+//!     Order { total_portions, cost: total_portions as u64 * 50_000 }
 //! }
 //!
-//! let tools = ToolSet::new([pesan_katering::tool()]).unwrap();
+//! let tools = ToolSet::new([order_catering::tool()]).unwrap();
 //! let cx = Context::new();
-//! let ok = tools.call(&cx, "pesan_katering", r#"{"jumlah_peserta": 25}"#).blocking().unwrap();
-//! assert_eq!(ok.value()["total_porsi"], 30);
-//! let err = tools.call(&cx, "pesan_katering", r#"{"jumlah_peserta": "25"}"#).blocking().unwrap_err();
+//! let ok = tools.call(&cx, "order_catering", r#"{"guests": 25}"#).blocking().unwrap();
+//! assert_eq!(ok.value()["total_portions"], 30);
+//! let err = tools.call(&cx, "order_catering", r#"{"guests": "25"}"#).blocking().unwrap_err();
 //! assert!(err.model_message().contains("expected an integer from 1 to 500"));
 //! ```
 //!
@@ -126,15 +126,15 @@ pub use wording::Wording;
 /// ```
 /// use tool_runtime::{ToolArg, structured};
 ///
-/// /// Periode laporan.
+/// /// The period a report covers.
 /// #[derive(ToolArg, serde::Deserialize, Debug, PartialEq)]
 /// #[serde(rename_all = "snake_case")]
-/// enum Periode {
-///     Harian,
-///     Mingguan,
+/// enum Period {
+///     Daily,
+///     Weekly,
 /// }
 ///
-/// assert_eq!(structured::schema::<Periode>()["enum"], serde_json::json!(["harian", "mingguan"]));
+/// assert_eq!(structured::schema::<Period>()["enum"], serde_json::json!(["daily", "weekly"]));
 /// ```
 pub use tool_runtime_macros::ToolArg;
 #[doc = include_str!("reference/tool.md")]
@@ -146,18 +146,18 @@ pub use tool_runtime_macros::tool;
 /// ```
 /// use tool_runtime::{tool, tools, Context, ToolSet};
 ///
-/// struct Hr { sisa_cuti: u8 }
+/// struct Hr { leave_days_left: u8 }
 ///
 /// #[tools]
 /// impl Hr {
-///     #[tool(name = "cek-sisa-cuti", description = "Ambil sisa kuota cuti karyawan yang sedang login.")]
-///     fn cek_sisa_cuti(&self) -> u8 {
-///         self.sisa_cuti
+///     #[tool(name = "check-leave-left", description = "Return the leave days left of the signed-in employee.")]
+///     fn check_leave_left(&self) -> u8 {
+///         self.leave_days_left
 ///     }
 /// }
 ///
 /// let set = ToolSet::new(Hr::tools().iter().copied()).unwrap();
-/// let cx = Context::new().with(Hr { sisa_cuti: 9 });
-/// assert_eq!(set.call(&cx, "cek-sisa-cuti", "{}").blocking().unwrap().value(), 9);
+/// let cx = Context::new().with(Hr { leave_days_left: 9 });
+/// assert_eq!(set.call(&cx, "check-leave-left", "{}").blocking().unwrap().value(), 9);
 /// ```
 pub use tool_runtime_macros::tools;

@@ -485,19 +485,19 @@ fn lists_values(d: &str) -> bool {
 /// use serde::Deserialize;
 /// use tool_runtime::{ToolArg, lint};
 ///
-/// /// Apakah abstrak relevan dengan topik tinjauan.
+/// /// Whether an abstract is relevant to the review's topic.
 /// #[derive(ToolArg, Deserialize)]
-/// struct Keputusan {
-///     /// Relevan atau tidak
-///     relevan: bool,
-///     /// Alasan singkat, dari isi abstrak
-///     alasan: String,
+/// struct Decision {
+///     /// Whether the abstract is relevant
+///     relevant: bool,
+///     /// A short reason, from the abstract
+///     reason: String,
 /// }
 ///
-/// let lints = lint::check_output::<Keputusan>();
+/// let lints = lint::check_output::<Decision>();
 /// if lint::keeps_order() {
 ///     assert_eq!(lints[0].id, "decision-before-reason");
-///     assert!(lints[0].fix.contains("declare `alasan` before `relevan`"));
+///     assert!(lints[0].fix.contains("declare `reason` before `relevant`"));
 /// } else {
 ///     // Without `preserve_order` the declared order is gone, and the lint says so.
 ///     assert_eq!(lints[0].id, "unordered-json");

@@ -69,32 +69,32 @@ impl std::error::Error for ToolSetError {
 /// ```
 /// use tool_runtime::{Api, Context, ToolSet, tool};
 ///
-/// #[tool(description = "Jumlahkan dua bilangan bulat dan kembalikan hasilnya.")]
-/// fn tambah(
-///     #[arg(description = "Bilangan pertama", range = -1000..=1000)] a: i32,
-///     #[arg(description = "Bilangan kedua", range = -1000..=1000)] b: i32,
+/// #[tool(description = "Add two whole numbers and return the sum.")]
+/// fn add(
+///     #[arg(description = "The first number", range = -1000..=1000)] a: i32,
+///     #[arg(description = "The second number", range = -1000..=1000)] b: i32,
 /// ) -> i32 {
 ///     a + b
 /// }
 ///
-/// #[tool(description = "Kalikan dua bilangan bulat dan kembalikan hasilnya.")]
-/// fn kali(
-///     #[arg(description = "Bilangan pertama", range = -1000..=1000)] a: i32,
-///     #[arg(description = "Bilangan kedua", range = -1000..=1000)] b: i32,
+/// #[tool(description = "Multiply two whole numbers and return the product.")]
+/// fn multiply(
+///     #[arg(description = "The first number", range = -1000..=1000)] a: i32,
+///     #[arg(description = "The second number", range = -1000..=1000)] b: i32,
 /// ) -> i32 {
 ///     a * b
 /// }
 ///
-/// let tools = ToolSet::new([tambah::tool(), kali::tool()]).unwrap();
-/// assert_eq!(tools.names().collect::<Vec<_>>(), ["tambah", "kali"]);
+/// let tools = ToolSet::new([add::tool(), multiply::tool()]).unwrap();
+/// assert_eq!(tools.names().collect::<Vec<_>>(), ["add", "multiply"]);
 /// assert_eq!(tools.export(Api::Anthropic).unwrap().len(), 2);
 ///
 /// let cx = Context::new();
-/// let out = pollster::block_on(tools.call(&cx, "kali", r#"{"a": 6, "b": 7}"#)).unwrap();
+/// let out = pollster::block_on(tools.call(&cx, "multiply", r#"{"a": 6, "b": 7}"#)).unwrap();
 /// assert_eq!(out.value(), 42);
 ///
 /// // Two tools of one name are refused when the set is formed.
-/// assert!(ToolSet::new([tambah::tool(), tambah::tool()]).is_err());
+/// assert!(ToolSet::new([add::tool(), add::tool()]).is_err());
 /// ```
 #[derive(Clone)]
 pub struct ToolSet {

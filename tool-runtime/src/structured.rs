@@ -13,30 +13,30 @@
 //! use tool_runtime::{ToolArg, Violation};
 //!
 //! #[derive(ToolArg, serde::Deserialize, serde::Serialize, Debug)]
-//! #[arg(validate = tidak_di_masa_depan)]
+//! #[arg(validate = not_in_the_future)]
 //! struct Paper {
-//!     /// Judul paper
-//!     judul: String,
-//!     /// Tahun terbit; null bila tidak disebut
+//!     /// The paper's title
+//!     title: String,
+//!     /// Year published; null if the text does not say
 //!     #[arg(range = 1900..=2100)]
-//!     tahun: Option<u16>,
+//!     year: Option<u16>,
 //! }
 //!
-//! fn tidak_di_masa_depan(p: &Paper) -> Vec<Violation> {
-//!     match p.tahun {
-//!         Some(t) if t > 2026 => vec![Violation::rule("tahun", "a year not after 2026", t)],
+//! fn not_in_the_future(p: &Paper) -> Vec<Violation> {
+//!     match p.year {
+//!         Some(y) if y > 2026 => vec![Violation::rule("year", "a year not after 2026", y)],
 //!         _ => vec![],
 //!     }
 //! }
 //!
 //! // A stand-in for the model client: first a year in the future, then a fixed answer.
-//! let replies = [r#"{"judul": "Laskar", "tahun": 2031}"#, r#"{"judul": "Laskar", "tahun": 2005}"#];
+//! let replies = [r#"{"title": "Laskar", "year": 2031}"#, r#"{"title": "Laskar", "year": 2005}"#];
 //! let send = |attempt: Attempt| {
 //!     let text = replies[attempt.number - 1];
 //!     async move { Ok::<_, String>(json!({"choices": [{"message": {"content": text}, "finish_reason": "stop"}]})) }
 //! };
 //! let got = pollster::block_on(structured::extract::<Paper, _, _, _>(Api::OpenAiChat, 2, send)).unwrap();
-//! assert_eq!(got.value.tahun, Some(2005));
+//! assert_eq!(got.value.year, Some(2005));
 //! assert_eq!(got.attempts.len(), 2);
 //! ```
 
@@ -325,25 +325,25 @@ where
 /// # use tool_runtime::{Api, ToolArg, Violation, structured::{Attempt, Extractor}};
 /// #[derive(ToolArg, serde::Deserialize, serde::Serialize)]
 /// struct Paper {
-///     /// Tahun terbit
+///     /// Year published
 ///     #[arg(range = 1900..=2100)]
-///     tahun: u16,
+///     year: u16,
 /// }
 /// let this_year = 2026;
 /// let send = |a: Attempt| {
-///     let text = if a.number == 1 { r#"{"tahun": 2031}"# } else { r#"{"tahun": 2005}"# };
+///     let text = if a.number == 1 { r#"{"year": 2031}"# } else { r#"{"year": 2005}"# };
 ///     async move { Ok::<_, String>(json!({"choices": [{"message": {"content": text}, "finish_reason": "stop"}]})) }
 /// };
 /// let got = pollster::block_on(
 ///     Extractor::<Paper>::new(Api::OpenAiChat)
-///         .rules(|p: &Paper| match p.tahun {
-///             t if t > this_year => vec![Violation::rule("tahun", "a year not after this one", t)],
+///         .rules(|p: &Paper| match p.year {
+///             y if y > this_year => vec![Violation::rule("year", "a year not after this one", y)],
 ///             _ => vec![],
 ///         })
 ///         .run(send),
 /// )
 /// .unwrap();
-/// assert_eq!(got.value.tahun, 2005);
+/// assert_eq!(got.value.year, 2005);
 /// ```
 pub struct Extractor<'a, T> {
     api: Api,

@@ -6,14 +6,14 @@
 //! ```
 //! use tool_runtime::{tool, Context, ToolSet, Wording};
 //!
-//! #[tool(description = "Hitung porsi katering.", not_for = "membatalkan pesanan")]
-//! fn porsi(#[arg(description = "Jumlah peserta", range = 1..=500)] peserta: u32) -> u32 {
-//!     peserta + 5
+//! #[tool(description = "Count the catering portions.", not_for = "cancelling an order")]
+//! fn portions(#[arg(description = "Number of guests", range = 1..=500)] guests: u32) -> u32 {
+//!     guests + 5
 //! }
 //!
-//! let tools = ToolSet::new([porsi::tool()]).unwrap().with_wording(Wording::indonesian());
-//! assert_eq!(tools.description(porsi::tool()), "Hitung porsi katering. Bukan untuk: membatalkan pesanan.");
-//! let err = tools.call(&Context::new(), "porsi", r#"{"peserta": 0}"#).blocking().unwrap_err();
+//! let tools = ToolSet::new([portions::tool()]).unwrap().with_wording(Wording::indonesian());
+//! assert_eq!(tools.description(portions::tool()), "Count the catering portions. Bukan untuk: cancelling an order.");
+//! let err = tools.call(&Context::new(), "portions", r#"{"guests": 0}"#).blocking().unwrap_err();
 //! assert!(tools.model_message(&err).starts_with("Argumen tidak valid:"));
 //! ```
 //!

@@ -16,10 +16,10 @@
 //! use tool_runtime::agent::{Agent, Conversation, Finished};
 //! use tool_runtime::{Api, Context, ToolSet, tool};
 //!
-//! #[tool(description = "Jumlahkan dua bilangan bulat dan kembalikan hasilnya.")]
-//! fn tambah(
-//!     #[arg(description = "Bilangan pertama", range = -1000..=1000)] a: i32,
-//!     #[arg(description = "Bilangan kedua", range = -1000..=1000)] b: i32,
+//! #[tool(description = "Add two whole numbers and return the sum.")]
+//! fn add(
+//!     #[arg(description = "The first number", range = -1000..=1000)] a: i32,
+//!     #[arg(description = "The second number", range = -1000..=1000)] b: i32,
 //! ) -> i32 {
 //!     a + b
 //! }
@@ -28,19 +28,19 @@
 //! let send = |c: &Conversation| {
 //!     let reply = match c.messages.last() {
 //!         Some(m) if m["role"] == "tool" => json!({"choices": [{"finish_reason": "stop",
-//!             "message": {"role": "assistant", "content": format!("Hasilnya {}.", m["content"])}}]}),
+//!             "message": {"role": "assistant", "content": format!("The sum is {}.", m["content"])}}]}),
 //!         _ => json!({"choices": [{"finish_reason": "tool_calls", "message": {"role": "assistant",
 //!             "content": null, "tool_calls": [{"id": "call_1", "type": "function",
-//!             "function": {"name": "tambah", "arguments": "{\"a\": 2, \"b\": 3}"}}]}}]}),
+//!             "function": {"name": "add", "arguments": "{\"a\": 2, \"b\": 3}"}}]}}]}),
 //!     };
 //!     async move { Ok::<Value, String>(reply) }
 //! };
-//! let tools = ToolSet::new([tambah::tool()]).unwrap();
+//! let tools = ToolSet::new([add::tool()]).unwrap();
 //! let mut conversation = Conversation::new(Api::OpenAiChat);
-//! conversation.push_user("Berapa 2 + 3?");
+//! conversation.push_user("What is 2 + 3?");
 //! let finished = pollster::block_on(Agent::new(&tools).run(&Context::new(), conversation, send));
 //! let Ok(Finished::Answered { reply, conversation }) = finished else { panic!() };
-//! assert_eq!(reply.text.as_deref(), Some("Hasilnya \"5\"."));
+//! assert_eq!(reply.text.as_deref(), Some("The sum is \"5\"."));
 //! assert_eq!(conversation.messages[2]["tool_call_id"], "call_1");
 //! ```
 

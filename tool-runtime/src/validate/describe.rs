@@ -1,5 +1,5 @@
 //! What a node accepts, in words, for the repair message: "an integer from 1 to 500",
-//! "one of \"harian\", \"mingguan\"", "a string of 1 to 64 characters".
+//! "one of \"daily\", \"weekly\"", "a string of 1 to 64 characters".
 
 use serde_json::Value;
 

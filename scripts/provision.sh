@@ -8,6 +8,7 @@
 #                           with pip into target/python; prints that directory (for PYTHONPATH)
 #   provision.sh chromium   Debian's Chromium (apt-get, as root); prints its path
 #   provision.sh postgres   Debian's PostgreSQL server (apt-get, as root); prints its bin dir
+#   provision.sh valgrind   Debian's valgrind (apt-get, as root), for the speed gate; prints its path
 #
 # Concurrent callers wait on one lock per thing, and on one lock for apt.
 set -euo pipefail
@@ -61,8 +62,14 @@ postgres)
     fi
     find
     ;;
+valgrind)
+    if ! command -v valgrind >/dev/null; then
+        ( flock 9; command -v valgrind >/dev/null || apt_install valgrind ) 9>/tmp/tool-toolkit-valgrind.lock
+    fi
+    command -v valgrind
+    ;;
 *)
-    echo "usage: provision.sh python|chromium|postgres" >&2
+    echo "usage: provision.sh python|chromium|postgres|valgrind" >&2
     exit 2
     ;;
 esac

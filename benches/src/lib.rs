@@ -10,6 +10,8 @@
 
 extern crate self as benches;
 
+pub mod cases;
+
 /// The tools written with `#[tool]`, in a tool set.
 pub mod toolkit {
     include!(concat!(env!("OUT_DIR"), "/toolkit.rs"));

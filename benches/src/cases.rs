@@ -1,11 +1,7 @@
-//! A call by name with JSON text arguments, through validation, the function and output
-//! serialization, side by side with a hand-written baseline (`serde_json::from_str` into a struct,
-//! manual range checks, the call, `serde_json::to_string`). Run with `cargo bench -p tool-runtime`;
-//! the ratio to report is toolkit / baseline for each pair, from the same run.
+//! Three tools of the course's cases (catering, sales report, support ticket), written with
+//! `#[tool]` and by hand, for the dispatch benchmark and the speed gate (`perf-probe`).
 
-use criterion::{Criterion, criterion_group, criterion_main};
 use serde::{Deserialize, Serialize};
-use std::hint::black_box;
 use tool_runtime::{Context, ToolArg, ToolSet, tool};
 
 #[derive(Serialize, schemars::JsonSchema)]
@@ -112,7 +108,9 @@ fn buat_tiket(
     tiket(terdampak, prioritas, &ringkasan, notifikasi)
 }
 
-mod baseline {
+/// The same three tools written by hand: `serde_json::from_str` into a struct, the range checks,
+/// the call, `serde_json::to_string` (the floor of every dispatch ratio).
+pub mod floor {
     use super::*;
 
     #[derive(Deserialize)]
@@ -173,49 +171,40 @@ mod baseline {
 }
 
 /// A hand-written tool: JSON text in, JSON text out.
-type Baseline = fn(&str) -> Result<String, String>;
+pub type Floor = fn(&str) -> Result<String, String>;
 
-fn bench(c: &mut Criterion) {
-    let set = ToolSet::new([
+/// Each case: the tool's name, its arguments as JSON text, and the hand-written floor.
+pub const CASES: [(&str, &str, Floor); 3] = [
+    (
+        "pesan-katering",
+        r#"{"jumlah_peserta": 25}"#,
+        floor::katering,
+    ),
+    (
+        "buat-laporan-penjualan",
+        r#"{"periode": "mingguan", "wilayah": "medan"}"#,
+        floor::penjualan,
+    ),
+    (
+        "buat-tiket",
+        r#"{"terdampak": 120, "prioritas": "tinggi", "ringkasan": "Login gagal untuk pengguna SSO", "notifikasi": true}"#,
+        floor::buat_tiket,
+    ),
+];
+
+/// The three tools in one set.
+pub fn tool_set() -> ToolSet {
+    ToolSet::new([
         pesan_katering::tool(),
         buat_laporan::tool(),
         buat_tiket::tool(),
     ])
-    .unwrap();
-    let cx = Context::new();
-    let cases: [(&str, &str, Baseline); 3] = [
-        (
-            "pesan-katering",
-            r#"{"jumlah_peserta": 25}"#,
-            baseline::katering,
-        ),
-        (
-            "buat-laporan-penjualan",
-            r#"{"periode": "mingguan", "wilayah": "medan"}"#,
-            baseline::penjualan,
-        ),
-        (
-            "buat-tiket",
-            r#"{"terdampak": 120, "prioritas": "tinggi", "ringkasan": "Login gagal untuk pengguna SSO", "notifikasi": true}"#,
-            baseline::buat_tiket,
-        ),
-    ];
-    for (name, args, hand) in cases {
-        // Both paths must agree before they are timed.
-        let ours = toolkit(&set, &cx, name, args).unwrap();
-        assert_eq!(ours, hand(args).unwrap(), "{name}");
-        let mut g = c.benchmark_group(name);
-        g.bench_function("baseline", |b| b.iter(|| hand(black_box(args)).unwrap()));
-        g.bench_function("toolkit", |b| {
-            b.iter(|| toolkit(&set, &cx, black_box(name), black_box(args)).unwrap())
-        });
-        g.finish();
-    }
+    .expect("three valid tools")
 }
 
-/// One call by name, JSON text in and out: the function `scripts/bench-instructions.py` counts.
+/// One call by name, JSON text in and out, through the toolkit.
 #[inline(never)]
-fn toolkit(
+pub fn toolkit(
     set: &ToolSet,
     cx: &Context,
     name: &str,
@@ -225,6 +214,3 @@ fn toolkit(
         .blocking()
         .map(tool_runtime::CallOutput::into_json)
 }
-
-criterion_group!(benches, bench);
-criterion_main!(benches);

@@ -1,0 +1,196 @@
+//! The workloads of the speed gate (`scripts/perf-gate.sh`). Each runs a fixed amount of work
+//! and exits, so callgrind's instruction count of a run is repeatable; the gate runs each with
+//! `N` calls and with none, and divides the difference by `N`:
+//!
+//! - `perf-probe dispatch CASE toolkit|floor N`: `N` calls of one of the three example tools
+//!   (`benches::cases`), JSON text in and out, through the toolkit or the hand-written floor;
+//! - `perf-probe stdio N`: an MCP session over the stdio transport (newline-delimited JSON-RPC
+//!   on in-memory pipes): `initialize`, then `N` pipelined `tools/call` of the 50 generated
+//!   tools, 64 in flight;
+//! - `perf-probe http N`: `HttpServer` with its defaults on loopback, `N` stateless 2026-07-28
+//!   `tools/call` requests, one after another on one kept-alive connection.
+
+use std::error::Error;
+use std::hint::black_box;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tool_runtime::Context;
+use tool_runtime_mcp::McpServer;
+
+type Result<T = ()> = std::result::Result<T, Box<dyn Error + Send + Sync>>;
+
+fn main() -> Result {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let n = |i: usize| -> Result<usize> {
+        Ok(args
+            .get(i)
+            .ok_or("the number of calls is missing")?
+            .parse()?)
+    };
+    match args.first().map(String::as_str) {
+        Some("dispatch") => dispatch(
+            args.get(1).ok_or("a case is missing")?,
+            args.get(2).map(String::as_str) == Some("floor"),
+            n(3)?,
+        ),
+        Some("stdio") => runtime()?.block_on(stdio(n(1)?)),
+        Some("http") => runtime()?.block_on(http(n(1)?)),
+        _ => Err("usage: perf-probe dispatch CASE toolkit|floor N | stdio N | http N".into()),
+    }
+}
+
+/// The runtime a server's `#[tokio::main]` makes.
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?)
+}
+
+fn dispatch(case: &str, floor: bool, n: usize) -> Result {
+    let (name, args, hand) = benches::cases::CASES
+        .into_iter()
+        .find(|(name, ..)| *name == case)
+        .ok_or_else(|| format!("no case {case:?}"))?;
+    let set = benches::cases::tool_set();
+    let cx = Context::new();
+    // Both paths agree before they are counted.
+    assert_eq!(benches::cases::toolkit(&set, &cx, name, args)?, hand(args)?);
+    for _ in 0..n {
+        if floor {
+            black_box(hand(black_box(args))?);
+        } else {
+            black_box(benches::cases::toolkit(
+                &set,
+                &cx,
+                black_box(name),
+                black_box(args),
+            )?);
+        }
+    }
+    Ok(())
+}
+
+async fn stdio(n: usize) -> Result {
+    const IN_FLIGHT: usize = 64;
+    let (client, server) = tokio::io::duplex(1 << 16);
+    let (server_in, server_out) = tokio::io::split(server);
+    let served = tokio::spawn(
+        McpServer::new(benches::toolkit::tool_set()).serve_lines(server_in, server_out),
+    );
+    let (client_in, mut client_out) = tokio::io::split(client);
+    let mut answers = BufReader::new(client_in).lines();
+    let calls = benches::calls(n);
+    client_out
+        .write_all(
+            concat!(
+                r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"perf-probe","version":"0"}}}"#,
+                "\n",
+                r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+                "\n"
+            )
+            .as_bytes(),
+        )
+        .await?;
+    answers
+        .next_line()
+        .await?
+        .ok_or("no answer to initialize")?;
+    let request = |i: usize| {
+        let c = &calls[i];
+        format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"tools/call\",\"params\":{{\"name\":\"{}\",\"arguments\":{}}}}}\n",
+            i + 1,
+            c.name,
+            c.args
+        )
+    };
+    let (mut sent, mut answered) = (0, 0);
+    while answered < n {
+        while sent < n && sent - answered < IN_FLIGHT {
+            client_out.write_all(request(sent).as_bytes()).await?;
+            sent += 1;
+        }
+        let answer = answers.next_line().await?.ok_or("the server hung up")?;
+        if !answer.contains("\"result\"") || answer.contains("\"isError\":true") {
+            return Err(format!("unexpected answer: {answer}").into());
+        }
+        answered += 1;
+    }
+    drop(client_out);
+    drop(answers);
+    served.await??;
+    Ok(())
+}
+
+async fn http(n: usize) -> Result {
+    let tool_set = tool_runtime::ToolSet::new([benches::cases::tool_set()
+        .get("pesan-katering")
+        .expect("the catering tool")])?;
+    let bound = tool_runtime_mcp::http::HttpServer::new(McpServer::new(tool_set))
+        .bind("127.0.0.1:0".parse()?)
+        .await?;
+    let addr = bound.local_addr()?;
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let served = tokio::spawn(bound.serve_until(async {
+        let _ = stopped.await;
+    }));
+    let stream = tokio::net::TcpStream::connect(addr).await?;
+    stream.set_nodelay(true)?;
+    let mut stream = BufReader::new(stream);
+    for id in 1..=n {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}},"name":"pesan-katering","arguments":{{"jumlah_peserta":25}}}}}}"#
+        );
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: pesan-katering\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        stream.get_mut().write_all(request.as_bytes()).await?;
+        let answer = read_response(&mut stream).await?;
+        if !answer.contains("total_porsi") {
+            return Err(format!("unexpected answer: {answer}").into());
+        }
+    }
+    drop(stream);
+    let _ = stop.send(());
+    served.await??;
+    Ok(())
+}
+
+/// One HTTP/1.1 response with a `Content-Length` or chunked body, as text.
+async fn read_response(stream: &mut BufReader<tokio::net::TcpStream>) -> Result<String> {
+    let mut head = String::new();
+    let (mut length, mut chunked) = (None, false);
+    loop {
+        head.clear();
+        if stream.read_line(&mut head).await? == 0 {
+            return Err("the server closed the connection".into());
+        }
+        let line = head.trim_end().to_ascii_lowercase();
+        if line.is_empty() {
+            break;
+        }
+        if let Some(v) = line.strip_prefix("content-length:") {
+            length = Some(v.trim().parse::<usize>()?);
+        }
+        chunked |= line == "transfer-encoding: chunked";
+    }
+    let mut body = Vec::new();
+    if let Some(length) = length {
+        body.resize(length, 0);
+        stream.read_exact(&mut body).await?;
+    } else if chunked {
+        loop {
+            head.clear();
+            stream.read_line(&mut head).await?;
+            let size = usize::from_str_radix(head.trim(), 16)?;
+            let start = body.len();
+            body.resize(start + size + 2, 0);
+            stream.read_exact(&mut body[start..]).await?;
+            body.truncate(start + size);
+            if size == 0 {
+                break;
+            }
+        }
+    }
+    Ok(String::from_utf8(body)?)
+}

@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""The speed gate: instructions per call, counted by valgrind's callgrind (repeatable on a noisy
+machine, unlike wall time), of the workloads of `benches/src/bin/perf-probe.rs`, against the
+baselines committed in `benches/perf-baseline.json`. Fails when one rises more than 3%.
+
+    python3 scripts/perf-gate.py                  # measure and compare (CI)
+    python3 scripts/perf-gate.py --update "why"   # measure and write the baselines
+
+Raising a baseline is a reviewed commit that says why (the reason is kept in the file). Each
+workload runs twice, with N calls and with none, so start-up is not counted:
+(instructions(N) - instructions(0)) / N. Dispatch is also shown next to the hand-written floor.
+Installs valgrind (Debian) when it is missing; builds with `--profile perf` (release code)."""
+import json, os, re, subprocess, sys, tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BASELINES = os.path.join(ROOT, "benches", "perf-baseline.json")
+TOLERANCE = 0.03
+CASES = ["pesan-katering", "buat-laporan-penjualan", "buat-tiket"]
+# name -> (probe arguments before N, N)
+WORKLOADS = {f"dispatch/{c}": (["dispatch", c, "toolkit"], 10_000) for c in CASES}
+WORKLOADS["stdio/20k-calls"] = (["stdio"], 20_000)
+WORKLOADS["http/stateless-call"] = (["http"], 1_000)
+FLOORS = {f"dispatch/{c}": (["dispatch", c, "floor"], 10_000) for c in CASES}
+
+
+def instructions(valgrind, probe, args):
+    with tempfile.TemporaryDirectory() as tmp:
+        out = subprocess.run([valgrind, "--tool=callgrind", f"--callgrind-out-file={tmp}/cg.out", probe, *args],
+                             capture_output=True, text=True)
+        if out.returncode != 0:
+            sys.exit(f"perf-probe {' '.join(args)} failed:\n{out.stderr[-3000:]}")
+        m = re.search(r"Collected : (\d+)", out.stderr)
+        if not m:
+            sys.exit(f"no instruction count from callgrind for perf-probe {' '.join(args)}:\n{out.stderr[-3000:]}")
+        return int(m.group(1))
+
+
+def per_call(valgrind, probe, args, n):
+    return (instructions(valgrind, probe, args + [str(n)]) - instructions(valgrind, probe, args + ["0"])) / n
+
+
+def main():
+    update = None
+    if sys.argv[1:2] == ["--update"]:
+        if len(sys.argv) < 3 or not sys.argv[2].strip():
+            sys.exit('--update needs the reason, e.g. --update "the context step reads the session once"')
+        update = sys.argv[2]
+    valgrind = subprocess.run(["bash", os.path.join(ROOT, "scripts/provision.sh"), "valgrind"],
+                              check=True, capture_output=True, text=True).stdout.strip()
+    subprocess.run(["cargo", "build", "-q", "--profile", "perf", "-p", "benches", "--bin", "perf-probe"],
+                   cwd=ROOT, check=True)
+    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
+    probe = os.path.join(target, "perf", "perf-probe")
+    now = {name: per_call(valgrind, probe, args, n) for name, (args, n) in WORKLOADS.items()}
+    floors = {name: per_call(valgrind, probe, args, n) for name, (args, n) in FLOORS.items()}
+    old = json.load(open(BASELINES)) if os.path.exists(BASELINES) else {"instructions_per_call": {}}
+    base = old["instructions_per_call"]
+    print(f"{"workload":32} {'baseline':>10} {'now':>10} {'change':>8}   vs floor")
+    risen, fallen = [], []
+    for name, value in now.items():
+        b = base.get(name)
+        change = (value / b - 1) if b else None
+        floor = f"{value / floors[name]:.2f}x ({floors[name]:.0f})" if name in floors else ""
+        print(f"{name:32} {b if b is not None else '-':>10} {value:10.0f} "
+              f"{'' if change is None else f'{change:+.1%}':>8}   {floor}")
+        if change is not None and change > TOLERANCE:
+            risen.append(f"{name}: {b} -> {value:.0f} instructions per call ({change:+.1%})")
+        if change is not None and change < -TOLERANCE:
+            fallen.append(name)
+    if update is not None:
+        json.dump({"why": update, "instructions_per_call": {k: round(v) for k, v in now.items()}},
+                  open(BASELINES, "w"), indent=2)
+        open(BASELINES, "a").write("\n")
+        print(f"baselines written to {os.path.relpath(BASELINES, ROOT)}; commit them with the reason")
+        return
+    if fallen:
+        print(f"faster than the baseline by more than {TOLERANCE:.0%}: {', '.join(fallen)}; lock the gain in with "
+              f"`python3 scripts/perf-gate.py --update \"why\"`")
+    missing = [n for n in now if n not in base]
+    if missing:
+        sys.exit(f"perf gate: no baseline for {', '.join(missing)}; write them with --update")
+    if risen:
+        sys.exit(f"perf gate FAILED: more than {TOLERANCE:.0%} more instructions than the committed baseline\n  "
+                 + "\n  ".join(risen)
+                 + "\nFind the cause (callgrind_annotate on `valgrind --tool=callgrind target/perf/perf-probe ...`),"
+                 " or, if the cost is wanted, raise the baseline in a commit that says why (--update \"why\").")
+    print("perf gate passed")
+
+
+main()

@@ -55,7 +55,7 @@ def main():
     floors = {name: per_call(valgrind, probe, args, n) for name, (args, n) in FLOORS.items()}
     old = json.load(open(BASELINES)) if os.path.exists(BASELINES) else {"instructions_per_call": {}}
     base = old["instructions_per_call"]
-    print(f"{"workload":32} {'baseline':>10} {'now':>10} {'change':>8}   vs floor")
+    print(f"{'workload':32} {'baseline':>10} {'now':>10} {'change':>8}   vs floor")
     risen, fallen = [], []
     for name, value in now.items():
         b = base.get(name)

@@ -1,7 +1,8 @@
 """Adds this project's toolkit as a third contender to a copy of the shared benchmark harness
 (../shared/bench): a generator for `toolkit_n{N}` (the contract's N tools written with
 `#[tool]`, an in-process `str2str` dispatch binary, an MCP stdio server) and its runner entry.
-Usage: python3 add_toolkit.py <copy of bench>  (scripts/bench-harness.sh does it all)."""
+Usage: python3 add_toolkit.py <copy of bench>  (scripts/bench-harness.sh does it all).
+TOOLKIT_BLOCKING=false: the tools are declared `blocking = false`."""
 import sys
 from pathlib import Path
 
@@ -12,6 +13,11 @@ GEN = r'''
 # --------------------------------------------------------------------------
 # toolkit: this project's #[tool] / ToolSet / tool_runtime_mcp::McpServer
 # --------------------------------------------------------------------------
+
+# TOOLKIT_BLOCKING=false declares the tools `blocking = false` (run on the async worker, as
+# rmcp runs its tools); by default they are sync tools that the server hands to a blocking thread.
+NONBLOCKING = ", blocking = false" if __import__("os").environ.get("TOOLKIT_BLOCKING") == "false" else ""
+
 
 def gen_toolkit(n):
     name = f"toolkit_n{n}"
@@ -42,7 +48,7 @@ def gen_toolkit(n):
             "    pub verbose: bool,",
             "}",
             "",
-            f"#[tool(description = {json.dumps(description(k, n))})]",
+            f"#[tool(description = {json.dumps(description(k, n))}{NONBLOCKING})]",
             f"pub fn {tool_name(k)}(",
             f"    #[arg(description = {json.dumps(FIELD_DOCS['count'])}, range = 0..={COUNT_MAX})] count: i64,",
             f"    #[arg(description = {json.dumps(FIELD_DOCS['mode'])})] mode: {c}Mode,",

@@ -32,6 +32,8 @@ pub struct ToolAttr {
     pub allow_lints: Vec<LitStr>,
     /// `timeout = "30s"`: how long one call may run.
     pub timeout: Option<LitStr>,
+    /// `blocking = false`: a sync function that never blocks runs on the async worker.
+    pub blocking: Option<syn::LitBool>,
     pub krate: Option<syn::Path>,
     /// Keys an unknown key was a likely misspelling of: already reported, so their absence is
     /// not reported again.
@@ -250,6 +252,10 @@ pub fn parse_tool_attr(cx: &mut Ctxt, args: TokenStream) -> ToolAttr {
             TIMEOUT => {
                 let v: LitStr = meta.value()?.parse()?;
                 set_once(cx, &mut attr.timeout, v, &meta, TIMEOUT);
+            }
+            BLOCKING => {
+                let v = flag(&meta)?;
+                set_once(cx, &mut attr.blocking, v, &meta, BLOCKING);
             }
             CRATE => {
                 let path = crate_path(&meta)?;

@@ -25,6 +25,14 @@ pub fn check_tool(cx: &mut Ctxt, tool: &Tool) {
             ),
         );
     }
+    if let Some(b) = &tool.attr.blocking
+        && tool.is_async
+    {
+        cx.error_spanned_by(
+            b,
+            "`blocking` is for a sync fn: an `async fn` always runs on the async workers and must not block; remove `blocking`",
+        );
+    }
     check_tool_description(cx, &tool.attr);
     check_tool_flags(cx, &tool.attr);
     check_tool_name(cx, &tool.name, tool.name_span());

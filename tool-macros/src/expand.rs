@@ -269,6 +269,8 @@ fn spec_static(rt: &TokenStream, model: &Tool, names: &Names) -> TokenStream {
     );
     let panic_to_model = a.panic_to_model.as_ref().is_some_and(|b| b.value);
     let is_async = model.is_async;
+    // A sync fn blocks unless it says otherwise; an async fn must never block.
+    let blocking = !is_async && a.blocking.as_ref().is_none_or(|b| b.value);
     let timeout_ms = match a
         .timeout
         .as_ref()
@@ -296,6 +298,7 @@ fn spec_static(rt: &TokenStream, model: &Tool, names: &Names) -> TokenStream {
             not_for: #not_for,
             panic_to_model: #panic_to_model,
             is_async: #is_async,
+            blocking: #blocking,
             timeout_ms: #timeout_ms,
             requires: &[#(#requires),*],
             needs_approval: #needs_approval,

@@ -18,6 +18,7 @@ pub const PANIC_TO_MODEL: &str = "panic_to_model";
 pub const ALLOW_LINT: &str = "allow_lint";
 pub const CRATE: &str = "crate";
 pub const TIMEOUT: &str = "timeout";
+pub const BLOCKING: &str = "blocking";
 
 // #[arg(...)]
 pub const RANGE: &str = "range";
@@ -52,6 +53,7 @@ pub const TOOL_KEYS: &[&str] = &[
     PANIC_TO_MODEL,
     ALLOW_LINT,
     TIMEOUT,
+    BLOCKING,
     CRATE,
 ];
 

@@ -120,9 +120,9 @@ impl McpServer {
     }
 }
 
-/// Runs one call holding its turn: an async tool on this task, a sync tool on a blocking thread
-/// (which keeps the turn until it returns, so a tool stopped by its time limit still counts
-/// while its thread runs).
+/// Runs one call holding its turn: an async tool, or a sync one that does not block, on this
+/// task; a blocking tool on a blocking thread (which keeps the turn until it returns, so a tool
+/// stopped by its time limit still counts while its thread runs).
 async fn run(
     tools: Arc<ToolSet>,
     tool: &'static Tool,
@@ -130,7 +130,7 @@ async fn run(
     arguments: Value,
     turn: Turn,
 ) -> Result<CallOutput, ToolError> {
-    if tool.is_async() {
+    if !tool.blocks() {
         let out = tools.call(&cx, tool.name(), arguments).await;
         drop(turn);
         return out;

@@ -46,6 +46,8 @@ pub struct Spec {
     pub panic_to_model: bool,
     /// An `async fn`: it may wait; a sync tool blocks the thread it runs on.
     pub is_async: bool,
+    /// A call may block its thread: a sync tool, unless it says `blocking = false`.
+    pub blocking: bool,
     /// How long one call may run (`#[tool(timeout = "30s")]`), in milliseconds.
     pub timeout_ms: Option<u64>,
     /// Permissions the caller's [`Grants`] must hold (`#[tool(requires = "..")]`).
@@ -115,6 +117,14 @@ impl Tool {
     /// is allowed, never on the async workers.
     pub fn is_async(&self) -> bool {
         self.spec.is_async
+    }
+
+    /// Whether a call may block the thread it runs on: a sync tool, unless it says
+    /// `#[tool(blocking = false)]`. A server runs such a call on a thread where blocking is
+    /// allowed (Tokio's blocking pool), never on the async workers; the others run on the
+    /// worker that received the request, without the hand-off.
+    pub fn blocks(&self) -> bool {
+        self.spec.blocking
     }
 
     /// How long one call may run (`#[tool(timeout = "30s")]`); `None` for the server's default.

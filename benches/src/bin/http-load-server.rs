@@ -1,5 +1,6 @@
 //! One tool, `tambah` (add two numbers), served over MCP for the load script
-//! (`scripts/http-load.sh`):
+//! (`scripts/load.sh`); this toolkit also serves `tambah_cepat`, the same sum declared
+//! `blocking = false` (run on the async worker rather than a blocking thread):
 //!
 //! - `http-load-server toolkit ADDR`: this toolkit's `HttpServer` with its defaults, but for the
 //!   share of one caller's requests in progress, raised to the connection cap: every load
@@ -21,6 +22,19 @@ use tool_runtime_mcp::{McpServer, http::HttpServer};
     description = "Jumlahkan dua bilangan bulat dan kembalikan hasilnya; alat uji beban."
 )]
 fn tambah(
+    #[arg(description = "Bilangan pertama", range = -1_000_000..=1_000_000)] a: i64,
+    #[arg(description = "Bilangan kedua", range = -1_000_000..=1_000_000)] b: i64,
+) -> i64 {
+    a + b
+}
+
+/// The same sum, declared not to block: the server runs it on the async worker.
+#[tool_runtime::tool(
+    name = "tambah_cepat",
+    description = "Jumlahkan dua bilangan bulat tanpa memblokir dan kembalikan hasilnya; alat uji beban.",
+    blocking = false
+)]
+fn tambah_cepat(
     #[arg(description = "Bilangan pertama", range = -1_000_000..=1_000_000)] a: i64,
     #[arg(description = "Bilangan kedua", range = -1_000_000..=1_000_000)] b: i64,
 ) -> i64 {
@@ -63,7 +77,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
             .ok_or("an address, e.g. 127.0.0.1:8080")?
             .parse()?)
     };
-    let toolkit = || McpServer::new(ToolSet::new([tambah::tool()]).expect("one valid tool"));
+    let toolkit = || McpServer::new(ToolSet::new([tambah::tool(), tambah_cepat::tool()]).expect("one valid tool"));
     match args.get(1).map(String::as_str) {
         Some("toolkit") => Ok(HttpServer::new(toolkit())
             .configure(|c| c.requests_per_caller = c.max_connections)

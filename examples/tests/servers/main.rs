@@ -8,4 +8,5 @@ mod mcp_http;
 mod mcp_limits;
 mod mcp_replicas;
 mod mcp_stdio;
+mod mcp_threads;
 mod rmcp_behaviour;

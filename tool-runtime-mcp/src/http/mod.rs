@@ -246,6 +246,9 @@ impl HttpServer {
             .with_allowed_origins(self.config.allowed_origins.clone())
             .enforce_origin_validation()
             .with_max_request_body_bytes(self.config.max_body_bytes)
+            // A stateless answer that is one message goes back as plain JSON rather than an
+            // event stream (rmcp falls back to the stream when the tool sends progress first).
+            .with_json_response(true)
             .with_cancellation_token(self.shutdown.child_token());
         let mcp = self.mcp.clone();
         let service =

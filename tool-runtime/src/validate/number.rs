@@ -73,6 +73,7 @@ impl Numeric {
         }
     }
 
+    #[inline]
     pub(crate) fn as_f64(self) -> f64 {
         match self {
             Numeric::Int(i) => i as f64,
@@ -81,6 +82,7 @@ impl Numeric {
     }
 
     /// Exact comparison; `None` only for NaN.
+    #[inline]
     pub(crate) fn cmp(self, other: Numeric) -> Option<Ordering> {
         match (self, other) {
             (Numeric::Int(a), Numeric::Int(b)) => Some(a.cmp(&b)),

@@ -439,7 +439,7 @@ impl<'v, A> CheckedMap<'v, A> {
 }
 
 /// Reads a key as text without copying when the input allows it.
-struct Key;
+pub(crate) struct Key;
 
 impl<'de> DeserializeSeed<'de> for Key {
     type Value = Cow<'de, str>;

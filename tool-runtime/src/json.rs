@@ -7,6 +7,8 @@ use std::collections::HashSet;
 use std::fmt;
 
 use serde::Deserializer;
+
+use crate::decode::Key;
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 
 /// Whether JSON text gives some object key twice, at any depth, comparing member names after
@@ -72,7 +74,8 @@ impl<'de> Visitor<'de> for Unique {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let mut few: Vec<Cow<'de, str>> = Vec::new();
         let mut many: HashSet<Cow<'de, str>> = HashSet::new();
-        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+        // Borrowed from the text unless the key has escapes: no allocation per key.
+        while let Some(key) = map.next_key_seed(Key)? {
             let repeated = if many.is_empty() {
                 let seen = few.contains(&key);
                 few.push(key);

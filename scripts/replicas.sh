@@ -40,7 +40,11 @@ call() { # port body
     curl -s -X POST "http://127.0.0.1:$1/mcp" -H "authorization: Bearer $token" \
         -H 'content-type: application/json' -H 'accept: application/json, text/event-stream' \
         -H 'mcp-protocol-version: 2026-07-28' -H 'mcp-method: tools/call' -H 'mcp-name: ajukan-cuti' \
-        -d "$2" | sed -n 's/^data: //p' | tail -1
+        -d "$2" | python3 -c '
+import json, sys
+body = sys.stdin.read()  # plain JSON, or an event stream whose last data line is the answer
+events = [l[5:].strip() for l in body.splitlines() if l.startswith("data:") and l[5:].strip()]
+print(events[-1] if events else body.strip())'
 }
 meta='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}'
 args='"name":"ajukan-cuti","arguments":{"mulai":"2027-06-01","hari":1}'

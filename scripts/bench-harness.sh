@@ -3,11 +3,15 @@
 # toolkit as a third contender next to the hand-written floor and rmcp, in a scratch copy.
 # Arguments go to the harness's run.sh, e.g.
 #   scripts/bench-harness.sh --only dispatch,stdio,expand --rounds 3
-#   COMPILE_N=10,50,200 scripts/bench-harness.sh --only compile-full,compile-incremental
+#   COMPILE_N=10,50,200 scripts/bench-harness.sh --only compile,expand
 # Release builds and the runs take 15-30 minutes on 2 cores; the table is printed at the end.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 shared="${SHARED_BENCH:-$root/../shared/bench}"
+if [ ! -f "$shared/run.sh" ]; then
+    echo "the shared benchmark harness is not at $shared: put it there, or set SHARED_BENCH=dir" >&2
+    exit 1
+fi
 work="${BENCH_WORK:-$(mktemp -d)}"
 mkdir -p "$work"
 # A fresh copy of the harness, keeping the build cache of an earlier run in the same BENCH_WORK.

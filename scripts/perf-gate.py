@@ -10,7 +10,7 @@ Raising a baseline is a reviewed commit that says why (the reason is kept in the
 workload runs twice, with N calls and with none, so start-up is not counted:
 (instructions(N) - instructions(0)) / N. Dispatch is also shown next to the hand-written floor.
 Installs valgrind (Debian) when it is missing; builds with `--profile perf` (release code)."""
-import json, os, re, subprocess, sys, tempfile
+import argparse, json, os, re, subprocess, sys, tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BASELINES = os.path.join(ROOT, "benches", "perf-baseline.json")
@@ -40,50 +40,65 @@ def per_call(valgrind, probe, args, n):
 
 
 def main():
-    update = None
-    if sys.argv[1:2] == ["--update"]:
-        if len(sys.argv) < 3 or not sys.argv[2].strip():
-            sys.exit('--update needs the reason, e.g. --update "the context step reads the session once"')
-        update = sys.argv[2]
-    valgrind = subprocess.run(["bash", os.path.join(ROOT, "scripts/provision.sh"), "valgrind"],
-                              check=True, capture_output=True, text=True).stdout.strip()
+    ap = argparse.ArgumentParser(description="The speed gate: instructions per call against the committed baselines.")
+    ap.add_argument("--update", metavar="WHY", help="write the measured counts as the new baselines, with the reason")
+    update = ap.parse_args().update
+    if update is not None and not update.strip():
+        sys.exit('--update needs the reason, e.g. --update "the context step reads the session once"')
+    provisioned = subprocess.run(["bash", os.path.join(ROOT, "scripts/provision.sh"), "valgrind"],
+                                 stdout=subprocess.PIPE, text=True)
+    if provisioned.returncode != 0:
+        sys.exit("perf gate: valgrind is needed (see the message above)")
+    valgrind = provisioned.stdout.strip()
     subprocess.run(["cargo", "build", "-q", "--profile", "perf", "-p", "benches", "--bin", "perf-probe"],
                    cwd=ROOT, check=True)
-    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
+    target = os.path.join(ROOT, os.environ.get("CARGO_TARGET_DIR", "target"))
     probe = os.path.join(target, "perf", "perf-probe")
     now = {name: per_call(valgrind, probe, args, n) for name, (args, n) in WORKLOADS.items()}
     floors = {name: per_call(valgrind, probe, args, n) for name, (args, n) in FLOORS.items()}
-    old = json.load(open(BASELINES)) if os.path.exists(BASELINES) else {"instructions_per_call": {}}
-    base = old["instructions_per_call"]
+    base = {}
+    if os.path.exists(BASELINES):
+        try:
+            base = json.load(open(BASELINES))["instructions_per_call"]
+        except (ValueError, KeyError, TypeError) as e:
+            sys.exit(f"perf gate: {os.path.relpath(BASELINES, ROOT)} is not a baseline file ({e!r}); rewrite it with --update")
     print(f"{'workload':32} {'baseline':>10} {'now':>10} {'change':>8}   vs floor")
-    risen, fallen = [], []
+    risen, fallen, missing = [], [], []
     for name, value in now.items():
         b = base.get(name)
-        change = (value / b - 1) if b else None
+        if not isinstance(b, (int, float)) or b <= 0:
+            missing.append(name)
+            b = None
+        change = None if b is None else value / b - 1
         floor = f"{value / floors[name]:.2f}x ({floors[name]:.0f})" if name in floors else ""
-        print(f"{name:32} {b if b is not None else '-':>10} {value:10.0f} "
+        print(f"{name:32} {'-' if b is None else b:>10} {value:10.0f} "
               f"{'' if change is None else f'{change:+.1%}':>8}   {floor}")
         if change is not None and change > TOLERANCE:
             risen.append(f"{name}: {b} -> {value:.0f} instructions per call ({change:+.1%})")
         if change is not None and change < -TOLERANCE:
             fallen.append(name)
+    stale = [n for n in base if n not in now]
     if update is not None:
-        json.dump({"why": update, "instructions_per_call": {k: round(v) for k, v in now.items()}},
-                  open(BASELINES, "w"), indent=2)
-        open(BASELINES, "a").write("\n")
+        with open(BASELINES, "w") as f:
+            f.write(json.dumps({"why": update, "instructions_per_call": {k: round(v) for k, v in now.items()}},
+                               indent=2) + "\n")
         print(f"baselines written to {os.path.relpath(BASELINES, ROOT)}; commit them with the reason")
         return
     if fallen:
         print(f"faster than the baseline by more than {TOLERANCE:.0%}: {', '.join(fallen)}; lock the gain in with "
               f"`python3 scripts/perf-gate.py --update \"why\"`")
-    missing = [n for n in now if n not in base]
-    if missing:
-        sys.exit(f"perf gate: no baseline for {', '.join(missing)}; write them with --update")
+    problems = []
     if risen:
-        sys.exit(f"perf gate FAILED: more than {TOLERANCE:.0%} more instructions than the committed baseline\n  "
-                 + "\n  ".join(risen)
-                 + "\nFind the cause (callgrind_annotate on `valgrind --tool=callgrind target/perf/perf-probe ...`),"
-                 " or, if the cost is wanted, raise the baseline in a commit that says why (--update \"why\").")
+        problems.append(f"more than {TOLERANCE:.0%} more instructions than the committed baseline\n  "
+                        + "\n  ".join(risen)
+                        + "\nFind the cause (callgrind_annotate on `valgrind --tool=callgrind target/perf/perf-probe ...`),"
+                        " or, if the cost is wanted, raise the baseline in a commit that says why (--update \"why\").")
+    if missing:
+        problems.append(f"no baseline for {', '.join(missing)}; write them with --update")
+    if stale:
+        problems.append(f"baselines for workloads that no longer exist: {', '.join(stale)}; rewrite them with --update")
+    if problems:
+        sys.exit("perf gate FAILED: " + "\nperf gate FAILED: ".join(problems))
     print("perf gate passed")
 
 

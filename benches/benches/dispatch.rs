@@ -2,7 +2,7 @@
 //! serialization, side by side with the hand-written floor (`serde_json::from_str` into a struct,
 //! manual range checks, the call, `serde_json::to_string`), for the three example tools of
 //! `benches::cases`. Run with `cargo bench -p benches --bench dispatch`; the ratio to report is
-//! toolkit / floor for each pair, from the same run. `scripts/perf-gate.sh` counts the same calls'
+//! toolkit / floor for each pair, from the same run. `scripts/perf-gate.py` counts the same calls'
 //! instructions.
 
 use benches::cases::{CASES, tool_set, toolkit};

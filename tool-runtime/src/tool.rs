@@ -114,7 +114,8 @@ impl Tool {
     }
 
     /// Whether the tool is an `async fn`. A server runs a sync tool on a thread where blocking
-    /// is allowed, never on the async workers.
+    /// is allowed, never on the async workers, unless it says `blocking = false` (see
+    /// [`Tool::blocks`]).
     pub fn is_async(&self) -> bool {
         self.spec.is_async
     }

@@ -1,4 +1,4 @@
-//! The workloads of the speed gate (`scripts/perf-gate.sh`). Each runs a fixed amount of work
+//! The workloads of the speed gate (`scripts/perf-gate.py`). Each runs a fixed amount of work
 //! and exits, so callgrind's instruction count of a run is repeatable; the gate runs each with
 //! `N` calls and with none, and divides the difference by `N`:
 //!

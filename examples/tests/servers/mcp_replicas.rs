@@ -210,6 +210,13 @@ async fn ask(addr: SocketAddr, token: &str, arguments: &Value) -> String {
     )
     .await;
     assert_eq!(reply.status, 200, "{}", reply.body);
+    // An answer that is one message comes back as plain JSON, not an event stream.
+    assert_eq!(
+        reply.header("content-type"),
+        Some("application/json"),
+        "{}",
+        reply.body
+    );
     let result = &reply.json()["result"];
     assert_eq!(result["resultType"], "input_required", "{}", reply.body);
     let question = &result["inputRequests"]["approval"];

@@ -527,34 +527,11 @@ async fn shutdown_answers_the_calls_in_flight() {
 
 #[tokio::test]
 async fn each_caller_has_its_own_share_over_http() {
-    use tool_runtime_mcp::oauth::{Keys, ResourceServer};
-    let secret = common::random_bytes::<32>();
     let limits = limits(|l| {
         l.calls_per_caller = 1;
         l.queue_wait = Duration::from_millis(100);
     });
-    let mcp = McpServer::new(tools()).with_limits(limits);
-    let bound = HttpServer::new(mcp)
-        .with_auth(ResourceServer::new(
-            "http://127.0.0.1/mcp",
-            "https://login.example.test",
-            Keys::hmac_secret(&secret).unwrap(),
-        ))
-        .bind("127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap();
-    let addr = bound.local_addr().unwrap();
-    tokio::spawn(bound.serve());
-    let token = |sub: &str| {
-        let claims = json!({"iss": "https://login.example.test", "aud": "http://127.0.0.1/mcp",
-            "sub": sub, "exp": common::now() + 600});
-        jsonwebtoken::encode(
-            &jsonwebtoken::Header::default(),
-            &claims,
-            &jsonwebtoken::EncodingKey::from_secret(&secret).unwrap(),
-        )
-        .unwrap()
-    };
+    let (addr, token) = authed(McpServer::new(tools()).with_limits(limits), |_| {}).await;
     let call = |sub: &'static str, tag: &'static str| {
         let token = token(sub);
         tokio::spawn(async move {

@@ -503,13 +503,34 @@ fn write(v: &Value, s: Spelling, top: bool, out: &mut String) {
     }
 }
 
+/// The schema a `$ref` names in `defs`, or `schema` itself.
+fn resolved<'s>(schema: &'s Value, defs: &'s Map<String, Value>) -> &'s Value {
+    match schema.get("$ref").and_then(Value::as_str) {
+        Some(r) => defs.get(r.trim_start_matches("#/$defs/")).unwrap_or(schema),
+        None => schema,
+    }
+}
+
+/// The `oneOf` branch of a tagged union whose tag constant `map` gives.
+fn tagged_branch<'s>(schema: &'s Value, map: &Map<String, Value>) -> Option<&'s Value> {
+    schema
+        .get("oneOf")
+        .and_then(Value::as_array)?
+        .iter()
+        .find(|alt| {
+            alt.get("properties")
+                .and_then(Value::as_object)
+                .is_some_and(|ps| {
+                    ps.iter()
+                        .any(|(k, p)| p.get("const").is_some_and(|c| map.get(k) == Some(c)))
+                })
+        })
+}
+
 /// The arguments as serde should read them: defaults filled in and integral floats as integers
 /// (what JSON Schema calls equal), for the expected output.
 fn normalised(schema: &Value, defs: &Map<String, Value>, v: &Value) -> Value {
-    let schema = match schema.get("$ref").and_then(Value::as_str) {
-        Some(r) => defs.get(r.trim_start_matches("#/$defs/")).unwrap_or(schema),
-        None => schema,
-    };
+    let schema = resolved(schema, defs);
     match v {
         Value::Object(map) => {
             let mut out = map.clone();
@@ -528,20 +549,8 @@ fn normalised(schema: &Value, defs: &Map<String, Value>, v: &Value) -> Value {
                 }
             }
             // A tagged variant's fields are in the branch its tag names.
-            for alt in schema
-                .get("oneOf")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                if let Some(ps) = alt.get("properties").and_then(Value::as_object) {
-                    let tag_matches = ps
-                        .iter()
-                        .any(|(k, p)| p.get("const").is_some_and(|c| map.get(k) == Some(c)));
-                    if tag_matches {
-                        return normalised(alt, defs, &Value::Object(out));
-                    }
-                }
+            if let Some(alt) = tagged_branch(schema, map) {
+                return normalised(alt, defs, &Value::Object(out));
             }
             Value::Object(out)
         }
@@ -572,10 +581,7 @@ fn normalised(schema: &Value, defs: &Map<String, Value>, v: &Value) -> Value {
 /// does not take null means the property was left out (what OpenAI's strict mode sends for a
 /// property it makes required), so it is dropped here. The runtime's one rule beyond the schema.
 fn left_out_nulls_dropped(schema: &Value, defs: &Map<String, Value>, v: &Value) -> Value {
-    let schema = match schema.get("$ref").and_then(Value::as_str) {
-        Some(r) => defs.get(r.trim_start_matches("#/$defs/")).unwrap_or(schema),
-        None => schema,
-    };
+    let schema = resolved(schema, defs);
     match v {
         Value::Object(map) => {
             let required = |k: &str| {
@@ -604,20 +610,8 @@ fn left_out_nulls_dropped(schema: &Value, defs: &Map<String, Value>, v: &Value) 
                     }
                 }
             }
-            for alt in schema
-                .get("oneOf")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                if let Some(ps) = alt.get("properties").and_then(Value::as_object) {
-                    let tag_matches = ps
-                        .iter()
-                        .any(|(k, p)| p.get("const").is_some_and(|c| map.get(k) == Some(c)));
-                    if tag_matches {
-                        return left_out_nulls_dropped(alt, defs, &Value::Object(out));
-                    }
-                }
+            if let Some(alt) = tagged_branch(schema, map) {
+                return left_out_nulls_dropped(alt, defs, &Value::Object(out));
             }
             Value::Object(out)
         }

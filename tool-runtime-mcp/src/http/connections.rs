@@ -9,17 +9,16 @@
 //! callers out, and the cap still bounds file descriptors and memory.
 
 use std::collections::BTreeMap;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 
-use axum::body::Body;
 use axum::extract::Request;
 use axum::middleware::Next;
 use axum::response::Response;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
+
+use super::holding;
 
 /// Every open connection, by age.
 pub(super) struct Connections {
@@ -169,12 +168,8 @@ pub(super) async fn track(
     let guard = InProgress::new(requests);
     request.extensions_mut().insert(owner);
     let response = next.run(request).await;
-    response.map(|body| {
-        Body::new(Tracked {
-            inner: body,
-            _guard: guard,
-        })
-    })
+    // The request stays counted until its response body is finished or dropped.
+    holding(response, guard)
 }
 
 struct InProgress(Arc<AtomicUsize>);
@@ -189,31 +184,5 @@ impl InProgress {
 impl Drop for InProgress {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
-/// A response body that keeps its request counted until it is finished or dropped.
-struct Tracked {
-    inner: Body,
-    _guard: InProgress,
-}
-
-impl http_body::Body for Tracked {
-    type Data = axum::body::Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
-        Pin::new(&mut self.inner).poll_frame(cx)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> http_body::SizeHint {
-        self.inner.size_hint()
     }
 }

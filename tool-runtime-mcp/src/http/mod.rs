@@ -22,9 +22,12 @@
 
 use std::future::Future;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
+use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::middleware::{self, Next};
 use axum::response::Response;
@@ -356,5 +359,41 @@ async fn authorize(
     match auth.admit(request) {
         Ok(request) => next.run(request).await,
         Err(refused) => *refused,
+    }
+}
+
+/// `response` with `guard` kept alive until its body is finished or dropped: what a layer holds
+/// for a request (its place on the connection, its caller's share) lasts as long as the answer.
+fn holding<G: Send + Unpin + 'static>(response: Response, guard: G) -> Response {
+    response.map(|inner| {
+        axum::body::Body::new(Holding {
+            inner,
+            _guard: guard,
+        })
+    })
+}
+
+struct Holding<G> {
+    inner: Body,
+    _guard: G,
+}
+
+impl<G: Unpin> http_body::Body for Holding<G> {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
     }
 }

@@ -7,9 +7,7 @@
 //! that is refused: never another caller's.
 
 use std::collections::{HashMap, HashSet};
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
@@ -20,10 +18,10 @@ use http_body_util::BodyExt;
 use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use serde_json::{Value, json};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::Semaphore;
 
-use super::HttpConfig;
 use super::connections::ConnectionOwner;
+use super::{HttpConfig, holding};
 use crate::caller::{PeerAddr, Principal, owner_key};
 
 /// The header that names a 2025-11-25 session.
@@ -322,13 +320,9 @@ pub(super) async fn admit(
     {
         shares.lock().sessions.remove(s);
     }
-    response.map(|body| {
-        Body::new(Held {
-            inner: body,
-            _turn: turn,
-            _body: body_permit,
-        })
-    })
+    // The request keeps its share (and its body's bytes) until its response body is finished
+    // or dropped.
+    holding(response, (turn, body_permit))
 }
 
 fn too_large(max: usize) -> Response {
@@ -417,32 +411,4 @@ fn check_body(bytes: &[u8], config: &HttpConfig) -> Result<Envelope, Box<Respons
         return bad(-32600, "invalid request: a key is given more than once");
     }
     Ok(envelope)
-}
-
-/// A response body that keeps its request's share (and its body's bytes) until it is finished
-/// or dropped.
-struct Held {
-    inner: Body,
-    _turn: InProgress,
-    _body: Option<OwnedSemaphorePermit>,
-}
-
-impl http_body::Body for Held {
-    type Data = Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
-        Pin::new(&mut self.inner).poll_frame(cx)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> http_body::SizeHint {
-        self.inner.size_hint()
-    }
 }

@@ -12,6 +12,11 @@ use hyper_util::rt::TokioIo;
 use jsonwebtoken::{Algorithm, EncodingKey, Header, jwk::Jwk};
 use serde_json::{Value, json};
 
+// The tests' prerequisites beyond Rust: the same helpers as the tests crate's.
+#[path = "../../../../tests/tests/core/provision.rs"]
+mod provision;
+pub use provision::python;
+
 /// One HTTP/1.1 connection to a server.
 pub struct Conn {
     sender: SendRequest<Full<Bytes>>,
@@ -286,28 +291,4 @@ pub async fn wait_for(addr: SocketAddr) {
         tokio::time::sleep(std::time::Duration::from_millis(25)).await;
     }
     panic!("nothing listens at {addr}");
-}
-
-/// What `scripts/provision.sh` installs on first use (or finds) for the tests: `python` (the
-/// pinned packages' directory), `chromium`, `postgres`. Fails the test, saying what is missing
-/// and how to get it, when it cannot.
-pub fn provision(what: &str) -> String {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/provision.sh");
-    let out = std::process::Command::new("bash")
-        .args([script, what])
-        .output()
-        .expect("bash runs scripts/provision.sh");
-    assert!(
-        out.status.success(),
-        "scripts/provision.sh {what}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap().trim().to_owned()
-}
-
-/// `python3` with the pinned test packages on its path.
-pub fn python() -> std::process::Command {
-    let mut python = std::process::Command::new("python3");
-    python.env("PYTHONPATH", provision("python"));
-    python
 }

@@ -35,11 +35,12 @@ impl McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let (caller, mut cx) = self.context_for(&context).await?;
+        let key = caller.key();
         // Calls held for approval are the caller's, and wait as long as an approval may take
         // (unless the host's context says otherwise).
         if cx.get::<Holder>().is_none() {
             cx.insert(Holder {
-                owner: caller.key(),
+                owner: key.clone(),
                 ttl: Some(self.limits.approval_timeout),
             });
         }
@@ -51,10 +52,10 @@ impl McpServer {
         let name = request.name.as_ref();
         // A tool this caller may not see is as unknown as one that does not exist.
         let Some(tool) = tools.get(name).filter(|t| t.permits(&cx)) else {
-            return Err(unknown_tool(&tools, name, &cx, &caller.key()));
+            return Err(unknown_tool(&tools, name, &cx, &key));
         };
         let refuse = |e: ToolError| Ok(error_result(tools.model_message(&e)).into());
-        let Some(turn) = self.gates.turn(&caller.key(), &self.limits).await else {
+        let Some(turn) = self.gates.turn(&key, &self.limits).await else {
             return refuse(ToolError::Busy);
         };
         let timeout = tool.timeout().unwrap_or(self.limits.call_timeout);

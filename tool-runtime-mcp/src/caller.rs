@@ -12,9 +12,10 @@ use serde_json::Value;
 pub struct Caller {
     /// The principal an access token named, when the HTTP server checks tokens.
     pub principal: Option<Principal>,
-    /// On HTTP: the request's method, URI, headers and extensions.
+    /// On HTTP: the request's method, URI, headers and extensions (shared: a caller is cloned
+    /// for each context the host makes).
     #[cfg(feature = "http")]
-    pub http: Option<::http::request::Parts>,
+    pub http: Option<std::sync::Arc<::http::request::Parts>>,
     /// On HTTP: the address of the connection's peer.
     pub peer: Option<SocketAddr>,
 }
@@ -24,9 +25,20 @@ impl Caller {
     /// and for binding an approval's state: the principal (issuer and subject), else the peer's
     /// address, else one shared key (stdio: the process serves one user).
     pub fn key(&self) -> String {
+        // The HTTP server worked it out when the request arrived (from the same principal and
+        // peer): taken from there rather than formatted again.
+        #[cfg(feature = "http")]
+        if let Some(OwnerKey(key)) = self.http.as_ref().and_then(|p| p.extensions.get()) {
+            return key.clone();
+        }
         owner_key(self.principal.as_ref(), self.peer)
     }
 }
+
+/// [`Caller::key`] of an HTTP request, put in its extensions by the server's admission layer.
+#[cfg(feature = "http")]
+#[derive(Clone, Debug)]
+pub(crate) struct OwnerKey(pub(crate) String);
 
 /// [`Caller::key`] from its parts.
 pub(crate) fn owner_key(principal: Option<&Principal>, peer: Option<SocketAddr>) -> String {

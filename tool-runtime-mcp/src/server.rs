@@ -251,7 +251,7 @@ fn caller_of(request: &RequestContext<RoleServer>) -> Caller {
         Caller {
             principal: parts.and_then(|p| p.extensions.get::<crate::Principal>().cloned()),
             peer: parts.and_then(|p| p.extensions.get::<crate::PeerAddr>().map(|a| a.0)),
-            http: parts.cloned(),
+            http: parts.cloned().map(std::sync::Arc::new),
         }
     }
     #[cfg(not(feature = "http"))]

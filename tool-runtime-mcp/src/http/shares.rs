@@ -22,7 +22,7 @@ use tokio::sync::Semaphore;
 
 use super::connections::ConnectionOwner;
 use super::{HttpConfig, holding};
-use crate::caller::{PeerAddr, Principal, owner_key};
+use crate::caller::{OwnerKey, PeerAddr, Principal, owner_key};
 
 /// The header that names a 2025-11-25 session.
 const SESSION: &str = "mcp-session-id";
@@ -201,13 +201,14 @@ struct Envelope {
 /// session's owner, then (for a POST) the body; then rmcp.
 pub(super) async fn admit(
     State(shares): State<Arc<Shares>>,
-    request: Request,
+    mut request: Request,
     next: Next,
 ) -> Response {
     let owner = owner_key(
         request.extensions().get::<Principal>(),
         request.extensions().get::<PeerAddr>().map(|p| p.0),
     );
+    request.extensions_mut().insert(OwnerKey(owner.clone()));
     if let Some(connection) = request.extensions().get::<ConnectionOwner>() {
         connection.set(&owner);
     }

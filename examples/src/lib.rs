@@ -26,15 +26,14 @@ use tool_runtime::{Context, ToolSet};
 /// go over all tools.
 pub fn every_tool() -> (ToolSet, Context) {
     let (library, hr) = (perpustakaan::tool_set(), hr::tool_set());
-    let tools = [
+    let set = ToolSet::new([
         katering::pesan_katering::tool(),
         laporan_penjualan::buat_laporan::tool(),
         cuaca::cuaca_terkini::tool(),
-    ]
-    .into_iter()
-    .chain(library.iter())
-    .chain(hr.iter());
-    let set = ToolSet::new(tools).expect("the example tools have distinct names");
+    ])
+    .and_then(|set| set.with_tools(library.iter().cloned()))
+    .and_then(|set| set.with_tools(hr.iter().cloned()))
+    .expect("the example tools have distinct names");
     let db = Arc::new(hr::domain::Db::in_memory().expect("an in-memory database opens"));
     let cx = hr::Session::new("M-001", hr::Peran::Manajer)
         .context(db)

@@ -33,10 +33,7 @@ fn a_schema_the_validator_cannot_enforce_is_refused_by_the_set() {
     assert!(
         matches!(
             err,
-            ToolSetError::Schema {
-                tool: "pola_rusak",
-                ..
-            }
+            ToolSetError::Schema { ref tool, .. } if tool == "pola_rusak"
         ),
         "{err}"
     );

@@ -253,7 +253,10 @@ fn spec_static(rt: &TokenStream, model: &Tool, names: &Names) -> TokenStream {
         None => quote!(::core::option::Option::None),
     };
     let not_for = opt_str(a.not_for.as_ref().map(|n| n.value()));
-    let title = opt_str(a.title.as_ref().map(|t| t.value()));
+    let title = match a.title.as_ref().map(|t| t.value()) {
+        Some(v) => quote!(::core::option::Option::Some(::std::borrow::Cow::Borrowed(#v))),
+        None => quote!(::core::option::Option::None),
+    };
     let flag = |f: &Option<syn::LitBool>| match f {
         Some(b) => {
             let v = b.value;

@@ -143,7 +143,7 @@ pub(crate) async fn hold(
 /// runs the held arguments, with this request's context.
 pub(crate) async fn finish(
     tools: &ToolSet,
-    tool: &'static Tool,
+    tool: &Tool,
     cx: &Context,
     caller: &Caller,
     request: &CallToolRequestParams,
@@ -207,7 +207,7 @@ pub(crate) fn approves(content: Option<&Value>) -> bool {
 /// Asks, and runs the call once when approved; otherwise drops it. Always answers.
 pub(crate) async fn ask(
     tools: &ToolSet,
-    tool: &'static Tool,
+    tool: &Tool,
     pending: PendingCall,
     cx: &Context,
     peer: &Peer<RoleServer>,

@@ -7,7 +7,7 @@ use rmcp::RoleServer;
 use rmcp::model::{CallToolRequestParams, CallToolResponse, ErrorCode, ErrorData};
 use rmcp::service::RequestContext;
 use serde_json::{Value, json};
-use tool_runtime::{CallOutput, Context, Holder, Tool, ToolError, ToolSet};
+use tool_runtime::{CallOutput, Context, Holder, ToolError, ToolRef, ToolSet};
 
 use crate::approval;
 use crate::export::{error_result, success};
@@ -83,7 +83,7 @@ impl McpServer {
         };
         let arguments = arguments.map_or_else(|| json!({}), Value::Object);
         let cx = Arc::new(cx);
-        let run = run(tools.clone(), tool, cx.clone(), arguments, turn);
+        let run = run(tools.clone(), tool.clone(), cx.clone(), arguments, turn);
         let outcome = tokio::select! {
             r = tokio::time::timeout(timeout, run) => r,
             // The client cancelled: the tool's future is dropped here; rmcp sends no answer.
@@ -126,7 +126,7 @@ impl McpServer {
 /// stopped by its time limit still counts while its thread runs).
 async fn run(
     tools: Arc<ToolSet>,
-    tool: &'static Tool,
+    tool: ToolRef,
     cx: Arc<Context>,
     arguments: Value,
     turn: Turn,

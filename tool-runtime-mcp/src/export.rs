@@ -12,8 +12,8 @@ pub fn tool(set: &ToolSet, tool: &Tool) -> Value {
     let mut entry = Map::new();
     entry.insert("name".into(), tool.name().into());
     let a = tool.annotations();
-    if let Some(t) = a.title {
-        entry.insert("title".into(), t.into());
+    if let Some(t) = &a.title {
+        entry.insert("title".into(), t.as_ref().into());
     }
     entry.insert("description".into(), set.description(tool).into());
     let mut input = tool.input_schema().clone();
@@ -21,8 +21,8 @@ pub fn tool(set: &ToolSet, tool: &Tool) -> Value {
     entry.insert("inputSchema".into(), input);
     entry.insert("outputSchema".into(), output_schema(tool.output_schema()));
     let mut hints = Map::new();
-    if let Some(t) = a.title {
-        hints.insert("title".into(), t.into());
+    if let Some(t) = &a.title {
+        hints.insert("title".into(), t.as_ref().into());
     }
     for (key, value) in [
         ("readOnlyHint", a.read_only),

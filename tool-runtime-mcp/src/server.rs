@@ -293,8 +293,8 @@ fn unknown_request(method: &str) -> ErrorData {
 /// caller's context lacks.
 pub(crate) fn log_hidden(tool: &tool_runtime::Tool, cx: &Context, caller: &str) {
     let missing = match cx.get::<tool_runtime::Grants>() {
-        Some(grants) => grants.missing(tool.requires()),
-        None => tool.requires().to_vec(),
+        Some(grants) => grants.missing(&tool.requires()),
+        None => tool.requires().iter().map(|p| (*p).to_owned()).collect(),
     };
     tracing::debug!(
         tool = tool.name(),

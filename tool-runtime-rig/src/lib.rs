@@ -50,14 +50,14 @@ pub fn tools(tools: &Arc<ToolSet>, cx: &Arc<Context>) -> Vec<DynamicTool> {
 
 /// One tool of `tools` as a rig tool: its description (with its boundary sentence) and its
 /// canonical input schema; calls run with `cx`. `None` if rig refuses the name.
-pub fn tool(tools: &Arc<ToolSet>, tool: &'static Tool, cx: &Arc<Context>) -> Option<DynamicTool> {
+pub fn tool(tools: &Arc<ToolSet>, tool: &Tool, cx: &Arc<Context>) -> Option<DynamicTool> {
     let name = ToolName::new(tool.name()).ok()?;
-    let (set, cx) = (tools.clone(), cx.clone());
+    let (set, cx, called) = (tools.clone(), cx.clone(), Arc::<str>::from(tool.name()));
     let call =
         move |args: Value| -> WasmBoxedFuture<'static, Result<ToolOutput, ToolExecutionError>> {
-            let (set, cx) = (set.clone(), cx.clone());
+            let (set, cx, called) = (set.clone(), cx.clone(), called.clone());
             Box::pin(async move {
-                match set.call(&cx, tool.name(), args).await {
+                match set.call(&cx, &called, args).await {
                     Ok(out) => Ok(ToolOutput::text(out.model().as_text())),
                     Err(e) => Err(refusal(&set, e).await),
                 }

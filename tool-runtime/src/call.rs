@@ -72,7 +72,7 @@ pub trait Middleware: Send + Sync {
 
 /// Finds a tool by name for a call that resumes (a tool set implements it).
 pub(crate) trait Lookup: Sync {
-    fn find(&self, name: &str) -> Result<&'static Tool, ToolError>;
+    fn find(&self, name: &str) -> Result<&Tool, ToolError>;
 }
 
 /// What a call runs through besides its tool: where it is held for approval, and the middleware
@@ -133,7 +133,7 @@ enum Inner<'a> {
 /// A call by tool, with what it runs through.
 struct Run<'a> {
     /// Boxed: the error (an unknown name) is rare and large.
-    tool: Result<&'static Tool, Box<ToolError>>,
+    tool: Result<&'a Tool, Box<ToolError>>,
     cx: &'a Context,
     arguments: Arguments<'a>,
     pipeline: &'a Pipeline,
@@ -146,7 +146,7 @@ struct Run<'a> {
 impl<'a> Call<'a> {
     #[inline]
     pub(crate) fn new(
-        tool: Result<&'static Tool, Box<ToolError>>,
+        tool: Result<&'a Tool, Box<ToolError>>,
         cx: &'a Context,
         arguments: Arguments<'a>,
         pipeline: &'a Pipeline,
@@ -279,7 +279,7 @@ pub struct Next<'a>(Run<'a>);
 
 impl<'a> Next<'a> {
     /// The tool called, or why there is none (an unknown name).
-    pub fn tool(&self) -> Result<&'static Tool, &ToolError> {
+    pub fn tool(&self) -> Result<&'a Tool, &ToolError> {
         self.0.tool.as_ref().map(|t| *t).map_err(|e| &**e)
     }
 
@@ -360,7 +360,7 @@ struct Trace {
 }
 
 impl Trace {
-    fn start(tool: &'static str) -> Trace {
+    fn start(tool: &str) -> Trace {
         let span = tracing::info_span!(
             "tool_call",
             tool,

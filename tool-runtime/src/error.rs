@@ -74,9 +74,9 @@ pub enum ToolError {
     /// The caller's [`Grants`](crate::Grants) lack what the tool `requires`. Nothing ran.
     Forbidden {
         /// The tool that was called.
-        tool: &'static str,
+        tool: String,
         /// The permissions it requires that the caller's grants lack.
-        missing: Vec<&'static str>,
+        missing: Vec<String>,
     },
     /// The tool changes something and needs a person's approval: nothing ran. The arguments
     /// are validated and the call is held in the tool set's approval store; give its ticket to

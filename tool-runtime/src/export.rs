@@ -50,7 +50,10 @@ impl ToolSet {
     /// one tool holding all `functionDeclarations`; for Bedrock: `toolConfig.tools`). Checks
     /// the provider's per-request limits.
     pub fn export(&self, api: Api) -> Result<Vec<Value>, ExportError> {
-        let entries = self.iter().map(|t| (t, self.export_tool(t, api))).collect();
+        let entries = self
+            .iter()
+            .map(|t| (&**t, self.export_tool(t, api)))
+            .collect();
         api.dialect().tools(entries)
     }
 }

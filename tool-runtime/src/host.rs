@@ -58,11 +58,12 @@ impl Grants {
     }
 
     /// The permissions of `required` this caller lacks.
-    pub fn missing(&self, required: &[&'static str]) -> Vec<&'static str> {
+    pub fn missing<S: AsRef<str>>(&self, required: &[S]) -> Vec<String> {
         required
             .iter()
-            .copied()
+            .map(AsRef::as_ref)
             .filter(|p| !self.allows(p))
+            .map(str::to_owned)
             .collect()
     }
 }
@@ -70,10 +71,10 @@ impl Grants {
 /// MCP's tool annotations: hints for clients about what a tool does. They are never trusted for
 /// security; permissions and approval are enforced by the runtime from `requires` and
 /// `needs_approval`, not from these. A field is `None` when the tool does not say.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Annotations {
     /// A human-readable title for the tool (`#[tool(title = "..")]`), for a client's UI.
-    pub title: Option<&'static str>,
+    pub title: Option<std::borrow::Cow<'static, str>>,
     /// Whether the tool leaves its environment unchanged (`read_only`; MCP `readOnlyHint`).
     pub read_only: Option<bool>,
     /// Whether a change the tool makes may destroy or overwrite data (`destructive`; MCP

@@ -22,9 +22,11 @@ pub(crate) const LAYERS: &[&[&str]] = &[
     &["context", "arguments", "output"],
     // Arguments decoded into parameters.
     &["decode"],
+    // What runs a tool defined at run time.
+    &["handler"],
     // A tool, a call, a tool set.
     &["tool"],
-    &["call"],
+    &["call", "define"],
     &["set"],
     // The model APIs, one file each.
     &["dialect"],

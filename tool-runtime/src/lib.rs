@@ -63,11 +63,13 @@ mod call;
 pub mod choice;
 mod context;
 mod decode;
+mod define;
 mod dialect;
 pub mod docs;
 mod error;
 pub mod export;
 mod future;
+mod handler;
 mod host;
 pub mod json;
 pub mod lint;
@@ -92,15 +94,19 @@ pub use arg::{LengthArg, Num, Number, PatternArg, RangeArg, ToolArg};
 pub use arguments::Arguments;
 pub use call::{Call, CallFuture, Middleware, Next};
 pub use context::Context;
+pub use define::{DefineError, DefineProblem, ToolDef};
 pub use dialect::Api;
 pub use error::ToolError;
 pub use future::BoxFuture;
+pub use handler::Handler;
 pub use host::{Annotations, Content, Disclosure, Grants, ModelOutput};
 pub use output::{CallOutput, ToolOutput};
-pub use set::{ToolSet, ToolSetError};
+pub use set::{ToolRef, ToolSet, ToolSetError};
 pub use structured::Rules;
 pub use tool::Tool;
-pub use validate::{Path, SchemaError, Segment, Validator, Violation, ViolationKind, Violations};
+pub use validate::{
+    Path, SchemaError, SchemaProblem, Segment, Validator, Violation, ViolationKind, Violations,
+};
 pub use wording::Wording;
 
 /// Derives the schema of an argument (or structured-output) type, agreeing with its

@@ -369,7 +369,7 @@ pub fn check(set: &ToolSet) -> Vec<Lint> {
             fix: "split the work into subagents, each with the tools it needs (ToolSet::new per agent).".into(),
         });
     }
-    let tools: Vec<&Tool> = set.iter().collect();
+    let tools: Vec<&Tool> = set.iter().map(|t| &**t).collect();
     for (i, a) in tools.iter().enumerate() {
         for b in &tools[i + 1..] {
             let s = similarity(a, b);

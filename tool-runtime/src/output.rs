@@ -83,6 +83,15 @@ impl CallOutput {
         }
     }
 
+    /// The output of a tool that answered with a JSON value (a tool defined at run time).
+    pub(crate) fn of_value(value: Value) -> Self {
+        CallOutput {
+            json: value.to_string(),
+            value: OnceLock::from(Box::new(value)),
+            hooked: None,
+        }
+    }
+
     /// The output as JSON text, as serde wrote it from the tool's value.
     pub fn json(&self) -> &str {
         &self.json

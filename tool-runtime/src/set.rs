@@ -21,6 +21,60 @@ pub struct Registration(pub &'static Tool);
 
 inventory::collect!(Registration);
 
+/// A tool as a set holds it: a `#[tool]`'s `static`, or a tool defined at run time
+/// ([`Tool::define`]), shared by every set (and clone of a set) that holds it. Made with
+/// `From` from `&'static Tool`, `Tool` or `Arc<Tool>`; it derefs to the [`Tool`].
+#[derive(Clone)]
+pub struct ToolRef(Held);
+
+#[derive(Clone)]
+enum Held {
+    Static(&'static Tool),
+    Shared(Arc<Tool>),
+}
+
+impl std::ops::Deref for ToolRef {
+    type Target = Tool;
+
+    #[inline]
+    fn deref(&self) -> &Tool {
+        match &self.0 {
+            Held::Static(t) => t,
+            Held::Shared(t) => t,
+        }
+    }
+}
+
+impl From<&'static Tool> for ToolRef {
+    fn from(tool: &'static Tool) -> Self {
+        ToolRef(Held::Static(tool))
+    }
+}
+
+impl From<Tool> for ToolRef {
+    fn from(tool: Tool) -> Self {
+        ToolRef(Held::Shared(Arc::new(tool)))
+    }
+}
+
+impl From<Arc<Tool>> for ToolRef {
+    fn from(tool: Arc<Tool>) -> Self {
+        ToolRef(Held::Shared(tool))
+    }
+}
+
+impl From<&ToolRef> for ToolRef {
+    fn from(tool: &ToolRef) -> Self {
+        tool.clone()
+    }
+}
+
+impl fmt::Debug for ToolRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
 /// Why a set of tools could not be formed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -28,12 +82,12 @@ pub enum ToolSetError {
     /// Two tools share a name (from two crates: within one crate this is a compile error).
     DuplicateName {
         /// The name the tools share.
-        name: &'static str,
+        name: String,
     },
     /// A tool's schema did not compile into a validator.
     Schema {
         /// The tool whose schema failed.
-        tool: &'static str,
+        tool: String,
         /// What in the schema could not be compiled.
         error: SchemaError,
     },
@@ -98,12 +152,12 @@ impl std::error::Error for ToolSetError {
 /// ```
 #[derive(Clone)]
 pub struct ToolSet {
-    tools: Vec<&'static Tool>,
+    tools: Vec<ToolRef>,
     /// What the model reads from the toolkit itself (English unless set).
     wording: Arc<Wording>,
     /// Name to index, hashed with FxHash: names are few and short, and SipHash's DoS resistance
     /// buys nothing for a set fixed at start-up.
-    by_name: FxHashMap<&'static str, usize>,
+    by_name: FxHashMap<Box<str>, usize>,
     /// Where calls that need approval wait, and what wraps every call (outermost first).
     pipeline: Pipeline,
 }
@@ -118,25 +172,41 @@ impl fmt::Debug for ToolSet {
 }
 
 impl ToolSet {
-    /// A set of exactly these tools, in this order.
-    pub fn new(tools: impl IntoIterator<Item = &'static Tool>) -> Result<ToolSet, ToolSetError> {
-        let tools: Vec<&'static Tool> = tools.into_iter().collect();
-        let mut by_name = FxHashMap::default();
-        for (i, t) in tools.iter().enumerate() {
-            if by_name.insert(t.name(), i).is_some() {
-                return Err(ToolSetError::DuplicateName { name: t.name() });
-            }
-            t.check().map_err(|error| ToolSetError::Schema {
-                tool: t.name(),
-                error,
-            })?;
-        }
-        Ok(ToolSet {
-            tools,
-            by_name,
+    /// A set of exactly these tools, in this order: `#[tool]`s (`add::tool()`), tools defined
+    /// at run time ([`Tool::define`]), or both ([`ToolRef`]).
+    pub fn new<T: Into<ToolRef>>(
+        tools: impl IntoIterator<Item = T>,
+    ) -> Result<ToolSet, ToolSetError> {
+        ToolSet {
+            tools: Vec::new(),
+            by_name: FxHashMap::default(),
             wording: Arc::default(),
             pipeline: Pipeline::shared().clone(),
-        })
+        }
+        .with_tools(tools)
+    }
+
+    /// The set with these tools added after its own (a gateway adds a remote server's tools to
+    /// its local ones). A name already in the set is refused.
+    pub fn with_tools<T: Into<ToolRef>>(
+        mut self,
+        tools: impl IntoIterator<Item = T>,
+    ) -> Result<ToolSet, ToolSetError> {
+        for t in tools {
+            let t: ToolRef = t.into();
+            if self.by_name.contains_key(t.name()) {
+                return Err(ToolSetError::DuplicateName {
+                    name: t.name().to_owned(),
+                });
+            }
+            t.check().map_err(|error| ToolSetError::Schema {
+                tool: t.name().to_owned(),
+                error,
+            })?;
+            self.by_name.insert(t.name().into(), self.tools.len());
+            self.tools.push(t);
+        }
+        Ok(self)
     }
 
     /// Every `#[tool]` linked into the program, ordered by name.
@@ -151,18 +221,18 @@ impl ToolSet {
 
     /// The tool named `name`, if the set has one.
     #[inline]
-    pub fn get(&self, name: &str) -> Option<&'static Tool> {
+    pub fn get(&self, name: &str) -> Option<&ToolRef> {
         // A short scan beats hashing the name for the sets one agent should have (about ten
         // tools at most: more, and models pick the wrong one).
         if self.tools.len() <= 16 {
-            return self.tools.iter().copied().find(|t| t.name() == name);
+            return self.tools.iter().find(|t| t.name() == name);
         }
-        self.by_name.get(name).map(|&i| self.tools[i])
+        self.by_name.get(name).map(|&i| &self.tools[i])
     }
 
     /// The tools, in the set's order.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = &'static Tool> + '_ {
-        self.tools.iter().copied()
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &ToolRef> + '_ {
+        self.tools.iter()
     }
 
     /// How many tools the set holds.
@@ -176,7 +246,7 @@ impl ToolSet {
     }
 
     /// The tools' names, in the set's order.
-    pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
+    pub fn names(&self) -> impl Iterator<Item = &str> + '_ {
         self.tools.iter().map(|t| t.name())
     }
 
@@ -237,11 +307,16 @@ impl ToolSet {
     /// The tools this caller may see and call: those whose `requires` its grants satisfy. Calls
     /// are checked again at run time, so a guessed name of another tool is still refused.
     pub fn visible_to(&self, cx: &Context) -> ToolSet {
-        let tools: Vec<&'static Tool> = self.iter().filter(|t| t.permits(cx)).collect();
+        let tools: Vec<ToolRef> = self
+            .tools
+            .iter()
+            .filter(|t| t.permits(cx))
+            .cloned()
+            .collect();
         let by_name = tools
             .iter()
             .enumerate()
-            .map(|(i, t)| (t.name(), i))
+            .map(|(i, t)| (t.name().into(), i))
             .collect();
         ToolSet {
             tools,
@@ -275,7 +350,7 @@ impl ToolSet {
     }
 
     /// The set's closest name to `name`, when one is close enough to be a likely misspelling.
-    pub fn closest(&self, name: &str) -> Option<&'static str> {
+    pub fn closest(&self, name: &str) -> Option<&str> {
         self.names()
             .map(|n| (strsim::jaro_winkler(n, name), n))
             .filter(|(s, _)| *s >= 0.8)
@@ -294,7 +369,7 @@ impl ToolSet {
 
 impl Lookup for ToolSet {
     #[inline]
-    fn find(&self, name: &str) -> Result<&'static Tool, ToolError> {
+    fn find(&self, name: &str) -> Result<&Tool, ToolError> {
         match self.get(name) {
             Some(tool) => Ok(tool),
             None => Err(self.unknown(name)),

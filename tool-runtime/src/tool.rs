@@ -16,11 +16,20 @@ use crate::context::Context;
 use crate::decode::Input;
 use crate::error::ToolError;
 use crate::future::BoxFuture;
+use crate::handler::Run;
 use crate::host::{Annotations, Grants};
 use crate::output::CallOutput;
 use crate::schema;
 use crate::validate::{SchemaError, Validator};
 use crate::wording::Wording;
+
+/// The permissions of `required` the caller's [`Grants`] in `cx` lack (all of them without grants).
+fn missing<S: AsRef<str>>(cx: &Context, required: &[S]) -> Vec<String> {
+    match cx.get::<Grants>() {
+        Some(g) => g.missing(required),
+        None => required.iter().map(|p| p.as_ref().to_owned()).collect(),
+    }
+}
 
 /// The result of starting a call: sync tools are done at once, async ones are awaited.
 pub enum Invocation<'a> {
@@ -62,10 +71,29 @@ pub struct Spec {
     pub invoke: InvokeFn,
 }
 
-/// One tool as `#[tool]` declared it. Lives in a `static`; schemas are built on first use.
+/// One tool: declared with `#[tool]` (it lives in a `static`; its schemas are built on first
+/// use), or defined at run time with [`Tool::define`] (from a JSON Schema and a handler).
 pub struct Tool {
-    spec: Spec,
+    source: Source,
     built: OnceLock<Built>,
+}
+
+enum Source {
+    Declared(Spec),
+    Defined(Box<Defined>),
+}
+
+/// A tool defined at run time: what [`ToolDef`] was given.
+pub(crate) struct Defined {
+    pub(crate) name: String,
+    pub(crate) description: String,
+    pub(crate) not_for: Option<String>,
+    pub(crate) requires: Vec<String>,
+    pub(crate) needs_approval: bool,
+    pub(crate) annotations: Annotations,
+    pub(crate) timeout: Option<std::time::Duration>,
+    pub(crate) allow_lints: Vec<(String, String)>,
+    pub(crate) run: Run,
 }
 
 struct Built {
@@ -79,14 +107,37 @@ impl Tool {
     #[doc(hidden)]
     pub const fn __new(spec: Spec) -> Tool {
         Tool {
-            spec,
+            source: Source::Declared(spec),
             built: OnceLock::new(),
         }
     }
 
+    /// A tool defined at run time (see [`ToolDef`]).
+    pub(crate) fn defined(
+        defined: Defined,
+        input_schema: Value,
+        output_schema: Value,
+        validator: Validator,
+    ) -> Tool {
+        let description =
+            Wording::english().describe(&defined.description, defined.not_for.as_deref());
+        Tool {
+            source: Source::Defined(Box::new(defined)),
+            built: OnceLock::from(Built {
+                description,
+                input_schema,
+                output_schema,
+                validator: Ok(validator),
+            }),
+        }
+    }
+
     /// The name the model calls it by.
-    pub fn name(&self) -> &'static str {
-        self.spec.name
+    pub fn name(&self) -> &str {
+        match &self.source {
+            Source::Declared(s) => s.name,
+            Source::Defined(d) => &d.name,
+        }
     }
 
     /// The description the model reads, with the boundary sentence from `not_for`.
@@ -95,29 +146,45 @@ impl Tool {
     }
 
     /// The description as written, without the boundary sentence.
-    pub fn spec_description(&self) -> &'static str {
-        self.spec.description
+    pub fn spec_description(&self) -> &str {
+        match &self.source {
+            Source::Declared(s) => s.description,
+            Source::Defined(d) => &d.description,
+        }
     }
 
     /// Whether the tool silences lint `id` (`#[tool(allow_lint = "id: reason")]`), and why.
-    pub fn silences_lint(&self, id: &str) -> Option<&'static str> {
-        self.spec
-            .allow_lints
-            .iter()
-            .find(|(i, _)| *i == id)
-            .map(|(_, why)| *why)
+    pub fn silences_lint(&self, id: &str) -> Option<&str> {
+        match &self.source {
+            Source::Declared(s) => s
+                .allow_lints
+                .iter()
+                .find(|(i, _)| *i == id)
+                .map(|(_, why)| *why),
+            Source::Defined(d) => d
+                .allow_lints
+                .iter()
+                .find(|(i, _)| i == id)
+                .map(|(_, why)| why.as_str()),
+        }
     }
 
     /// Permissions a caller needs to see and call this tool.
-    pub fn requires(&self) -> &'static [&'static str] {
-        self.spec.requires
+    pub fn requires(&self) -> Vec<&str> {
+        match &self.source {
+            Source::Declared(s) => s.requires.to_vec(),
+            Source::Defined(d) => d.requires.iter().map(String::as_str).collect(),
+        }
     }
 
-    /// Whether the tool is an `async fn`. A server runs a sync tool on a thread where blocking
-    /// is allowed, never on the async workers, unless it says `blocking = false` (see
-    /// [`Tool::blocks`]).
+    /// Whether the tool is an `async fn` (a tool defined at run time always is). A server runs
+    /// a sync tool on a thread where blocking is allowed, never on the async workers, unless it
+    /// says `blocking = false` (see [`Tool::blocks`]).
     pub fn is_async(&self) -> bool {
-        self.spec.is_async
+        match &self.source {
+            Source::Declared(s) => s.is_async,
+            Source::Defined(_) => true,
+        }
     }
 
     /// Whether a call may block the thread it runs on: a sync tool, unless it says
@@ -125,22 +192,34 @@ impl Tool {
     /// allowed (Tokio's blocking pool), never on the async workers; the others run on the
     /// worker that received the request, without the hand-off.
     pub fn blocks(&self) -> bool {
-        self.spec.blocking
+        match &self.source {
+            Source::Declared(s) => s.blocking,
+            Source::Defined(_) => false,
+        }
     }
 
     /// How long one call may run (`#[tool(timeout = "30s")]`); `None` for the server's default.
     pub fn timeout(&self) -> Option<std::time::Duration> {
-        self.spec.timeout_ms.map(std::time::Duration::from_millis)
+        match &self.source {
+            Source::Declared(s) => s.timeout_ms.map(std::time::Duration::from_millis),
+            Source::Defined(d) => d.timeout,
+        }
     }
 
     /// Whether each call waits for a person's approval.
     pub fn needs_approval(&self) -> bool {
-        self.spec.needs_approval
+        match &self.source {
+            Source::Declared(s) => s.needs_approval,
+            Source::Defined(d) => d.needs_approval,
+        }
     }
 
     /// MCP hints about the tool (never trusted for security).
     pub fn annotations(&self) -> &Annotations {
-        &self.spec.annotations
+        match &self.source {
+            Source::Declared(s) => &s.annotations,
+            Source::Defined(d) => &d.annotations,
+        }
     }
 
     /// Whether the caller's [`Grants`] in `cx` hold every permission the tool `requires`.
@@ -149,22 +228,24 @@ impl Tool {
     }
 
     pub(crate) fn forbidden(&self, cx: &Context) -> Option<ToolError> {
-        if self.spec.requires.is_empty() {
-            return None;
-        }
-        let missing = match cx.get::<Grants>() {
-            Some(g) => g.missing(self.spec.requires),
-            None => self.spec.requires.to_vec(),
+        let missing: Vec<String> = match &self.source {
+            Source::Declared(s) if s.requires.is_empty() => return None,
+            Source::Defined(d) if d.requires.is_empty() => return None,
+            Source::Declared(s) => missing(cx, s.requires),
+            Source::Defined(d) => missing(cx, &d.requires),
         };
-        (!missing.is_empty()).then_some(ToolError::Forbidden {
-            tool: self.spec.name,
+        (!missing.is_empty()).then(|| ToolError::Forbidden {
+            tool: self.name().to_owned(),
             missing,
         })
     }
 
     /// What the tool is not for, as written in `not_for`.
-    pub fn not_for(&self) -> Option<&'static str> {
-        self.spec.not_for
+    pub fn not_for(&self) -> Option<&str> {
+        match &self.source {
+            Source::Declared(s) => s.not_for,
+            Source::Defined(d) => d.not_for.as_deref(),
+        }
     }
 
     /// The canonical input schema (JSON Schema 2020-12).
@@ -186,17 +267,28 @@ impl Tool {
             .map_err(Clone::clone)
     }
 
+    fn panic_to_model(&self) -> bool {
+        match &self.source {
+            Source::Declared(s) => s.panic_to_model,
+            Source::Defined(_) => false,
+        }
+    }
+
     fn built(&self) -> &Built {
         self.built.get_or_init(|| {
+            // A defined tool's schemas are built with it: only a declared one gets here.
+            let Source::Declared(spec) = &self.source else {
+                unreachable!("a tool defined at run time is built when it is defined")
+            };
             let mut g = schema::input_generator();
-            let input = (self.spec.input)(&mut g);
+            let input = (spec.input)(&mut g);
             let input_schema = schema::finish_root(input, &mut g).to_value();
             let mut g = schema::output_generator();
-            let output = (self.spec.output)(&mut g);
+            let output = (spec.output)(&mut g);
             let mut output_schema = schema::finish_root(output, &mut g).to_value();
             schema::strip_number_formats(&mut output_schema);
             let validator = Validator::new(&input_schema);
-            let description = Wording::english().describe(self.spec.description, self.spec.not_for);
+            let description = Wording::english().describe(spec.description, spec.not_for);
             Built {
                 description,
                 input_schema,
@@ -208,7 +300,7 @@ impl Tool {
 
     /// Permission, then validation, then (unless `approved`) approval, then the tool itself.
     pub(crate) fn start<'a>(
-        &self,
+        &'a self,
         cx: &'a Context,
         arguments: Arguments<'_>,
         approved: bool,
@@ -224,17 +316,28 @@ impl Tool {
             arguments,
             validator,
         };
-        if self.spec.needs_approval && !approved {
+        if self.needs_approval() && !approved {
             return match input.into_checked_map() {
                 Ok(args) => Step::Hold(Value::Object(args)),
                 Err(e) => Step::Done(Err(e)),
             };
         }
-        let invoke = self.spec.invoke;
-        match catch_unwind(AssertUnwindSafe(|| invoke(cx, input))) {
+        let invocation = match &self.source {
+            Source::Declared(spec) => {
+                let invoke = spec.invoke;
+                catch_unwind(AssertUnwindSafe(|| invoke(cx, input)))
+            }
+            Source::Defined(d) => {
+                catch_unwind(AssertUnwindSafe(|| match d.run.invoke(cx, input) {
+                    Ok(running) => Invocation::Pending(running),
+                    Err(e) => Invocation::Ready(Err(e)),
+                }))
+            }
+        };
+        match invocation {
             Ok(Invocation::Ready(r)) => Step::Done(r),
             Ok(Invocation::Pending(f)) => Step::Running(CatchUnwind::new(f, self)),
-            Err(panic) => Step::Done(Err(panicked(panic, self.spec.panic_to_model))),
+            Err(panic) => Step::Done(Err(panicked(panic, self.panic_to_model()))),
         }
     }
 }
@@ -252,7 +355,7 @@ pub(crate) enum Step<'a> {
 impl fmt::Debug for Tool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Tool")
-            .field("name", &self.spec.name)
+            .field("name", &self.name())
             .finish_non_exhaustive()
     }
 }
@@ -276,7 +379,7 @@ impl<'a> CatchUnwind<'a> {
     pub(crate) fn new(future: BoxFuture<'a, Result<CallOutput, ToolError>>, tool: &Tool) -> Self {
         CatchUnwind {
             future,
-            panic_to_model: tool.spec.panic_to_model,
+            panic_to_model: tool.panic_to_model(),
         }
     }
 }

@@ -334,7 +334,12 @@ fn the_registry_holds_every_tool_and_sets_refuse_duplicates() {
     sorted.sort();
     assert_eq!(names, sorted, "deterministic order");
     let dup = ToolSet::new([gema::tool(), gema::tool()]).unwrap_err();
-    assert_eq!(dup, ToolSetError::DuplicateName { name: "gema" });
+    assert_eq!(
+        dup,
+        ToolSetError::DuplicateName {
+            name: "gema".into()
+        }
+    );
 }
 
 #[test]

@@ -163,7 +163,8 @@ fn a_missing_context_value_is_a_clear_error() {
 #[test]
 fn callers_see_and_call_only_what_they_are_granted() {
     let cx = karyawan(&["hr.leave.read"]);
-    let visible: Vec<_> = set().visible_to(&cx).names().collect();
+    let visible = set().visible_to(&cx);
+    let visible: Vec<_> = visible.names().collect();
     assert_eq!(visible, ["sisa_cuti_sesi", "hapus_draf", "cuaca"]);
     // A guessed name is still refused, before anything runs.
     let err = set()
@@ -173,8 +174,8 @@ fn callers_see_and_call_only_what_they_are_granted() {
     assert_eq!(
         err,
         ToolError::Forbidden {
-            tool: "status_reimburse",
-            missing: vec!["hr.reimburse.read"]
+            tool: "status_reimburse".into(),
+            missing: vec!["hr.reimburse.read".to_owned()]
         }
     );
     assert!(!err.model_message().contains("reimburse.read"));
@@ -349,7 +350,7 @@ fn without_hooks_the_model_gets_the_output_as_json() {
 fn annotations_are_declared_hints() {
     let a = ajukan_cuti::tool().annotations();
     assert_eq!(
-        (a.title, a.destructive, a.read_only),
+        (a.title.as_deref(), a.destructive, a.read_only),
         (Some("Ajukan cuti"), Some(true), None)
     );
     let c = cuaca::tool().annotations();

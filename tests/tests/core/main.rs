@@ -4,6 +4,7 @@
 
 mod behaviour;
 mod correctness;
+mod defined;
 mod host;
 mod oracle;
 mod provision;

@@ -1,7 +1,7 @@
 //! Toolset lints: each fires on a set built to break it, and stays quiet on the examples.
 
 use tool_runtime::lint::{self, Lint};
-use tool_runtime::{ToolArg, ToolSet, tool};
+use tool_runtime::{ToolArg, ToolRef, ToolSet, tool};
 
 fn ids(set: &ToolSet) -> Vec<(&'static str, String)> {
     lint::check(set)
@@ -171,14 +171,17 @@ fn english_descriptions_are_read_as_well_as_indonesian_ones() {
 
 #[test]
 fn every_lint_fires_somewhere_and_each_has_an_id_an_explanation_and_an_english_fix() {
-    let mut tools: Vec<_> = eleven().iter().collect();
-    tools.extend([
-        cuaca::tool(),
-        laporan_kasar::tool(),
-        cari_buku::tool(),
-        detail_buku::tool(),
-        setujui_klaim::tool(),
-    ]);
+    let mut tools: Vec<ToolRef> = eleven().iter().cloned().collect();
+    tools.extend(
+        [
+            cuaca::tool(),
+            laporan_kasar::tool(),
+            cari_buku::tool(),
+            detail_buku::tool(),
+            setujui_klaim::tool(),
+        ]
+        .map(ToolRef::from),
+    );
     let lints = lint::check(&ToolSet::new(tools).unwrap());
     // One of these two fires, as the program keeps JSON keys in order or sorts them.
     let cannot = if lint::keeps_order() {

@@ -13,15 +13,57 @@ use super::{SchemaError, Validator};
 
 struct Compiler<'a> {
     def_names: HashMap<&'a str, usize>,
+    /// Where `$ref`s point from: `"#/$defs/"`, or draft-07's `"#/definitions/"`.
+    def_prefix: &'static str,
+    problems: Vec<SchemaProblem>,
+}
+
+/// One thing a schema asks that the validator cannot enforce exactly: where (a JSON Pointer
+/// into the schema, `""` for its root) and what.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SchemaProblem {
+    /// A JSON Pointer (RFC 6901) to the schema object that has the problem.
+    pub at: String,
+    /// What is wrong there.
+    pub what: String,
+}
+
+impl std::fmt::Display for SchemaProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.at.is_empty() {
+            write!(f, "at the root: {}", self.what)
+        } else {
+            write!(f, "at `{}`: {}", self.at, self.what)
+        }
+    }
 }
 
 impl Validator {
     /// Compiles a canonical schema (JSON Schema 2020-12, the subset `#[tool]` and
-    /// `schemars` produce).
+    /// `schemars` produce); the error lists every problem (see [`Validator::compile`]).
     pub fn new(schema: &Value) -> Result<Validator, SchemaError> {
+        Validator::compile(schema).map_err(|problems| {
+            SchemaError(
+                problems
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            )
+        })
+    }
+
+    /// Compiles a schema, or lists every keyword it cannot enforce exactly and where: an
+    /// unsupported keyword, a malformed value, a `$ref` it cannot resolve (a remote one is
+    /// never fetched), a cycle of `$ref`s, rules beside a `$ref`. Nothing is half-checked.
+    pub fn compile(schema: &Value) -> Result<Validator, Vec<SchemaProblem>> {
         let empty = Map::new();
+        let (defs_key, def_prefix) = match (schema.get("$defs"), schema.get("definitions")) {
+            (None, Some(_)) => ("definitions", "#/definitions/"),
+            _ => ("$defs", "#/$defs/"),
+        };
         let defs_map = schema
-            .get("$defs")
+            .get(defs_key)
             .and_then(Value::as_object)
             .unwrap_or(&empty);
         let mut cx = Compiler {
@@ -30,12 +72,22 @@ impl Validator {
                 .enumerate()
                 .map(|(i, name)| (name.as_str(), i))
                 .collect(),
+            def_prefix,
+            problems: Vec::new(),
         };
-        let defs = defs_map
-            .values()
-            .map(|def| cx.node(def))
-            .collect::<Result<_, _>>()?;
-        let root = cx.node(schema)?;
+        if schema.get(defs_key).is_some_and(|d| !d.is_object()) {
+            cx.problem("", format!("`{defs_key}` must be an object"));
+        }
+        let defs: Vec<Node> = defs_map
+            .iter()
+            .map(|(name, def)| cx.node(def, &format!("/{defs_key}/{}", escape(name))))
+            .collect();
+        let root = cx.node(schema, "");
+        let mut problems = cx.problems;
+        problems.extend(cycles(&defs, defs_map, defs_key));
+        if !problems.is_empty() {
+            return Err(problems);
+        }
         Ok(Validator {
             root,
             defs,
@@ -44,19 +96,102 @@ impl Validator {
     }
 }
 
+/// A JSON Pointer token (RFC 6901): `~` and `/` escaped.
+fn escape(token: &str) -> String {
+    token.replace('~', "~0").replace('/', "~1")
+}
+
+/// Every `$defs` entry that reaches itself through `$ref`s without going into a value (through
+/// `$ref`s and union branches only): checking it would never end. A recursive type, whose
+/// definition refers to itself inside its properties or items, is fine: the value ends.
+fn cycles(defs: &[Node], defs_map: &Map<String, Value>, key: &str) -> Vec<SchemaProblem> {
+    // The definitions a value is checked against at the same place in the value.
+    fn refs(n: &Node, out: &mut Vec<usize>) {
+        out.extend(n.reference);
+        if let Some(u) = &n.union {
+            u.branches.iter().for_each(|b| refs(b, out));
+        }
+    }
+    let edges: Vec<Vec<usize>> = defs
+        .iter()
+        .map(|d| {
+            let mut out = Vec::new();
+            refs(d, &mut out);
+            out
+        })
+        .collect();
+    let names: Vec<&String> = defs_map.keys().collect();
+    let mut problems = Vec::new();
+    for start in 0..defs.len() {
+        // Depth-first from `start`'s references: does any path come back to it?
+        let mut seen = vec![false; defs.len()];
+        let mut stack = edges[start].clone();
+        while let Some(d) = stack.pop() {
+            if d == start {
+                problems.push(SchemaProblem {
+                    at: format!("/{key}/{}", escape(names[start])),
+                    what: "it refers to itself through `$ref` without going into a property or an item, so no value can be checked against it"
+                        .into(),
+                });
+                break;
+            }
+            if d < defs.len() && !std::mem::replace(&mut seen[d], true) {
+                stack.extend(&edges[d]);
+            }
+        }
+    }
+    problems
+}
+
 impl<'a> Compiler<'a> {
-    fn node(&mut self, schema: &'a Value) -> Result<Node, SchemaError> {
+    fn problem(&mut self, at: &str, what: impl Into<String>) {
+        self.problems.push(SchemaProblem {
+            at: at.to_owned(),
+            what: what.into(),
+        });
+    }
+
+    /// `r`'s value, or `None` with its problem recorded.
+    fn ok<T>(&mut self, at: &str, r: Result<T, SchemaError>) -> Option<T> {
+        r.map_err(|e| self.problem(at, e.0)).ok()
+    }
+
+    fn node(&mut self, schema: &'a Value, at: &str) -> Node {
         let obj = match schema {
-            Value::Bool(true) => return Ok(Node::default()),
+            Value::Bool(true) => return Node::default(),
             Value::Object(o) => o,
-            other => return Err(SchemaError(format!("unsupported schema `{other}`"))),
+            other => {
+                self.problem(at, format!("unsupported schema `{other}`"));
+                return Node::default();
+            }
         };
         let mut n = Node::default();
         let mut allowed: Option<Vec<Value>> = None;
         let mut branches: Option<(Vec<Node>, bool)> = None;
         let mut required: Vec<&str> = Vec::new();
+        // Keywords that assert something, for the check that nothing sits beside a `$ref`.
+        let mut asserting = Vec::new();
         for (key, val) in obj {
-            match key.as_str() {
+            let k = key.as_str();
+            if !matches!(
+                k,
+                "description"
+                    | "title"
+                    | "default"
+                    | "examples"
+                    | "$defs"
+                    | "definitions"
+                    | "$schema"
+                    | "$id"
+                    | "$comment"
+                    | "deprecated"
+                    | "readOnly"
+                    | "writeOnly"
+                    | "$ref"
+            ) {
+                asserting.push(k);
+            }
+            match k {
                 "type" => {
                     let mut mask = 0;
                     let names: Vec<&Value> = match val {
@@ -64,92 +199,121 @@ impl<'a> Compiler<'a> {
                         one => vec![one],
                     };
                     for t in names {
-                        mask |= t.as_str().and_then(type_bit).ok_or_else(|| bad(key, val))?;
+                        match t.as_str().and_then(type_bit) {
+                            Some(bit) => mask |= bit,
+                            None => self.problem(at, bad(key, val).0),
+                        }
                     }
                     n.types = Some(mask);
                 }
-                "enum" => allowed = Some(val.as_array().ok_or_else(|| bad(key, val))?.clone()),
+                "enum" => match val.as_array() {
+                    Some(a) => allowed = Some(a.clone()),
+                    None => self.problem(at, bad(key, val).0),
+                },
                 "const" => allowed = Some(vec![val.clone()]),
                 "oneOf" | "anyOf" => {
                     if branches.is_some() {
-                        return Err(SchemaError(
-                            "a schema with both `oneOf` and `anyOf` is not supported".into(),
-                        ));
+                        self.problem(
+                            at,
+                            "a schema with both `oneOf` and `anyOf` is not supported",
+                        );
+                        continue;
                     }
-                    branches = Some((self.list(key, val)?, key == "oneOf"));
+                    branches = Some((self.list(key, val, at), key == "oneOf"));
                 }
-                "minimum" => n.minimum = Some(number(key, val)?),
-                "maximum" => n.maximum = Some(number(key, val)?),
-                "exclusiveMinimum" => n.exclusive_minimum = Some(number(key, val)?),
-                "exclusiveMaximum" => n.exclusive_maximum = Some(number(key, val)?),
-                "minLength" => n.min_length = Some(count(key, val)?),
-                "maxLength" => n.max_length = Some(count(key, val)?),
-                "minItems" => n.min_items = Some(count(key, val)?),
-                "maxItems" => n.max_items = Some(count(key, val)?),
-                "pattern" => {
-                    let p = val.as_str().ok_or_else(|| bad(key, val))?;
-                    let re = Pattern::new(p)
-                        .map_err(|e| SchemaError(format!("invalid `pattern` {p:?}: {e}")))?;
-                    n.pattern = Some(re);
-                }
-                "items" => n.items = Some(Box::new(self.node(val)?)),
+                "minimum" => n.minimum = self.ok(at, number(key, val)),
+                "maximum" => n.maximum = self.ok(at, number(key, val)),
+                "exclusiveMinimum" => n.exclusive_minimum = self.ok(at, number(key, val)),
+                "exclusiveMaximum" => n.exclusive_maximum = self.ok(at, number(key, val)),
+                "minLength" => n.min_length = self.ok(at, count(key, val)),
+                "maxLength" => n.max_length = self.ok(at, count(key, val)),
+                "minItems" => n.min_items = self.ok(at, count(key, val)),
+                "maxItems" => n.max_items = self.ok(at, count(key, val)),
+                "pattern" => match val.as_str() {
+                    Some(p) => match Pattern::new(p) {
+                        Ok(re) => n.pattern = Some(re),
+                        Err(e) => self.problem(at, format!("invalid `pattern` {p:?}: {e}")),
+                    },
+                    None => self.problem(at, bad(key, val).0),
+                },
+                "items" => n.items = Some(Box::new(self.node(val, &format!("{at}/items")))),
                 "additionalProperties" => match val {
                     Value::Bool(b) => n.closed = !b,
-                    _ => {
-                        return Err(SchemaError(
-                            "`additionalProperties` must be a boolean".into(),
-                        ));
-                    }
+                    _ => self.problem(at, "`additionalProperties` must be a boolean"),
                 },
-                "required" => {
-                    let names = val.as_array().ok_or_else(|| bad(key, val))?;
-                    required = names.iter().filter_map(Value::as_str).collect();
-                }
-                "properties" => {
-                    let props = val.as_object().ok_or_else(|| bad(key, val))?;
-                    for (name, s) in props {
-                        n.properties.push(Prop {
-                            name: name.clone(),
-                            node: self.node(s)?,
-                            default: s.get("default").cloned(),
-                            required: false,
-                        });
+                "required" => match val.as_array() {
+                    Some(names) => required = names.iter().filter_map(Value::as_str).collect(),
+                    None => self.problem(at, bad(key, val).0),
+                },
+                "properties" => match val.as_object() {
+                    Some(props) => {
+                        for (name, s) in props {
+                            let node = self.node(s, &format!("{at}/properties/{}", escape(name)));
+                            n.properties.push(Prop {
+                                name: name.clone(),
+                                node,
+                                default: s.get("default").cloned(),
+                                required: false,
+                            });
+                        }
                     }
-                }
+                    None => self.problem(at, bad(key, val).0),
+                },
                 "$ref" => {
-                    let r = val.as_str().ok_or_else(|| bad(key, val))?;
-                    let name = r.strip_prefix("#/$defs/").unwrap_or(r);
-                    let i = self
-                        .def_names
-                        .get(name)
-                        .ok_or_else(|| SchemaError(format!("unresolved `$ref` {r:?}")))?;
-                    n.reference = Some(*i);
+                    let Some(r) = val.as_str() else {
+                        self.problem(at, bad(key, val).0);
+                        continue;
+                    };
+                    match r
+                        .strip_prefix(self.def_prefix)
+                        .and_then(|name| self.def_names.get(name))
+                    {
+                        Some(i) => n.reference = Some(*i),
+                        None if !r.starts_with('#') => self.problem(
+                            at,
+                            format!(
+                                "the remote `$ref` {r:?} is not fetched: only `{}…` is resolved",
+                                self.def_prefix
+                            ),
+                        ),
+                        None => self.problem(at, format!("unresolved `$ref` {r:?}")),
+                    }
                 }
                 "format" => n.format = val.as_str().and_then(Format::of),
                 // A date's first and last day (the `formatMinimum`/`formatMaximum` of JSON Schema's
                 // format-assertion vocabulary, as ajv names them); checked with `format: date`.
-                "formatMinimum" | "formatMaximum" => {
-                    let day = val.as_str().ok_or_else(|| bad(key, val))?.to_owned();
-                    if key == "formatMinimum" {
-                        n.first_day = Some(day);
-                    } else {
-                        n.last_day = Some(day);
-                    }
-                }
-                // Annotations: they describe, they do not assert.
-                "description" | "title" | "default" | "examples" | "$defs" | "$schema" | "$id"
-                | "$comment" | "deprecated" | "readOnly" | "writeOnly" => {}
-                other => {
-                    return Err(SchemaError(format!(
-                        "the keyword `{other}` is not supported by the argument validator"
-                    )));
-                }
+                "formatMinimum" | "formatMaximum" => match val.as_str() {
+                    Some(day) if key == "formatMinimum" => n.first_day = Some(day.to_owned()),
+                    Some(day) => n.last_day = Some(day.to_owned()),
+                    None => self.problem(at, bad(key, val).0),
+                },
+                // Annotations: they describe, they do not assert. (`$defs` are compiled apart.)
+                "description" | "title" | "default" | "examples" | "$defs" | "definitions"
+                | "$schema" | "$id" | "$comment" | "deprecated" | "readOnly" | "writeOnly" => {}
+                other => self.problem(
+                    at,
+                    format!("the keyword `{other}` is not supported by the argument validator"),
+                ),
             }
         }
+        if n.reference.is_some() && !asserting.is_empty() {
+            self.problem(
+                at,
+                format!(
+                    "rules beside `$ref` ({}) are not supported: move them into the definition",
+                    asserting
+                        .iter()
+                        .map(|k| format!("`{k}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            );
+        }
         if (n.first_day.is_some() || n.last_day.is_some()) && n.format != Some(Format::Date) {
-            return Err(SchemaError(
-                "`formatMinimum`/`formatMaximum` are supported on `format: date` only".into(),
-            ));
+            self.problem(
+                at,
+                "`formatMinimum`/`formatMaximum` are supported on `format: date` only",
+            );
         }
         for (i, p) in n.properties.iter_mut().enumerate() {
             p.required = required.contains(&p.name.as_str());
@@ -183,12 +347,19 @@ impl<'a> Compiler<'a> {
             branches,
             exactly_one,
         });
-        Ok(n)
+        n
     }
 
-    fn list(&mut self, key: &str, val: &'a Value) -> Result<Vec<Node>, SchemaError> {
-        let items = val.as_array().ok_or_else(|| bad(key, val))?;
-        items.iter().map(|s| self.node(s)).collect()
+    fn list(&mut self, key: &str, val: &'a Value, at: &str) -> Vec<Node> {
+        let Some(items) = val.as_array() else {
+            self.problem(at, bad(key, val).0);
+            return Vec::new();
+        };
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, s)| self.node(s, &format!("{at}/{key}/{i}")))
+            .collect()
     }
 }
 

@@ -16,6 +16,7 @@ mod violation;
 
 use std::fmt;
 
+pub use compile::SchemaProblem;
 pub(crate) use node::Node;
 pub(crate) use violation::violation;
 pub use violation::{Path, Segment, Violation, ViolationKind, Violations};

@@ -9,6 +9,8 @@
 #   provision.sh chromium   Debian's Chromium (apt-get, as root); prints its path
 #   provision.sh postgres   Debian's PostgreSQL server (apt-get, as root); prints its bin dir
 #   provision.sh valgrind   Debian's valgrind (apt-get, as root), for the speed gate; prints its path
+#   provision.sh everything the official MCP reference server `@modelcontextprotocol/server-everything`
+#                           (npm, pinned) in target/npm-everything; prints the script to run with node
 #
 # Concurrent callers wait on one lock per thing, and on one lock for apt.
 set -euo pipefail
@@ -68,8 +70,27 @@ valgrind)
     fi
     command -v valgrind
     ;;
+everything)
+    dir="$target/npm-everything"
+    version="2026.8.31"
+    (
+        flock 9
+        if [ "$(cat "$dir/.installed" 2>/dev/null)" != "$version" ]; then
+            if ! command -v npm >/dev/null; then
+                echo "npm is missing: install Node.js with npm (\`apt-get install nodejs npm\`)" >&2
+                exit 1
+            fi
+            rm -rf "$dir" && mkdir -p "$dir"
+            (cd "$dir" && npm install --silent --no-audit --no-fund \
+                "@modelcontextprotocol/server-everything@$version" >/dev/null) \
+                || { echo "npm could not install @modelcontextprotocol/server-everything@$version" >&2; exit 1; }
+            echo "$version" > "$dir/.installed"
+        fi
+    ) 9>"$target/npm-everything.lock"
+    echo "$dir/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+    ;;
 *)
-    echo "usage: provision.sh python|chromium|postgres|valgrind" >&2
+    echo "usage: provision.sh python|chromium|postgres|valgrind|everything" >&2
     exit 2
     ;;
 esac

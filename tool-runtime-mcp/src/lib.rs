@@ -53,6 +53,8 @@ pub mod http;
 mod limits;
 #[cfg(feature = "oauth")]
 pub mod oauth;
+#[cfg(feature = "client")]
+pub mod remote;
 mod server;
 mod stdio;
 

@@ -6,6 +6,7 @@ mod common;
 
 mod mcp_http;
 mod mcp_limits;
+mod mcp_remote;
 mod mcp_replicas;
 mod mcp_stdio;
 mod mcp_threads;

@@ -146,8 +146,7 @@ fn a_schema_the_validator_cannot_enforce_is_refused_with_every_problem_and_where
     )
     .output_schema(json!({"type": "object", "patternProperties": {"^x": {}}}))
     .build_fn(|_| async { Ok(Value::Null) })
-    .err()
-    .expect("refused");
+    .expect_err("refused");
     let at = |p: &DefineProblem| match p {
         DefineProblem::Input(p) => format!("input {}", p.at),
         DefineProblem::Output(p) => format!("output {}", p.at),

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 // The tests' prerequisites beyond Rust: the same helpers as the tests crate's.
 #[path = "../../../../tests/tests/core/provision.rs"]
 mod provision;
-pub use provision::python;
+pub use provision::{provision, python};
 
 /// One HTTP/1.1 connection to a server.
 pub struct Conn {

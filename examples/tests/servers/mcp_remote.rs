@@ -1,0 +1,302 @@
+//! Remote MCP servers' tools imported into a tool set (`tool_runtime_mcp::remote`), with real
+//! processes: this project's HR server over stdio and over Streamable HTTP (with a token), and
+//! the official reference server `@modelcontextprotocol/server-everything` (npm), which no one
+//! here wrote. Arguments are checked here before anything is sent: the remote's own log shows
+//! that a bad call never reached it.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tool_runtime::{Context, Grants, ToolError, ToolSet};
+use tool_runtime_mcp::remote::{Remote, RemoteOptions};
+
+use crate::common::{Issuer, free_addr, provision, wait_for};
+
+/// A fresh directory for one test's HR database and the server's log.
+fn workdir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("hr-remote-{}-{tag}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The HR server over stdio for employee K-001; its log (every call's arguments, as the
+/// toolkit traces them) goes to `server.log` in `dir`, its process id to `pid`. While a file
+/// `down` is in `dir`, the server cannot start (it exits at once).
+fn hr_stdio(dir: &std::path::Path) -> impl Fn() -> tokio::process::Command + Send + Sync + 'static {
+    let (db, log) = (dir.join("hr.sqlite"), dir.join("server.log"));
+    let (down, pid) = (dir.join("down"), dir.join("pid"));
+    move || {
+        let script = format!(
+            "[ -e '{}' ] && exit 1; echo $$ > '{}'; exec '{}' 2>>'{}'",
+            down.display(),
+            pid.display(),
+            env!("CARGO_BIN_EXE_hr-mcp"),
+            log.display()
+        );
+        let mut cmd = tokio::process::Command::new("sh");
+        cmd.arg("-c")
+            .arg(script)
+            .env("HR_NIK", "K-001")
+            .env("HR_PERAN", "karyawan")
+            .env("HR_DB", &db)
+            .env("RUST_LOG", "warn,tool_runtime::values=trace");
+        cmd
+    }
+}
+
+fn read_log(dir: &std::path::Path) -> String {
+    std::fs::read_to_string(dir.join("server.log")).unwrap_or_default()
+}
+
+async fn call(set: &ToolSet, cx: &Context, name: &str, args: Value) -> Result<Value, ToolError> {
+    set.call(cx, name, args).await.map(|o| o.into_value())
+}
+
+fn grants() -> Context {
+    Context::new().with(Grants::new(["hr"]))
+}
+
+#[tokio::test]
+async fn hr_tools_over_stdio_are_checked_here_before_anything_is_sent() {
+    let dir = workdir("stdio");
+    let options = RemoteOptions {
+        requires: vec!["hr".into()],
+        ..RemoteOptions::prefixed("hr")
+    };
+    let remote = Remote::stdio("hr", hr_stdio(&dir), options).await.unwrap();
+    let imported = remote.tools().await.unwrap();
+    assert!(imported.refused.is_empty(), "{:?}", imported.refused);
+    let set = ToolSet::new(imported.tools).unwrap();
+    let names: Vec<&str> = set.names().collect();
+    assert!(names.contains(&"hr_cek-riwayat-cuti"), "{names:?}");
+
+    // The host's grants apply to remote tools: without `hr`, nothing is visible or callable.
+    assert!(set.visible_to(&Context::new()).is_empty());
+    let cx = grants();
+    let ok = call(&set, &cx, "hr_cek-riwayat-cuti", json!({"tahun": 2031}))
+        .await
+        .unwrap();
+    assert_eq!(ok["tahun"], 2031, "{ok}");
+
+    // A string for a number, a year out of range, an unknown field: refused here, with the
+    // toolkit's messages, and never sent (the remote logs every call it receives).
+    for bad in [
+        json!({"tahun": "2032"}),
+        json!({"tahun": 1999}),
+        json!({"tahun": 2033, "x": 1}),
+    ] {
+        let err = call(&set, &cx, "hr_cek-riwayat-cuti", bad.clone())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, ToolError::InvalidArguments(_)),
+            "{bad}: {err:?}"
+        );
+    }
+    let log = read_log(&dir);
+    assert!(
+        log.contains("2031"),
+        "the good call reached the remote: {log}"
+    );
+    for never in ["2032", "1999", "2033"] {
+        assert!(!log.contains(never), "{never} reached the remote: {log}");
+    }
+
+    // A tool that does not say it is read-only (`ajukan-cuti` is destructive) is held here for
+    // approval; rejected, it never reaches the remote.
+    let hold = call(
+        &set,
+        &cx,
+        "hr_ajukan-cuti",
+        json!({"mulai": "2031-03-02", "hari": 2}),
+    )
+    .await
+    .unwrap_err();
+    let ToolError::ApprovalRequired(pending) = hold else {
+        panic!("{hold:?}")
+    };
+    assert!(set.reject(&pending.ticket).await.unwrap());
+    assert!(
+        !read_log(&dir).contains("2031-03-02"),
+        "a held call reached the remote"
+    );
+}
+
+#[tokio::test]
+async fn a_remote_that_goes_away_answers_a_clear_error_and_the_next_call_reconnects() {
+    let dir = workdir("restart");
+    let options = RemoteOptions {
+        retry_after: Duration::from_millis(100),
+        ..RemoteOptions::default()
+    };
+    let remote = Remote::stdio("hr", hr_stdio(&dir), options).await.unwrap();
+    let set = ToolSet::new(remote.tools().await.unwrap().tools).unwrap();
+    let cx = Context::new();
+    assert!(call(&set, &cx, "cek-riwayat-cuti", json!({})).await.is_ok());
+
+    // The server dies and cannot start again: calls fail at once, naming the server.
+    std::fs::write(dir.join("down"), "").unwrap();
+    kill_server(&dir);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    for _ in 0..3 {
+        let err = call(&set, &cx, "cek-riwayat-cuti", json!({}))
+            .await
+            .unwrap_err();
+        let ToolError::Failed { message } = &err else {
+            panic!("{err:?}")
+        };
+        assert!(message.contains("`hr` is unreachable"), "{message}");
+        assert!(!remote.is_connected().await);
+    }
+    // It can start again: after `retry_after`, the next call reconnects and is answered.
+    std::fs::remove_file(dir.join("down")).unwrap();
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    assert!(call(&set, &cx, "cek-riwayat-cuti", json!({})).await.is_ok());
+    assert!(remote.is_connected().await);
+}
+
+/// Kills the HR server process started last for `dir`.
+fn kill_server(dir: &std::path::Path) {
+    let pid = std::fs::read_to_string(dir.join("pid")).unwrap();
+    let killed = std::process::Command::new("kill")
+        .args(["-9", pid.trim()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+}
+
+#[tokio::test]
+async fn hr_tools_over_http_with_a_token() {
+    let dir = workdir("http");
+    let issuer = Issuer::new("https://login.remote.test");
+    let jwks = dir.join("jwks.json");
+    std::fs::write(&jwks, issuer.jwks()).unwrap();
+    let addr = free_addr();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hr-mcp"))
+        .args(["--http", &addr.to_string()])
+        .env("HR_DB", dir.join("hr.sqlite"))
+        .env("HR_OAUTH_ISSUER", &issuer.issuer)
+        .env("HR_OAUTH_JWKS", &jwks)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for(addr).await;
+    let url = format!("http://{addr}/mcp");
+    let token = issuer.token(&url, "K-001", "hr hr.cuti.baca hr.cuti.ajukan", json!({}));
+
+    // Without the host's credentials the server refuses the connection.
+    assert!(
+        Remote::http("hr", &url, None, RemoteOptions::default())
+            .await
+            .is_err()
+    );
+
+    let remote = Remote::http(
+        "hr",
+        &url,
+        Some(format!("Bearer {token}")),
+        RemoteOptions::prefixed("hr"),
+    )
+    .await
+    .unwrap();
+    let set = ToolSet::new(remote.tools().await.unwrap().tools).unwrap();
+    let cx = Context::new();
+    let ok = call(&set, &cx, "hr_cek-sisa-cuti", json!({}))
+        .await
+        .unwrap();
+    assert!(ok.get("status").is_some(), "{ok}");
+    let err = call(&set, &cx, "hr_cek-riwayat-cuti", json!({"tahun": "2030"}))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ToolError::InvalidArguments(_)), "{err:?}");
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// The official reference server, started with node from its npm package.
+fn everything() -> impl Fn() -> tokio::process::Command + Send + Sync + 'static {
+    let script = provision("everything");
+    move || {
+        // Its log (and its complaint when the pipe closes at the end) is not the test's.
+        let mut cmd = tokio::process::Command::new("sh");
+        cmd.args(["-c", &format!("exec node '{script}' stdio 2>/dev/null")]);
+        cmd
+    }
+}
+
+#[tokio::test]
+async fn the_official_reference_server_is_imported_and_held_to_the_same_rules() {
+    let options = RemoteOptions {
+        call_timeout: Duration::from_secs(2),
+        ..RemoteOptions::prefixed("ev")
+    };
+    let remote = Remote::stdio("everything", everything(), options)
+        .await
+        .unwrap();
+    let imported = remote.tools().await.unwrap();
+    for refused in &imported.refused {
+        eprintln!("refused: {refused}");
+    }
+    let set = ToolSet::new(imported.tools).unwrap();
+    let cx = Context::new();
+
+    let echoed = call(&set, &cx, "ev_echo", json!({"message": "halo"}))
+        .await
+        .unwrap();
+    assert!(echoed.to_string().contains("halo"), "{echoed}");
+    let sum = call(&set, &cx, "ev_get-sum", json!({"a": 25, "b": 5}))
+        .await
+        .unwrap();
+    assert!(sum.to_string().contains("30"), "{sum}");
+    // "25" + 5 is refused here, with the toolkit's message, not concatenated anywhere.
+    let err = call(&set, &cx, "ev_get-sum", json!({"a": "25", "b": 5}))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ToolError::InvalidArguments(_)), "{err:?}");
+    assert!(
+        set.model_message(&err).contains('a'),
+        "{}",
+        set.model_message(&err)
+    );
+
+    // A tool with an output schema: its structured result is checked and passed on.
+    let weather = call(
+        &set,
+        &cx,
+        "ev_get-structured-content",
+        json!({"location": "Chicago"}),
+    )
+    .await
+    .unwrap();
+    assert!(weather.is_object(), "{weather}");
+
+    // Not read-only: held for approval here, and run once approved.
+    let held = call(&set, &cx, "ev_toggle-simulated-logging", json!({}))
+        .await
+        .unwrap_err();
+    let ToolError::ApprovalRequired(pending) = held else {
+        panic!("{held:?}")
+    };
+    let ran = set.resume(&cx, &pending.ticket).await.unwrap();
+    assert!(
+        ran.value().to_string().to_lowercase().contains("logging"),
+        "{}",
+        ran.value()
+    );
+
+    // A call longer than the time limit is stopped (and the remote told to cancel it).
+    let slow = call(
+        &set,
+        &cx,
+        "ev_trigger-long-running-operation",
+        json!({"duration": 10, "steps": 2}),
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(slow, ToolError::TimedOut { .. }), "{slow:?}");
+}

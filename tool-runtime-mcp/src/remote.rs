@@ -1,0 +1,522 @@
+//! Tools of another MCP server, imported as tools of a [`ToolSet`](tool_runtime::ToolSet) (on
+//! rmcp's client): every rule of the toolkit applies to them as to its own.
+//!
+//! - Arguments are validated here, against the remote's `inputSchema`, before anything is sent:
+//!   a bad call never reaches the remote, and the model gets the toolkit's repair message.
+//! - A remote `inputSchema` or `outputSchema` the validator cannot enforce exactly, a tool
+//!   without a description, a duplicate name: that tool is refused at import, with the reason
+//!   ([`Imported::refused`]); the others are imported.
+//! - Results are checked against the remote's `outputSchema`; an `isError` result is a
+//!   [`ToolError::Failed`] with the remote's text.
+//! - A remote tool that does not say it is read-only (`readOnlyHint: true`) needs a person's
+//!   approval by default, as MCP's defaults make it possibly destructive
+//!   ([`RemoteOptions::approval`] changes that per tool).
+//! - The host grants permissions per server and per tool ([`RemoteOptions::requires`],
+//!   [`RemoteOptions::tool_requires`]); names can be prefixed per server.
+//! - A call has a time limit; when it ends (or the call is dropped) the remote is sent
+//!   `notifications/cancelled`. A server that went away makes its tools answer a clear error,
+//!   and the next call after a pause reconnects.
+//! - `notifications/tools/list_changed` is followed: [`Remote::changed`] ticks, and
+//!   [`Remote::tools`] lists again.
+//! - The caller's identity is never forwarded: the remote sees only the credentials the host
+//!   gave this connection.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rmcp::model::{CallToolRequestParams, CallToolResult, ClientConfig, ContentBlock};
+use rmcp::service::{NotificationContext, Peer, RunningService};
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Map, Value};
+use tokio::sync::watch;
+use tool_runtime::{Annotations, BoxFuture, Context, DefineError, Handler, Tool, ToolError};
+
+/// How the host imports one server's tools: names, permissions, approval, limits. Set the
+/// fields it needs and take the rest from `..RemoteOptions::default()`.
+#[derive(Clone, Debug)]
+pub struct RemoteOptions {
+    /// Put before every imported name as `{prefix}_{name}`, so two servers' tools cannot
+    /// collide (and a name tells the model which server it belongs to).
+    pub prefix: Option<String>,
+    /// Permissions a caller needs for every tool of this server.
+    pub requires: Vec<String>,
+    /// Permissions a caller needs for one tool, by its remote name, on top of `requires`.
+    pub tool_requires: HashMap<String, Vec<String>>,
+    /// Whether a tool, by its remote name, needs approval, whatever its annotations say.
+    pub approval: HashMap<String, bool>,
+    /// How long one call may take (the server's own limit may be shorter).
+    pub call_timeout: Duration,
+    /// How long connecting (and the handshake) may take.
+    pub connect_timeout: Duration,
+    /// The most tools one server may list; a server that lists more is refused.
+    pub max_tools: usize,
+    /// How long after a failed connection the next call waits before trying again.
+    pub retry_after: Duration,
+}
+
+impl Default for RemoteOptions {
+    fn default() -> Self {
+        RemoteOptions {
+            prefix: None,
+            requires: Vec::new(),
+            tool_requires: HashMap::new(),
+            approval: HashMap::new(),
+            call_timeout: Duration::from_secs(60),
+            connect_timeout: Duration::from_secs(10),
+            max_tools: 1_000,
+            retry_after: Duration::from_secs(1),
+        }
+    }
+}
+
+impl RemoteOptions {
+    /// Options with this name prefix.
+    pub fn prefixed(prefix: impl Into<String>) -> Self {
+        RemoteOptions {
+            prefix: Some(prefix.into()),
+            ..RemoteOptions::default()
+        }
+    }
+}
+
+/// Why a remote server's tools could not be listed.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum RemoteError {
+    /// The server could not be reached, or the handshake failed.
+    Connect(String),
+    /// `tools/list` failed.
+    List(String),
+    /// The server listed more tools than [`RemoteOptions::max_tools`].
+    TooManyTools {
+        /// How many it listed.
+        listed: usize,
+        /// The limit.
+        max: usize,
+    },
+}
+
+impl fmt::Display for RemoteError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RemoteError::Connect(e) => write!(f, "cannot connect to the MCP server: {e}"),
+            RemoteError::List(e) => write!(f, "the MCP server's tools/list failed: {e}"),
+            RemoteError::TooManyTools { listed, max } => write!(
+                f,
+                "the MCP server lists {listed} tools, more than the {max} allowed (RemoteOptions::max_tools)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RemoteError {}
+
+/// What [`Remote::tools`] imported: the tools, and each tool refused with the reason.
+#[derive(Debug)]
+pub struct Imported {
+    /// The remote's tools as the toolkit's, in the server's order.
+    pub tools: Vec<Tool>,
+    /// The tools that were not imported, and why.
+    pub refused: Vec<DefineError>,
+}
+
+/// How to reach the server (again, after it went away).
+enum Connect {
+    Stdio(Box<dyn Fn() -> tokio::process::Command + Send + Sync>),
+    #[cfg(feature = "client-http")]
+    Http {
+        url: String,
+        authorization: Option<String>,
+    },
+}
+
+type Link = RunningService<RoleClient, Listener>;
+
+struct Inner {
+    label: String,
+    connect: Connect,
+    options: RemoteOptions,
+    /// The live connection; `None` when it is down.
+    link: tokio::sync::Mutex<Option<Link>>,
+    /// When connecting last failed: the next attempt waits `retry_after`.
+    failed_at: Mutex<Option<Instant>>,
+    changed: watch::Sender<u64>,
+}
+
+/// One remote MCP server, connected: list its tools as the toolkit's with [`Remote::tools`].
+///
+/// ```no_run
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// use tool_runtime::ToolSet;
+/// use tool_runtime_mcp::remote::{Remote, RemoteOptions};
+///
+/// let hr = Remote::stdio("hr", || tokio::process::Command::new("hr-mcp"), RemoteOptions::prefixed("hr"))
+///     .await?;
+/// let imported = hr.tools().await?;
+/// for refused in &imported.refused {
+///     eprintln!("not imported: {refused}");
+/// }
+/// let tools = ToolSet::new(imported.tools)?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Remote {
+    inner: Arc<Inner>,
+}
+
+impl fmt::Debug for Remote {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Remote")
+            .field("label", &self.inner.label)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The client side of the connection: follows `notifications/tools/list_changed`.
+struct Listener {
+    changed: watch::Sender<u64>,
+}
+
+impl rmcp::ClientHandler for Listener {
+    fn get_info(&self) -> ClientConfig {
+        let mut info = ClientConfig::default();
+        info.client_info.name = "tool-runtime".into();
+        info.client_info.version = env!("CARGO_PKG_VERSION").into();
+        info
+    }
+
+    async fn on_tool_list_changed(&self, _: NotificationContext<RoleClient>) {
+        self.changed.send_modify(|n| *n += 1);
+    }
+}
+
+impl Remote {
+    /// A server started as a child process (`command` is called again to restart it after it
+    /// went away), spoken to over its stdin and stdout; its stderr is this process's. `label`
+    /// names it in errors and logs.
+    pub async fn stdio(
+        label: impl Into<String>,
+        command: impl Fn() -> tokio::process::Command + Send + Sync + 'static,
+        options: RemoteOptions,
+    ) -> Result<Remote, RemoteError> {
+        Remote::start(label.into(), Connect::Stdio(Box::new(command)), options).await
+    }
+
+    /// A server over MCP's Streamable HTTP at `url`, with `authorization` sent as the
+    /// `Authorization` header's value (`"Bearer …"`) when given: the host's credentials for
+    /// this server, never a caller's.
+    #[cfg(feature = "client-http")]
+    pub async fn http(
+        label: impl Into<String>,
+        url: impl Into<String>,
+        authorization: Option<String>,
+        options: RemoteOptions,
+    ) -> Result<Remote, RemoteError> {
+        let connect = Connect::Http {
+            url: url.into(),
+            authorization,
+        };
+        Remote::start(label.into(), connect, options).await
+    }
+
+    async fn start(
+        label: String,
+        connect: Connect,
+        options: RemoteOptions,
+    ) -> Result<Remote, RemoteError> {
+        let inner = Arc::new(Inner {
+            label,
+            connect,
+            options,
+            link: tokio::sync::Mutex::new(None),
+            failed_at: Mutex::new(None),
+            changed: watch::Sender::new(0),
+        });
+        let link = inner.open().await?;
+        *inner.link.lock().await = Some(link);
+        Ok(Remote { inner })
+    }
+
+    /// The label given when connecting.
+    pub fn label(&self) -> &str {
+        &self.inner.label
+    }
+
+    /// Ticks each time the server says its tool list changed: list again with
+    /// [`Remote::tools`] and give the new set to the server or agent that uses it.
+    pub fn changed(&self) -> watch::Receiver<u64> {
+        self.inner.changed.subscribe()
+    }
+
+    /// Whether the connection is up right now (a call reconnects when it is not).
+    pub async fn is_connected(&self) -> bool {
+        self.inner.link.lock().await.as_ref().is_some_and(up)
+    }
+
+    /// Lists the server's tools (every page) and makes each one a tool of the toolkit.
+    pub async fn tools(&self) -> Result<Imported, RemoteError> {
+        let peer = self
+            .inner
+            .peer()
+            .await
+            .map_err(|e| RemoteError::Connect(e.to_string()))?;
+        let max = self.inner.options.max_tools;
+        let listed = list_all(&peer, max)
+            .await
+            .map_err(|e| RemoteError::List(e.to_string()))?;
+        if listed.len() > max {
+            return Err(RemoteError::TooManyTools {
+                listed: listed.len(),
+                max,
+            });
+        }
+        let mut count: BTreeMap<&str, usize> = BTreeMap::new();
+        for t in &listed {
+            *count.entry(&t.name).or_default() += 1;
+        }
+        let mut imported = Imported {
+            tools: Vec::new(),
+            refused: Vec::new(),
+        };
+        for t in &listed {
+            if count[&*t.name] > 1 {
+                imported.refused.push(DefineError {
+                    tool: t.name.to_string(),
+                    problems: vec![tool_runtime::DefineProblem::Name(format!(
+                        "the server lists {} tools of this name; none of them is imported",
+                        count[&*t.name]
+                    ))],
+                });
+                continue;
+            }
+            match self.import(t) {
+                Ok(tool) => imported.tools.push(tool),
+                Err(e) => imported.refused.push(e),
+            }
+        }
+        Ok(imported)
+    }
+
+    fn import(&self, t: &rmcp::model::Tool) -> Result<Tool, DefineError> {
+        let options = &self.inner.options;
+        let name = match &options.prefix {
+            Some(p) => format!("{p}_{}", t.name),
+            None => t.name.to_string(),
+        };
+        let hints = t.annotations.clone().unwrap_or_default();
+        let read_only = hints.read_only_hint == Some(true);
+        let needs_approval = options
+            .approval
+            .get(&*t.name)
+            .copied()
+            .unwrap_or(!read_only);
+        let mut requires = options.requires.clone();
+        requires.extend(
+            options
+                .tool_requires
+                .get(&*t.name)
+                .into_iter()
+                .flatten()
+                .cloned(),
+        );
+        let mut def = Tool::define(
+            name,
+            t.description.as_deref().unwrap_or(""),
+            Value::Object((*t.input_schema).clone()),
+        )
+        .requires(requires)
+        .needs_approval(needs_approval)
+        .timeout(options.call_timeout)
+        .annotations(Annotations {
+            title: t.title.clone().or(hints.title).map(Into::into),
+            read_only: hints.read_only_hint,
+            destructive: hints.destructive_hint,
+            idempotent: hints.idempotent_hint,
+            open_world: hints.open_world_hint,
+        });
+        if let Some(output) = &t.output_schema {
+            def = def.output_schema(Value::Object((**output).clone()));
+        }
+        def.build(RemoteTool {
+            remote: self.inner.clone(),
+            name: t.name.to_string(),
+        })
+    }
+}
+
+/// Whether a connection still carries requests (its service loop has not ended).
+fn up(link: &Link) -> bool {
+    !link.is_closed() && !link.peer().is_transport_closed()
+}
+
+/// Every page of `tools/list`, stopping once more than `max` tools have come.
+async fn list_all(
+    peer: &Peer<RoleClient>,
+    max: usize,
+) -> Result<Vec<rmcp::model::Tool>, rmcp::ServiceError> {
+    let mut tools = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = peer
+            .list_tools(Some(
+                rmcp::model::PaginatedRequestParams::default().with_cursor(cursor),
+            ))
+            .await?;
+        tools.extend(page.tools);
+        cursor = page.next_cursor;
+        if cursor.is_none() || tools.len() > max {
+            return Ok(tools);
+        }
+    }
+}
+
+impl Inner {
+    async fn open(&self) -> Result<Link, RemoteError> {
+        let listener = Listener {
+            changed: self.changed.clone(),
+        };
+        let connecting = async {
+            match &self.connect {
+                Connect::Stdio(command) => {
+                    let transport = rmcp::transport::TokioChildProcess::new(command())
+                        .map_err(|e| RemoteError::Connect(e.to_string()))?;
+                    listener
+                        .serve(transport)
+                        .await
+                        .map_err(|e| RemoteError::Connect(e.to_string()))
+                }
+                #[cfg(feature = "client-http")]
+                Connect::Http { url, authorization } => {
+                    use rmcp::transport::StreamableHttpClientTransport;
+                    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+                    let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+                    if let Some(a) = authorization {
+                        config = config.auth_header(a.strip_prefix("Bearer ").unwrap_or(a));
+                    }
+                    let transport =
+                        StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
+                    listener
+                        .serve(transport)
+                        .await
+                        .map_err(|e| RemoteError::Connect(e.to_string()))
+                }
+            }
+        };
+        match tokio::time::timeout(self.options.connect_timeout, connecting).await {
+            Ok(link) => link,
+            Err(_) => Err(RemoteError::Connect(format!(
+                "no answer within {:?}",
+                self.options.connect_timeout
+            ))),
+        }
+    }
+
+    /// The live connection's peer, reconnecting when it is down (at most once per
+    /// `retry_after`).
+    async fn peer(&self) -> Result<Peer<RoleClient>, ToolError> {
+        let mut link = self.link.lock().await;
+        if let Some(l) = link.as_ref()
+            && up(l)
+        {
+            return Ok(l.peer().clone());
+        }
+        let unreachable = |why: &str| ToolError::Failed {
+            message: format!("the MCP server `{}` is unreachable: {why}", self.label),
+        };
+        let waited = self
+            .failed_at
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_none_or(|at| at.elapsed() >= self.options.retry_after);
+        if !waited {
+            return Err(unreachable("it failed a moment ago; try again shortly"));
+        }
+        match self.open().await {
+            Ok(l) => {
+                let peer = l.peer().clone();
+                *link = Some(l);
+                *self.failed_at.lock().unwrap_or_else(|e| e.into_inner()) = None;
+                tracing::info!(server = %self.label, "reconnected to the MCP server");
+                Ok(peer)
+            }
+            Err(e) => {
+                *link = None;
+                *self.failed_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+                Err(unreachable(&e.to_string()))
+            }
+        }
+    }
+}
+
+/// One remote tool: a call is sent to the server under its remote name.
+struct RemoteTool {
+    remote: Arc<Inner>,
+    name: String,
+}
+
+impl Handler for RemoteTool {
+    fn call<'a>(
+        &'a self,
+        _: &'a Context,
+        arguments: Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(async move {
+            let peer = self.remote.peer().await?;
+            let arguments = match arguments {
+                Value::Object(map) => map,
+                _ => Map::new(),
+            };
+            let params = CallToolRequestParams::new(self.name.clone()).with_arguments(arguments);
+            let timeout = self.remote.options.call_timeout;
+            // Dropping the request (the time limit, or the caller's call dropped) sends
+            // `notifications/cancelled` to the server.
+            let result = match tokio::time::timeout(timeout, peer.call_tool(params)).await {
+                Err(_) => {
+                    return Err(ToolError::TimedOut {
+                        seconds: timeout.as_secs_f64(),
+                    });
+                }
+                Ok(Err(e)) => {
+                    return Err(ToolError::Failed {
+                        message: format!(
+                            "the MCP server `{}` failed the call: {e}",
+                            self.remote.label
+                        ),
+                    });
+                }
+                Ok(Ok(result)) => result,
+            };
+            answer(result)
+        })
+    }
+}
+
+/// A remote result as the tool's value: its structured content, else its text (one block) or
+/// its content blocks; an `isError` result is a tool error carrying its text.
+fn answer(result: CallToolResult) -> Result<Value, ToolError> {
+    let text = || {
+        result
+            .content
+            .iter()
+            .filter_map(|c| match c {
+                ContentBlock::Text(t) => Some(t.text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    if result.is_error == Some(true) {
+        return Err(ToolError::Failed { message: text() });
+    }
+    if let Some(structured) = result.structured_content {
+        return Ok(structured);
+    }
+    match result.content.as_slice() {
+        [ContentBlock::Text(t)] => Ok(Value::String(t.text.clone())),
+        blocks => serde_json::to_value(blocks).map_err(|e| ToolError::Failed {
+            message: format!("the MCP server's content could not be read: {e}"),
+        }),
+    }
+}

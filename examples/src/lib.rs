@@ -10,6 +10,7 @@ pub struct DeployingDoctests;
 
 pub mod cuaca;
 pub mod ekstraksi;
+pub mod gateway;
 pub mod hr;
 pub mod katering;
 pub mod laporan_penjualan;
@@ -39,4 +40,38 @@ pub fn every_tool() -> (ToolSet, Context) {
         .context(db)
         .with(perpustakaan::Anggota { id: "A-001".into() });
     (set, cx)
+}
+
+/// The authorization server a server on `addr` trusts, from the environment under `PREFIX`:
+/// `PREFIX_OAUTH_ISSUER`, its keys (`PREFIX_OAUTH_JWKS`: a JWK set file;
+/// `PREFIX_OAUTH_PUBLIC_KEY`: an RSA or EC public key PEM file; `PREFIX_OAUTH_HS256_SECRET`: a
+/// shared secret), and the server's canonical URI `PREFIX_OAUTH_RESOURCE` (default
+/// `http://ADDR/mcp`).
+pub fn oauth_from_env(
+    prefix: &str,
+    addr: std::net::SocketAddr,
+) -> Result<tool_runtime_mcp::oauth::ResourceServer, Box<dyn std::error::Error + Send + Sync>> {
+    use tool_runtime_mcp::oauth::{Keys, ResourceServer};
+    let env = |k: &str| {
+        std::env::var(format!("{prefix}_OAUTH_{k}"))
+            .ok()
+            .filter(|v| !v.is_empty())
+    };
+    let issuer = env("ISSUER").ok_or_else(|| {
+        format!(
+            "HTTP mode checks access tokens: set {prefix}_OAUTH_ISSUER and one of {prefix}_OAUTH_JWKS, {prefix}_OAUTH_PUBLIC_KEY or {prefix}_OAUTH_HS256_SECRET (or pass --local-session to serve a fixed session on a loopback address without tokens)"
+        )
+    })?;
+    let keys = if let Some(path) = env("JWKS") {
+        Keys::jwks(&std::fs::read_to_string(path)?)?
+    } else if let Some(path) = env("PUBLIC_KEY") {
+        let pem = std::fs::read(path)?;
+        Keys::rsa_pem(&pem).or_else(|_| Keys::ec_pem(&pem))?
+    } else if let Some(secret) = env("HS256_SECRET") {
+        Keys::hmac_secret(secret.as_bytes())?
+    } else {
+        return Err(format!("{prefix}_OAUTH_ISSUER is set but no key: set {prefix}_OAUTH_JWKS, {prefix}_OAUTH_PUBLIC_KEY or {prefix}_OAUTH_HS256_SECRET").into());
+    };
+    let resource = env("RESOURCE").unwrap_or_else(|| format!("http://{addr}/mcp"));
+    Ok(ResourceServer::new(resource, issuer, keys))
 }

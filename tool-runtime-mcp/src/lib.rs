@@ -48,6 +48,8 @@ mod approval;
 mod call;
 mod caller;
 pub mod export;
+#[cfg(feature = "client")]
+pub mod gateway;
 #[cfg(feature = "http")]
 pub mod http;
 mod limits;

@@ -138,8 +138,10 @@ struct Inner {
     label: String,
     connect: Connect,
     options: RemoteOptions,
-    /// The live connection; `None` when it is down.
-    link: tokio::sync::Mutex<Option<Link>>,
+    /// The live connection and its number (one more for each connection made); `None` when
+    /// it is down.
+    link: tokio::sync::Mutex<Option<(Link, u64)>>,
+    opened: std::sync::atomic::AtomicU64,
     /// When connecting last failed: the next attempt waits `retry_after`.
     failed_at: Mutex<Option<Instant>>,
     changed: watch::Sender<u64>,
@@ -231,11 +233,12 @@ impl Remote {
             connect,
             options,
             link: tokio::sync::Mutex::new(None),
+            opened: std::sync::atomic::AtomicU64::new(0),
             failed_at: Mutex::new(None),
             changed: watch::Sender::new(0),
         });
         let link = inner.open().await?;
-        *inner.link.lock().await = Some(link);
+        *inner.link.lock().await = Some((link, 0));
         Ok(Remote { inner })
     }
 
@@ -252,12 +255,17 @@ impl Remote {
 
     /// Whether the connection is up right now (a call reconnects when it is not).
     pub async fn is_connected(&self) -> bool {
-        self.inner.link.lock().await.as_ref().is_some_and(up)
+        self.inner
+            .link
+            .lock()
+            .await
+            .as_ref()
+            .is_some_and(|(l, _)| up(l))
     }
 
     /// Lists the server's tools (every page) and makes each one a tool of the toolkit.
     pub async fn tools(&self) -> Result<Imported, RemoteError> {
-        let peer = self
+        let (peer, _) = self
             .inner
             .peer()
             .await
@@ -413,14 +421,14 @@ impl Inner {
         }
     }
 
-    /// The live connection's peer, reconnecting when it is down (at most once per
+    /// The live connection's peer and number, reconnecting when it is down (at most once per
     /// `retry_after`).
-    async fn peer(&self) -> Result<Peer<RoleClient>, ToolError> {
+    async fn peer(&self) -> Result<(Peer<RoleClient>, u64), ToolError> {
         let mut link = self.link.lock().await;
-        if let Some(l) = link.as_ref()
+        if let Some((l, n)) = link.as_ref()
             && up(l)
         {
-            return Ok(l.peer().clone());
+            return Ok((l.peer().clone(), *n));
         }
         let unreachable = |why: &str| ToolError::Failed {
             message: format!("the MCP server `{}` is unreachable: {why}", self.label),
@@ -435,11 +443,17 @@ impl Inner {
         }
         match self.open().await {
             Ok(l) => {
+                let n = self
+                    .opened
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                    + 1;
                 let peer = l.peer().clone();
-                *link = Some(l);
+                *link = Some((l, n));
                 *self.failed_at.lock().unwrap_or_else(|e| e.into_inner()) = None;
                 tracing::info!(server = %self.label, "reconnected to the MCP server");
-                Ok(peer)
+                // Its tools may have changed while it was away.
+                self.changed.send_modify(|n| *n += 1);
+                Ok((peer, n))
             }
             Err(e) => {
                 *link = None;
@@ -448,7 +462,30 @@ impl Inner {
             }
         }
     }
+
+    /// Drops connection `n` (if it is still the live one): the next call connects again.
+    async fn forget(&self, n: u64) {
+        let mut link = self.link.lock().await;
+        if link.as_ref().is_some_and(|(_, live)| *live == n) {
+            tracing::info!(server = %self.label, "the connection to the MCP server is lost");
+            *link = None;
+        }
+    }
+
+    /// After a call ran out of time: whether the server still answers on this connection (a
+    /// server that restarted has forgotten its session, and answers nothing a request waits
+    /// for). One that does not is dropped.
+    async fn probe(self: Arc<Self>, peer: Peer<RoleClient>, n: u64) {
+        let ping = rmcp::model::ClientRequest::PingRequest(Default::default());
+        let answered = tokio::time::timeout(PROBE_TIMEOUT, peer.send_request(ping)).await;
+        if !matches!(answered, Ok(Ok(_))) {
+            self.forget(n).await;
+        }
+    }
 }
+
+/// How long a server has to answer the ping after a call ran out of time.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// One remote tool: a call is sent to the server under its remote name.
 struct RemoteTool {
@@ -463,7 +500,7 @@ impl Handler for RemoteTool {
         arguments: Value,
     ) -> BoxFuture<'a, Result<Value, ToolError>> {
         Box::pin(async move {
-            let peer = self.remote.peer().await?;
+            let (peer, connection) = self.remote.peer().await?;
             let arguments = match arguments {
                 Value::Object(map) => map,
                 _ => Map::new(),
@@ -474,11 +511,18 @@ impl Handler for RemoteTool {
             // `notifications/cancelled` to the server.
             let result = match tokio::time::timeout(timeout, peer.call_tool(params)).await {
                 Err(_) => {
+                    tokio::spawn(self.remote.clone().probe(peer, connection));
                     return Err(ToolError::TimedOut {
                         seconds: timeout.as_secs_f64(),
                     });
                 }
                 Ok(Err(e)) => {
+                    if matches!(
+                        e,
+                        rmcp::ServiceError::TransportSend(_) | rmcp::ServiceError::TransportClosed
+                    ) {
+                        self.remote.forget(connection).await;
+                    }
                     return Err(ToolError::Failed {
                         message: format!(
                             "the MCP server `{}` failed the call: {e}",

@@ -276,23 +276,7 @@ pub fn configured_session() -> Session {
 fn resource_server(
     addr: std::net::SocketAddr,
 ) -> Result<tool_runtime_mcp::oauth::ResourceServer, Box<dyn std::error::Error + Send + Sync>> {
-    use tool_runtime_mcp::oauth::{Keys, ResourceServer};
-    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    let issuer = env("HR_OAUTH_ISSUER").ok_or(
-        "HTTP mode checks access tokens: set HR_OAUTH_ISSUER and one of HR_OAUTH_JWKS, HR_OAUTH_PUBLIC_KEY or HR_OAUTH_HS256_SECRET (or pass --local-session to serve HR_NIK's session on a loopback address without tokens)",
-    )?;
-    let keys = if let Some(path) = env("HR_OAUTH_JWKS") {
-        Keys::jwks(&std::fs::read_to_string(path)?)?
-    } else if let Some(path) = env("HR_OAUTH_PUBLIC_KEY") {
-        let pem = std::fs::read(path)?;
-        Keys::rsa_pem(&pem).or_else(|_| Keys::ec_pem(&pem))?
-    } else if let Some(secret) = env("HR_OAUTH_HS256_SECRET") {
-        Keys::hmac_secret(secret.as_bytes())?
-    } else {
-        return Err("HR_OAUTH_ISSUER is set but no key: set HR_OAUTH_JWKS, HR_OAUTH_PUBLIC_KEY or HR_OAUTH_HS256_SECRET".into());
-    };
-    let resource = env("HR_OAUTH_RESOURCE").unwrap_or_else(|| format!("http://{addr}/mcp"));
-    Ok(ResourceServer::new(resource, issuer, keys)
+    Ok(crate::oauth_from_env("HR", addr)?
         .with_required_scopes(["hr"])
         .with_scopes_supported([
             "hr",

@@ -300,3 +300,51 @@ async fn the_official_reference_server_is_imported_and_held_to_the_same_rules() 
     .unwrap_err();
     assert!(matches!(slow, ToolError::TimedOut { .. }), "{slow:?}");
 }
+
+#[tokio::test]
+async fn a_remote_http_server_restarted_between_calls_is_used_again() {
+    let dir = workdir("http-restart");
+    let addr = free_addr();
+    let start = || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_hr-mcp"))
+            .args(["--http", &addr.to_string(), "--local-session"])
+            .env("HR_DB", dir.join("hr.sqlite"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let mut server = start();
+    wait_for(addr).await;
+    let options = RemoteOptions {
+        call_timeout: Duration::from_secs(2),
+        retry_after: Duration::from_millis(100),
+        ..RemoteOptions::default()
+    };
+    let remote = Remote::http("hr", format!("http://{addr}/mcp"), None, options)
+        .await
+        .unwrap();
+    let set = ToolSet::new(remote.tools().await.unwrap().tools).unwrap();
+    let cx = Context::new();
+    assert!(call(&set, &cx, "cek-sisa-cuti", json!({})).await.is_ok());
+
+    // A new process on the same address knows nothing of the old session.
+    let _ = server.kill();
+    let _ = server.wait();
+    server = start();
+    wait_for(addr).await;
+    let mut answered = false;
+    for _ in 0..10 {
+        match call(&set, &cx, "cek-sisa-cuti", json!({})).await {
+            Ok(_) => {
+                answered = true;
+                break;
+            }
+            Err(e) => eprintln!("while the session is stale: {e}"),
+        }
+    }
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(answered, "the restarted server was not used again");
+}

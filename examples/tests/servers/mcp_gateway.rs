@@ -1,0 +1,148 @@
+//! The gateway example as a process: its own tools, the HR server (a stdio child) and the
+//! official reference server over Streamable HTTP, one set behind OAuth. Per-user grants decide
+//! what a caller sees; arguments are checked at the gateway; a remote that goes away answers a
+//! clear error while the rest keep working, and is used again once it is back.
+
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::common::{Issuer, Session, free_addr, provision, wait_for};
+
+/// A child process killed when the test ends.
+struct Process(Child);
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The reference server on Streamable HTTP at `addr`.
+async fn everything_http(addr: SocketAddr) -> Process {
+    let script = provision("everything");
+    let child = Command::new("node")
+        .args([&script, "streamableHttp"])
+        .env("PORT", addr.port().to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for(addr).await;
+    Process(child)
+}
+
+fn text(answer: &Value) -> String {
+    answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+fn is_error(answer: &Value) -> bool {
+    answer["result"]["isError"] == true
+}
+
+#[tokio::test]
+async fn the_gateway_serves_local_and_remote_tools_under_one_set_of_rules() {
+    let dir = std::env::temp_dir().join(format!("gateway-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let issuer = Issuer::new("https://login.gateway.test");
+    let jwks = dir.join("jwks.json");
+    std::fs::write(&jwks, issuer.jwks()).unwrap();
+
+    let remote_addr = free_addr();
+    let mut remote = everything_http(remote_addr).await;
+    let addr = free_addr();
+    let hr = format!(
+        "HR_DB='{}' HR_NIK=K-001 exec '{}'",
+        dir.join("hr.sqlite").display(),
+        env!("CARGO_BIN_EXE_hr-mcp")
+    );
+    let gateway = Process(
+        Command::new(env!("CARGO_BIN_EXE_gateway"))
+            .args(["--http", &addr.to_string()])
+            .env("GATEWAY_OAUTH_ISSUER", &issuer.issuer)
+            .env("GATEWAY_OAUTH_JWKS", &jwks)
+            .env("GATEWAY_HR_COMMAND", hr)
+            .env("GATEWAY_REMOTE_URL", format!("http://{remote_addr}/mcp"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    wait_for(addr).await;
+    let resource = format!("http://{addr}/mcp");
+    let token = |scope: &str| issuer.token(&resource, "user-1", scope, json!({}));
+
+    // No token, no gateway.
+    assert_eq!(Session::open(addr, None).await.err().unwrap().status, 401);
+
+    // Grants are per user: `gw` alone sees the local tools only.
+    let mut local_only = Session::open(addr, Some(&token("gw"))).await.unwrap();
+    let names = local_only.tool_names().await;
+    assert_eq!(names, ["pesan-katering", "cuaca-terkini"], "{names:?}");
+    let hidden = local_only
+        .call("remote_echo", json!({"message": "x"}))
+        .await;
+    assert!(hidden.get("error").is_some(), "{hidden}");
+
+    let mut all = Session::open(addr, Some(&token("gw gw.hr gw.remote")))
+        .await
+        .unwrap();
+    let names = all.tool_names().await;
+    for expected in [
+        "pesan-katering",
+        "hr_cek-sisa-cuti",
+        "remote_echo",
+        "remote_get-sum",
+    ] {
+        assert!(names.iter().any(|n| n == expected), "{expected}: {names:?}");
+    }
+
+    // Calls go through: local, stdio remote, HTTP remote.
+    let katering = all
+        .call("pesan-katering", json!({"jumlah_peserta": 25}))
+        .await;
+    assert!(!is_error(&katering), "{katering}");
+    let sisa = all.call("hr_cek-sisa-cuti", json!({})).await;
+    assert!(!is_error(&sisa), "{sisa}");
+    let echo = all
+        .call("remote_echo", json!({"message": "halo gateway"}))
+        .await;
+    assert!(text(&echo).contains("halo gateway"), "{echo}");
+
+    // "25" + 5 is stopped at the gateway with the toolkit's repair message.
+    let bad = all.call("remote_get-sum", json!({"a": "25", "b": 5})).await;
+    assert!(is_error(&bad), "{bad}");
+    assert!(text(&bad).contains('a'), "{bad}");
+
+    // The HTTP remote goes away: its tools say so, the others keep working.
+    let _ = remote.0.kill();
+    let _ = remote.0.wait();
+    let down = all.call("remote_echo", json!({"message": "x"})).await;
+    assert!(is_error(&down), "{down}");
+    assert!(text(&down).contains("`remote`"), "{down}");
+    let still = all.call("hr_cek-sisa-cuti", json!({})).await;
+    assert!(!is_error(&still), "{still}");
+
+    // Back on the same address: within a few seconds a call reaches it again.
+    let _remote = everything_http(remote_addr).await;
+    let mut back = false;
+    for _ in 0..40 {
+        let echo = all.call("remote_echo", json!({"message": "lagi"})).await;
+        if text(&echo).contains("lagi") {
+            back = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    assert!(back, "the gateway did not reconnect to the remote");
+    drop(gateway);
+}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite (npm @modelcontextprotocol/conformance, Streamable
-# HTTP) against the HR example server and against this toolkit's fixture tools, for both protocol
+# HTTP) against the HR example server, the gateway example and this toolkit's fixture tools, for both protocol
 # eras: 0.1.16 for 2025-11-25 and the 0.2.0 pre-release for 2026-07-28 (stateless requests,
 # subscriptions, header validation, caching hints), with the checks a tools-only server cannot
 # pass listed, with reasons, in conformance-2026-expected.yaml. The suite needs Node 22, which
@@ -17,7 +17,7 @@ trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 mkdir -p "$work/next" && echo "{}" > "$work/next/package.json"
 (cd "$work/next" && npm install --silent --no-audit --no-fund @modelcontextprotocol/conformance@0.2.0-alpha.12 >/dev/null)
 export PATH="$work/node_modules/.bin:$PATH"
-cargo build -q -p examples --bin hr-mcp --bin mcp-conformance
+cargo build -q -p examples --bin hr-mcp --bin mcp-conformance --bin gateway
 secret="$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 HR_DB="$work/hr.sqlite" HR_OAUTH_ISSUER=https://login.conformance.test HR_OAUTH_HS256_SECRET="$secret" \
     "$root/target/debug/hr-mcp" --http 127.0.0.1:18940 2>/dev/null &
@@ -25,6 +25,14 @@ node "$root/scripts/token-proxy.js" 18941 18940 "$secret" https://login.conforma
     http://127.0.0.1:18940/mcp K-001 "hr hr.cuti.baca hr.reimburse.baca hr.cuti.ajukan" &
 "$root/target/debug/mcp-conformance" 127.0.0.1:18942 2>/dev/null &
 sleep 1
+# The gateway example: its own tools, the HR server as a stdio child and the fixture server over
+# HTTP, behind OAuth (reached through the token proxy too, with every gateway scope).
+GATEWAY_HR_COMMAND="HR_DB='$work/hr-gateway.sqlite' exec '$root/target/debug/hr-mcp'" \
+GATEWAY_REMOTE_URL=http://127.0.0.1:18942/mcp GATEWAY_OAUTH_ISSUER=https://login.conformance.test \
+GATEWAY_OAUTH_HS256_SECRET="$secret" "$root/target/debug/gateway" --http 127.0.0.1:18943 2>/dev/null &
+node "$root/scripts/token-proxy.js" 18944 18943 "$secret" https://login.conformance.test \
+    http://127.0.0.1:18943/mcp user-1 "gw gw.hr gw.remote" &
+sleep 2
 # Without the proxy, the HR server refuses: no token, 401.
 status=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'content-type: application/json' \
     -d '{"jsonrpc":"2.0","id":1,"method":"ping"}' http://127.0.0.1:18940/mcp)
@@ -38,6 +46,7 @@ run() { # url scenario
     fi
 }
 for s in server-initialize ping tools-list dns-rebinding-protection; do run http://127.0.0.1:18941/mcp "$s"; done
+for s in server-initialize ping tools-list dns-rebinding-protection; do run http://127.0.0.1:18944/mcp "$s"; done
 for s in tools-list tools-call-simple-text tools-call-error; do run http://127.0.0.1:18942/mcp "$s"; done
 # The official TypeScript SDK client (as in the Inspector) over stdio and HTTP: it refuses a
 # whole tools/list with one schema it cannot read, and checks each structuredContent against
@@ -59,6 +68,13 @@ ts "{\"server\":{\"command\":\"$root/target/debug/hr-mcp\",\"env\":{\"HR_NIK\":\
 # Through the token proxy, as K-001 (who has a claim in progress).
 hr_calls='[{"name":"cek-status-reimburse","arguments":{},"isError":false,"structuredContent":{"status":"ok","daftar":[{"id":"R-88","jumlah":450000,"status":"diproses","tanggal":"2026-08-30"}]}},{"name":"cek-sisa-cuti","arguments":{"nik":"K-002"},"isError":true}]'
 ts "{\"server\":{\"url\":\"http://127.0.0.1:18941/mcp\"},\"tools\":[\"cek-sisa-cuti\",\"cek-riwayat-cuti\",\"cek-status-reimburse\",\"ajukan-cuti\"],\"calls\":$hr_calls}"
+# Through the gateway: local, stdio-remote and HTTP-remote tools in one list, a read-only remote
+# call, a remote tool that does not say it is read-only (it needs approval, which this client
+# cannot give: refused), and bad arguments stopped at the gateway (an unknown field, a string
+# for a number).
+gw_tools='["pesan-katering","cuaca-terkini","hr_cek-sisa-cuti","hr_cek-riwayat-cuti","hr_cek-status-reimburse","hr_ajukan-cuti","remote_test_simple_text","remote_test_error_handling","remote_test_logging_tool","remote_test_streaming_elicitation","remote_test_trigger_tool_change","remote_test_json_value"]'
+gw_calls='[{"name":"hr_cek-sisa-cuti","arguments":{},"isError":false},{"name":"remote_test_json_value","arguments":{"json":"[1]"},"isError":true},{"name":"hr_cek-sisa-cuti","arguments":{"nik":"K-001"},"isError":true},{"name":"pesan-katering","arguments":{"jumlah_peserta":"25"},"isError":true}]'
+ts "{\"server\":{\"url\":\"http://127.0.0.1:18944/mcp\"},\"tools\":$gw_tools,\"calls\":$gw_calls}"
 # 2026-07-28: every server scenario a tools server can take part in.
 next="$work/next/node_modules/.bin/conformance"
 run_2026() { # url scenario baseline
@@ -71,6 +87,9 @@ run_2026() { # url scenario baseline
 }
 for s in server-stateless tools-list dns-rebinding-protection caching http-header-validation; do
     run_2026 http://127.0.0.1:18941/mcp "$s" conformance-2026-expected-hr.yaml
+done
+for s in server-stateless tools-list dns-rebinding-protection caching http-header-validation; do
+    run_2026 http://127.0.0.1:18944/mcp "$s" conformance-2026-expected-hr.yaml
 done
 for s in server-stateless tools-list tools-call-simple-text tools-call-error server-sse-multiple-streams \
     caching http-header-validation; do

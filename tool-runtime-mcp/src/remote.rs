@@ -16,8 +16,10 @@
 //! - A call has a time limit; when it ends (or the call is dropped) the remote is sent
 //!   `notifications/cancelled`. A server that went away makes its tools answer a clear error,
 //!   and the next call after a pause reconnects.
-//! - `notifications/tools/list_changed` is followed: [`Remote::changed`] ticks, and
-//!   [`Remote::tools`] lists again.
+//! - `notifications/tools/list_changed` is followed (on a `subscriptions/listen` stream with a
+//!   2026-07-28 server): [`Remote::changed`] ticks, and [`Remote::tools`] lists again.
+//! - Both protocol eras: `server/discover` and stateless requests with a server that has
+//!   2026-07-28, the `initialize` handshake and a session with an earlier one.
 //! - The caller's identity is never forwarded: the remote sees only the credentials the host
 //!   gave this connection.
 
@@ -26,9 +28,14 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, ClientConfig, ContentBlock};
-use rmcp::service::{NotificationContext, Peer, RunningService};
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::RoleClient;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientConfig, ContentBlock, ProtocolVersion,
+    ServerNotification, SubscriptionFilter,
+};
+use rmcp::service::{
+    ClientLifecycleMode, ClientServiceExt, NotificationContext, Peer, RunningService,
+};
 use serde_json::{Map, Value};
 use tokio::sync::watch;
 use tool_runtime::{Annotations, BoxFuture, Context, DefineError, Handler, Tool, ToolError};
@@ -253,6 +260,14 @@ impl Remote {
         self.inner.changed.subscribe()
     }
 
+    /// The protocol version the connection speaks (`2026-07-28` when the server has it, else
+    /// what the `initialize` handshake agreed); `None` while it is down.
+    pub async fn protocol_version(&self) -> Option<String> {
+        let link = self.inner.link.lock().await;
+        let (l, _) = link.as_ref()?;
+        Some(l.peer().peer_info()?.protocol_version.to_string())
+    }
+
     /// Whether the connection is up right now (a call reconnects when it is not).
     pub async fn is_connected(&self) -> bool {
         self.inner
@@ -382,8 +397,39 @@ async fn list_all(
 
 impl Inner {
     async fn open(&self) -> Result<Link, RemoteError> {
+        let link = self.handshake().await?;
+        // A 2026-07-28 server tells of changes on a `subscriptions/listen` stream; an earlier
+        // one sends them to `Listener` (which sees no notification this stream takes).
+        let modern = link
+            .peer()
+            .peer_info()
+            .is_some_and(|i| !i.protocol_version.has_initialize());
+        if modern {
+            let (peer, changed) = (link.peer().clone(), self.changed.clone());
+            tokio::spawn(async move {
+                let filter = SubscriptionFilter::builder().tools_list_changed().build();
+                let Ok(mut stream) = peer.listen(filter).await else {
+                    return;
+                };
+                while let Ok(Some(note)) = stream.next().await {
+                    if matches!(note, ServerNotification::ToolListChangedNotification(_)) {
+                        changed.send_modify(|n| *n += 1);
+                    }
+                }
+            });
+        }
+        Ok(link)
+    }
+
+    /// Connects: `server/discover` for a 2026-07-28 server (stateless requests), else the
+    /// `initialize` handshake of the earlier era.
+    async fn handshake(&self) -> Result<Link, RemoteError> {
         let listener = Listener {
             changed: self.changed.clone(),
+        };
+        let lifecycle = ClientLifecycleMode::Auto {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
         };
         let connecting = async {
             match &self.connect {
@@ -391,7 +437,7 @@ impl Inner {
                     let transport = rmcp::transport::TokioChildProcess::new(command())
                         .map_err(|e| RemoteError::Connect(e.to_string()))?;
                     listener
-                        .serve(transport)
+                        .serve_with_lifecycle(transport, lifecycle)
                         .await
                         .map_err(|e| RemoteError::Connect(e.to_string()))
                 }
@@ -406,7 +452,7 @@ impl Inner {
                     let transport =
                         StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
                     listener
-                        .serve(transport)
+                        .serve_with_lifecycle(transport, lifecycle)
                         .await
                         .map_err(|e| RemoteError::Connect(e.to_string()))
                 }

@@ -8,6 +8,9 @@
 //! - `http-load-server rmcp ADDR`: rmcp's own Streamable HTTP setup as its documentation shows
 //!   it (`StreamableHttpService` in an axum router, `axum::serve`) plus `TCP_NODELAY`, the same
 //!   tool with rmcp's macros;
+//! - `http-load-server gateway ADDR URL`: a gateway ([`tool_runtime_mcp::gateway`]) with no tools
+//!   of its own, serving the tools of the MCP server at `URL` (prefixed `remote_`) with the same
+//!   `HttpServer` settings;
 //! - `http-load-server stdio`: this toolkit on stdio.
 
 use axum::serve::ListenerExt;
@@ -20,7 +23,8 @@ use tool_runtime_mcp::{McpServer, http::HttpServer};
 /// Add two whole numbers and return the sum.
 #[tool_runtime::tool(
     name = "tambah",
-    description = "Jumlahkan dua bilangan bulat dan kembalikan hasilnya; alat uji beban."
+    description = "Jumlahkan dua bilangan bulat dan kembalikan hasilnya; alat uji beban.",
+    read_only
 )]
 fn tambah(
     #[arg(description = "Bilangan pertama", range = -1_000_000..=1_000_000)] a: i64,
@@ -33,7 +37,8 @@ fn tambah(
 #[tool_runtime::tool(
     name = "tambah_cepat",
     description = "Jumlahkan dua bilangan bulat tanpa memblokir dan kembalikan hasilnya; alat uji beban.",
-    blocking = false
+    blocking = false,
+    read_only
 )]
 fn tambah_cepat(
     #[arg(description = "Bilangan pertama", range = -1_000_000..=1_000_000)] a: i64,
@@ -112,7 +117,25 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
             });
             Ok(axum::serve(listener, router).await?)
         }
+        Some("gateway") => {
+            use tool_runtime_mcp::gateway::Gateway;
+            use tool_runtime_mcp::remote::{Remote, RemoteOptions};
+            let url = args.get(3).ok_or("the remote server's URL")?;
+            let remote =
+                Remote::http("remote", url, None, RemoteOptions::prefixed("remote")).await?;
+            let gateway = Gateway::new(ToolSet::new(Vec::<&'static tool_runtime::Tool>::new())?)
+                .with_remote(remote);
+            Ok(HttpServer::new(McpServer::new(gateway.tool_set().await?))
+                .configure(|c| c.requests_per_caller = c.max_connections)
+                .bind(addr()?)
+                .await?
+                .serve()
+                .await?)
+        }
         Some("stdio") => toolkit().serve_stdio().await,
-        _ => Err("usage: http-load-server toolkit|rmcp ADDR | http-load-server stdio".into()),
+        _ => Err(
+            "usage: http-load-server toolkit|rmcp ADDR | http-load-server gateway ADDR URL | http-load-server stdio"
+                .into(),
+        ),
     }
 }

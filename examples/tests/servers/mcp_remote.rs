@@ -348,3 +348,42 @@ async fn a_remote_http_server_restarted_between_calls_is_used_again() {
     let _ = server.wait();
     assert!(answered, "the restarted server was not used again");
 }
+
+/// This toolkit's fixture server (the conformance suite's tools) over stdio.
+fn fixture() -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp-conformance"));
+    cmd.arg("--stdio");
+    cmd
+}
+
+#[tokio::test]
+async fn both_eras_are_spoken_and_a_changed_tool_list_is_followed() {
+    let options = RemoteOptions {
+        // Its tool that changes the list does not say it is read-only: let it run unasked.
+        approval: [("test_trigger_tool_change".to_owned(), false)].into(),
+        ..RemoteOptions::default()
+    };
+    let modern = Remote::stdio("fixture", fixture, options).await.unwrap();
+    assert_eq!(
+        modern.protocol_version().await.as_deref(),
+        Some("2026-07-28")
+    );
+    let set = ToolSet::new(modern.tools().await.unwrap().tools).unwrap();
+    let mut changed = modern.changed();
+    changed.borrow_and_update();
+    let cx = Context::new();
+    call(&set, &cx, "test_trigger_tool_change", json!({}))
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(5), changed.changed())
+        .await
+        .expect("notifications/tools/list_changed was followed")
+        .unwrap();
+
+    // The reference server has only the earlier era: the handshake falls back to it.
+    let legacy = Remote::stdio("everything", everything(), RemoteOptions::default())
+        .await
+        .unwrap();
+    let version = legacy.protocol_version().await.unwrap();
+    assert!(version.as_str() < "2026-07-28", "{version}");
+}

@@ -106,7 +106,8 @@ pub async fn serve(args: &[String]) -> Result<(), Error> {
     let http = if args.iter().any(|a| a == "--local-session") {
         HttpServer::new(server)
     } else {
-        let auth = crate::oauth_from_env("GATEWAY", addr)?
+        let auth = crate::oauth_from_env("GATEWAY", addr)
+            .await?
             .with_required_scopes(["gw"])
             .with_scopes_supported(["gw", "gw.hr", "gw.remote"]);
         HttpServer::new(server).with_auth(auth)

@@ -45,9 +45,10 @@ pub fn every_tool() -> (ToolSet, Context) {
 /// The authorization server a server on `addr` trusts, from the environment under `PREFIX`:
 /// `PREFIX_OAUTH_ISSUER`, its keys (`PREFIX_OAUTH_JWKS`: a JWK set file;
 /// `PREFIX_OAUTH_PUBLIC_KEY`: an RSA or EC public key PEM file; `PREFIX_OAUTH_HS256_SECRET`: a
-/// shared secret), and the server's canonical URI `PREFIX_OAUTH_RESOURCE` (default
-/// `http://ADDR/mcp`).
-pub fn oauth_from_env(
+/// shared secret; none of them: fetched from the issuer's metadata and its `jwks_uri`, and
+/// fetched again as it rotates), and the server's canonical URI `PREFIX_OAUTH_RESOURCE`
+/// (default `http://ADDR/mcp`).
+pub async fn oauth_from_env(
     prefix: &str,
     addr: std::net::SocketAddr,
 ) -> Result<tool_runtime_mcp::oauth::ResourceServer, Box<dyn std::error::Error + Send + Sync>> {
@@ -59,9 +60,10 @@ pub fn oauth_from_env(
     };
     let issuer = env("ISSUER").ok_or_else(|| {
         format!(
-            "HTTP mode checks access tokens: set {prefix}_OAUTH_ISSUER and one of {prefix}_OAUTH_JWKS, {prefix}_OAUTH_PUBLIC_KEY or {prefix}_OAUTH_HS256_SECRET (or pass --local-session to serve a fixed session on a loopback address without tokens)"
+            "HTTP mode checks access tokens: set {prefix}_OAUTH_ISSUER (and, unless its keys are fetched from its metadata, one of {prefix}_OAUTH_JWKS, {prefix}_OAUTH_PUBLIC_KEY or {prefix}_OAUTH_HS256_SECRET), or pass --local-session to serve a fixed session on a loopback address without tokens"
         )
     })?;
+    let resource = env("RESOURCE").unwrap_or_else(|| format!("http://{addr}/mcp"));
     let keys = if let Some(path) = env("JWKS") {
         Keys::jwks(&std::fs::read_to_string(path)?)?
     } else if let Some(path) = env("PUBLIC_KEY") {
@@ -70,8 +72,7 @@ pub fn oauth_from_env(
     } else if let Some(secret) = env("HS256_SECRET") {
         Keys::hmac_secret(secret.as_bytes())?
     } else {
-        return Err(format!("{prefix}_OAUTH_ISSUER is set but no key: set {prefix}_OAUTH_JWKS, {prefix}_OAUTH_PUBLIC_KEY or {prefix}_OAUTH_HS256_SECRET").into());
+        return Ok(ResourceServer::discover(resource, issuer).await?);
     };
-    let resource = env("RESOURCE").unwrap_or_else(|| format!("http://{addr}/mcp"));
     Ok(ResourceServer::new(resource, issuer, keys))
 }

@@ -272,11 +272,13 @@ pub fn configured_session() -> Session {
 /// The authorization server HTTP mode trusts, from the environment: `HR_OAUTH_ISSUER`, its
 /// keys (`HR_OAUTH_JWKS`: a JWK set file; `HR_OAUTH_PUBLIC_KEY`: an RSA or EC public key PEM
 /// file; `HR_OAUTH_HS256_SECRET`: a shared secret), and this server's canonical URI
-/// `HR_OAUTH_RESOURCE` (default `http://ADDR/mcp`).
-fn resource_server(
+/// `HR_OAUTH_RESOURCE` (default `http://ADDR/mcp`); with no key given, the keys the issuer
+/// publishes (see [`crate::oauth_from_env`]).
+async fn resource_server(
     addr: std::net::SocketAddr,
 ) -> Result<tool_runtime_mcp::oauth::ResourceServer, Box<dyn std::error::Error + Send + Sync>> {
-    Ok(crate::oauth_from_env("HR", addr)?
+    Ok(crate::oauth_from_env("HR", addr)
+        .await?
         .with_required_scopes(["hr"])
         .with_scopes_supported([
             "hr",
@@ -349,7 +351,7 @@ pub async fn serve_mcp(args: &[String]) -> Result<(), Box<dyn std::error::Error 
         let server = mcp_server(Login::Fixed(configured_session())).await?;
         tool_runtime_mcp::http::HttpServer::new(server)
     } else {
-        let auth = resource_server(addr)?;
+        let auth = resource_server(addr).await?;
         let server = mcp_server(Login::Token).await?;
         tool_runtime_mcp::http::HttpServer::new(server).with_auth(auth)
     };

@@ -11,4 +11,5 @@ mod mcp_remote;
 mod mcp_replicas;
 mod mcp_stdio;
 mod mcp_threads;
+mod oauth_jwks;
 mod rmcp_behaviour;

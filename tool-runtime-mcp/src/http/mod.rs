@@ -52,8 +52,12 @@ use shares::Shares;
 /// outermost layer of the MCP endpoint.
 pub trait Authenticate: Send + Sync + 'static {
     /// The request with the caller's [`Principal`](crate::Principal) in its extensions (and its
-    /// credentials removed), or the response that refuses it (401, 403).
-    fn admit(&self, request: Request) -> Result<Request, Box<Response>>;
+    /// credentials removed), or the response that refuses it (401, 403). It may wait (to fetch
+    /// an authorization server's keys, say).
+    fn admit<'a>(
+        &'a self,
+        request: Request,
+    ) -> tool_runtime::BoxFuture<'a, Result<Request, Box<Response>>>;
 
     /// Public routes to serve beside the endpoint, outside the check (the protected-resource
     /// metadata of RFC 9728, say).
@@ -356,7 +360,7 @@ async fn authorize(
     request: Request,
     next: Next,
 ) -> Response {
-    match auth.admit(request) {
+    match auth.admit(request).await {
         Ok(request) => next.run(request).await,
         Err(refused) => *refused,
     }

@@ -40,6 +40,8 @@
 use std::sync::RwLock;
 use std::time::Duration;
 
+mod jwks;
+
 use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
 use jsonwebtoken::jwk::JwkSet;
@@ -169,8 +171,13 @@ pub struct ResourceServer {
     scopes_supported: Vec<String>,
     leeway: Duration,
     keys: RwLock<Keys>,
+    /// Where the keys are fetched from, when they are not given.
+    fetcher: Option<jwks::Fetcher>,
     metadata_url: String,
 }
+
+/// Why a token naming a key this server lacks is refused (then the keys are fetched again).
+const UNKNOWN_KEY: &str = "the token is signed with a key this server does not know";
 
 /// Why a token was refused; the text goes to the client in `error_description`.
 enum Refused {
@@ -193,7 +200,75 @@ impl ResourceServer {
             scopes_supported: Vec::new(),
             leeway: Duration::from_secs(30),
             keys: RwLock::new(keys),
+            fetcher: None,
             metadata_url,
+        }
+    }
+
+    /// A resource server at `resource` trusting `issuer`, with the keys the authorization
+    /// server publishes: its metadata (RFC 8414 `/.well-known/oauth-authorization-server`, else
+    /// OpenID Connect discovery) names `jwks_uri`, whose JWK set is fetched now, kept as long as
+    /// its `Cache-Control` allows (five minutes if it says nothing, a day at most), and fetched
+    /// again when a token names a key it lacks (a rotation), at most once per
+    /// [`with_min_refresh_interval`](Self::with_min_refresh_interval). A fetch that fails keeps
+    /// the keys there are.
+    pub async fn discover(
+        resource: impl Into<String>,
+        issuer: impl Into<String>,
+    ) -> Result<Self, KeyError> {
+        let issuer = issuer.into();
+        let (fetcher, keys) = jwks::Fetcher::discover(&issuer).await?;
+        let mut server = ResourceServer::new(resource, issuer, keys);
+        server.fetcher = Some(fetcher);
+        Ok(server)
+    }
+
+    /// [`ResourceServer::discover`] with the JWK set's URI given rather than read from the
+    /// authorization server's metadata.
+    pub async fn with_jwks_uri(
+        resource: impl Into<String>,
+        issuer: impl Into<String>,
+        jwks_uri: &str,
+    ) -> Result<Self, KeyError> {
+        let (fetcher, keys) = jwks::Fetcher::at(jwks_uri).await?;
+        let mut server = ResourceServer::new(resource, issuer, keys);
+        server.fetcher = Some(fetcher);
+        Ok(server)
+    }
+
+    /// The shortest time between two fetches of the JWK set (default 30 s): a flood of tokens
+    /// naming unknown keys fetches it once per interval at most.
+    pub fn with_min_refresh_interval(mut self, interval: Duration) -> Self {
+        if let Some(f) = &mut self.fetcher {
+            f.min_interval = interval;
+        }
+        self
+    }
+
+    /// How many times the JWK set was fetched (zero for keys given by the host).
+    pub fn key_fetches(&self) -> u64 {
+        self.fetcher.as_ref().map_or(0, jwks::Fetcher::fetches)
+    }
+
+    /// Fetches the keys again, unless they were fetched within the minimum interval; `true`
+    /// when the keys may have changed since `seen` (this or a concurrent fetch brought new ones).
+    async fn refresh_keys(&self, fetcher: &jwks::Fetcher, seen: std::time::Instant) -> bool {
+        let _one = fetcher.one_at_a_time().await;
+        if fetcher.last_fetch() != seen {
+            return true;
+        }
+        if seen.elapsed() < fetcher.min_interval {
+            return false;
+        }
+        match fetcher.fetch().await {
+            Ok(keys) => {
+                self.replace_keys(keys);
+                true
+            }
+            Err(e) => {
+                tracing::warn!(jwks_uri = %fetcher.jwks_uri, "the JWK set could not be fetched; the keys stay as they were: {e}");
+                false
+            }
         }
     }
 
@@ -260,7 +335,7 @@ impl ResourceServer {
         format!("{METADATA_PATH}{}", resource_path(&self.resource))
     }
 
-    /// Checks a token and names its principal.
+    /// Checks a token and names its principal (with the keys there are: no fetch).
     pub fn authenticate(&self, token: &str) -> Result<Principal, String> {
         self.check(token).map_err(|r| match r {
             Refused::Token(_, why) | Refused::Scope(why) => why,
@@ -274,7 +349,7 @@ impl ResourceServer {
         let keys = self.keys.read().unwrap_or_else(|e| e.into_inner()).clone();
         let (key, algorithms) = keys
             .for_token(&header)
-            .ok_or_else(|| invalid("the token is signed with a key this server does not know"))?;
+            .ok_or(Refused::Token("invalid_token", UNKNOWN_KEY.to_owned()))?;
         let mut validation = Validation::new(algorithms[0]);
         validation.algorithms = algorithms;
         validation.leeway = self.leeway.as_secs();
@@ -320,7 +395,7 @@ impl ResourceServer {
 
     /// Admits a request with a valid token for this server: its `Authorization` header removed
     /// and its [`Principal`] in the extensions. Otherwise the 401/403 answer.
-    fn admit_bearer(&self, mut request: Request) -> Result<Request, Box<Response>> {
+    async fn admit_bearer(&self, mut request: Request) -> Result<Request, Box<Response>> {
         let Some(header) = request.headers().get(http::header::AUTHORIZATION) else {
             return Err(Box::new(self.challenge(None)));
         };
@@ -331,7 +406,7 @@ impl ResourceServer {
             .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
             .map(|(_, token)| token.trim());
         let outcome = match token {
-            Some(t) if !t.is_empty() => self.check(t),
+            Some(t) if !t.is_empty() => self.check_fetching(t).await,
             _ => Err(Refused::Token(
                 "invalid_request",
                 "expected Authorization: Bearer <token>".into(),
@@ -344,6 +419,28 @@ impl ResourceServer {
                 Ok(request)
             }
             Err(refused) => Err(Box::new(self.challenge(Some(refused)))),
+        }
+    }
+
+    /// [`check`](Self::check), with the keys fetched again first when they are stale, and
+    /// once more when the token names a key they lack.
+    async fn check_fetching(&self, token: &str) -> Result<Principal, Refused> {
+        let Some(fetcher) = &self.fetcher else {
+            return self.check(token);
+        };
+        if fetcher.stale() {
+            self.refresh_keys(fetcher, fetcher.last_fetch()).await;
+        }
+        let seen = fetcher.last_fetch();
+        match self.check(token) {
+            Err(Refused::Token(_, why)) if why == UNKNOWN_KEY => {
+                if self.refresh_keys(fetcher, seen).await {
+                    self.check(token)
+                } else {
+                    Err(Refused::Token("invalid_token", why))
+                }
+            }
+            outcome => outcome,
         }
     }
 
@@ -424,8 +521,11 @@ fn metadata_url(resource: &str) -> String {
 }
 
 impl Authenticate for ResourceServer {
-    fn admit(&self, request: Request) -> Result<Request, Box<Response>> {
-        self.admit_bearer(request)
+    fn admit<'a>(
+        &'a self,
+        request: Request,
+    ) -> tool_runtime::BoxFuture<'a, Result<Request, Box<Response>>> {
+        Box::pin(self.admit_bearer(request))
     }
 
     /// The Protected Resource Metadata, at the well-known path and at that path followed by the

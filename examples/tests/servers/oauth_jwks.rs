@@ -133,10 +133,10 @@ async fn keys_come_from_the_authorization_server_and_a_rotation_needs_one_fetch(
 }
 
 /// Runs futures at once and collects their outputs in order.
-async fn futures_join<F: std::future::Future>(futures: impl Iterator<Item = F>) -> Vec<F::Output>
+async fn futures_join<F>(futures: impl Iterator<Item = F>) -> Vec<F::Output>
 where
+    F: std::future::Future + Send + 'static,
     F::Output: Send + 'static,
-    F: Send + 'static,
 {
     let handles: Vec<_> = futures.map(tokio::spawn).collect();
     let mut out = Vec::new();

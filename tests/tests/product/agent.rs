@@ -596,3 +596,58 @@ fn a_reasoning_models_turn_goes_back_unchanged() {
         }
     }
 }
+
+#[test]
+fn the_agent_loop_runs_a_tool_defined_at_run_time_beside_a_declared_one() {
+    // `kali` has `tambah`'s schema, defined at run time (as a remote MCP tool is).
+    let kali = tool_runtime::Tool::define(
+        "kali",
+        "Kalikan dua bilangan bulat dan kembalikan hasilnya; alat uji agen.",
+        tambah::tool().input_schema().clone(),
+    )
+    .build_fn(|args| async move {
+        Ok(json!(
+            args["a"].as_i64().unwrap_or(0) * args["b"].as_i64().unwrap_or(0)
+        ))
+    })
+    .unwrap();
+    let tools = ToolSet::new([tambah::tool()])
+        .unwrap()
+        .with_tools([kali])
+        .unwrap();
+    for &api in Api::MODELS {
+        let calls = [
+            (
+                "t1".to_owned(),
+                "tambah".to_owned(),
+                json!({"a": 6, "b": 7}),
+            ),
+            ("k1".to_owned(), "kali".to_owned(), json!({"a": 6, "b": 7})),
+            (
+                "k2".to_owned(),
+                "kali".to_owned(),
+                json!({"a": 6, "b": "7"}),
+            ),
+        ];
+        let turn = read_turn(api, &response(api, &calls)).unwrap();
+        let outcomes = pollster::block_on(run_calls(&tools, &Context::new(), &turn.calls, 3));
+        let answers: Vec<_> = outcomes
+            .into_iter()
+            .map(|o| match o {
+                Outcome::Answered(a) => a,
+                other => panic!("{api}: {other:?}"),
+            })
+            .collect();
+        let flags: Vec<bool> = answers.iter().map(|a| a.is_error).collect();
+        assert_eq!(flags, [false, false, true], "{api}: {answers:?}");
+        let rendered = serde_json::to_string(&render(api, &answers)).unwrap();
+        assert!(
+            rendered.contains("42") && rendered.contains("13"),
+            "{api}: {rendered}"
+        );
+        assert!(
+            rendered.contains("`b`"),
+            "{api}: the repair message names the field: {rendered}"
+        );
+    }
+}

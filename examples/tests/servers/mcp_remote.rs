@@ -387,3 +387,139 @@ async fn both_eras_are_spoken_and_a_changed_tool_list_is_followed() {
     let version = legacy.protocol_version().await.unwrap();
     assert!(version.as_str() < "2026-07-28", "{version}");
 }
+
+/// A server that lies (the Python SDK's low-level server, `tests/lying_server.py`), logging
+/// every call it receives to `log`.
+fn liar(
+    mode: &'static str,
+    log: PathBuf,
+) -> impl Fn() -> tokio::process::Command + Send + Sync + 'static {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/lying_server.py");
+    let python = crate::common::python();
+    let pythonpath = python
+        .get_envs()
+        .find(|(k, _)| *k == "PYTHONPATH")
+        .and_then(|(_, v)| v)
+        .map(|v| v.to_owned())
+        .unwrap();
+    move || {
+        let mut cmd = tokio::process::Command::new("python3");
+        cmd.args([script, mode])
+            .arg(&log)
+            .env("PYTHONPATH", &pythonpath)
+            .stderr(Stdio::null());
+        cmd
+    }
+}
+
+#[tokio::test]
+async fn a_server_listing_ten_thousand_tools_is_refused() {
+    let log = workdir("many").join("calls.log");
+    let remote = Remote::stdio("liar", liar("many", log), RemoteOptions::default())
+        .await
+        .unwrap();
+    let err = remote.tools().await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            tool_runtime_mcp::remote::RemoteError::TooManyTools {
+                listed: 10_001,
+                max: 1_000
+            }
+        ),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn lies_in_tools_list_and_in_results_are_caught_and_lose_nothing() {
+    let dir = workdir("liar");
+    let log = dir.join("calls.log");
+    let options = RemoteOptions {
+        call_timeout: Duration::from_secs(3),
+        retry_after: Duration::from_millis(100),
+        ..RemoteOptions::default()
+    };
+    let remote = Remote::stdio("liar", liar("mixed", log.clone()), options)
+        .await
+        .unwrap();
+    let imported = remote.tools().await.unwrap();
+    let names: Vec<&str> = imported.tools.iter().map(|t| t.name()).collect();
+    assert_eq!(names, ["good", "wrong_output", "huge", "hang_up"]);
+    let mut refused: Vec<String> = imported.refused.iter().map(|e| e.tool.clone()).collect();
+    refused.sort();
+    assert_eq!(
+        refused,
+        ["all_of", "cycle", "dup", "dup"],
+        "{:?}",
+        imported.refused
+    );
+    let why = |name: &str| {
+        imported
+            .refused
+            .iter()
+            .find(|e| e.tool == name)
+            .unwrap()
+            .to_string()
+    };
+    assert!(
+        why("cycle").contains("refers to itself"),
+        "{}",
+        why("cycle")
+    );
+    assert!(why("all_of").contains("`allOf`"), "{}", why("all_of"));
+    assert!(
+        why("dup").contains("2 tools of this name"),
+        "{}",
+        why("dup")
+    );
+
+    let set = ToolSet::new(imported.tools).unwrap();
+    let cx = Context::new();
+    assert_eq!(
+        call(&set, &cx, "good", json!({"n": 1})).await.unwrap(),
+        json!("2")
+    );
+    let bad = call(&set, &cx, "good", json!({"n": "41"}))
+        .await
+        .unwrap_err();
+    assert!(matches!(bad, ToolError::InvalidArguments(_)), "{bad:?}");
+    assert!(
+        !std::fs::read_to_string(&log).unwrap().contains("41"),
+        "a bad call was sent"
+    );
+
+    // A result that breaks the tool's own output schema is an error, never passed on.
+    let wrong = call(&set, &cx, "wrong_output", json!({"n": 1}))
+        .await
+        .unwrap_err();
+    let ToolError::Failed { message } = &wrong else {
+        panic!("{wrong:?}")
+    };
+    assert!(
+        message.contains("output schema") && message.contains('n'),
+        "{message}"
+    );
+
+    // 20 MB in one answer: over the transport's 16 MiB line limit, dropped; the call ends at its
+    // time limit instead of holding the memory or hanging.
+    let huge = call(&set, &cx, "huge", json!({"n": 1})).await.unwrap_err();
+    assert!(
+        matches!(huge, ToolError::TimedOut { .. } | ToolError::Failed { .. }),
+        "{huge:?}"
+    );
+
+    // The server hangs up in the middle of a call: a clear error naming it, then a new process.
+    let dropped = call(&set, &cx, "hang_up", json!({"n": 1}))
+        .await
+        .unwrap_err();
+    let ToolError::Failed { message } = &dropped else {
+        panic!("{dropped:?}")
+    };
+    assert!(message.contains("`liar`"), "{message}");
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    assert_eq!(
+        call(&set, &cx, "good", json!({"n": 2})).await.unwrap(),
+        json!("3")
+    );
+}

@@ -1,0 +1,65 @@
+"""An MCP server (the official Python SDK's low-level server, over stdio) that lies, for the
+remote-tools tests: argv[1] picks how.
+
+- `many`: lists 10,001 tools.
+- `mixed`: lists one good tool, two tools of one name, a tool whose schema refers to itself
+  without end, a tool whose schema uses `allOf`, a tool whose results break its output schema, a
+  tool that answers 20 MB, and a tool that closes the connection in the middle of a call.
+Every call it receives is appended to the file named by argv[2]."""
+import sys
+
+import anyio
+import mcp.types as types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+MODE, LOG = sys.argv[1], sys.argv[2]
+server = Server("lying-server")
+
+OBJ = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+
+
+def tool(name, schema=OBJ, output=None):
+    return types.Tool(name=name, description=f"{name}: returns a number.", inputSchema=schema,
+                      outputSchema=output, annotations=types.ToolAnnotations(readOnlyHint=True))
+
+
+@server.list_tools()
+async def list_tools():
+    if MODE == "many":
+        return [tool(f"t{i}") for i in range(10_001)]
+    return [
+        tool("good"),
+        tool("dup"),
+        tool("dup"),
+        tool("cycle", {"type": "object", "properties": {"x": {"$ref": "#/$defs/A"}},
+                       "$defs": {"A": {"anyOf": [{"$ref": "#/$defs/A"}]}}}),
+        tool("all_of", {"type": "object", "allOf": [OBJ]}),
+        tool("wrong_output", output={"type": "object", "properties": {"n": {"type": "integer"}},
+                                     "required": ["n"]}),
+        tool("huge"),
+        tool("hang_up"),
+    ]
+
+
+@server.call_tool(validate_input=False)
+async def call_tool(name, arguments):
+    with open(LOG, "a") as log:
+        log.write(f"{name} {arguments}\n")
+    if name == "wrong_output":
+        return types.CallToolResult(content=[types.TextContent(type="text", text="{}")],
+                                    structuredContent={"n": "not a number"})
+    if name == "huge":
+        return [types.TextContent(type="text", text="x" * (20 << 20))]
+    if name == "hang_up":
+        sys.stdout.close()
+        sys.exit(0)
+    return [types.TextContent(type="text", text=str(arguments.get("n", 0) + 1))]
+
+
+async def main():
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+anyio.run(main)

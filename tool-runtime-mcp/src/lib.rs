@@ -59,6 +59,8 @@ pub mod oauth;
 pub mod remote;
 mod server;
 mod stdio;
+#[cfg(any(feature = "oauth", feature = "client-http"))]
+mod uri;
 
 pub use caller::{Caller, PeerAddr, Principal, REFUSED, Refusal};
 pub use limits::Limits;

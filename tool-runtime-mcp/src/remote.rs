@@ -120,6 +120,122 @@ impl fmt::Display for RemoteError {
 
 impl std::error::Error for RemoteError {}
 
+/// An OAuth client registered with the authorization server a remote server trusts (see
+/// [`Remote::http_client_credentials`]).
+#[cfg(feature = "client-http")]
+#[derive(Clone)]
+pub struct ClientCredentials {
+    /// The client's id.
+    pub client_id: String,
+    /// The client's secret.
+    pub client_secret: String,
+    /// The scopes to ask for, space-separated (the server's `scopes_supported` otherwise).
+    pub scope: Option<String>,
+}
+
+#[cfg(feature = "client-http")]
+impl fmt::Debug for ClientCredentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientCredentials")
+            .field("client_id", &self.client_id)
+            .field("client_secret", &"…")
+            .field("scope", &self.scope)
+            .finish()
+    }
+}
+
+#[cfg(feature = "client-http")]
+impl ClientCredentials {
+    /// An access token for the server at `url`, which challenged with `challenge`: its
+    /// protected-resource metadata (RFC 9728) names the resource and its authorization server,
+    /// whose metadata (RFC 8414) names the token endpoint.
+    async fn token(&self, url: &str, challenge: &str) -> Result<String, String> {
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_secs(10))
+            .build()
+            .map_err(|e| e.to_string())?;
+        let metadata_url = challenge
+            .split("resource_metadata=\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .map(str::to_owned)
+            .unwrap_or_else(|| crate::uri::well_known(url, "oauth-protected-resource"));
+        let resource = get_json(&client, &metadata_url).await?;
+        let issuer = resource["authorization_servers"][0]
+            .as_str()
+            .ok_or_else(|| format!("{metadata_url} names no authorization server"))?;
+        let server_metadata = get_json(
+            &client,
+            &crate::uri::well_known(issuer, "oauth-authorization-server"),
+        )
+        .await?;
+        let token_endpoint = server_metadata["token_endpoint"]
+            .as_str()
+            .ok_or_else(|| format!("the authorization server {issuer} names no token_endpoint"))?;
+        let mut form = vec![("grant_type", "client_credentials".to_owned())];
+        if let Some(r) = resource["resource"].as_str() {
+            form.push(("resource", r.to_owned()));
+        }
+        let scope = self.scope.clone().or_else(|| {
+            resource["scopes_supported"].as_array().map(|s| {
+                s.iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+        });
+        if let Some(scope) = scope.filter(|s| !s.is_empty()) {
+            form.push(("scope", scope));
+        }
+        let answer = client
+            .post(token_endpoint)
+            .basic_auth(&self.client_id, Some(&self.client_secret))
+            .form(&form)
+            .send()
+            .await
+            .map_err(|e| format!("token endpoint {token_endpoint}: {e}"))?;
+        let status = answer.status();
+        let body: Value = answer
+            .json()
+            .await
+            .map_err(|e| format!("token endpoint {token_endpoint}: {e}"))?;
+        if !status.is_success() {
+            return Err(format!(
+                "the authorization server refused the client credentials ({status}): {}",
+                body["error_description"]
+                    .as_str()
+                    .or(body["error"].as_str())
+                    .unwrap_or("")
+            ));
+        }
+        body["access_token"]
+            .as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| format!("token endpoint {token_endpoint} gave no access_token"))
+    }
+}
+
+/// A JSON document (at most 1 MiB).
+#[cfg(feature = "client-http")]
+async fn get_json(client: &reqwest::Client, url: &str) -> Result<Value, String> {
+    let response = client
+        .get(url)
+        .send()
+        .await
+        .map_err(|e| format!("{url}: {e}"))?;
+    if !response.status().is_success() {
+        return Err(format!("{url}: HTTP {}", response.status()));
+    }
+    if response.content_length().is_some_and(|n| n > 1 << 20) {
+        return Err(format!("{url}: larger than 1 MiB"));
+    }
+    let bytes = response.bytes().await.map_err(|e| format!("{url}: {e}"))?;
+    if bytes.len() > 1 << 20 {
+        return Err(format!("{url}: larger than 1 MiB"));
+    }
+    serde_json::from_slice(&bytes).map_err(|e| format!("{url}: not JSON: {e}"))
+}
+
 /// What [`Remote::tools`] imported: the tools, and each tool refused with the reason.
 #[derive(Debug)]
 pub struct Imported {
@@ -136,6 +252,8 @@ enum Connect {
     Http {
         url: String,
         authorization: Option<String>,
+        /// With client credentials: the token they got last.
+        credentials: Option<(ClientCredentials, Mutex<Option<String>>)>,
     },
 }
 
@@ -226,6 +344,27 @@ impl Remote {
         let connect = Connect::Http {
             url: url.into(),
             authorization,
+            credentials: None,
+        };
+        Remote::start(label.into(), connect, options).await
+    }
+
+    /// A server over Streamable HTTP that asks for an OAuth access token (a 401 with
+    /// `WWW-Authenticate: Bearer resource_metadata=…`): the token comes from the authorization
+    /// server its metadata names, with the client-credentials grant (RFC 6749 §4.4, the client
+    /// authenticated with HTTP Basic, `resource` per RFC 8707); it is asked for again when the
+    /// server refuses it (expired).
+    #[cfg(feature = "client-http")]
+    pub async fn http_client_credentials(
+        label: impl Into<String>,
+        url: impl Into<String>,
+        credentials: ClientCredentials,
+        options: RemoteOptions,
+    ) -> Result<Remote, RemoteError> {
+        let connect = Connect::Http {
+            url: url.into(),
+            authorization: None,
+            credentials: Some((credentials, Mutex::new(None))),
         };
         Remote::start(label.into(), connect, options).await
     }
@@ -369,6 +508,24 @@ impl Remote {
     }
 }
 
+/// The handshake with an HTTP server, with `authorization` as the `Authorization` header.
+#[cfg(feature = "client-http")]
+async fn http_handshake(
+    url: &str,
+    authorization: Option<&str>,
+    listener: Listener,
+    lifecycle: ClientLifecycleMode,
+) -> Result<Link, rmcp::service::ClientInitializeError> {
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url);
+    if let Some(a) = authorization {
+        config = config.auth_header(a.strip_prefix("Bearer ").unwrap_or(a));
+    }
+    let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
+    listener.serve_with_lifecycle(transport, lifecycle).await
+}
+
 /// Whether a connection still carries requests (its service loop has not ended).
 fn up(link: &Link) -> bool {
     !link.is_closed() && !link.peer().is_transport_closed()
@@ -442,19 +599,37 @@ impl Inner {
                         .map_err(|e| RemoteError::Connect(e.to_string()))
                 }
                 #[cfg(feature = "client-http")]
-                Connect::Http { url, authorization } => {
-                    use rmcp::transport::StreamableHttpClientTransport;
-                    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-                    let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
-                    if let Some(a) = authorization {
-                        config = config.auth_header(a.strip_prefix("Bearer ").unwrap_or(a));
+                Connect::Http {
+                    url,
+                    authorization,
+                    credentials,
+                } => {
+                    let Some((credentials, token)) = credentials else {
+                        return http_handshake(url, authorization.as_deref(), listener, lifecycle)
+                            .await
+                            .map_err(|e| RemoteError::Connect(e.to_string()));
+                    };
+                    let current = token.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                    let bearer = current.as_ref().map(|t| format!("Bearer {t}"));
+                    match http_handshake(url, bearer.as_deref(), listener, lifecycle.clone()).await
+                    {
+                        Err(e) if e.auth_challenge().is_some() => {
+                            let challenge = e.auth_challenge().unwrap_or_default().to_owned();
+                            let fresh = credentials
+                                .token(url, &challenge)
+                                .await
+                                .map_err(RemoteError::Connect)?;
+                            let bearer = format!("Bearer {fresh}");
+                            *token.lock().unwrap_or_else(|e| e.into_inner()) = Some(fresh);
+                            let listener = Listener {
+                                changed: self.changed.clone(),
+                            };
+                            http_handshake(url, Some(&bearer), listener, lifecycle)
+                                .await
+                                .map_err(|e| RemoteError::Connect(e.to_string()))
+                        }
+                        other => other.map_err(|e| RemoteError::Connect(e.to_string())),
                     }
-                    let transport =
-                        StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
-                    listener
-                        .serve_with_lifecycle(transport, lifecycle)
-                        .await
-                        .map_err(|e| RemoteError::Connect(e.to_string()))
                 }
             }
         };

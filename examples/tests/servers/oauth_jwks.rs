@@ -145,3 +145,142 @@ where
     }
     out
 }
+
+/// `application/x-www-form-urlencoded` decoded (enough for the token request).
+fn form(body: &str) -> std::collections::HashMap<String, String> {
+    let decode = |s: &str| {
+        let bytes = s.replace('+', " ").into_bytes();
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < bytes.len() {
+            if bytes[i] == b'%' && i + 2 < bytes.len() {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap();
+                out.push(u8::from_str_radix(hex, 16).unwrap());
+                i += 3;
+            } else {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+        String::from_utf8(out).unwrap()
+    };
+    body.split('&')
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (decode(k), decode(v)))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_remote_server_that_asks_for_a_token_gets_one_by_client_credentials() {
+    use std::process::Stdio;
+    use tool_runtime::Context;
+    use tool_runtime_mcp::remote::{ClientCredentials, Remote, RemoteOptions};
+
+    // The authorization server: metadata, its JWK set, and a token endpoint for one client.
+    let as_addr = free_addr();
+    let issuer_url = format!("http://{as_addr}");
+    let issuer = Arc::new(Issuer::new(&issuer_url));
+    let tokens = Arc::new(AtomicUsize::new(0));
+    let metadata = json!({"issuer": issuer_url, "jwks_uri": format!("{issuer_url}/jwks"),
+        "token_endpoint": format!("{issuer_url}/token")});
+    let (jwks, minted, signer) = (issuer.jwks(), tokens.clone(), issuer.clone());
+    let app = axum::Router::new()
+        .route(
+            "/.well-known/oauth-authorization-server",
+            axum::routing::get(move || {
+                let metadata = metadata.clone();
+                async move { axum::Json(metadata) }
+            }),
+        )
+        .route(
+            "/jwks",
+            axum::routing::get(move || {
+                let jwks = jwks.clone();
+                async move { ([("content-type", "application/json")], jwks) }
+            }),
+        )
+        .route(
+            "/token",
+            axum::routing::post(move |headers: http::HeaderMap, body: String| {
+                let (minted, signer) = (minted.clone(), signer.clone());
+                async move {
+                    // HTTP Basic for the client "K-001" with the secret "rahasia".
+                    let expected = "Basic Sy0wMDE6cmFoYXNpYQ==";
+                    let f = form(&body);
+                    if headers.get("authorization").and_then(|v| v.to_str().ok()) != Some(expected)
+                        || f.get("grant_type").map(String::as_str) != Some("client_credentials")
+                    {
+                        return (
+                            http::StatusCode::UNAUTHORIZED,
+                            axum::Json(json!({"error": "invalid_client"})),
+                        );
+                    }
+                    minted.fetch_add(1, Ordering::SeqCst);
+                    let token = signer.token(
+                        &f["resource"],
+                        "K-001",
+                        f.get("scope").map_or("", String::as_str),
+                        json!({}),
+                    );
+                    (
+                        http::StatusCode::OK,
+                        axum::Json(json!({"access_token": token, "token_type": "Bearer", "expires_in": 3600})),
+                    )
+                }
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind(as_addr).await.unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    // The HR server trusts it, with keys fetched from it (no key configured).
+    let dir = std::env::temp_dir().join(format!("hr-cc-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let addr = free_addr();
+    let mut hr = std::process::Command::new(env!("CARGO_BIN_EXE_hr-mcp"))
+        .args(["--http", &addr.to_string()])
+        .env("HR_DB", dir.join("hr.sqlite"))
+        .env("HR_OAUTH_ISSUER", &issuer_url)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for(addr).await;
+    let url = format!("http://{addr}/mcp");
+
+    let wrong = ClientCredentials {
+        client_id: "K-001".into(),
+        client_secret: "salah".into(),
+        scope: None,
+    };
+    let err = Remote::http_client_credentials("hr", &url, wrong, RemoteOptions::default())
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("refused the client credentials"),
+        "{err}"
+    );
+
+    let credentials = ClientCredentials {
+        client_id: "K-001".into(),
+        client_secret: "rahasia".into(),
+        scope: Some("hr hr.cuti.baca".into()),
+    };
+    let remote = Remote::http_client_credentials("hr", &url, credentials, RemoteOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        tokens.load(Ordering::SeqCst),
+        1,
+        "one token for the connection"
+    );
+    let set = ToolSet::new(remote.tools().await.unwrap().tools).unwrap();
+    let out = set
+        .call(&Context::new(), "cek-sisa-cuti", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(out.value()["status"], "ok", "{}", out.value());
+    let _ = hr.kill();
+    let _ = hr.wait();
+}

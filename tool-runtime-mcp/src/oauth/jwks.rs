@@ -45,9 +45,8 @@ impl Fetcher {
     /// else `/.well-known/openid-configuration`; the metadata's `issuer` must be `issuer`.
     pub(super) async fn discover(issuer: &str) -> Result<(Fetcher, Keys), KeyError> {
         let client = client()?;
-        let (origin, path) = split(issuer);
         let candidates = [
-            format!("{origin}/.well-known/oauth-authorization-server{path}"),
+            crate::uri::well_known(issuer, "oauth-authorization-server"),
             format!(
                 "{}/.well-known/openid-configuration",
                 issuer.trim_end_matches('/')
@@ -194,18 +193,6 @@ fn ttl(cache_control: Option<&reqwest::header::HeaderValue>) -> Duration {
     ttl
 }
 
-/// An issuer split into its origin and its path (`https://as/t/` → `https://as`, `/t`).
-fn split(issuer: &str) -> (&str, &str) {
-    let start = issuer.find("://").map_or(0, |i| i + 3);
-    match issuer[start..].find('/') {
-        Some(i) => {
-            let (origin, path) = issuer.split_at(start + i);
-            (origin, path.trim_end_matches('/'))
-        }
-        None => (issuer, ""),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -221,14 +208,5 @@ mod tests {
         assert_eq!(ttl(Some(&h("max-age=999999999"))), MAX_TTL);
         assert_eq!(ttl(Some(&h("no-store"))), Duration::ZERO);
         assert_eq!(ttl(Some(&h("private"))), DEFAULT_TTL);
-    }
-
-    #[test]
-    fn issuer_paths_go_after_the_well_known_name() {
-        assert_eq!(
-            split("https://as.example/tenant/"),
-            ("https://as.example", "/tenant")
-        );
-        assert_eq!(split("https://as.example"), ("https://as.example", ""));
     }
 }

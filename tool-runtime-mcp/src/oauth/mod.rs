@@ -309,7 +309,7 @@ impl ResourceServer {
 
     /// The `host[:port]` of the canonical URI.
     pub(crate) fn authority(&self) -> &str {
-        let (origin, _) = split_uri(&self.resource);
+        let (origin, _) = crate::uri::split(&self.resource);
         origin.split_once("://").map_or(origin, |(_, a)| a)
     }
 
@@ -498,25 +498,13 @@ fn principal(claims: Map<String, Value>) -> Option<Principal> {
     })
 }
 
-/// A URI split into its origin and its path (`https://h/mcp/` → `https://h`, `/mcp`).
-fn split_uri(resource: &str) -> (&str, &str) {
-    let start = resource.find("://").map_or(0, |i| i + 3);
-    match resource[start..].find('/') {
-        Some(i) => {
-            let (origin, path) = resource.split_at(start + i);
-            (origin, path.trim_end_matches('/'))
-        }
-        None => (resource, ""),
-    }
-}
-
 fn resource_path(resource: &str) -> &str {
-    split_uri(resource).1
+    crate::uri::split(resource).1
 }
 
 /// The metadata's URL for a resource: its origin, the well-known path, its path.
 fn metadata_url(resource: &str) -> String {
-    let (origin, path) = split_uri(resource);
+    let (origin, path) = crate::uri::split(resource);
     format!("{origin}{METADATA_PATH}{path}")
 }
 

@@ -4,7 +4,8 @@ remote-tools tests: argv[1] picks how.
 - `many`: lists 10,001 tools.
 - `mixed`: lists one good tool, two tools of one name, a tool whose schema refers to itself
   without end, a tool whose schema uses `allOf`, a tool whose results break its output schema, a
-  tool that answers 20 MB, and a tool that closes the connection in the middle of a call.
+  tool that answers 20 MB, a tool that closes the connection in the middle of a call, and a
+  slow tool that logs when the client cancels it.
 Every call it receives is appended to the file named by argv[2]."""
 import sys
 
@@ -39,6 +40,7 @@ async def list_tools():
                                      "required": ["n"]}),
         tool("huge"),
         tool("hang_up"),
+        tool("slow"),
     ]
 
 
@@ -51,6 +53,13 @@ async def call_tool(name, arguments):
                                     structuredContent={"n": "not a number"})
     if name == "huge":
         return [types.TextContent(type="text", text="x" * (20 << 20))]
+    if name == "slow":
+        try:
+            await anyio.sleep(30)
+        except anyio.get_cancelled_exc_class():
+            with open(LOG, "a") as log:
+                log.write("slow cancelled\n")
+            raise
     if name == "hang_up":
         sys.stdout.close()
         sys.exit(0)

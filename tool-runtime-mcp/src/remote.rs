@@ -264,8 +264,10 @@ struct Inner {
     connect: Connect,
     options: RemoteOptions,
     /// The live connection and its number (one more for each connection made); `None` when
-    /// it is down.
-    link: tokio::sync::Mutex<Option<(Link, u64)>>,
+    /// it is down. Held only to look or swap, never across an `.await`.
+    link: Mutex<Option<(Link, u64)>>,
+    /// Held while connecting: one attempt at a time.
+    connecting: tokio::sync::Mutex<()>,
     opened: std::sync::atomic::AtomicU64,
     /// When connecting last failed: the next attempt waits `retry_after`.
     failed_at: Mutex<Option<Instant>>,
@@ -378,13 +380,14 @@ impl Remote {
             label,
             connect,
             options,
-            link: tokio::sync::Mutex::new(None),
+            link: Mutex::new(None),
+            connecting: tokio::sync::Mutex::new(()),
             opened: std::sync::atomic::AtomicU64::new(0),
             failed_at: Mutex::new(None),
             changed: watch::Sender::new(0),
         });
         let link = inner.open().await?;
-        *inner.link.lock().await = Some((link, 0));
+        *inner.link() = Some((link, 0));
         Ok(Remote { inner })
     }
 
@@ -402,19 +405,14 @@ impl Remote {
     /// The protocol version the connection speaks (`2026-07-28` when the server has it, else
     /// what the `initialize` handshake agreed); `None` while it is down.
     pub async fn protocol_version(&self) -> Option<String> {
-        let link = self.inner.link.lock().await;
+        let link = self.inner.link();
         let (l, _) = link.as_ref()?;
         Some(l.peer().peer_info()?.protocol_version.to_string())
     }
 
     /// Whether the connection is up right now (a call reconnects when it is not).
     pub async fn is_connected(&self) -> bool {
-        self.inner
-            .link
-            .lock()
-            .await
-            .as_ref()
-            .is_some_and(|(l, _)| up(l))
+        self.inner.link().as_ref().is_some_and(|(l, _)| up(l))
     }
 
     /// Lists the server's tools (every page) and makes each one a tool of the toolkit.
@@ -562,18 +560,24 @@ impl Inner {
             .peer_info()
             .is_some_and(|i| !i.protocol_version.has_initialize());
         if modern {
-            let (peer, changed) = (link.peer().clone(), self.changed.clone());
-            tokio::spawn(async move {
-                let filter = SubscriptionFilter::builder().tools_list_changed().build();
-                let Ok(mut stream) = peer.listen(filter).await else {
-                    return;
-                };
-                while let Ok(Some(note)) = stream.next().await {
-                    if matches!(note, ServerNotification::ToolListChangedNotification(_)) {
-                        changed.send_modify(|n| *n += 1);
-                    }
+            // Listening from before the connection is handed out: no change is missed.
+            let filter = SubscriptionFilter::builder().tools_list_changed().build();
+            let listening =
+                tokio::time::timeout(self.options.connect_timeout, link.peer().listen(filter));
+            match listening.await {
+                Ok(Ok(mut stream)) => {
+                    let changed = self.changed.clone();
+                    tokio::spawn(async move {
+                        while let Ok(Some(note)) = stream.next().await {
+                            if matches!(note, ServerNotification::ToolListChangedNotification(_)) {
+                                changed.send_modify(|n| *n += 1);
+                            }
+                        }
+                    });
                 }
-            });
+                // A server without the subscription: its list is read again on reconnection.
+                _ => tracing::debug!(server = %self.label, "no tools/list_changed subscription"),
+            }
         }
         Ok(link)
     }
@@ -642,14 +646,28 @@ impl Inner {
         }
     }
 
-    /// The live connection's peer and number, reconnecting when it is down (at most once per
-    /// `retry_after`).
+    fn link(&self) -> std::sync::MutexGuard<'_, Option<(Link, u64)>> {
+        self.link.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The live connection's peer and number, if it is up.
+    fn live(&self) -> Option<(Peer<RoleClient>, u64)> {
+        match self.link().as_ref() {
+            Some((l, n)) if up(l) => Some((l.peer().clone(), *n)),
+            _ => None,
+        }
+    }
+
+    /// The live connection's peer and number, reconnecting when it is down (one attempt at a
+    /// time, at most once per `retry_after`).
     async fn peer(&self) -> Result<(Peer<RoleClient>, u64), ToolError> {
-        let mut link = self.link.lock().await;
-        if let Some((l, n)) = link.as_ref()
-            && up(l)
-        {
-            return Ok((l.peer().clone(), *n));
+        if let Some(live) = self.live() {
+            return Ok(live);
+        }
+        let _one = self.connecting.lock().await;
+        // Another call may have connected while this one waited.
+        if let Some(live) = self.live() {
+            return Ok(live);
         }
         let unreachable = |why: &str| ToolError::Failed {
             message: format!("the MCP server `{}` is unreachable: {why}", self.label),
@@ -669,7 +687,9 @@ impl Inner {
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
                     + 1;
                 let peer = l.peer().clone();
-                *link = Some((l, n));
+                // The old connection (if any) is dropped outside the lock's scope below.
+                let old = self.link().replace((l, n));
+                drop(old);
                 *self.failed_at.lock().unwrap_or_else(|e| e.into_inner()) = None;
                 tracing::info!(server = %self.label, "reconnected to the MCP server");
                 // Its tools may have changed while it was away.
@@ -677,7 +697,8 @@ impl Inner {
                 Ok((peer, n))
             }
             Err(e) => {
-                *link = None;
+                let old = self.link().take();
+                drop(old);
                 *self.failed_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
                 Err(unreachable(&e.to_string()))
             }
@@ -685,11 +706,13 @@ impl Inner {
     }
 
     /// Drops connection `n` (if it is still the live one): the next call connects again.
-    async fn forget(&self, n: u64) {
-        let mut link = self.link.lock().await;
+    fn forget(&self, n: u64) {
+        let mut link = self.link();
         if link.as_ref().is_some_and(|(_, live)| *live == n) {
             tracing::info!(server = %self.label, "the connection to the MCP server is lost");
-            *link = None;
+            let old = link.take();
+            drop(link);
+            drop(old);
         }
     }
 
@@ -700,7 +723,7 @@ impl Inner {
         let ping = rmcp::model::ClientRequest::PingRequest(Default::default());
         let answered = tokio::time::timeout(PROBE_TIMEOUT, peer.send_request(ping)).await;
         if !matches!(answered, Ok(Ok(_))) {
-            self.forget(n).await;
+            self.forget(n);
         }
     }
 }
@@ -742,7 +765,7 @@ impl Handler for RemoteTool {
                         e,
                         rmcp::ServiceError::TransportSend(_) | rmcp::ServiceError::TransportClosed
                     ) {
-                        self.remote.forget(connection).await;
+                        self.remote.forget(connection);
                     }
                     return Err(ToolError::Failed {
                         message: format!(

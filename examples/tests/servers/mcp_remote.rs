@@ -375,7 +375,7 @@ async fn both_eras_are_spoken_and_a_changed_tool_list_is_followed() {
     call(&set, &cx, "test_trigger_tool_change", json!({}))
         .await
         .unwrap();
-    tokio::time::timeout(Duration::from_secs(5), changed.changed())
+    tokio::time::timeout(Duration::from_secs(20), changed.changed())
         .await
         .expect("notifications/tools/list_changed was followed")
         .unwrap();
@@ -445,7 +445,7 @@ async fn lies_in_tools_list_and_in_results_are_caught_and_lose_nothing() {
         .unwrap();
     let imported = remote.tools().await.unwrap();
     let names: Vec<&str> = imported.tools.iter().map(|t| t.name()).collect();
-    assert_eq!(names, ["good", "wrong_output", "huge", "hang_up"]);
+    assert_eq!(names, ["good", "wrong_output", "huge", "hang_up", "slow"]);
     let mut refused: Vec<String> = imported.refused.iter().map(|e| e.tool.clone()).collect();
     refused.sort();
     assert_eq!(
@@ -500,6 +500,22 @@ async fn lies_in_tools_list_and_in_results_are_caught_and_lose_nothing() {
         message.contains("output schema") && message.contains('n'),
         "{message}"
     );
+
+    // A call that outlives its time limit: the remote is told to cancel it, and does.
+    let slow = call(&set, &cx, "slow", json!({"n": 1})).await.unwrap_err();
+    assert!(matches!(slow, ToolError::TimedOut { .. }), "{slow:?}");
+    let mut cancelled = false;
+    for _ in 0..40 {
+        if std::fs::read_to_string(&log)
+            .unwrap()
+            .contains("slow cancelled")
+        {
+            cancelled = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(cancelled, "the remote was not told to cancel the call");
 
     // 20 MB in one answer: over the transport's 16 MiB line limit, dropped; the call ends at its
     // time limit instead of holding the memory or hanging.

@@ -265,7 +265,10 @@ for t in threads:
 for t in threads:
     t.join()
 print(f"  {len(big) / 1e6:.1f} MB bodies: answers {sorted(set(map(str, statuses)))}")
-victim.finish(2)
+# The short run is on the debug build, whose body checks run about ten times slower than the
+# release build's while 16 bodies are scanned on two cores: its victim gets a few samples, the
+# slowest of which measured 49-152 ms in CI-like runs. The release run keeps the 100 ms bound.
+victim.finish(2, p99_limit=250 if short else 100)
 
 print("== 3. an escaped member name hiding a duplicate approval")
 before = leave_left(BUDI)

@@ -95,7 +95,8 @@ impl Gateway {
 
     /// Keeps `server`'s tool set current: each time a remote says its tools changed (or comes
     /// back after being away), the union is listed again and given to the server, which tells
-    /// its own clients. Runs until every remote is dropped.
+    /// its own clients. The task runs until it is aborted (the returned handle) or the runtime
+    /// ends.
     pub fn keep_current(self: Arc<Self>, server: McpServer) -> tokio::task::JoinHandle<()> {
         let changed = Arc::new(Notify::new());
         for m in &self.remotes {

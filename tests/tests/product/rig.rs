@@ -110,3 +110,50 @@ async fn a_rig_agent_gets_the_toolkits_repair_message_and_recovers() {
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn a_tool_defined_at_run_time_is_a_rig_tool_under_the_same_rules() {
+    let runs = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = runs.clone();
+    let porsi = tool_runtime::Tool::define(
+        "hitung-porsi",
+        "Hitung total porsi katering: peserta ditambah cadangan 5 porsi.",
+        pesan_katering::tool().input_schema().clone(),
+    )
+    .requires(["katering.pesan"])
+    .build_fn(move |args| {
+        counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        async move { Ok(json!(args["jumlah_peserta"].as_u64().unwrap_or(0) + 5)) }
+    })
+    .unwrap();
+    let set = Arc::new(
+        ToolSet::new([hapus_pesanan::tool()])
+            .unwrap()
+            .with_tools([porsi])
+            .unwrap(),
+    );
+    let cx = Arc::new(Context::new().with(Grants::new(["katering.pesan"])));
+    let tools = tool_runtime_rig::tools(&set, &cx);
+    assert_eq!(tools.len(), 1, "only what the caller may use: {tools:?}");
+    let definition = tools[0].definition();
+    assert_eq!(definition.name.to_string(), "hitung-porsi");
+    assert_eq!(
+        definition.parameters["properties"]["jumlah_peserta"]["maximum"],
+        500
+    );
+    let good = tools[0]
+        .execute(json!({"jumlah_peserta": 25}))
+        .await
+        .unwrap();
+    assert_eq!(good.as_text(), Some("30"), "{good:?}");
+    let bad = tools[0]
+        .execute(json!({"jumlah_peserta": "25"}))
+        .await
+        .unwrap_err();
+    assert!(bad.to_string().contains("jumlah_peserta"), "{bad}");
+    assert_eq!(
+        runs.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "the bad call never ran"
+    );
+}

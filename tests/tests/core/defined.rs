@@ -312,7 +312,10 @@ fn exports_and_lints_cover_defined_tools() {
     assert!(!lints.iter().any(|l| l.id == "no-when"), "{lints:?}");
     // The catalogs list it beside the declared tool, with its arguments and permissions.
     let catalog = tool_runtime::docs::markdown(&set);
-    assert!(catalog.contains("cari") && catalog.contains("Kata kunci"), "{catalog}");
+    assert!(
+        catalog.contains("cari") && catalog.contains("Kata kunci"),
+        "{catalog}"
+    );
     let entries = tool_runtime::docs::json(&set);
     assert!(entries.to_string().contains("\"cari\""), "{entries}");
     // A name already in the set is refused.

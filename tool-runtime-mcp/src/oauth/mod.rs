@@ -504,8 +504,7 @@ fn resource_path(resource: &str) -> &str {
 
 /// The metadata's URL for a resource: its origin, the well-known path, its path.
 fn metadata_url(resource: &str) -> String {
-    let (origin, path) = crate::uri::split(resource);
-    format!("{origin}{METADATA_PATH}{path}")
+    crate::uri::well_known(resource, "oauth-protected-resource")
 }
 
 impl Authenticate for ResourceServer {

@@ -14,4 +14,5 @@ mod fuzz;
 mod hr;
 mod lint;
 mod rig;
+mod streaming;
 mod structured;

@@ -46,17 +46,21 @@
 
 mod read;
 mod run;
+mod stream;
 mod write;
 
 use std::error::Error;
 use std::fmt;
 use std::future::Future;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use crate::dialect::{Delta, ResponseStream, StreamError, StreamEvent};
 pub use read::{CallArguments, ModelTurn, ToolCall, read_turn};
 pub use run::{Outcome, run_calls};
+pub use stream::{AgentEvent, AgentStream, sse_events};
 pub use write::{ToolAnswer, render};
 
 use crate::approval::PendingCall;
@@ -152,6 +156,8 @@ pub enum AgentError {
     Transport(Box<dyn Error + Send + Sync>),
     /// The response could not be read as the API's format.
     Unreadable(Failure),
+    /// A streamed response broke off, stalled, or broke its API's event order.
+    Stream(StreamError),
 }
 
 impl fmt::Display for AgentError {
@@ -159,6 +165,7 @@ impl fmt::Display for AgentError {
         match self {
             AgentError::Transport(e) => write!(f, "the request failed: {e}"),
             AgentError::Unreadable(e) => write!(f, "the response could not be read: {e}"),
+            AgentError::Stream(e) => write!(f, "the streamed response failed: {e}"),
         }
     }
 }
@@ -168,6 +175,7 @@ impl Error for AgentError {
         match self {
             AgentError::Transport(e) => Some(&**e),
             AgentError::Unreadable(e) => Some(e),
+            AgentError::Stream(e) => Some(e),
         }
     }
 }
@@ -183,16 +191,25 @@ pub struct Agent<'a> {
     tools: &'a ToolSet,
     max_turns: usize,
     concurrency: usize,
+    idle_timeout: Duration,
 }
 
 impl<'a> Agent<'a> {
-    /// At most 8 model turns, 4 calls at once.
+    /// At most 8 model turns, 4 calls at once, 60 seconds without an event ends a stream.
     pub fn new(tools: &'a ToolSet) -> Self {
         Agent {
             tools,
             max_turns: 8,
             concurrency: 4,
+            idle_timeout: Duration::from_secs(60),
         }
+    }
+
+    /// How long a streamed response may send nothing before the run ends with
+    /// [`AgentError::Stream`].
+    pub fn idle_timeout(mut self, idle_timeout: Duration) -> Self {
+        self.idle_timeout = idle_timeout;
+        self
     }
 
     /// Model turns (requests) a run may take.
@@ -240,6 +257,15 @@ impl<'a> Agent<'a> {
         Fut: Future<Output = Result<Value, E>>,
         E: Into<Box<dyn Error + Send + Sync>>,
     {
+        let (conversation, turns) = self.decided(cx, paused, decide).await;
+        self.turns(cx, conversation, turns, send).await
+    }
+
+    /// The paused turn answered: approved calls run (once), rejected ones declined.
+    async fn decided<D>(&self, cx: &Context, paused: Paused, decide: D) -> (Conversation, usize)
+    where
+        D: Fn(&PendingCall) -> Decision,
+    {
         let Paused {
             mut conversation,
             outcomes,
@@ -271,7 +297,37 @@ impl<'a> Agent<'a> {
         conversation
             .messages
             .extend(render(conversation.api, &answers));
-        self.turns(cx, conversation, turns, send).await
+        (conversation, turns)
+    }
+
+    /// The conversation with a turn's answers appended, or the pause when a call waits.
+    fn after_calls(
+        &self,
+        mut conversation: Conversation,
+        outcomes: Vec<Outcome>,
+        turns: usize,
+    ) -> Result<Conversation, Paused> {
+        if outcomes
+            .iter()
+            .any(|o| matches!(o, Outcome::Waiting { .. }))
+        {
+            return Err(Paused {
+                conversation,
+                outcomes,
+                turns,
+            });
+        }
+        let answers: Vec<ToolAnswer> = outcomes
+            .into_iter()
+            .filter_map(|o| match o {
+                Outcome::Answered(a) => Some(a),
+                Outcome::Waiting { .. } => None,
+            })
+            .collect();
+        conversation
+            .messages
+            .extend(render(conversation.api, &answers));
+        Ok(conversation)
     }
 
     async fn turns<F, Fut, E>(
@@ -301,24 +357,10 @@ impl<'a> Agent<'a> {
                 });
             }
             let outcomes = run_calls(self.tools, cx, &turn.calls, self.concurrency).await;
-            if outcomes
-                .iter()
-                .any(|o| matches!(o, Outcome::Waiting { .. }))
-            {
-                return Ok(Finished::Paused(Paused {
-                    conversation,
-                    outcomes,
-                    turns,
-                }));
+            match self.after_calls(conversation, outcomes, turns) {
+                Ok(next) => conversation = next,
+                Err(paused) => return Ok(Finished::Paused(paused)),
             }
-            let answers: Vec<ToolAnswer> = outcomes
-                .into_iter()
-                .filter_map(|o| match o {
-                    Outcome::Answered(a) => Some(a),
-                    Outcome::Waiting { .. } => None,
-                })
-                .collect();
-            conversation.messages.extend(render(api, &answers));
         }
         Ok(Finished::TurnLimit { conversation })
     }

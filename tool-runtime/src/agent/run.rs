@@ -42,29 +42,25 @@ pub async fn run_calls(
     calls: &[ToolCall],
     concurrency: usize,
 ) -> Vec<Outcome> {
-    let runs = calls.iter().map(|call| async move {
-        let outcome = tools.call(cx, &call.name, &call.arguments).await;
-        (call, outcome)
-    });
-    let finished: Vec<_> = futures_util::stream::iter(runs)
+    let runs = calls.iter().map(|call| run_one(tools, cx, call));
+    futures_util::stream::iter(runs)
         .buffered(concurrency.max(1))
         .collect()
-        .await;
-    finished
-        .into_iter()
-        .map(|(call, outcome)| match outcome {
-            Ok(out) => {
-                Outcome::Answered(ToolAnswer::output(call.id.clone(), call.name.clone(), &out))
-            }
-            Err(ToolError::ApprovalRequired(pending)) => Outcome::Waiting {
-                call: call.clone(),
-                pending: *pending,
-            },
-            Err(e) => Outcome::Answered(ToolAnswer::error(
-                call.id.clone(),
-                call.name.clone(),
-                tools.model_message(&e),
-            )),
-        })
-        .collect()
+        .await
+}
+
+/// Runs one call through the tool set and says what became of it.
+pub(crate) async fn run_one(tools: &ToolSet, cx: &Context, call: &ToolCall) -> Outcome {
+    match tools.call(cx, &call.name, &call.arguments).await {
+        Ok(out) => Outcome::Answered(ToolAnswer::output(call.id.clone(), call.name.clone(), &out)),
+        Err(ToolError::ApprovalRequired(pending)) => Outcome::Waiting {
+            call: call.clone(),
+            pending: *pending,
+        },
+        Err(e) => Outcome::Answered(ToolAnswer::error(
+            call.id.clone(),
+            call.name.clone(),
+            tools.model_message(&e),
+        )),
+    }
 }

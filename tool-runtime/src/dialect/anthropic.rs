@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use super::lower::{
     OPEN_MAP, each_subschema, has_refs_into_defs, is_closed, note, one_of_to_any_of, take,
 };
+use super::stream::{self, Assemble, Blocks, Delta};
 use super::{
     Api, CallArguments, Dialect, ExportError, Exported, Finish, Lowered, Reply, ToolAnswer,
     ToolCall, str_at,
@@ -146,17 +147,13 @@ impl Dialect for Anthropic {
 
     fn read_calls(&self, raw: &Value) -> Result<(Vec<ToolCall>, Vec<Value>), String> {
         let content = raw["content"].clone();
-        let mut calls = Vec::new();
-        for block in content.as_array().into_iter().flatten() {
-            if block["type"] != "tool_use" {
-                continue;
-            }
-            calls.push(ToolCall {
-                id: Some(str_at(block, "id", "a tool_use block")?),
-                name: str_at(block, "name", "a tool_use block")?,
-                arguments: CallArguments::Value(block["input"].clone()),
-            });
-        }
+        let calls = content
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|b| b["type"] == "tool_use")
+            .map(call_of)
+            .collect::<Result<_, _>>()?;
         Ok((
             calls,
             vec![json!({"role": "assistant", "content": content})],
@@ -191,6 +188,10 @@ impl Dialect for Anthropic {
 
     fn user_message(&self, text: &str) -> Value {
         json!({"role": "user", "content": text})
+    }
+
+    fn stream(&self) -> Box<dyn Assemble> {
+        Box::<AnthropicStream>::default()
     }
 }
 
@@ -252,5 +253,134 @@ fn count_params(schema: &Value, optional: &mut usize, unions: &mut usize) {
         if let Some(items) = p.get("items") {
             count_params(items, optional, unions);
         }
+    }
+}
+
+/// A `tool_use` block as a call.
+fn call_of(block: &Value) -> Result<ToolCall, String> {
+    Ok(ToolCall {
+        id: Some(str_at(block, "id", "a tool_use block")?),
+        name: str_at(block, "name", "a tool_use block")?,
+        arguments: CallArguments::Value(block["input"].clone()),
+    })
+}
+
+/// Messages streamed (`stream: true`,
+/// <https://docs.anthropic.com/en/docs/build-with-claude/streaming>): `message_start` with the
+/// message, then per block `content_block_start`, `content_block_delta`s (`text_delta`,
+/// `input_json_delta` fragments of a `tool_use` input, `thinking_delta`, `signature_delta`,
+/// `citations_delta`) and `content_block_stop` (a `tool_use` is complete there), then
+/// `message_delta` with the stop reason and `message_stop`; `ping`s between, `error` on failure.
+#[derive(Default)]
+pub(super) struct AnthropicStream {
+    message: Option<Value>,
+    blocks: Blocks,
+    stopped: bool,
+}
+
+impl Assemble for AnthropicStream {
+    fn event(
+        &mut self,
+        name: Option<&str>,
+        data: &str,
+        out: &mut Vec<Delta>,
+    ) -> Result<(), String> {
+        let event = stream::json(data)?;
+        let kind = event["type"].as_str().ok_or("no `type`")?;
+        if name.is_some_and(|n| n != kind) {
+            return Err(format!(
+                "the event is named `{}` but its type is `{kind}`",
+                name.unwrap_or_default()
+            ));
+        }
+        if self.stopped {
+            return Err("an event after `message_stop`".into());
+        }
+        if self.message.is_none() && !matches!(kind, "message_start" | "ping" | "error") {
+            return Err("an event before `message_start`".into());
+        }
+        match kind {
+            "ping" => {}
+            "error" => {
+                return Err(format!(
+                    "the provider sent an error: {}: {}",
+                    event["error"]["type"], event["error"]["message"]
+                ));
+            }
+            "message_start" => {
+                if self.message.is_some() {
+                    return Err("a second `message_start`".into());
+                }
+                self.message = Some(event["message"].clone());
+            }
+            "content_block_start" => {
+                let index = stream::index(&event, "index")?;
+                self.blocks.open(index, event["content_block"].clone())?;
+            }
+            "content_block_delta" => {
+                let index = stream::index(&event, "index")?;
+                let (block, partial) = self.blocks.get(index)?;
+                let delta = &event["delta"];
+                let text = |key: &str| {
+                    delta[key]
+                        .as_str()
+                        .map(str::to_owned)
+                        .ok_or_else(|| format!("a `{}` without a `{key}` string", delta["type"]))
+                };
+                match delta["type"].as_str() {
+                    Some("text_delta") => {
+                        let more = text("text")?;
+                        stream::append(block, "text", &more);
+                        out.push(Delta::Text(more));
+                    }
+                    Some("input_json_delta") => partial.push_str(&text("partial_json")?),
+                    Some("thinking_delta") => {
+                        let more = text("thinking")?;
+                        stream::append(block, "thinking", &more);
+                        out.push(Delta::Thinking(more));
+                    }
+                    Some("signature_delta") => block["signature"] = json!(text("signature")?),
+                    Some("citations_delta") => match &mut block["citations"] {
+                        Value::Array(all) => all.push(delta["citation"].clone()),
+                        slot => *slot = json!([delta["citation"]]),
+                    },
+                    other => return Err(format!("unknown delta type {}", json!(other))),
+                }
+            }
+            "content_block_stop" => {
+                let index = stream::index(&event, "index")?;
+                let (block, partial) = self.blocks.close(index)?;
+                if !partial.is_empty() {
+                    let what = format!("the input of block {index} ({})", block["type"]);
+                    block["input"] = stream::parse_input(&partial, &what)?;
+                }
+                if block["type"] == "tool_use" {
+                    out.push(Delta::Call(call_of(block)?));
+                }
+            }
+            "message_delta" => {
+                let message = self.message.as_mut().ok_or("no message")?;
+                for (key, value) in event["delta"].as_object().into_iter().flatten() {
+                    message[key] = value.clone();
+                }
+                if let Some(usage) = event["usage"].as_object() {
+                    for (key, value) in usage {
+                        message["usage"][key] = value.clone();
+                    }
+                }
+            }
+            "message_stop" => self.stopped = true,
+            other => return Err(format!("unknown event type `{other}`")),
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, _out: &mut Vec<Delta>) -> Result<Value, String> {
+        if !self.stopped {
+            return Err("the stream ended before `message_stop`".into());
+        }
+        let mut message = self.message.take().unwrap_or_default();
+        message["content"] = Value::Array(self.blocks.take_closed()?);
+        Ok(message)
     }
 }

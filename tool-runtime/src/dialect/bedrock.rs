@@ -20,6 +20,7 @@
 use serde_json::{Value, json};
 
 use super::anthropic::{check_strict_limits, lower};
+use super::stream::{self, Assemble, Blocks, Delta};
 use super::{
     Api, CallArguments, Dialect, ExportError, Exported, Finish, Lowered, Reply, ToolAnswer,
     ToolCall, str_at,
@@ -104,20 +105,13 @@ impl Dialect for BedrockConverse {
 
     fn read_calls(&self, raw: &Value) -> Result<(Vec<ToolCall>, Vec<Value>), String> {
         let message = &raw["output"]["message"];
-        let mut calls = Vec::new();
-        for block in message["content"].as_array().into_iter().flatten() {
-            let Some(call) = block.get("toolUse") else {
-                continue;
-            };
-            calls.push(ToolCall {
-                id: Some(str_at(call, "toolUseId", "a toolUse block")?),
-                name: str_at(call, "name", "a toolUse block")?,
-                arguments: CallArguments::Value(match &call["input"] {
-                    Value::Null => Value::Object(Default::default()),
-                    input => input.clone(),
-                }),
-            });
-        }
+        let calls = message["content"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|b| b.get("toolUse"))
+            .map(call_of)
+            .collect::<Result<_, _>>()?;
         Ok((calls, vec![message.clone()]))
     }
 
@@ -143,5 +137,164 @@ impl Dialect for BedrockConverse {
 
     fn user_message(&self, text: &str) -> Value {
         json!({"role": "user", "content": [{"text": text}]})
+    }
+
+    fn stream(&self) -> Box<dyn Assemble> {
+        Box::<BedrockStream>::default()
+    }
+}
+
+/// A block's `toolUse` as a call.
+fn call_of(call: &Value) -> Result<ToolCall, String> {
+    Ok(ToolCall {
+        id: Some(str_at(call, "toolUseId", "a toolUse block")?),
+        name: str_at(call, "name", "a toolUse block")?,
+        arguments: CallArguments::Value(match &call["input"] {
+            Value::Null => Value::Object(Default::default()),
+            input => input.clone(),
+        }),
+    })
+}
+
+/// `ConverseStream`
+/// (<https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ConverseStream.html>):
+/// an AWS event stream, whose binary framing the AWS SDK decodes; each event is given here by
+/// its type and JSON (`{"contentBlockDelta": {...}}` as one object is read too). `messageStart`,
+/// then per block an optional `contentBlockStart` (a `toolUse` with its id and name),
+/// `contentBlockDelta`s (`text`, `toolUse.input` fragments, `reasoningContent` text, signature
+/// or redacted content) and `contentBlockStop` (a `toolUse` is complete there), then
+/// `messageStop` with the stop reason and `metadata` with the usage. Exceptions arrive as
+/// events named `...Exception`.
+#[derive(Default)]
+pub(super) struct BedrockStream {
+    started: bool,
+    blocks: Blocks,
+    stop: Option<Value>,
+    metadata: Option<Value>,
+}
+
+impl Assemble for BedrockStream {
+    fn event(
+        &mut self,
+        name: Option<&str>,
+        data: &str,
+        out: &mut Vec<Delta>,
+    ) -> Result<(), String> {
+        let mut event = stream::json(data)?;
+        let kind = match name {
+            Some(name) => name.to_owned(),
+            None => match event.as_object_mut() {
+                Some(one) if one.len() == 1 => {
+                    let (kind, inner) = one.iter_mut().next().ok_or("an empty event")?;
+                    let kind = kind.clone();
+                    event = inner.take();
+                    kind
+                }
+                _ => return Err("an event without a type".into()),
+            },
+        };
+        if kind.ends_with("Exception") {
+            return Err(format!("the provider sent {kind}: {}", event["message"]));
+        }
+        if self.stop.is_some() && kind != "metadata" {
+            return Err("an event after `messageStop`".into());
+        }
+        if !self.started && kind != "messageStart" {
+            return Err("an event before `messageStart`".into());
+        }
+        match kind.as_str() {
+            "messageStart" => {
+                if self.started {
+                    return Err("a second `messageStart`".into());
+                }
+                self.started = true;
+            }
+            "contentBlockStart" => {
+                let index = stream::index(&event, "contentBlockIndex")?;
+                let tool = &event["start"]["toolUse"];
+                if tool.is_null() {
+                    return Err(format!("an unknown block start: {}", event["start"]));
+                }
+                let mut block = json!({"toolUse": tool});
+                block["toolUse"]["input"] = json!({});
+                self.blocks.open(index, block)?;
+            }
+            "contentBlockDelta" => {
+                let index = stream::index(&event, "contentBlockIndex")?;
+                let delta = &event["delta"];
+                if !self.blocks.has(index) {
+                    // Text and reasoning blocks start with their first delta.
+                    let block = if delta.get("text").is_some() {
+                        json!({"text": ""})
+                    } else if delta.get("reasoningContent").is_some() {
+                        json!({"reasoningContent": {}})
+                    } else {
+                        return Err(format!("a delta for block {index}, which never started"));
+                    };
+                    self.blocks.open(index, block)?;
+                }
+                let (block, partial) = self.blocks.get(index)?;
+                if let Some(text) = delta["text"].as_str() {
+                    stream::append(block, "text", text);
+                    out.push(Delta::Text(text.into()));
+                } else if let Some(more) = delta["toolUse"]["input"].as_str() {
+                    if block.get("toolUse").is_none() {
+                        return Err(format!(
+                            "tool input for block {index}, which is not a toolUse"
+                        ));
+                    }
+                    partial.push_str(more);
+                } else if let Some(reasoning) = delta.get("reasoningContent") {
+                    let content = &mut block["reasoningContent"];
+                    if let Some(text) = reasoning["text"].as_str() {
+                        stream::append(&mut content["reasoningText"], "text", text);
+                        out.push(Delta::Thinking(text.into()));
+                    } else if let Some(signature) = reasoning.get("signature") {
+                        content["reasoningText"]["signature"] = signature.clone();
+                    } else if let Some(redacted) = reasoning.get("redactedContent") {
+                        content["redactedContent"] = redacted.clone();
+                    } else {
+                        return Err(format!("an unknown reasoning delta: {reasoning}"));
+                    }
+                } else {
+                    return Err(format!("an unknown delta: {delta}"));
+                }
+            }
+            "contentBlockStop" => {
+                let index = stream::index(&event, "contentBlockIndex")?;
+                let (block, partial) = self.blocks.close(index)?;
+                if let Some(tool) = block.get_mut("toolUse") {
+                    let what = format!("the input of toolUse {}", tool["name"]);
+                    tool["input"] = stream::parse_input(&partial, &what)?;
+                    out.push(Delta::Call(call_of(tool)?));
+                }
+            }
+            "messageStop" => self.stop = Some(event),
+            "metadata" => self.metadata = Some(event),
+            other => return Err(format!("unknown event type `{other}`")),
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, _out: &mut Vec<Delta>) -> Result<Value, String> {
+        let Some(stop) = self.stop.take() else {
+            return Err("the stream ended before `messageStop`".into());
+        };
+        let content = self.blocks.take_closed()?;
+        let mut response = json!({
+            "output": {"message": {"role": "assistant", "content": content}},
+            "stopReason": stop["stopReason"],
+        });
+        if let Some(fields) = stop.get("additionalModelResponseFields") {
+            response["additionalModelResponseFields"] = fields.clone();
+        }
+        if let Some(metadata) = self.metadata.take() {
+            for key in ["usage", "metrics"] {
+                if let Some(v) = metadata.get(key) {
+                    response[key] = v.clone();
+                }
+            }
+        }
+        Ok(response)
     }
 }

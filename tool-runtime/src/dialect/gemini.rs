@@ -8,6 +8,7 @@
 use serde_json::{Map, Value, json};
 
 use super::lower::{each_subschema, note, one_of_to_any_of, take};
+use super::stream::{self, Assemble, Delta};
 use super::{
     Api, CallArguments, Dialect, ExportError, Exported, Finish, Lowered, Reply, ToolAnswer,
     ToolCall, str_at,
@@ -163,20 +164,13 @@ impl Dialect for Gemini {
 
     fn read_calls(&self, raw: &Value) -> Result<(Vec<ToolCall>, Vec<Value>), String> {
         let content = raw["candidates"][0]["content"].clone();
-        let mut calls = Vec::new();
-        for part in content["parts"].as_array().into_iter().flatten() {
-            let Some(call) = part.get("functionCall") else {
-                continue;
-            };
-            calls.push(ToolCall {
-                id: call["id"].as_str().map(str::to_owned),
-                name: str_at(call, "name", "a functionCall part")?,
-                arguments: CallArguments::Value(match &call["args"] {
-                    Value::Null => Value::Object(Default::default()),
-                    args => args.clone(),
-                }),
-            });
-        }
+        let calls = content["parts"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|p| p.get("functionCall"))
+            .map(call_of)
+            .collect::<Result<_, _>>()?;
         Ok((calls, vec![content]))
     }
 
@@ -205,6 +199,10 @@ impl Dialect for Gemini {
 
     fn user_message(&self, text: &str) -> Value {
         json!({"role": "user", "parts": [{"text": text}]})
+    }
+
+    fn stream(&self) -> Box<dyn Assemble> {
+        Box::<GeminiStream>::default()
     }
 }
 
@@ -243,4 +241,110 @@ fn check(entries: &[(&Tool, Exported)]) -> Result<(), ExportError> {
         }
     }
     Ok(())
+}
+
+/// A part's `functionCall` as a call.
+fn call_of(call: &Value) -> Result<ToolCall, String> {
+    Ok(ToolCall {
+        id: call["id"].as_str().map(str::to_owned),
+        name: str_at(call, "name", "a functionCall part")?,
+        arguments: CallArguments::Value(match &call["args"] {
+            Value::Null => Value::Object(Default::default()),
+            args => args.clone(),
+        }),
+    })
+}
+
+/// `streamGenerateContent?alt=sse`
+/// (<https://ai.google.dev/api/generate-content#method:-models.streamgeneratecontent>): every
+/// data event is a whole `GenerateContentResponse` holding the next parts of
+/// `candidates[0].content`. Text parts continue the previous text part of the same kind
+/// (answer or `thought`) until a part carries a `thoughtSignature`; a `functionCall` part
+/// arrives whole and is complete at once. The last chunk has the `finishReason`; there is no
+/// closing event.
+#[derive(Default)]
+pub(super) struct GeminiStream {
+    parts: Vec<Value>,
+    last: Option<Value>,
+    candidate: Map<String, Value>,
+    finished: bool,
+}
+
+impl Assemble for GeminiStream {
+    fn event(
+        &mut self,
+        _name: Option<&str>,
+        data: &str,
+        out: &mut Vec<Delta>,
+    ) -> Result<(), String> {
+        let chunk = stream::json(data)?;
+        if let Some(error) = chunk.get("error") {
+            return Err(format!("the provider sent an error: {error}"));
+        }
+        let candidate = chunk["candidates"].get(0).cloned().unwrap_or_default();
+        let parts = candidate["content"]["parts"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        if self.finished && !parts.is_empty() {
+            return Err("parts after the chunk with `finishReason`".into());
+        }
+        for part in parts {
+            if let Some(call) = part.get("functionCall") {
+                out.push(Delta::Call(call_of(call)?));
+                self.parts.push(part);
+                continue;
+            }
+            if let Some(text) = part["text"].as_str() {
+                if !text.is_empty() {
+                    out.push(if part["thought"] == true {
+                        Delta::Thinking(text.into())
+                    } else {
+                        Delta::Text(text.into())
+                    });
+                }
+                if let Some(last) = self.parts.last_mut()
+                    && last["text"].is_string()
+                    && last["thought"] == part["thought"]
+                    && last.get("thoughtSignature").is_none()
+                    && part.as_object().is_some_and(|p| {
+                        p.keys()
+                            .all(|k| matches!(k.as_str(), "text" | "thought" | "thoughtSignature"))
+                    })
+                {
+                    stream::append(last, "text", text);
+                    if let Some(signature) = part.get("thoughtSignature") {
+                        last["thoughtSignature"] = signature.clone();
+                    }
+                    continue;
+                }
+            }
+            self.parts.push(part);
+        }
+        if let Some(fields) = candidate.as_object() {
+            for (key, value) in fields.iter().filter(|(k, _)| *k != "content") {
+                self.candidate.insert(key.clone(), value.clone());
+            }
+        }
+        if !candidate["finishReason"].is_null() || !chunk["promptFeedback"]["blockReason"].is_null()
+        {
+            self.finished = true;
+        }
+        self.last = Some(chunk);
+        Ok(())
+    }
+
+    fn finish(&mut self, _out: &mut Vec<Delta>) -> Result<Value, String> {
+        if !self.finished {
+            return Err("the stream ended before a chunk with `finishReason`".into());
+        }
+        let mut response = self.last.take().unwrap_or_default();
+        let mut candidate = std::mem::take(&mut self.candidate);
+        candidate.insert(
+            "content".into(),
+            json!({"role": "model", "parts": std::mem::take(&mut self.parts)}),
+        );
+        response["candidates"] = json!([candidate]);
+        Ok(response)
+    }
 }

@@ -13,6 +13,7 @@ mod gemini;
 mod lower;
 mod openai_chat;
 mod openai_responses;
+mod stream;
 
 use std::fmt;
 
@@ -23,6 +24,8 @@ use crate::arguments::{Arguments, Repr};
 use crate::host::{Content, as_text};
 use crate::output::CallOutput;
 use crate::tool::Tool;
+use stream::Assemble;
+pub use stream::{Delta, ResponseStream, StreamError, StreamEvent};
 
 /// A model API: tools are exported in its request format, structured output is asked for in
 /// its format, and its responses are read.
@@ -105,6 +108,8 @@ pub(crate) trait Dialect: Sync {
     fn render(&self, answers: &[ToolAnswer]) -> Vec<Value>;
     /// What the user said, as a message.
     fn user_message(&self, text: &str) -> Value;
+    /// An assembler for this API's streamed responses.
+    fn stream(&self) -> Box<dyn Assemble>;
 }
 
 /// A lowered schema, whether it can be sent in the provider's strict mode, and why not.

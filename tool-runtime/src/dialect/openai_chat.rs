@@ -9,6 +9,7 @@
 use serde_json::{Value, json};
 
 use super::lower::{OPEN_MAP, each_subschema, is_closed, note, one_of_to_any_of, take};
+use super::stream::{self, Assemble, Delta};
 use super::{
     CallArguments, Dialect, ExportError, Exported, Finish, Lowered, Reply, ToolAnswer, ToolCall,
     str_at,
@@ -287,36 +288,12 @@ impl Dialect for OpenAiChat {
 
     fn read_calls(&self, raw: &Value) -> Result<(Vec<ToolCall>, Vec<Value>), String> {
         let message = &raw["choices"][0]["message"];
-        let mut calls = Vec::new();
-        for c in message["tool_calls"].as_array().into_iter().flatten() {
-            let id = Some(str_at(c, "id", "a tool call")?);
-            if c["type"] != "function" {
-                // A `custom` call (free-form input) or one without a type: no tool here takes
-                // it, yet its id must be answered or the next request is refused.
-                let name = [&c["custom"]["name"], &c["function"]["name"]]
-                    .into_iter()
-                    .find_map(Value::as_str)
-                    .unwrap_or_default();
-                calls.push(ToolCall {
-                    id,
-                    name: name.to_owned(),
-                    arguments: CallArguments::NotAFunction(c.clone()),
-                });
-                continue;
-            }
-            let function = &c["function"];
-            let arguments = match &function["arguments"] {
-                Value::String(text) => CallArguments::Text(text.clone()),
-                // Some OpenAI-compatible servers send the object itself; none at all is `{}`.
-                Value::Null => CallArguments::Text(String::new()),
-                other => CallArguments::Value(other.clone()),
-            };
-            calls.push(ToolCall {
-                id,
-                name: str_at(function, "name", "a tool call")?,
-                arguments,
-            });
-        }
+        let calls = message["tool_calls"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(call_of)
+            .collect::<Result<_, _>>()?;
         Ok((calls, vec![message.clone()]))
     }
 
@@ -330,5 +307,237 @@ impl Dialect for OpenAiChat {
 
     fn user_message(&self, text: &str) -> Value {
         json!({"role": "user", "content": text})
+    }
+
+    fn stream(&self) -> Box<dyn Assemble> {
+        Box::<ChatStream>::default()
+    }
+}
+
+/// One entry of `message.tool_calls` as a call.
+fn call_of(c: &Value) -> Result<ToolCall, String> {
+    let id = Some(str_at(c, "id", "a tool call")?);
+    if c["type"] != "function" {
+        // A `custom` call (free-form input) or one without a type: no tool here takes it, yet
+        // its id must be answered or the next request is refused.
+        let name = [&c["custom"]["name"], &c["function"]["name"]]
+            .into_iter()
+            .find_map(Value::as_str)
+            .unwrap_or_default();
+        return Ok(ToolCall {
+            id,
+            name: name.to_owned(),
+            arguments: CallArguments::NotAFunction(c.clone()),
+        });
+    }
+    let function = &c["function"];
+    let arguments = match &function["arguments"] {
+        Value::String(text) => CallArguments::Text(text.clone()),
+        // Some OpenAI-compatible servers send the object itself; none at all is `{}`.
+        Value::Null => CallArguments::Text(String::new()),
+        other => CallArguments::Value(other.clone()),
+    };
+    Ok(ToolCall {
+        id,
+        name: str_at(function, "name", "a tool call")?,
+        arguments,
+    })
+}
+
+/// Chat Completions streamed (`stream: true`,
+/// <https://platform.openai.com/docs/api-reference/chat-streaming>): `chat.completion.chunk`
+/// data events whose `choices[0].delta` carries `content`, `refusal` and `tool_calls[]`
+/// fragments addressed by `index` (the first with `id`, `type` and `function.name`, then
+/// `function.arguments` pieces), then a chunk with `finish_reason`, an optional usage chunk and
+/// `[DONE]`. Arguments have no end event: a call is complete when its JSON is and a later call
+/// has started, or at `finish_reason`.
+#[derive(Default)]
+pub(super) struct ChatStream {
+    head: Option<Value>,
+    content: Option<String>,
+    refusal: Option<String>,
+    calls: Vec<StreamedCall>,
+    finish: Option<String>,
+    usage: Option<Value>,
+    done: bool,
+}
+
+struct StreamedCall {
+    index: u64,
+    json: Value,
+    ready: bool,
+}
+
+impl ChatStream {
+    fn fragment(&mut self, tc: &Value) -> Result<(), String> {
+        let index = tc["index"]
+            .as_u64()
+            .ok_or_else(|| format!("a tool_calls fragment without an `index`: {tc}"))?;
+        let at = match self.calls.iter().position(|c| c.index == index) {
+            Some(at) => at,
+            None => {
+                self.calls.push(StreamedCall {
+                    index,
+                    json: json!({"function": {"arguments": ""}}),
+                    ready: false,
+                });
+                self.calls.len() - 1
+            }
+        };
+        let call = &mut self.calls[at];
+        if call.ready {
+            return Err(format!(
+                "a fragment for tool call {index} after its arguments were complete and it started"
+            ));
+        }
+        for (key, value) in [("id", &tc["id"]), ("type", &tc["type"])] {
+            set_once(&mut call.json[key], value, index, key)?;
+        }
+        set_once(
+            &mut call.json["function"]["name"],
+            &tc["function"]["name"],
+            index,
+            "function.name",
+        )?;
+        if let Some(more) = tc["function"]["arguments"].as_str() {
+            stream::append(&mut call.json["function"], "arguments", more);
+        }
+        Ok(())
+    }
+
+    /// Hands out the calls that are complete: all of them at the end, else those whose JSON
+    /// is complete and which a later call follows.
+    fn ready(&mut self, end: bool, out: &mut Vec<Delta>) -> Result<(), String> {
+        let started = self.calls.len();
+        for (at, call) in self.calls.iter_mut().enumerate() {
+            if call.ready {
+                continue;
+            }
+            let arguments = call.json["function"]["arguments"].as_str().unwrap_or("");
+            let complete = stream::complete_json(arguments);
+            if end && !complete && !arguments.trim().is_empty() {
+                return Err(format!(
+                    "tool call {} ended with incomplete JSON arguments: {}",
+                    call.index,
+                    stream::clip(arguments)
+                ));
+            }
+            if end || (complete && at + 1 < started) {
+                call.ready = true;
+                out.push(Delta::Call(call_of(&call.json)?));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Sets `slot` to `value` the first time; a later different value is an error.
+fn set_once(slot: &mut Value, value: &Value, index: u64, key: &str) -> Result<(), String> {
+    match (&*slot, value) {
+        (_, Value::Null) => Ok(()),
+        (Value::Null, v) => {
+            *slot = v.clone();
+            Ok(())
+        }
+        (old, new) if old == new => Ok(()),
+        (old, new) => Err(format!(
+            "tool call {index} changed its `{key}` from {old} to {new}"
+        )),
+    }
+}
+
+impl Assemble for ChatStream {
+    fn event(
+        &mut self,
+        _name: Option<&str>,
+        data: &str,
+        out: &mut Vec<Delta>,
+    ) -> Result<(), String> {
+        if data.trim() == "[DONE]" {
+            if self.finish.is_none() {
+                return Err("`[DONE]` before any `finish_reason`".into());
+            }
+            self.done = true;
+            return Ok(());
+        }
+        if self.done {
+            return Err("an event after `[DONE]`".into());
+        }
+        let chunk = stream::json(data)?;
+        if let Some(error) = chunk.get("error") {
+            return Err(format!("the provider sent an error: {error}"));
+        }
+        if chunk["object"] != "chat.completion.chunk" {
+            return Err(format!(
+                "not a `chat.completion.chunk` (object {})",
+                chunk["object"]
+            ));
+        }
+        if self.head.is_none() {
+            self.head = Some(chunk.clone());
+        }
+        if !chunk["usage"].is_null() {
+            self.usage = Some(chunk["usage"].clone());
+        }
+        let choices = chunk["choices"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
+        for choice in choices
+            .iter()
+            .filter(|c| c["index"].as_u64().unwrap_or(0) == 0)
+        {
+            let delta = &choice["delta"];
+            let has_delta = delta.as_object().is_some_and(|d| {
+                d.iter()
+                    .any(|(k, v)| !v.is_null() && k != "role" && v != &json!([]))
+            });
+            if self.finish.is_some() && has_delta {
+                return Err("a delta after `finish_reason`".into());
+            }
+            if let Some(text) = delta["content"].as_str() {
+                self.content.get_or_insert_default().push_str(text);
+                if !text.is_empty() {
+                    out.push(Delta::Text(text.to_owned()));
+                }
+            }
+            if let Some(text) = delta["refusal"].as_str() {
+                self.refusal.get_or_insert_default().push_str(text);
+            }
+            for tc in delta["tool_calls"].as_array().into_iter().flatten() {
+                self.fragment(tc)?;
+            }
+            if let Some(reason) = choice["finish_reason"].as_str() {
+                self.finish = Some(reason.to_owned());
+            }
+            self.ready(self.finish.is_some(), out)?;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, _out: &mut Vec<Delta>) -> Result<Value, String> {
+        let Some(finish) = self.finish.take() else {
+            return Err("the stream ended before a chunk with `finish_reason`".into());
+        };
+        let head = self.head.take().unwrap_or_default();
+        let mut message = json!({
+            "role": "assistant",
+            "content": self.content.take(),
+            "refusal": self.refusal.take(),
+        });
+        if !self.calls.is_empty() {
+            message["tool_calls"] = Value::Array(self.calls.drain(..).map(|c| c.json).collect());
+        }
+        let mut response = json!({
+            "id": head["id"],
+            "object": "chat.completion",
+            "created": head["created"],
+            "model": head["model"],
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        });
+        if let Some(usage) = self.usage.take() {
+            response["usage"] = usage;
+        }
+        Ok(response)
     }
 }

@@ -9,6 +9,7 @@
 use serde_json::{Value, json};
 
 use super::openai_chat::strict;
+use super::stream::{self, Assemble, Delta};
 use super::{
     CallArguments, Dialect, ExportError, Exported, Finish, Lowered, Reply, ToolAnswer, ToolCall,
     str_at,
@@ -104,14 +105,11 @@ impl Dialect for OpenAiResponses {
 
     fn read_calls(&self, raw: &Value) -> Result<(Vec<ToolCall>, Vec<Value>), String> {
         let items = raw["output"].as_array().cloned().unwrap_or_default();
-        let mut calls = Vec::new();
-        for item in items.iter().filter(|i| i["type"] == "function_call") {
-            calls.push(ToolCall {
-                id: Some(str_at(item, "call_id", "a function_call item")?),
-                name: str_at(item, "name", "a function_call item")?,
-                arguments: CallArguments::Text(str_at(item, "arguments", "a function_call item")?),
-            });
-        }
+        let calls = items
+            .iter()
+            .filter(|i| i["type"] == "function_call")
+            .map(call_of)
+            .collect::<Result<_, _>>()?;
         Ok((calls, items))
     }
 
@@ -144,5 +142,196 @@ impl Dialect for OpenAiResponses {
 
     fn user_message(&self, text: &str) -> Value {
         json!({"role": "user", "content": text})
+    }
+
+    fn stream(&self) -> Box<dyn Assemble> {
+        Box::<ResponsesStream>::default()
+    }
+}
+
+/// A `function_call` item as a call.
+fn call_of(item: &Value) -> Result<ToolCall, String> {
+    Ok(ToolCall {
+        id: Some(str_at(item, "call_id", "a function_call item")?),
+        name: str_at(item, "name", "a function_call item")?,
+        arguments: CallArguments::Text(str_at(item, "arguments", "a function_call item")?),
+    })
+}
+
+/// Event families of the Responses stream whose content the closing `response.completed`
+/// repeats whole: read for their deltas or not at all.
+const PASSED_FAMILIES: &[&str] = &[
+    "response.content_part.",
+    "response.output_text.",
+    "response.refusal.",
+    "response.reasoning_summary_part.",
+    "response.reasoning_summary_text.",
+    "response.reasoning_text.",
+    "response.web_search_call.",
+    "response.file_search_call.",
+    "response.code_interpreter_call",
+    "response.image_generation_call.",
+    "response.mcp_call",
+    "response.mcp_list_tools.",
+    "response.custom_tool_call_input.",
+    "response.audio.",
+];
+
+/// Responses streamed (`stream: true`,
+/// <https://platform.openai.com/docs/api-reference/responses-streaming>): typed events;
+/// `response.output_item.added` opens an item, `response.function_call_arguments.delta` adds to
+/// a call's arguments, `.done` and `response.output_item.done` close it (the call is complete
+/// there), text arrives as `response.output_text.delta`, and `response.completed` (or
+/// `response.incomplete`) carries the whole response, which must agree with the calls handed
+/// out.
+#[derive(Default)]
+pub(super) struct ResponsesStream {
+    /// Function-call items by `output_index`: the item and whether it was handed out.
+    calls: Vec<(u64, Value, bool)>,
+    response: Option<Value>,
+}
+
+impl ResponsesStream {
+    fn call(&mut self, event: &Value) -> Result<&mut (u64, Value, bool), String> {
+        let at = event["output_index"]
+            .as_u64()
+            .ok_or("no `output_index` number")?;
+        self.calls
+            .iter_mut()
+            .find(|c| c.0 == at)
+            .ok_or_else(|| format!("output item {at} is not a function call that was added"))
+    }
+}
+
+impl Assemble for ResponsesStream {
+    fn event(
+        &mut self,
+        name: Option<&str>,
+        data: &str,
+        out: &mut Vec<Delta>,
+    ) -> Result<(), String> {
+        if self.response.is_some() {
+            return Err("an event after the response completed".into());
+        }
+        let event = stream::json(data)?;
+        let kind = event["type"].as_str().ok_or("no `type`")?;
+        if name.is_some_and(|n| n != kind) {
+            return Err(format!(
+                "the event is named `{}` but its type is `{kind}`",
+                name.unwrap_or_default()
+            ));
+        }
+        match kind {
+            "response.created" | "response.in_progress" | "response.queued" => {}
+            "response.output_item.added" => {
+                let item = &event["item"];
+                if item["type"] == "function_call" {
+                    let at = stream::index(&event, "output_index")? as u64;
+                    let mut item = item.clone();
+                    item["arguments"] = json!(item["arguments"].as_str().unwrap_or(""));
+                    self.calls.push((at, item, false));
+                }
+            }
+            "response.function_call_arguments.delta" => {
+                let (at, item, handed) = self.call(&event)?;
+                if *handed {
+                    return Err(format!(
+                        "arguments for output item {at} after it was complete"
+                    ));
+                }
+                let more = event["delta"].as_str().ok_or("no `delta` string")?;
+                stream::append(item, "arguments", more);
+            }
+            "response.function_call_arguments.done" => {
+                let (at, item, _) = self.call(&event)?;
+                let done = event["arguments"].as_str().ok_or("no `arguments` string")?;
+                if item["arguments"] != done {
+                    return Err(format!(
+                        "output item {at}'s arguments are {} but the deltas made {}",
+                        stream::clip(done),
+                        stream::clip(item["arguments"].as_str().unwrap_or_default())
+                    ));
+                }
+            }
+            "response.output_item.done" => {
+                let item = &event["item"];
+                if item["type"] == "function_call" {
+                    let (at, streamed, handed) = self.call(&event)?;
+                    if *handed {
+                        return Err(format!("output item {at} was done twice"));
+                    }
+                    if streamed["arguments"] != item["arguments"] {
+                        return Err(format!(
+                            "output item {at}'s arguments are {} but the deltas made {}",
+                            item["arguments"], streamed["arguments"]
+                        ));
+                    }
+                    *streamed = item.clone();
+                    *handed = true;
+                    out.push(Delta::Call(call_of(item)?));
+                }
+            }
+            "response.output_text.delta" => {
+                out.push(Delta::Text(
+                    event["delta"].as_str().ok_or("no `delta` string")?.into(),
+                ));
+            }
+            "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
+                out.push(Delta::Thinking(
+                    event["delta"].as_str().ok_or("no `delta` string")?.into(),
+                ));
+            }
+            "response.completed" | "response.incomplete" => {
+                let response = event["response"].clone();
+                let output = response["output"]
+                    .as_array()
+                    .ok_or("no `response.output` array")?;
+                let finals: Vec<&Value> = output
+                    .iter()
+                    .filter(|i| i["type"] == "function_call")
+                    .collect();
+                for (at, item, handed) in &mut self.calls {
+                    let Some(last) = finals.iter().find(|f| f["call_id"] == item["call_id"]) else {
+                        return Err(format!("output item {at} is missing from the response"));
+                    };
+                    if !*handed {
+                        *item = (*last).clone();
+                        *handed = true;
+                        out.push(Delta::Call(call_of(item)?));
+                    } else if item["arguments"] != last["arguments"] || item["name"] != last["name"]
+                    {
+                        return Err(format!(
+                            "the response's call {} differs from the one streamed",
+                            item["call_id"]
+                        ));
+                    }
+                }
+                if finals.len() != self.calls.len() {
+                    return Err("the response has function calls that were never streamed".into());
+                }
+                self.response = Some(response);
+            }
+            "response.failed" => {
+                return Err(format!(
+                    "the response failed: {}",
+                    event["response"]["error"]
+                ));
+            }
+            "error" => {
+                return Err(format!(
+                    "the provider sent an error: {} {}",
+                    event["code"], event["message"]
+                ));
+            }
+            other if PASSED_FAMILIES.iter().any(|f| other.starts_with(f)) => {}
+            other => return Err(format!("unknown event type `{other}`")),
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, _out: &mut Vec<Delta>) -> Result<Value, String> {
+        self.response
+            .take()
+            .ok_or_else(|| "the stream ended before `response.completed`".into())
     }
 }

@@ -1,0 +1,720 @@
+//! Streamed responses of the five model APIs: recorded event streams assembled into the whole
+//! response each API would have returned, split at random bytes, broken in every way the
+//! stream can break; and the agent loop over them (a call starts before the response ends,
+//! the conversation is the unstreamed one, dropping the stream cancels, a stall ends the run).
+//!
+//! The recordings (`tests/recorded/stream/`) are written from each API's streaming reference:
+//! Chat Completions <https://platform.openai.com/docs/api-reference/chat-streaming> (tool-call
+//! fragments by `index`, a usage chunk, `[DONE]`), Responses
+//! <https://platform.openai.com/docs/api-reference/responses-streaming> (a reasoning item with
+//! its summary and `encrypted_content`, `function_call_arguments.delta`/`.done`,
+//! `response.completed`), Anthropic <https://docs.anthropic.com/en/docs/build-with-claude/streaming>
+//! (`thinking_delta` and `signature_delta`, `input_json_delta`, `ping`), Gemini
+//! <https://ai.google.dev/api/generate-content#method:-models.streamgeneratecontent> (`alt=sse`
+//! chunks, thought parts, a `thoughtSignature`), Bedrock
+//! <https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ConverseStream.html>
+//! (the events as the AWS SDK decodes them). Each `.json` beside a stream is the whole response
+//! the API returns for the same turn unstreamed.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_util::{Stream, StreamExt, stream};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+use tool_runtime::agent::{
+    Agent, AgentError, AgentEvent, Conversation, Delta, Finished, Outcome, ResponseStream,
+    StreamEvent, read_turn, sse_events,
+};
+use tool_runtime::structured::Finish;
+use tool_runtime::{Api, Context, Tool, ToolSet, tool};
+
+type Boxed = Box<dyn std::error::Error + Send + Sync>;
+
+fn recorded(name: &str) -> String {
+    let path = format!("{}/recorded/stream/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// The SSE recordings, and Bedrock's (one decoded event per line).
+const STREAMS: &[(Api, &str)] = &[
+    (Api::OpenAiChat, "openai-chat"),
+    (Api::OpenAiChat, "openai-chat-refusal"),
+    (Api::OpenAiResponses, "openai-responses"),
+    (Api::Anthropic, "anthropic"),
+    (Api::Anthropic, "anthropic-refusal"),
+    (Api::Gemini, "gemini"),
+    (Api::BedrockConverse, "bedrock-converse"),
+];
+
+/// The events of a body delivered in `chunks`, through the SSE reader.
+fn sse_from_chunks(chunks: Vec<Vec<u8>>) -> Vec<StreamEvent> {
+    let body = stream::iter(
+        chunks
+            .into_iter()
+            .map(|c| Ok::<_, std::io::Error>(std::io::Cursor::new(c))),
+    );
+    pollster::block_on(sse_events(body).map(|e| e.unwrap()).collect())
+}
+
+fn events(name: &str) -> Vec<StreamEvent> {
+    if name.starts_with("bedrock") {
+        return recorded(&format!("{name}.jsonl"))
+            .lines()
+            .map(StreamEvent::data)
+            .collect();
+    }
+    sse_from_chunks(vec![recorded(&format!("{name}.sse")).into_bytes()])
+}
+
+fn whole(name: &str) -> Value {
+    serde_json::from_str(&recorded(&format!("{name}.json"))).unwrap()
+}
+
+/// The assembled response and each delta with the number of the event that produced it
+/// (`events.len()` for the end of the stream).
+fn assemble(api: Api, events: &[StreamEvent]) -> (Value, Vec<(usize, Delta)>) {
+    let mut stream = ResponseStream::new(api);
+    let mut deltas = Vec::new();
+    for (i, event) in events.iter().enumerate() {
+        let added = stream.push(event).unwrap_or_else(|e| panic!("{e}"));
+        deltas.extend(added.into_iter().map(|d| (i, d)));
+    }
+    let (response, last) = stream.finish().unwrap_or_else(|e| panic!("{e}"));
+    deltas.extend(last.into_iter().map(|d| (events.len(), d)));
+    (response, deltas)
+}
+
+#[test]
+fn each_api_stream_assembles_into_the_response_it_sends_whole() {
+    for &(api, name) in STREAMS {
+        let events = events(name);
+        let (response, deltas) = assemble(api, &events);
+        let expected = whole(name);
+        assert_eq!(response, expected, "{name}");
+        // Read exactly as the unstreamed response: calls, text, stop reason, the turn kept.
+        let streamed = read_turn(api, &response).unwrap();
+        assert_eq!(streamed, read_turn(api, &expected).unwrap(), "{name}");
+        // The calls handed out while streaming are the response's, byte for byte, in order.
+        let calls: Vec<_> = deltas
+            .iter()
+            .filter_map(|(_, d)| match d {
+                Delta::Call(c) => Some(c.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(calls, streamed.calls, "{name}");
+        // The text deltas make the answer text.
+        let text: String = deltas
+            .iter()
+            .filter_map(|(_, d)| match d {
+                Delta::Text(t) => Some(t.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            Some(text).filter(|t| !t.is_empty()),
+            streamed.reply.text,
+            "{name}"
+        );
+        // Each call is ready at the event that completes it, not at the end of the response.
+        let at: Vec<usize> = deltas
+            .iter()
+            .filter(|(_, d)| matches!(d, Delta::Call(_)))
+            .map(|(at, _)| *at)
+            .collect();
+        let expected: &[usize] = match name {
+            // `call_a`'s JSON is complete and `call_b` has started; `call_b` at `finish_reason`.
+            "openai-chat" => &[5, 7],
+            // `response.output_item.done` of each.
+            "openai-responses" => &[13, 18],
+            // `content_block_stop` of each `tool_use`.
+            "anthropic" => &[15, 18],
+            // Each `functionCall` part arrives whole.
+            "gemini" => &[2, 3],
+            // `contentBlockStop` of each `toolUse`.
+            "bedrock-converse" => &[8, 11],
+            _ => &[],
+        };
+        assert_eq!(at, expected, "{name}");
+    }
+}
+
+#[test]
+fn reasoning_goes_back_with_its_signatures() {
+    let thinking = |name: &str, api: Api| -> String {
+        let (_, deltas) = assemble(api, &events(name));
+        deltas
+            .into_iter()
+            .filter_map(|(_, d)| match d {
+                Delta::Thinking(t) => Some(t),
+                _ => None,
+            })
+            .collect()
+    };
+    let anthropic = read_turn(
+        Api::Anthropic,
+        &assemble(Api::Anthropic, &events("anthropic")).0,
+    )
+    .unwrap();
+    assert_eq!(
+        anthropic.append[0]["content"][0],
+        json!({"type": "thinking", "thinking": "Sari bertanya soal cuti; cek kuotanya.",
+               "signature": "EqQBCgIYAhIM1gbcDa9GJwZA2b3h"})
+    );
+    assert_eq!(
+        thinking("anthropic", Api::Anthropic),
+        "Sari bertanya soal cuti; cek kuotanya."
+    );
+    let gemini = read_turn(Api::Gemini, &assemble(Api::Gemini, &events("gemini")).0).unwrap();
+    assert_eq!(gemini.append[0]["parts"][1]["thoughtSignature"], "c2lnLTE=");
+    assert_eq!(
+        thinking("gemini", Api::Gemini),
+        "Pengguna ingin tahu sisa cutinya."
+    );
+    let responses = read_turn(
+        Api::OpenAiResponses,
+        &assemble(Api::OpenAiResponses, &events("openai-responses")).0,
+    )
+    .unwrap();
+    assert_eq!(responses.append[0]["encrypted_content"], "gAAAAABenc==");
+    let bedrock = read_turn(
+        Api::BedrockConverse,
+        &assemble(Api::BedrockConverse, &events("bedrock-converse")).0,
+    )
+    .unwrap();
+    assert_eq!(
+        bedrock.append[0]["content"][0]["reasoningContent"]["reasoningText"]["signature"],
+        "sig-bedrock-1"
+    );
+}
+
+#[test]
+fn a_refusal_mid_stream_is_read_as_a_refusal() {
+    for (api, name, message) in [
+        (
+            Api::OpenAiChat,
+            "openai-chat-refusal",
+            "Maaf, saya tidak bisa membantu permintaan itu.",
+        ),
+        (
+            Api::Anthropic,
+            "anthropic-refusal",
+            "Saya bisa bantu soal cuti, tetapi tidak itu.",
+        ),
+    ] {
+        let turn = read_turn(api, &assemble(api, &events(name)).0).unwrap();
+        assert_eq!(
+            turn.reply.finish,
+            Finish::Refused {
+                message: message.into()
+            }
+        );
+        assert!(turn.calls.is_empty());
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    /// The same bytes cut anywhere (inside a line, a JSON string, a UTF-8 character) give the
+    /// same events, the same calls and the same response.
+    #[test]
+    fn split_at_random_bytes_the_assembly_is_identical(
+        which in 0usize..6,
+        cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..24),
+    ) {
+        let sse: Vec<_> = STREAMS.iter().filter(|(_, n)| !n.starts_with("bedrock")).collect();
+        let &&(api, name) = &sse[which % sse.len()];
+        let bytes = recorded(&format!("{name}.sse")).into_bytes();
+        let mut at: Vec<usize> = cuts.iter().map(|i| i.index(bytes.len())).collect();
+        at.sort_unstable();
+        let mut chunks = Vec::new();
+        let mut from = 0;
+        for cut in at.into_iter().chain([bytes.len()]) {
+            chunks.push(bytes[from..cut].to_vec());
+            from = cut;
+        }
+        let split = sse_from_chunks(chunks);
+        prop_assert_eq!(&split, &events(name));
+        prop_assert_eq!(assemble(api, &split), assemble(api, &events(name)));
+    }
+}
+
+/// The error a stream ends with.
+fn broken(api: Api, events: &[StreamEvent]) -> String {
+    let mut stream = ResponseStream::new(api);
+    for event in events {
+        if let Err(e) = stream.push(event) {
+            return e.to_string();
+        }
+    }
+    match stream.finish() {
+        Err(e) => e.to_string(),
+        Ok((response, _)) => panic!("assembled a broken stream: {response}"),
+    }
+}
+
+fn anthropic_event(data: Value) -> StreamEvent {
+    StreamEvent::named(data["type"].as_str().unwrap(), data.to_string())
+}
+
+#[test]
+fn a_broken_stream_ends_with_an_error_naming_the_event() {
+    let anthropic = events("anthropic");
+    let n = anthropic.len();
+    // Truncated: the body ended before `message_stop`.
+    assert_eq!(
+        broken(Api::Anthropic, &anthropic[..n - 2]),
+        "Anthropic Messages stream, the end of the stream after 19 events: the stream ended \
+         before `message_stop`"
+    );
+    // Out of order: a delta for a block that has not started.
+    let mut out_of_order = anthropic.clone();
+    out_of_order.swap(11, 12);
+    assert_eq!(
+        broken(Api::Anthropic, &out_of_order),
+        "Anthropic Messages stream, event 12 (content_block_delta): a delta for block 2, which \
+         never started"
+    );
+    // A fragment that never completes its JSON.
+    let mut cut_json = anthropic.clone();
+    cut_json[14] = anthropic_event(json!({"type": "content_block_delta", "index": 2,
+        "delta": {"type": "input_json_delta", "partial_json": "01"}}));
+    let message = broken(Api::Anthropic, &cut_json);
+    assert!(
+        message.starts_with(
+            "Anthropic Messages stream, event 16 (content_block_stop): the input of block 2 \
+             (\"tool_use\") ended with incomplete JSON"
+        ),
+        "{message}"
+    );
+    // An unknown event type.
+    let mut unknown = anthropic.clone();
+    unknown.insert(
+        3,
+        anthropic_event(json!({"type": "content_block_pause", "index": 0})),
+    );
+    assert_eq!(
+        broken(Api::Anthropic, &unknown),
+        "Anthropic Messages stream, event 4 (content_block_pause): unknown event type \
+         `content_block_pause`"
+    );
+    // An error event from the provider.
+    let mut overloaded = anthropic[..5].to_vec();
+    overloaded.push(anthropic_event(json!({"type": "error",
+        "error": {"type": "overloaded_error", "message": "Overloaded"}})));
+    assert_eq!(
+        broken(Api::Anthropic, &overloaded),
+        "Anthropic Messages stream, event 6 (error): the provider sent an error: \
+         \"overloaded_error\": \"Overloaded\""
+    );
+
+    // Chat: a call whose arguments never complete before `finish_reason`.
+    let mut chat = events("openai-chat");
+    chat.remove(6);
+    assert_eq!(
+        broken(Api::OpenAiChat, &chat),
+        "OpenAI Chat Completions stream, event 7 (chat.completion.chunk): tool call 1 ended with \
+         incomplete JSON arguments: {\"a\": 2, "
+    );
+    // Chat: cut before `finish_reason`.
+    assert_eq!(
+        broken(Api::OpenAiChat, &events("openai-chat")[..6]),
+        "OpenAI Chat Completions stream, the end of the stream after 6 events: the stream ended \
+         before a chunk with `finish_reason`"
+    );
+    // Responses: `.done` arguments that differ from the deltas.
+    let mut responses = events("openai-responses");
+    responses[11].data = responses[11].data.replace("K-001", "K-002");
+    let message = broken(Api::OpenAiResponses, &responses);
+    assert!(
+        message.starts_with(
+            "OpenAI Responses stream, event 13 (response.function_call_arguments.done): output \
+             item 1's arguments are"
+        ),
+        "{message}"
+    );
+    // Gemini: no chunk with a `finishReason`.
+    let gemini = events("gemini");
+    assert_eq!(
+        broken(Api::Gemini, &gemini[..gemini.len() - 1]),
+        "Gemini generateContent stream, the end of the stream after 3 events: the stream ended \
+         before a chunk with `finishReason`"
+    );
+    // Bedrock: an exception event, and a stream without `messageStop`.
+    let bedrock = events("bedrock-converse");
+    let mut throttled = bedrock[..3].to_vec();
+    throttled.push(StreamEvent::named(
+        "throttlingException",
+        r#"{"message": "Too many requests"}"#,
+    ));
+    assert_eq!(
+        broken(Api::BedrockConverse, &throttled),
+        "Amazon Bedrock Converse stream, event 4 (throttlingException): the provider sent \
+         throttlingException: \"Too many requests\""
+    );
+    assert_eq!(
+        broken(Api::BedrockConverse, &bedrock[..12]),
+        "Amazon Bedrock Converse stream, the end of the stream after 12 events: the stream \
+         ended before `messageStop`"
+    );
+}
+
+// ---- The agent loop over streams.
+
+#[tool(description = "Menjumlahkan dua bilangan bulat dan mengembalikan hasilnya.")]
+fn jumlah(
+    #[arg(description = "Bilangan pertama", range = -1000..=1000)] a: i32,
+    #[arg(description = "Bilangan kedua", range = -1000..=1000)] b: i32,
+) -> i32 {
+    a + b
+}
+
+/// `cek_sisa_cuti` of the recordings, defined at run time; counts its runs.
+fn cek_sisa_cuti(runs: Arc<AtomicUsize>) -> Tool {
+    let schema = json!({"type": "object", "additionalProperties": false, "required": ["nik"],
+        "properties": {"nik": {"type": "string", "description": "NIK karyawan, mis. K-001",
+                               "pattern": "^K-[0-9]{3}$"}}});
+    Tool::define(
+        "cek_sisa_cuti",
+        "Ambil sisa kuota cuti tahunan seorang karyawan berdasarkan NIK.",
+        schema,
+    )
+    .build_fn(move |args| {
+        let runs = runs.clone();
+        async move {
+            runs.fetch_add(1, Ordering::SeqCst);
+            Ok(json!({"nik": args["nik"], "sisa_hari": 12}))
+        }
+    })
+    .unwrap()
+}
+
+fn tools(runs: Arc<AtomicUsize>) -> ToolSet {
+    ToolSet::new([jumlah::tool()])
+        .unwrap()
+        .with_tools([cek_sisa_cuti(runs)])
+        .unwrap()
+}
+
+type EventStream = futures_util::stream::BoxStream<'static, Result<StreamEvent, Boxed>>;
+
+fn ready(events: Vec<StreamEvent>) -> EventStream {
+    stream::iter(events.into_iter().map(Ok)).boxed()
+}
+
+fn collect(stream: tool_runtime::agent::AgentStream<'_>) -> Vec<AgentEvent> {
+    pollster::block_on(stream.collect())
+}
+
+#[test]
+fn a_streamed_turn_goes_into_the_conversation_exactly_as_the_unstreamed_one() {
+    for (api, name) in [
+        (Api::OpenAiChat, "openai-chat"),
+        (Api::OpenAiResponses, "openai-responses"),
+        (Api::Anthropic, "anthropic"),
+        (Api::Gemini, "gemini"),
+        (Api::BedrockConverse, "bedrock-converse"),
+    ] {
+        let runs = Arc::new(AtomicUsize::new(0));
+        let set = tools(runs.clone());
+        let agent = Agent::new(&set).max_turns(1);
+        let cx = Context::new();
+        let mut start = Conversation::new(api);
+        start.push_user("Berapa sisa cuti saya, dan berapa 2 + 3?");
+
+        let unstreamed = pollster::block_on(agent.run(&cx, start.clone(), |_: &Conversation| {
+            let raw = whole(name);
+            async move { Ok::<_, String>(raw) }
+        }))
+        .unwrap();
+        let streamed = collect(agent.run_streamed(&cx, start, |_: &Conversation| {
+            let events = events(name);
+            async move { Ok::<_, Boxed>(ready(events)) }
+        }));
+        let Some(AgentEvent::Done(Ok(done))) = streamed.last() else {
+            panic!("{name}: {streamed:?}");
+        };
+        assert_eq!(done, &unstreamed, "{name}");
+        assert!(matches!(done, Finished::TurnLimit { .. }), "{name}");
+        assert_eq!(
+            runs.load(Ordering::SeqCst),
+            2,
+            "{name}: each run ran the tool once"
+        );
+        // Each call was announced, then its outcome, and both answers are successes.
+        let started = streamed
+            .iter()
+            .filter(|e| matches!(e, AgentEvent::CallStarted(_)))
+            .count();
+        let finished: Vec<_> = streamed
+            .iter()
+            .filter_map(|e| match e {
+                AgentEvent::CallFinished(Outcome::Answered(a)) => Some(a.is_error),
+                _ => None,
+            })
+            .collect();
+        assert_eq!((started, finished), (2, vec![false, false]), "{name}");
+    }
+}
+
+fn anthropic_jumlah_turn() -> Vec<StreamEvent> {
+    let message = json!({"id": "msg_02", "type": "message", "role": "assistant",
+        "model": "claude-sonnet-4-5", "content": [], "stop_reason": null, "stop_sequence": null,
+        "usage": {"input_tokens": 40, "output_tokens": 1}});
+    [
+        json!({"type": "message_start", "message": message}),
+        json!({"type": "content_block_start", "index": 0,
+               "content_block": {"type": "tool_use", "id": "toolu_9", "name": "jumlah", "input": {}}}),
+        json!({"type": "content_block_delta", "index": 0,
+               "delta": {"type": "input_json_delta", "partial_json": "{\"a\": 2, \"b\": 3}"}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": null},
+               "usage": {"output_tokens": 20}}),
+        json!({"type": "message_stop"}),
+    ]
+    .into_iter()
+    .map(anthropic_event)
+    .collect()
+}
+
+fn anthropic_answer(text: &str) -> Vec<StreamEvent> {
+    let message = json!({"id": "msg_03", "type": "message", "role": "assistant",
+        "model": "claude-sonnet-4-5", "content": [], "stop_reason": null, "stop_sequence": null,
+        "usage": {"input_tokens": 60, "output_tokens": 1}});
+    let (a, b) = text.split_at(text.len() / 2);
+    [
+        json!({"type": "message_start", "message": message}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": a}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": b}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null},
+               "usage": {"output_tokens": 9}}),
+        json!({"type": "message_stop"}),
+    ]
+    .into_iter()
+    .map(anthropic_event)
+    .collect()
+}
+
+#[test]
+fn a_call_starts_before_the_response_ends() {
+    // `jumlah` tells the stream when it runs; the stream's last events wait for that.
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let tx = Arc::new(Mutex::new(Some(tx)));
+    let signalling = Tool::define(
+        "jumlah",
+        "Menjumlahkan dua bilangan bulat dan mengembalikan hasilnya.",
+        jumlah::tool().input_schema().clone(),
+    )
+    .build_fn(move |args| {
+        if let Some(tx) = tx.lock().unwrap().take() {
+            let _ = tx.send(());
+        }
+        async move {
+            Ok(json!(
+                args["a"].as_i64().unwrap() + args["b"].as_i64().unwrap()
+            ))
+        }
+    })
+    .unwrap();
+    let set = ToolSet::new(Vec::<Tool>::new())
+        .unwrap()
+        .with_tools([signalling])
+        .unwrap();
+    // The idle limit turns "the call waited for the end of the response" into a failure
+    // instead of a hang.
+    let agent = Agent::new(&set).idle_timeout(Duration::from_secs(5));
+    let cx = Context::new();
+    let rx = Arc::new(Mutex::new(Some(rx)));
+    let mut conversation = Conversation::new(Api::Anthropic);
+    conversation.push_user("Berapa 2 + 3?");
+    let mut turn = 0;
+    let run = agent.run_streamed(&cx, conversation, move |_: &Conversation| {
+        turn += 1;
+        let stream: EventStream = if turn == 1 {
+            let mut events = anthropic_jumlah_turn();
+            let last = events.split_off(4);
+            let ran = rx.lock().unwrap().take().unwrap();
+            let gate = stream::once(async move {
+                ran.await.unwrap();
+                None
+            });
+            stream::iter(events.into_iter().map(Some))
+                .chain(gate)
+                .chain(stream::iter(last.into_iter().map(Some)))
+                .filter_map(|e| async move { e.map(Ok) })
+                .boxed()
+        } else {
+            ready(anthropic_answer("Hasilnya 5."))
+        };
+        async move { Ok::<_, Boxed>(stream) }
+    });
+    let events = collect(run);
+    let kinds: Vec<String> = events
+        .iter()
+        .map(|e| match e {
+            AgentEvent::Text(t) => format!("text {t}"),
+            AgentEvent::CallStarted(c) => format!("started {}", c.name),
+            AgentEvent::CallFinished(Outcome::Answered(a)) => format!("finished {}", a.name),
+            AgentEvent::Done(Ok(Finished::Answered { reply, .. })) => {
+                format!("answered {}", reply.text.clone().unwrap_or_default())
+            }
+            other => format!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "started jumlah",
+            "finished jumlah",
+            "text Hasil",
+            "text nya 5.",
+            "answered Hasilnya 5."
+        ]
+    );
+}
+
+#[test]
+fn a_stalled_stream_ends_the_run_and_nothing_incomplete_runs() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let set = tools(runs.clone());
+    let agent = Agent::new(&set).idle_timeout(Duration::from_millis(200));
+    let cx = Context::new();
+    // `cek_sisa_cuti`'s arguments are still arriving when the provider goes quiet.
+    let anthropic = events("anthropic");
+    let sent = anthropic[..14].to_vec();
+    let run = agent.run_streamed(
+        &cx,
+        Conversation::new(Api::Anthropic),
+        move |_: &Conversation| {
+            let stalled = ready(sent.clone()).chain(stream::pending()).boxed();
+            async move { Ok::<_, Boxed>(stalled) }
+        },
+    );
+    let events = collect(run);
+    let Some(AgentEvent::Done(Err(AgentError::Stream(e)))) = events.last() else {
+        panic!("{events:?}");
+    };
+    assert_eq!(
+        e.to_string(),
+        "Anthropic Messages stream, the stream: no event for 200ms; the provider stalled"
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::CallStarted(_)))
+    );
+}
+
+/// Counts the drops of the future of a call that never ends.
+struct DropCount(Arc<AtomicUsize>);
+
+impl Drop for DropCount {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn dropping_the_host_stream_cancels_the_running_call() {
+    let dropped = Arc::new(AtomicUsize::new(0));
+    let count = dropped.clone();
+    let forever = Tool::define(
+        "jumlah",
+        "Menjumlahkan dua bilangan bulat, tetapi tidak pernah selesai.",
+        jumlah::tool().input_schema().clone(),
+    )
+    .build_fn(move |_| {
+        let guard = DropCount(count.clone());
+        async move {
+            let _guard = guard;
+            std::future::pending::<()>().await;
+            Ok(json!(5))
+        }
+    })
+    .unwrap();
+    let set = ToolSet::new(Vec::<Tool>::new())
+        .unwrap()
+        .with_tools([forever])
+        .unwrap();
+    let agent = Agent::new(&set).idle_timeout(Duration::from_secs(5));
+    let cx = Context::new();
+    let mut run = agent.run_streamed(
+        &cx,
+        Conversation::new(Api::Anthropic),
+        |_: &Conversation| {
+            // The response never ends after the call: only the host can stop the run.
+            let stream = ready(anthropic_jumlah_turn()[..4].to_vec())
+                .chain(stream::pending())
+                .boxed();
+            async move { Ok::<_, Boxed>(stream) }
+        },
+    );
+    let first = pollster::block_on(run.next());
+    assert!(
+        matches!(&first, Some(AgentEvent::CallStarted(c)) if c.name == "jumlah"),
+        "{first:?}"
+    );
+    // Let the call start, then drop the stream: its future is dropped, never finished.
+    let mut task = std::task::Context::from_waker(std::task::Waker::noop());
+    assert!(run.poll_next_unpin(&mut task).is_pending());
+    assert_eq!(dropped.load(Ordering::SeqCst), 0);
+    drop(run);
+    assert_eq!(dropped.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn a_held_call_of_a_failed_turn_cannot_be_approved_later() {
+    let held = Tool::define(
+        "jumlah",
+        "Menjumlahkan dua bilangan bulat; perlu persetujuan.",
+        jumlah::tool().input_schema().clone(),
+    )
+    .needs_approval(true)
+    .build_fn(|_| async { Ok(json!(5)) })
+    .unwrap();
+    let set = ToolSet::new(Vec::<Tool>::new())
+        .unwrap()
+        .with_tools([held])
+        .unwrap();
+    let agent = Agent::new(&set);
+    let cx = Context::new();
+    let run = agent.run_streamed(
+        &cx,
+        Conversation::new(Api::Anthropic),
+        |_: &Conversation| {
+            // The call is complete and held; then the stream breaks.
+            let mut events = anthropic_jumlah_turn()[..4].to_vec();
+            events.push(anthropic_event(json!({"type": "content_block_pause"})));
+            async move { Ok::<_, Boxed>(ready(events)) }
+        },
+    );
+    let events = collect(run);
+    let pending = events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::CallFinished(Outcome::Waiting { pending, .. }) => Some(pending.clone()),
+            _ => None,
+        })
+        .expect("the call was held");
+    assert!(matches!(
+        events.last(),
+        Some(AgentEvent::Done(Err(AgentError::Stream(_))))
+    ));
+    let resumed = pollster::block_on(set.resume(&cx, &pending.ticket));
+    assert!(resumed.is_err(), "{resumed:?}");
+}
+
+/// A stream type check: the host stream is `Send`, so a web server can forward it.
+#[allow(dead_code)]
+fn host_stream_is_send<'a>(agent: &'a Agent<'a>, cx: &'a Context) -> impl Stream + Send + 'a {
+    agent.run_streamed(
+        cx,
+        Conversation::new(Api::Gemini),
+        |_: &Conversation| async { Ok::<_, Boxed>(ready(Vec::new())) },
+    )
+}

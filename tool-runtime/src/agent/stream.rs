@@ -1,0 +1,394 @@
+//! The agent loop over streamed responses: events for the host as they happen, and each call
+//! run as soon as its arguments are complete.
+
+use std::collections::VecDeque;
+use std::error::Error;
+use std::future::{Future, poll_fn};
+use std::pin::{Pin, pin};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context as TaskContext, Poll};
+
+use futures_util::FutureExt;
+use futures_util::stream::{FuturesUnordered, Stream, StreamExt};
+
+use super::read::{ModelTurn, ToolCall, read_turn};
+use super::run::{Outcome, run_one};
+use super::{Agent, AgentError, Conversation, Finished, Paused};
+use crate::context::Context;
+use crate::dialect::{Api, Delta, ResponseStream, StreamError, StreamEvent};
+use crate::future::BoxFuture;
+
+/// What happens during a streamed run, in order. The last event is always [`Done`](AgentEvent::Done).
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum AgentEvent {
+    /// A piece of the model's answer text.
+    Text(String),
+    /// A piece of the model's reasoning (thinking, reasoning summaries, thought parts).
+    Thinking(String),
+    /// A call started: its arguments were complete (the response may still be arriving).
+    CallStarted(ToolCall),
+    /// A call ended: its answer for the model, or [`Outcome::Waiting`] when it waits for a
+    /// person's approval.
+    CallFinished(Outcome),
+    /// The run ended, as [`Agent::run`] would have returned.
+    Done(Result<Finished, AgentError>),
+}
+
+/// The events of a streamed run ([`Agent::run_streamed`]). Dropping it stops the run: the
+/// response being read is dropped and so are the calls still running (a dropped call never
+/// reports success).
+#[must_use = "a run does nothing until its events are polled"]
+pub struct AgentStream<'a> {
+    run: Option<BoxFuture<'a, Result<Finished, AgentError>>>,
+    events: Events,
+}
+
+impl std::fmt::Debug for AgentStream<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentStream")
+            .field("running", &self.run.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Stream for AgentStream<'_> {
+    type Item = AgentEvent;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<AgentEvent>> {
+        if let Some(event) = self.events.pop() {
+            return Poll::Ready(Some(event));
+        }
+        let Some(run) = self.run.as_mut() else {
+            return Poll::Ready(None);
+        };
+        if let Poll::Ready(result) = run.as_mut().poll(cx) {
+            self.run = None;
+            self.events.push(AgentEvent::Done(result));
+        }
+        match self.events.pop() {
+            Some(event) => Poll::Ready(Some(event)),
+            None => Poll::Pending,
+        }
+    }
+}
+
+/// The events a run has produced and the host has not taken yet. Only the run pushes, and
+/// only while the stream polls it, so the queue holds at most what one poll produced.
+#[derive(Clone, Default)]
+struct Events(Arc<Mutex<VecDeque<AgentEvent>>>);
+
+impl Events {
+    fn push(&self, event: AgentEvent) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push_back(event);
+    }
+
+    fn pop(&self) -> Option<AgentEvent> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop_front()
+    }
+}
+
+/// Server-sent events from a response body's bytes (`reqwest::Response::bytes_stream`, a
+/// hyper body's data frames), for the APIs that stream SSE (Chat Completions, Responses,
+/// Anthropic, Gemini with `alt=sse`). Comments and events without data are skipped; an event
+/// cut off by the end of the body is dropped, as the SSE standard says.
+pub fn sse_events<S, B, E>(
+    bytes: S,
+) -> impl Stream<Item = Result<StreamEvent, Box<dyn Error + Send + Sync>>> + Send
+where
+    S: Stream<Item = Result<B, E>> + Send,
+    B: bytes::Buf + Send,
+    E: Error + Send + Sync + 'static,
+{
+    sse_stream::SseStream::from_bytes_stream(bytes).filter_map(|event| async move {
+        match event {
+            Ok(sse) => sse.data.map(|data| {
+                Ok(StreamEvent {
+                    event: sse.event,
+                    data,
+                })
+            }),
+            Err(e) => Some(Err(format!("the event stream is unreadable: {e}").into())),
+        }
+    })
+}
+
+type Boxed = Box<dyn Error + Send + Sync>;
+
+impl<'a> Agent<'a> {
+    /// [`run`](Agent::run) over streamed responses: `send` returns the response's events
+    /// (for SSE APIs, [`sse_events`] over the body's bytes; for Bedrock's `ConverseStream`, the
+    /// events the AWS SDK decoded), and the run is a stream of [`AgentEvent`]s a web server can
+    /// forward. Each call starts as soon as its arguments are complete; the model's turn is
+    /// kept exactly as the unstreamed response would have been. A stream that is cut short,
+    /// breaks the API's event order, or sends nothing for [`idle_timeout`](Agent::idle_timeout)
+    /// ends the run with [`AgentError::Stream`] naming the event; no incomplete call runs, and
+    /// calls of that turn held for approval are dropped from the store.
+    pub fn run_streamed<F, Fut, S, E, E2>(
+        &'a self,
+        cx: &'a Context,
+        conversation: Conversation,
+        send: F,
+    ) -> AgentStream<'a>
+    where
+        F: FnMut(&Conversation) -> Fut + Send + 'a,
+        Fut: Future<Output = Result<S, E>> + Send + 'a,
+        S: Stream<Item = Result<StreamEvent, E2>> + Send + 'a,
+        E: Into<Boxed> + 'a,
+        E2: Into<Boxed> + 'a,
+    {
+        let events = Events::default();
+        let sink = events.clone();
+        let run = async move { self.streamed_turns(cx, conversation, 0, send, &sink).await };
+        AgentStream {
+            run: Some(Box::pin(run)),
+            events,
+        }
+    }
+
+    /// [`resume`](Agent::resume) over streamed responses, as [`run_streamed`](Agent::run_streamed).
+    pub fn resume_streamed<D, F, Fut, S, E, E2>(
+        &'a self,
+        cx: &'a Context,
+        paused: Paused,
+        decide: D,
+        send: F,
+    ) -> AgentStream<'a>
+    where
+        D: Fn(&crate::approval::PendingCall) -> super::Decision + Send + 'a,
+        F: FnMut(&Conversation) -> Fut + Send + 'a,
+        Fut: Future<Output = Result<S, E>> + Send + 'a,
+        S: Stream<Item = Result<StreamEvent, E2>> + Send + 'a,
+        E: Into<Boxed> + 'a,
+        E2: Into<Boxed> + 'a,
+    {
+        let events = Events::default();
+        let sink = events.clone();
+        let run = async move {
+            let (conversation, turns) = self.decided(cx, paused, decide).await;
+            self.streamed_turns(cx, conversation, turns, send, &sink)
+                .await
+        };
+        AgentStream {
+            run: Some(Box::pin(run)),
+            events,
+        }
+    }
+
+    async fn streamed_turns<F, Fut, S, E, E2>(
+        &self,
+        cx: &Context,
+        mut conversation: Conversation,
+        mut turns: usize,
+        mut send: F,
+        sink: &Events,
+    ) -> Result<Finished, AgentError>
+    where
+        F: FnMut(&Conversation) -> Fut,
+        Fut: Future<Output = Result<S, E>>,
+        S: Stream<Item = Result<StreamEvent, E2>>,
+        E: Into<Boxed>,
+        E2: Into<Boxed>,
+    {
+        let api = conversation.api;
+        while turns < self.max_turns {
+            let events = send(&conversation)
+                .await
+                .map_err(|e| AgentError::Transport(e.into()))?;
+            turns += 1;
+            let (turn, outcomes) = self.streamed_turn(cx, api, events, sink).await?;
+            conversation.messages.extend(turn.append);
+            if turn.calls.is_empty() {
+                return Ok(Finished::Answered {
+                    reply: turn.reply,
+                    conversation,
+                });
+            }
+            match self.after_calls(conversation, outcomes, turns) {
+                Ok(next) => conversation = next,
+                Err(paused) => return Ok(Finished::Paused(paused)),
+            }
+        }
+        Ok(Finished::TurnLimit { conversation })
+    }
+
+    /// Reads one streamed response, running each call as soon as it is complete.
+    async fn streamed_turn<S, E2>(
+        &self,
+        cx: &Context,
+        api: Api,
+        events: S,
+        sink: &Events,
+    ) -> Result<(ModelTurn, Vec<Outcome>), AgentError>
+    where
+        S: Stream<Item = Result<StreamEvent, E2>>,
+        E2: Into<Boxed>,
+    {
+        let mut turn = Turn {
+            agent: self,
+            cx,
+            sink,
+            calls: Vec::new(),
+            outcomes: Vec::new(),
+            queue: VecDeque::new(),
+            running: FuturesUnordered::new(),
+        };
+        let result = turn.read(api, events).await;
+        if result.is_err() {
+            turn.running.clear();
+            turn.drop_held().await;
+        }
+        result
+    }
+}
+
+/// One streamed turn: the calls handed out so far, their outcomes, and those running.
+struct Turn<'t, 'a> {
+    agent: &'t Agent<'a>,
+    cx: &'t Context,
+    sink: &'t Events,
+    calls: Vec<ToolCall>,
+    outcomes: Vec<Option<Outcome>>,
+    queue: VecDeque<usize>,
+    running: FuturesUnordered<BoxFuture<'t, (usize, Outcome)>>,
+}
+
+/// What woke the turn up.
+enum Step<E> {
+    Event(Option<Result<StreamEvent, E>>),
+    Ran(usize, Box<Outcome>),
+    Stalled,
+}
+
+impl<'t> Turn<'t, '_> {
+    async fn read<S, E2>(
+        &mut self,
+        api: Api,
+        events: S,
+    ) -> Result<(ModelTurn, Vec<Outcome>), AgentError>
+    where
+        S: Stream<Item = Result<StreamEvent, E2>>,
+        E2: Into<Boxed>,
+    {
+        let mut events = pin!(events);
+        let mut assembler = Some(ResponseStream::new(api));
+        let mut response = None;
+        let idle = self.agent.idle_timeout;
+        let mut timer = futures_timer::Delay::new(idle);
+        loop {
+            self.start_queued();
+            if response.is_some() && self.running.is_empty() {
+                break;
+            }
+            let step = poll_fn(|t| {
+                if let Poll::Ready(Some((i, outcome))) = self.running.poll_next_unpin(t) {
+                    return Poll::Ready(Step::Ran(i, Box::new(outcome)));
+                }
+                if response.is_none() {
+                    if let Poll::Ready(event) = events.as_mut().poll_next(t) {
+                        return Poll::Ready(Step::Event(event));
+                    }
+                    if timer.poll_unpin(t).is_ready() {
+                        return Poll::Ready(Step::Stalled);
+                    }
+                }
+                Poll::Pending
+            })
+            .await;
+            match step {
+                Step::Ran(i, outcome) => {
+                    self.sink.push(AgentEvent::CallFinished((*outcome).clone()));
+                    self.outcomes[i] = Some(*outcome);
+                }
+                Step::Stalled => {
+                    return Err(AgentError::Stream(StreamError {
+                        api,
+                        event: "the stream".into(),
+                        message: format!("no event for {idle:?}; the provider stalled"),
+                    }));
+                }
+                Step::Event(Some(Err(e))) => return Err(AgentError::Transport(e.into())),
+                Step::Event(Some(Ok(event))) => {
+                    timer.reset(idle);
+                    let stream = assembler.as_mut().ok_or_else(|| unreachable_state(api))?;
+                    let deltas = stream.push(&event).map_err(AgentError::Stream)?;
+                    self.take(deltas);
+                }
+                Step::Event(None) => {
+                    let stream = assembler.take().ok_or_else(|| unreachable_state(api))?;
+                    let (raw, deltas) = stream.finish().map_err(AgentError::Stream)?;
+                    self.take(deltas);
+                    response = Some(raw);
+                }
+            }
+        }
+        let raw = response.ok_or_else(|| unreachable_state(api))?;
+        let turn = read_turn(api, &raw).map_err(AgentError::Unreadable)?;
+        if turn.calls != self.calls {
+            return Err(AgentError::Stream(StreamError {
+                api,
+                event: "the end of the stream".into(),
+                message: "the response's tool calls differ from the calls streamed".into(),
+            }));
+        }
+        let outcomes = std::mem::take(&mut self.outcomes)
+            .into_iter()
+            .map(|o| o.ok_or_else(|| unreachable_state(api)))
+            .collect::<Result<_, _>>()?;
+        Ok((turn, outcomes))
+    }
+
+    /// Forwards text and reasoning to the host; queues complete calls.
+    fn take(&mut self, deltas: Vec<Delta>) {
+        for delta in deltas {
+            match delta {
+                Delta::Text(text) => self.sink.push(AgentEvent::Text(text)),
+                Delta::Thinking(text) => self.sink.push(AgentEvent::Thinking(text)),
+                Delta::Call(call) => {
+                    self.queue.push_back(self.calls.len());
+                    self.calls.push(call);
+                    self.outcomes.push(None);
+                }
+            }
+        }
+    }
+
+    /// Starts queued calls, up to the agent's concurrency.
+    fn start_queued(&mut self) {
+        while self.running.len() < self.agent.concurrency {
+            let Some(i) = self.queue.pop_front() else {
+                return;
+            };
+            let call = self.calls[i].clone();
+            self.sink.push(AgentEvent::CallStarted(call.clone()));
+            let (tools, cx) = (self.agent.tools, self.cx);
+            self.running.push(Box::pin(
+                async move { (i, run_one(tools, cx, &call).await) },
+            ));
+        }
+    }
+
+    /// A failed turn is not answered: the calls of it held for approval are taken out of the
+    /// store, so no one can approve and run them.
+    async fn drop_held(&mut self) {
+        for outcome in self.outcomes.iter().flatten() {
+            if let Outcome::Waiting { pending, .. } = outcome {
+                let _ = self.agent.tools.reject(&pending.ticket).await;
+            }
+        }
+    }
+}
+
+fn unreachable_state(api: Api) -> AgentError {
+    AgentError::Stream(StreamError {
+        api,
+        event: "the end of the stream".into(),
+        message: "the stream's state is inconsistent (a bug in the toolkit)".into(),
+    })
+}

@@ -4,10 +4,17 @@
 use std::sync::Arc;
 
 use rmcp::RoleServer;
-use rmcp::model::{CallToolRequestParams, CallToolResponse, ErrorCode, ErrorData};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ErrorCode, ErrorData, ProgressNotificationParam,
+};
 use rmcp::service::RequestContext;
 use serde_json::{Value, json};
-use tool_runtime::{CallOutput, Context, Holder, ToolError, ToolRef, ToolSet};
+use tokio::sync::{mpsc, oneshot};
+use tool_runtime::{
+    CallOutput, Context, Holder, Progress, ProgressReport, ToolError, ToolRef, ToolSet,
+};
 
 use crate::approval;
 use crate::export::{error_result, success};
@@ -82,15 +89,21 @@ impl McpServer {
             request.arguments.take()
         };
         let arguments = arguments.map_or_else(|| json!({}), Value::Object);
+        let progress = Forwarder::start(&context);
+        cx.insert(progress.handle.clone());
         let cx = Arc::new(cx);
         let run = run(tools.clone(), tool.clone(), cx.clone(), arguments, turn);
         let outcome = tokio::select! {
             r = tokio::time::timeout(timeout, run) => r,
-            // The client cancelled: the tool's future is dropped here; rmcp sends no answer.
+            // The client cancelled: the tool's future is dropped here (a sync tool still
+            // running sees its handle cancelled); rmcp sends no answer.
             () = context.ct.cancelled() => {
+                progress.handle.cancel();
                 return Err(ErrorData::new(ErrorCode(-32800), "request cancelled", None));
             }
         };
+        // Every report goes out before the answer, none after it.
+        progress.finish().await;
         match outcome {
             Err(_) => refuse(ToolError::TimedOut {
                 seconds: timeout.as_secs_f64(),
@@ -117,6 +130,86 @@ impl McpServer {
                 Ok(Box::pin(asked).await.into())
             }
             Ok(Err(e)) => refuse(e),
+        }
+    }
+}
+
+/// A call's [`Progress`]: for a request that carried a `progressToken`, its reports become
+/// `notifications/progress` sent in order by one task, through a bounded queue (reports beyond
+/// it are dropped, never the call); without a token, they go nowhere.
+struct Forwarder {
+    handle: Progress,
+    queue: Option<mpsc::Sender<Report>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+enum Report {
+    Progress(ProgressReport),
+    /// Answered once every earlier report was sent.
+    Flush(oneshot::Sender<()>),
+}
+
+/// Reports waiting to be sent for one call.
+const PROGRESS_QUEUE: usize = 64;
+/// How long an answer waits for its call's reports to go out.
+const PROGRESS_FLUSH: Duration = Duration::from_secs(1);
+
+impl Forwarder {
+    fn start(context: &RequestContext<RoleServer>) -> Self {
+        let Some(token) = context.meta.get_progress_token() else {
+            return Forwarder {
+                handle: Progress::none(),
+                queue: None,
+                task: None,
+            };
+        };
+        let (tx, mut rx) = mpsc::channel(PROGRESS_QUEUE);
+        let peer = context.peer.clone();
+        let task = tokio::spawn(async move {
+            while let Some(report) = rx.recv().await {
+                match report {
+                    Report::Progress(r) => {
+                        let mut param = ProgressNotificationParam::new(token.clone(), r.progress);
+                        param.total = r.total;
+                        param.message = r.message;
+                        if peer.notify_progress(param).await.is_err() {
+                            return;
+                        }
+                    }
+                    Report::Flush(done) => {
+                        let _ = done.send(());
+                    }
+                }
+            }
+        });
+        let queue = tx.clone();
+        let handle = Progress::new(move |r| {
+            let _ = tx.try_send(Report::Progress(r));
+        });
+        Forwarder {
+            handle,
+            queue: Some(queue),
+            task: Some(task),
+        }
+    }
+
+    /// Waits (briefly) until the reports so far are sent; later ones are dropped.
+    async fn finish(mut self) {
+        self.handle.cancel();
+        let Some(queue) = self.queue.take() else {
+            return;
+        };
+        let (done, sent) = oneshot::channel();
+        if queue.send(Report::Flush(done)).await.is_ok() {
+            let _ = tokio::time::timeout(PROGRESS_FLUSH, sent).await;
+        }
+    }
+}
+
+impl Drop for Forwarder {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
         }
     }
 }

@@ -3,6 +3,7 @@
 
 use std::any::{Any, TypeId, type_name};
 use std::fmt;
+use std::sync::Arc;
 
 use crate::error::ToolError;
 
@@ -34,9 +35,12 @@ use crate::error::ToolError;
 /// let err = tools.call(&Context::new(), "check_stock", "{}").blocking().unwrap_err();
 /// assert!(matches!(err, ToolError::MissingContext { .. }));
 /// ```
-#[derive(Default)]
+///
+/// Cloning a context shares its values: a host adds what one call needs (its
+/// [`Progress`](crate::Progress)) to a clone without copying the rest.
+#[derive(Default, Clone)]
 pub struct Context {
-    entries: Vec<(TypeId, &'static str, Box<dyn Any + Send + Sync>)>,
+    entries: Vec<(TypeId, &'static str, Arc<dyn Any + Send + Sync>)>,
 }
 
 impl Context {
@@ -55,7 +59,7 @@ impl Context {
     pub fn insert<T: Any + Send + Sync>(&mut self, value: T) {
         let id = TypeId::of::<T>();
         self.entries.retain(|(t, _, _)| *t != id);
-        self.entries.push((id, type_name::<T>(), Box::new(value)));
+        self.entries.push((id, type_name::<T>(), Arc::new(value)));
     }
 
     /// The value of type `T`, if the host supplied one.
@@ -64,7 +68,7 @@ impl Context {
         self.entries
             .iter()
             .find(|(t, _, _)| *t == id)
-            .and_then(|(_, _, v)| v.downcast_ref())
+            .and_then(|(_, _, v)| (**v).downcast_ref())
     }
 }
 
@@ -77,8 +81,13 @@ impl fmt::Debug for Context {
 }
 
 /// The host value an `impl` group's `&self` refers to.
+///
+/// A tool's [`Progress`](crate::Progress) is never missing: without one in the context, its
+/// reports go nowhere.
 pub fn state<T: 'static>(cx: &Context) -> Result<&T, ToolError> {
-    cx.get::<T>().ok_or(ToolError::MissingContext {
-        type_name: std::any::type_name::<T>(),
-    })
+    cx.get::<T>()
+        .or_else(|| (&crate::progress::NONE as &dyn Any).downcast_ref())
+        .ok_or(ToolError::MissingContext {
+            type_name: std::any::type_name::<T>(),
+        })
 }

@@ -4,8 +4,10 @@
 //! `scripts/mcp-conformance.sh` runs the suite and the official TypeScript client against it.
 
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
-use tool_runtime::{ModelOutput, ToolSet, tool};
+use tool_runtime::{ModelOutput, Progress, ToolSet, tool};
 use tool_runtime_mcp::{McpServer, http::HttpServer};
 
 #[allow(clippy::ptr_arg)] // `to_model` takes `&Output`, and the output is a `String`
@@ -52,6 +54,45 @@ fn test_json_value(
     serde_json::from_str(&json).map_err(|e| format!("not JSON: {e}"))
 }
 
+#[tool(
+    description = "Report progress 0, 50 and 100 of 100 about 50 ms apart, then return, for the suite's progress scenario.",
+    to_model = as_text
+)]
+async fn test_tool_with_progress(#[ctx] progress: &Progress) -> String {
+    for step in [0.0, 50.0, 100.0] {
+        progress.report(step, Some(100.0), Some(&format!("{step}%")));
+        if step < 100.0 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    "progress reported".into()
+}
+
+/// Steps taken by `count_until_cancelled`, in every call.
+static COUNTED: AtomicU64 = AtomicU64::new(0);
+
+#[tool(
+    description = "Count one step every 10 ms for up to `steps` steps, reporting each, until the caller cancels; returns the steps taken. A sync tool: it stops because it polls its progress handle."
+)]
+fn count_until_cancelled(
+    #[arg(description = "The most steps to take", range = 1..=10_000)] steps: u32,
+    #[ctx] progress: &Progress,
+) -> u32 {
+    let mut taken = 0;
+    while taken < steps && !progress.is_cancelled() {
+        std::thread::sleep(Duration::from_millis(10));
+        taken += 1;
+        COUNTED.fetch_add(1, Ordering::SeqCst);
+        progress.report(f64::from(taken), Some(f64::from(steps)), None);
+    }
+    taken
+}
+
+#[tool(description = "Return how many steps `count_until_cancelled` has taken in all its calls.")]
+fn counted() -> u64 {
+    COUNTED.load(Ordering::SeqCst)
+}
+
 /// The server, for the tool that changes its tool list.
 static SERVER: OnceLock<McpServer> = OnceLock::new();
 
@@ -73,6 +114,9 @@ fn tools() -> ToolSet {
         test_streaming_elicitation::tool(),
         test_trigger_tool_change::tool(),
         test_json_value::tool(),
+        test_tool_with_progress::tool(),
+        count_until_cancelled::tool(),
+        counted::tool(),
     ])
     .expect("valid tools")
 }

@@ -860,3 +860,25 @@ fn a_2026_client_on_stdio_approves_through_a_second_request() {
     drop(stdin);
     child.wait().unwrap();
 }
+
+/// Progress and cancellation with the official Python SDK: a call with a `progressToken` gets
+/// the tool's `notifications/progress` in order (none without one), and `notifications/cancelled`
+/// stops a running sync tool (it polls its handle: the count it keeps stops moving).
+#[test]
+fn the_python_sdk_client_gets_progress_and_cancels() {
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/python_progress_client.py"
+    );
+    let out = crate::common::python()
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_mcp-conformance"))
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "python client failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

@@ -718,3 +718,85 @@ fn host_stream_is_send<'a>(agent: &'a Agent<'a>, cx: &'a Context) -> impl Stream
         |_: &Conversation| async { Ok::<_, Boxed>(ready(Vec::new())) },
     )
 }
+
+#[tool(description = "Menghitung langkah demi langkah sampai `langkah`, melaporkan kemajuan.")]
+fn hitung_langkah(
+    #[arg(description = "Jumlah langkah", range = 1..=10)] langkah: u32,
+    #[ctx] progress: &tool_runtime::Progress,
+) -> u32 {
+    for i in 1..=langkah {
+        progress.report(
+            f64::from(i),
+            Some(f64::from(langkah)),
+            Some(&format!("langkah {i}")),
+        );
+    }
+    langkah
+}
+
+#[test]
+fn a_tool_reports_progress_on_the_host_stream_between_start_and_finish() {
+    let set = ToolSet::new([hitung_langkah::tool()]).unwrap();
+    let agent = Agent::new(&set).max_turns(1);
+    let cx = Context::new();
+    let events = collect(agent.run_streamed(
+        &cx,
+        Conversation::new(Api::Anthropic),
+        |_: &Conversation| {
+            let events: Vec<StreamEvent> = anthropic_jumlah_turn()
+                .into_iter()
+                .map(|e| StreamEvent {
+                    data: e
+                        .data
+                        .replace("\"jumlah\"", "\"hitung_langkah\"")
+                        .replace(r#"{\"a\": 2, \"b\": 3}"#, r#"{\"langkah\": 3}"#),
+                    ..e
+                })
+                .collect();
+            async move { Ok::<_, Boxed>(ready(events)) }
+        },
+    ));
+    let seen: Vec<String> = events
+        .iter()
+        .map(|e| match e {
+            AgentEvent::CallStarted(c) => format!("started {}", c.id.as_deref().unwrap()),
+            AgentEvent::Progress {
+                call_id, report, ..
+            } => format!(
+                "{} {}/{} {}",
+                call_id.as_deref().unwrap(),
+                report.progress,
+                report.total.unwrap(),
+                report.message.as_deref().unwrap()
+            ),
+            AgentEvent::CallFinished(Outcome::Answered(a)) => format!("finished {}", a.text()),
+            AgentEvent::Done(Ok(_)) => "done".into(),
+            other => format!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            "started toolu_9",
+            "toolu_9 1/3 langkah 1",
+            "toolu_9 2/3 langkah 2",
+            "toolu_9 3/3 langkah 3",
+            "finished 3",
+            "done"
+        ]
+    );
+}
+
+#[test]
+fn progress_only_goes_up_and_stops_when_cancelled() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let progress = tool_runtime::Progress::new(move |r| sink.lock().unwrap().push(r.progress));
+    for p in [1.0, 3.0, 2.0, 3.0, f64::NAN, 4.0] {
+        progress.report(p, None, None);
+    }
+    progress.cancel();
+    assert!(progress.is_cancelled());
+    progress.report(5.0, None, None);
+    assert_eq!(*seen.lock().unwrap(), [1.0, 3.0, 4.0]);
+}

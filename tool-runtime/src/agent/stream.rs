@@ -6,7 +6,7 @@ use std::error::Error;
 use std::future::{Future, poll_fn};
 use std::pin::{Pin, pin};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::task::{Context as TaskContext, Poll};
+use std::task::{Context as TaskContext, Poll, Waker};
 
 use futures_util::FutureExt;
 use futures_util::stream::{FuturesUnordered, Stream, StreamExt};
@@ -17,6 +17,7 @@ use super::{Agent, AgentError, Conversation, Finished, Paused};
 use crate::context::Context;
 use crate::dialect::{Api, Delta, ResponseStream, StreamError, StreamEvent};
 use crate::future::BoxFuture;
+use crate::progress::{Progress, ProgressReport};
 
 /// What happens during a streamed run, in order. The last event is always [`Done`](AgentEvent::Done).
 #[derive(Debug)]
@@ -28,6 +29,15 @@ pub enum AgentEvent {
     Thinking(String),
     /// A call started: its arguments were complete (the response may still be arriving).
     CallStarted(ToolCall),
+    /// A running call reported progress ([`Progress`] in its context).
+    Progress {
+        /// The call's id (`None` where the provider gives none).
+        call_id: Option<String>,
+        /// The tool's name.
+        name: String,
+        /// How far it is.
+        report: ProgressReport,
+    },
     /// A call ended: its answer for the model, or [`Outcome::Waiting`] when it waits for a
     /// person's approval.
     CallFinished(Outcome),
@@ -59,6 +69,8 @@ impl Stream for AgentStream<'_> {
         if let Some(event) = self.events.pop() {
             return Poll::Ready(Some(event));
         }
+        // A tool may report progress from another thread while the run waits.
+        self.events.wake_on_push(cx.waker());
         let Some(run) = self.run.as_mut() else {
             return Poll::Ready(None);
         };
@@ -73,24 +85,43 @@ impl Stream for AgentStream<'_> {
     }
 }
 
-/// The events a run has produced and the host has not taken yet. Only the run pushes, and
-/// only while the stream polls it, so the queue holds at most what one poll produced.
+/// The events a run has produced and the host has not taken yet. The run pushes while the
+/// stream polls it; a tool's progress may arrive from another thread and wakes the stream.
+/// Progress reports beyond [`MAX_QUEUED`] waiting events are dropped (the host is not reading).
 #[derive(Clone, Default)]
-struct Events(Arc<Mutex<VecDeque<AgentEvent>>>);
+struct Events(Arc<Mutex<Queue>>);
+
+#[derive(Default)]
+struct Queue {
+    events: VecDeque<AgentEvent>,
+    waker: Option<Waker>,
+}
+
+/// Waiting events past which progress reports are dropped.
+const MAX_QUEUED: usize = 1024;
 
 impl Events {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Queue> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     fn push(&self, event: AgentEvent) {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push_back(event);
+        let mut queue = self.lock();
+        if matches!(event, AgentEvent::Progress { .. }) && queue.events.len() >= MAX_QUEUED {
+            return;
+        }
+        queue.events.push_back(event);
+        if let Some(waker) = queue.waker.take() {
+            waker.wake();
+        }
     }
 
     fn pop(&self) -> Option<AgentEvent> {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop_front()
+        self.lock().events.pop_front()
+    }
+
+    fn wake_on_push(&self, waker: &Waker) {
+        self.lock().waker = Some(waker.clone());
     }
 }
 
@@ -367,10 +398,24 @@ impl<'t> Turn<'t, '_> {
             };
             let call = self.calls[i].clone();
             self.sink.push(AgentEvent::CallStarted(call.clone()));
-            let (tools, cx) = (self.agent.tools, self.cx);
-            self.running.push(Box::pin(
-                async move { (i, run_one(tools, cx, &call).await) },
-            ));
+            let (sink, call_id, name) = (self.sink.clone(), call.id.clone(), call.name.clone());
+            let progress = Progress::new(move |report| {
+                sink.push(AgentEvent::Progress {
+                    call_id: call_id.clone(),
+                    name: name.clone(),
+                    report,
+                })
+            });
+            let cx = self.cx.clone().with(progress.clone());
+            let tools = self.agent.tools;
+            self.running.push(Box::pin(async move {
+                // Dropped before it ends (the run failed or the host dropped the stream): a
+                // sync tool polling its handle stops.
+                let mut cancel_on_drop = CancelOnDrop(Some(progress));
+                let outcome = run_one(tools, &cx, &call).await;
+                cancel_on_drop.0 = None;
+                (i, outcome)
+            }));
         }
     }
 
@@ -391,4 +436,15 @@ fn unreachable_state(api: Api) -> AgentError {
         event: "the end of the stream".into(),
         message: "the stream's state is inconsistent (a bug in the toolkit)".into(),
     })
+}
+
+/// Marks a call cancelled when dropped before it ended (then emptied).
+struct CancelOnDrop(Option<Progress>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(progress) = &self.0 {
+            progress.cancel();
+        }
+    }
 }

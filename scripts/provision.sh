@@ -7,6 +7,7 @@
 #   provision.sh python     the pinned Python packages (scripts/requirements.txt), installed
 #                           with pip into target/python; prints that directory (for PYTHONPATH)
 #   provision.sh chromium   Debian's Chromium (apt-get, as root); prints its path
+#   provision.sh chromedriver Debian's ChromeDriver for Chromium (apt-get, as root); prints its path
 #   provision.sh postgres   Debian's PostgreSQL server (apt-get, as root); prints its bin dir
 #   provision.sh valgrind   Debian's valgrind (apt-get, as root), for the speed gate; prints its path
 #   provision.sh everything the official MCP reference server `@modelcontextprotocol/server-everything`
@@ -57,6 +58,13 @@ chromium)
     fi
     find
     ;;
+chromedriver)
+    find() { command -v chromedriver || true; }
+    if [ -z "$(find)" ]; then
+        ( flock 9; [ -n "$(find)" ] || apt_install chromium-driver ) 9>/tmp/tool-toolkit-chromium.lock
+    fi
+    find
+    ;;
 postgres)
     find() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1; }
     if [ -z "$(find)" ] || [ ! -x "$(find)/initdb" ]; then
@@ -90,7 +98,7 @@ everything)
     echo "$dir/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
     ;;
 *)
-    echo "usage: provision.sh python|chromium|postgres|valgrind|everything" >&2
+    echo "usage: provision.sh python|chromium|chromedriver|postgres|valgrind|everything" >&2
     exit 2
     ;;
 esac

@@ -8,6 +8,7 @@ pub struct ReadmeDoctests;
 #[doc = include_str!("../../docs/deploying.md")]
 pub struct DeployingDoctests;
 
+pub mod chat;
 pub mod cuaca;
 pub mod ekstraksi;
 pub mod gateway;

@@ -4,6 +4,7 @@
 
 mod common;
 
+mod chat_browser;
 mod mcp_gateway;
 mod mcp_http;
 mod mcp_limits;

@@ -89,8 +89,10 @@ impl McpServer {
             request.arguments.take()
         };
         let arguments = arguments.map_or_else(|| json!({}), Value::Object);
-        let progress = Forwarder::start(&context);
-        cx.insert(progress.handle.clone());
+        let progress = Forwarder::start(&context, tool.blocks());
+        if let Some(handle) = &progress.handle {
+            cx.insert(handle.clone());
+        }
         let cx = Arc::new(cx);
         let run = run(tools.clone(), tool.clone(), cx.clone(), arguments, turn);
         let outcome = tokio::select! {
@@ -98,7 +100,7 @@ impl McpServer {
             // The client cancelled: the tool's future is dropped here (a sync tool still
             // running sees its handle cancelled); rmcp sends no answer.
             () = context.ct.cancelled() => {
-                progress.handle.cancel();
+                progress.cancel();
                 return Err(ErrorData::new(ErrorCode(-32800), "request cancelled", None));
             }
         };
@@ -136,9 +138,12 @@ impl McpServer {
 
 /// A call's [`Progress`]: for a request that carried a `progressToken`, its reports become
 /// `notifications/progress` sent in order by one task, through a bounded queue (reports beyond
-/// it are dropped, never the call); without a token, they go nowhere.
+/// it are dropped, never the call); without a token, they go nowhere. A tool on a blocking
+/// thread always gets a handle, which says when the call was cancelled; another tool without
+/// a token gets none (its future is dropped on cancellation, and the context's fallback handle
+/// reports nowhere), which saves two allocations per call.
 struct Forwarder {
-    handle: Progress,
+    handle: Option<Progress>,
     queue: Option<mpsc::Sender<Report>>,
     task: Option<tokio::task::JoinHandle<()>>,
 }
@@ -155,10 +160,10 @@ const PROGRESS_QUEUE: usize = 64;
 const PROGRESS_FLUSH: Duration = Duration::from_secs(1);
 
 impl Forwarder {
-    fn start(context: &RequestContext<RoleServer>) -> Self {
+    fn start(context: &RequestContext<RoleServer>, blocks: bool) -> Self {
         let Some(token) = context.meta.get_progress_token() else {
             return Forwarder {
-                handle: Progress::none(),
+                handle: blocks.then(Progress::none),
                 queue: None,
                 task: None,
             };
@@ -187,15 +192,22 @@ impl Forwarder {
             let _ = tx.try_send(Report::Progress(r));
         });
         Forwarder {
-            handle,
+            handle: Some(handle),
             queue: Some(queue),
             task: Some(task),
         }
     }
 
+    /// Tells a tool still running (on a blocking thread) that its caller gave up.
+    fn cancel(&self) {
+        if let Some(handle) = &self.handle {
+            handle.cancel();
+        }
+    }
+
     /// Waits (briefly) until the reports so far are sent; later ones are dropped.
     async fn finish(mut self) {
-        self.handle.cancel();
+        self.cancel();
         let Some(queue) = self.queue.take() else {
             return;
         };

@@ -128,8 +128,17 @@ impl McpServer {
                 }
             }
             Ok(Err(ToolError::ApprovalRequired(pending))) => {
+                let ticket = pending.ticket.clone();
                 let asked = approval::ask(&tools, tool, *pending, &cx, &context.peer, &self.limits);
-                Ok(Box::pin(asked).await.into())
+                tokio::select! {
+                    answer = Box::pin(asked) => Ok(answer.into()),
+                    // Cancelled while the person decides: the held call is dropped from the
+                    // store, so a late approval cannot run it.
+                    () = context.ct.cancelled() => {
+                        let _ = tools.reject(&ticket).await;
+                        Err(ErrorData::new(ErrorCode(-32800), "request cancelled", None))
+                    }
+                }
             }
             Ok(Err(e)) => refuse(e),
         }

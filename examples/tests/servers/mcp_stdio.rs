@@ -882,3 +882,68 @@ fn the_python_sdk_client_gets_progress_and_cancels() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+/// A person who approves, but only once the test says so; tells the test when asked.
+struct LateApprover {
+    asked: tokio::sync::mpsc::Sender<()>,
+    decide: std::sync::Arc<tokio::sync::Notify>,
+}
+
+impl rmcp::ClientHandler for LateApprover {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        Approver { approve: true }.get_info()
+    }
+
+    async fn create_elicitation(
+        &self,
+        _request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::model::ErrorData> {
+        use rmcp::model::{ElicitResult, ElicitationAction};
+        let _ = self.asked.send(()).await;
+        self.decide.notified().await;
+        Ok(ElicitResult::new(ElicitationAction::Accept).with_content(json!({ "approve": true })))
+    }
+}
+
+/// A request cancelled while its call waits for the person's approval: the held call is
+/// dropped, so the approval that comes afterwards runs nothing.
+#[tokio::test]
+async fn a_call_cancelled_while_waiting_for_approval_never_runs() {
+    use rmcp::model::{ClientRequest, Request};
+    use rmcp::service::PeerRequestOptions;
+    let (asked, mut was_asked) = tokio::sync::mpsc::channel(1);
+    let decide = std::sync::Arc::new(tokio::sync::Notify::new());
+    let client = LateApprover {
+        asked,
+        decide: decide.clone(),
+    }
+    .serve(server("K-001", "karyawan", 50, "late"))
+    .await
+    .unwrap();
+    let request = ClientRequest::CallToolRequest(Request::new(
+        CallToolRequestParams::new("ajukan-cuti")
+            .with_arguments(args(json!({"mulai": "2026-12-21", "hari": 2}))),
+    ));
+    let handle = client
+        .peer()
+        .send_cancellable_request(request, PeerRequestOptions::no_options())
+        .await
+        .unwrap();
+    was_asked.recv().await.expect("the person was asked");
+    handle.cancel(Some("the user left".into())).await.unwrap();
+    // The server needs a moment to read the cancellation before the approval arrives.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    decide.notify_one();
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let balance = client
+        .call_tool(CallToolRequestParams::new("cek-sisa-cuti"))
+        .await
+        .unwrap();
+    assert_eq!(
+        balance.structured_content.unwrap()["sisa_cuti"],
+        7,
+        "the cancelled request's leave was not filed"
+    );
+    client.cancel().await.unwrap();
+}

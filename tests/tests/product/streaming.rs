@@ -800,3 +800,44 @@ fn progress_only_goes_up_and_stops_when_cancelled() {
     progress.report(5.0, None, None);
     assert_eq!(*seen.lock().unwrap(), [1.0, 3.0, 4.0]);
 }
+
+#[test]
+fn cancelling_the_host_stream_drops_the_turns_held_calls() {
+    let held = Tool::define(
+        "jumlah",
+        "Menjumlahkan dua bilangan bulat; perlu persetujuan.",
+        jumlah::tool().input_schema().clone(),
+    )
+    .needs_approval(true)
+    .build_fn(|_| async { Ok(json!(5)) })
+    .unwrap();
+    let set = ToolSet::new(Vec::<Tool>::new())
+        .unwrap()
+        .with_tools([held])
+        .unwrap();
+    let agent = Agent::new(&set).idle_timeout(Duration::from_secs(5));
+    let cx = Context::new();
+    let mut run = agent.run_streamed(
+        &cx,
+        Conversation::new(Api::Anthropic),
+        |_: &Conversation| {
+            // The call is complete and held; the rest of the response never comes.
+            let stream = ready(anthropic_jumlah_turn()[..4].to_vec())
+                .chain(stream::pending())
+                .boxed();
+            async move { Ok::<_, Boxed>(stream) }
+        },
+    );
+    let pending = pollster::block_on(async {
+        while let Some(event) = run.next().await {
+            if let AgentEvent::CallFinished(Outcome::Waiting { pending, .. }) = event {
+                return pending;
+            }
+        }
+        panic!("the call was never held");
+    });
+    // The person leaves mid-turn: the held call goes with the turn.
+    pollster::block_on(run.cancel());
+    let resumed = pollster::block_on(set.resume(&cx, &pending.ticket));
+    assert!(resumed.is_err(), "{resumed:?}");
+}

@@ -47,11 +47,27 @@ pub enum AgentEvent {
 
 /// The events of a streamed run ([`Agent::run_streamed`]). Dropping it stops the run: the
 /// response being read is dropped and so are the calls still running (a dropped call never
-/// reports success).
+/// reports success; a sync tool polling its [`Progress`] sees it cancelled). Calls of the
+/// unfinished turn already held for approval stay in the store until they expire;
+/// [`cancel`](AgentStream::cancel) stops the run and drops them at once, so no later approval
+/// can run them.
 #[must_use = "a run does nothing until its events are polled"]
 pub struct AgentStream<'a> {
     run: Option<BoxFuture<'a, Result<Finished, AgentError>>>,
     events: Events,
+    tools: &'a crate::set::ToolSet,
+}
+
+impl AgentStream<'_> {
+    /// Stops the run: the response and the running calls are dropped, and the calls of the
+    /// unfinished turn held for approval are taken out of the store.
+    pub async fn cancel(mut self) {
+        self.run = None;
+        let held = std::mem::take(&mut self.events.lock().held);
+        for ticket in held {
+            let _ = self.tools.reject(&ticket).await;
+        }
+    }
 }
 
 impl std::fmt::Debug for AgentStream<'_> {
@@ -95,6 +111,8 @@ struct Events(Arc<Mutex<Queue>>);
 struct Queue {
     events: VecDeque<AgentEvent>,
     waker: Option<Waker>,
+    /// Tickets of the unfinished turn's calls held for approval.
+    held: Vec<String>,
 }
 
 /// Waiting events past which progress reports are dropped.
@@ -180,6 +198,7 @@ impl<'a> Agent<'a> {
         AgentStream {
             run: Some(Box::pin(run)),
             events,
+            tools: self.tools,
         }
     }
 
@@ -209,6 +228,7 @@ impl<'a> Agent<'a> {
         AgentStream {
             run: Some(Box::pin(run)),
             events,
+            tools: self.tools,
         }
     }
 
@@ -275,6 +295,8 @@ impl<'a> Agent<'a> {
             turn.running.clear();
             turn.drop_held().await;
         }
+        // The turn ended: its held calls are the host's to decide (or were dropped).
+        sink.lock().held.clear();
         result
     }
 }
@@ -334,6 +356,9 @@ impl<'t> Turn<'t, '_> {
             .await;
             match step {
                 Step::Ran(i, outcome) => {
+                    if let Outcome::Waiting { pending, .. } = &*outcome {
+                        self.sink.lock().held.push(pending.ticket.clone());
+                    }
                     self.sink.push(AgentEvent::CallFinished((*outcome).clone()));
                     self.outcomes[i] = Some(*outcome);
                 }

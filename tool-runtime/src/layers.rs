@@ -13,8 +13,9 @@ pub(crate) const LAYERS: &[&[&str]] = &[
     &["schema"],
     // Validation: schemas compiled into rules, values checked against them.
     &["validate"],
-    // The host's data (grants, annotations, content), and the approval model.
-    &["host", "approval"],
+    // The host's data (grants, annotations, content, a call's progress handle), and the
+    // approval model.
+    &["host", "approval", "progress"],
     // What a call produced when it produced no value; the words the model reads.
     &["error"],
     &["wording"],

@@ -187,6 +187,7 @@ impl Error for AgentError {
 /// [`MemoryApprovals::shared`](crate::MemoryApprovals::shared)), so a [`Paused`] run can be
 /// resumed by another `Agent` over the same store: in this process by default, in another
 /// process or replica with a SQLite or PostgreSQL store.
+#[derive(Clone, Copy, Debug)]
 pub struct Agent<'a> {
     tools: &'a ToolSet,
     max_turns: usize,

@@ -179,22 +179,24 @@ impl<'a> Agent<'a> {
     /// breaks the API's event order, or sends nothing for [`idle_timeout`](Agent::idle_timeout)
     /// ends the run with [`AgentError::Stream`] naming the event; no incomplete call runs, and
     /// calls of that turn held for approval are dropped from the store.
-    pub fn run_streamed<F, Fut, S, E, E2>(
-        &'a self,
-        cx: &'a Context,
+    pub fn run_streamed<'s, F, Fut, S, E, E2>(
+        &self,
+        cx: &'s Context,
         conversation: Conversation,
         send: F,
-    ) -> AgentStream<'a>
+    ) -> AgentStream<'s>
     where
-        F: FnMut(&Conversation) -> Fut + Send + 'a,
-        Fut: Future<Output = Result<S, E>> + Send + 'a,
-        S: Stream<Item = Result<StreamEvent, E2>> + Send + 'a,
-        E: Into<Boxed> + 'a,
-        E2: Into<Boxed> + 'a,
+        'a: 's,
+        F: FnMut(&Conversation) -> Fut + Send + 's,
+        Fut: Future<Output = Result<S, E>> + Send + 's,
+        S: Stream<Item = Result<StreamEvent, E2>> + Send + 's,
+        E: Into<Boxed> + 's,
+        E2: Into<Boxed> + 's,
     {
         let events = Events::default();
         let sink = events.clone();
-        let run = async move { self.streamed_turns(cx, conversation, 0, send, &sink).await };
+        let agent = *self;
+        let run = async move { agent.streamed_turns(cx, conversation, 0, send, &sink).await };
         AgentStream {
             run: Some(Box::pin(run)),
             events,
@@ -203,26 +205,29 @@ impl<'a> Agent<'a> {
     }
 
     /// [`resume`](Agent::resume) over streamed responses, as [`run_streamed`](Agent::run_streamed).
-    pub fn resume_streamed<D, F, Fut, S, E, E2>(
-        &'a self,
-        cx: &'a Context,
+    pub fn resume_streamed<'s, D, F, Fut, S, E, E2>(
+        &self,
+        cx: &'s Context,
         paused: Paused,
         decide: D,
         send: F,
-    ) -> AgentStream<'a>
+    ) -> AgentStream<'s>
     where
-        D: Fn(&crate::approval::PendingCall) -> super::Decision + Send + 'a,
-        F: FnMut(&Conversation) -> Fut + Send + 'a,
-        Fut: Future<Output = Result<S, E>> + Send + 'a,
-        S: Stream<Item = Result<StreamEvent, E2>> + Send + 'a,
-        E: Into<Boxed> + 'a,
-        E2: Into<Boxed> + 'a,
+        'a: 's,
+        D: Fn(&crate::approval::PendingCall) -> super::Decision + Send + 's,
+        F: FnMut(&Conversation) -> Fut + Send + 's,
+        Fut: Future<Output = Result<S, E>> + Send + 's,
+        S: Stream<Item = Result<StreamEvent, E2>> + Send + 's,
+        E: Into<Boxed> + 's,
+        E2: Into<Boxed> + 's,
     {
         let events = Events::default();
         let sink = events.clone();
+        let agent = *self;
         let run = async move {
-            let (conversation, turns) = self.decided(cx, paused, decide).await;
-            self.streamed_turns(cx, conversation, turns, send, &sink)
+            let (conversation, turns) = agent.decided(cx, paused, decide).await;
+            agent
+                .streamed_turns(cx, conversation, turns, send, &sink)
                 .await
         };
         AgentStream {

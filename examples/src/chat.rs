@@ -10,7 +10,8 @@
 //! body (`reqwest::Response::bytes_stream`).
 //!
 //! Each browser request runs in its own task; a person who closes the page drops the response,
-//! which stops the turn and its running calls.
+//! which stops the turn, its running calls and its calls held for approval (this page offers no
+//! approval: a turn that needs one ends "waiting for approval").
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -239,12 +240,22 @@ async fn turn(State(chat): State<Arc<Chat>>, Query(ask): Query<Ask>) -> impl Int
             async move { Ok::<_, Infallible>(events) }
         };
         let mut run = agent.run_streamed(&cx, conversation, send);
-        while let Some(event) = futures_util::StreamExt::next(&mut run).await {
-            // The browser left: dropping the run stops the turn and its calls.
-            if tx.send(sse(event)).await.is_err() {
-                return;
+        loop {
+            tokio::select! {
+                event = futures_util::StreamExt::next(&mut run) => match event {
+                    Some(event) => {
+                        if tx.send(sse(event)).await.is_err() {
+                            break;
+                        }
+                    }
+                    None => return,
+                },
+                // The browser left, even in the middle of a long call.
+                () = tx.closed() => break,
             }
         }
+        // Stop the turn: its running calls are dropped, and its calls held for approval too.
+        run.cancel().await;
     });
     let events = futures_util::stream::unfold(rx, |mut rx| async move {
         rx.recv().await.map(|e| (Ok::<_, Infallible>(e), rx))
@@ -331,6 +342,8 @@ function ask(pesan) {
   on("call_finished", (c) => { const li = $("call-" + c.id); if (li) li.className = c.is_error ? "gagal" : "selesai"; });
   on("waiting", (c) => { $("status").textContent = c.name + " menunggu persetujuan"; });
   const end = (text) => { source.close(); $("status").textContent = text; document.body.classList.add("selesai"); };
+  // An EventSource reconnects by itself, which would ask (and run the tools) again: not here.
+  source.onerror = () => { if (!document.body.classList.contains("selesai")) end("koneksi terputus"); };
   on("done", () => end("selesai"));
   on("paused", () => end("menunggu persetujuan"));
   on("turn_limit", () => end("terlalu banyak langkah"));

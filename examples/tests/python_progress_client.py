@@ -1,6 +1,7 @@
 """Drives the conformance fixture server (argv[1], `--stdio`) with the official Python SDK (`mcp`):
 a call with a progressToken gets the tool's progress notifications in order, a call without one
-gets none, and a cancelled call's sync tool stops (the count it keeps stops moving).
+gets none, a blocking tool approved by the person runs to its end, and a cancelled call's sync
+tool stops (the count it keeps stops moving).
 Exits non-zero, with the reason, if anything differs."""
 import asyncio
 import sys
@@ -12,8 +13,12 @@ from mcp.client.stdio import stdio_client
 
 async def main(binary: str) -> None:
     params = StdioServerParameters(command=binary, args=["--stdio"])
+
+    async def approve(context, params):
+        return types.ElicitResult(action="accept", content={"approve": True})
+
     async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write) as session:
+        async with ClientSession(read, write, elicitation_callback=approve) as session:
             await session.initialize()
 
             seen = []
@@ -30,6 +35,12 @@ async def main(binary: str) -> None:
             seen.clear()
             done = await session.call_tool("test_tool_with_progress", {})
             assert not done.isError and seen == [], (done, seen)
+
+            # A blocking tool that ran after the person approved it, with a progressToken: it is not
+            # told it was cancelled (it takes every step).
+            seen.clear()
+            approved = await session.call_tool("count_after_approval", {"steps": 20}, progress_callback=on_progress)
+            assert not approved.isError and approved.structuredContent == {"result": 20}, approved
 
             # Cancel a running sync tool once it has reported twice.
             steps = []

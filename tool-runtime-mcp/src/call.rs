@@ -104,14 +104,20 @@ impl McpServer {
                 return Err(ErrorData::new(ErrorCode(-32800), "request cancelled", None));
             }
         };
-        // Every report goes out before the answer, none after it.
-        progress.finish().await;
+        // Every report goes out before the answer, none after it; a call held for approval
+        // keeps its handle until the person has decided and it ran.
+        let mut progress = progress;
+        if !matches!(outcome, Ok(Err(ToolError::ApprovalRequired(_)))) {
+            progress.finish().await;
+        }
         match outcome {
             Err(_) => refuse(ToolError::TimedOut {
                 seconds: timeout.as_secs_f64(),
             }),
             Ok(Ok(out)) => Ok(success(tool, out).into()),
             Ok(Err(ToolError::ApprovalRequired(pending))) if stateless => {
+                // The call runs (if approved) in a later request, with that request's handle.
+                progress.finish().await;
                 let can_elicit = context
                     .client_capabilities()
                     .is_some_and(|c| c.elicitation.is_some());
@@ -131,10 +137,14 @@ impl McpServer {
                 let ticket = pending.ticket.clone();
                 let asked = approval::ask(&tools, tool, *pending, &cx, &context.peer, &self.limits);
                 tokio::select! {
-                    answer = Box::pin(asked) => Ok(answer.into()),
+                    answer = Box::pin(asked) => {
+                        progress.finish().await;
+                        Ok(answer.into())
+                    }
                     // Cancelled while the person decides: the held call is dropped from the
                     // store, so a late approval cannot run it.
                     () = context.ct.cancelled() => {
+                        progress.cancel();
                         let _ = tools.reject(&ticket).await;
                         Err(ErrorData::new(ErrorCode(-32800), "request cancelled", None))
                     }
@@ -190,8 +200,10 @@ impl Forwarder {
                             return;
                         }
                     }
+                    // The answer goes next: nothing after it.
                     Report::Flush(done) => {
                         let _ = done.send(());
+                        return;
                     }
                 }
             }
@@ -214,15 +226,22 @@ impl Forwarder {
         }
     }
 
-    /// Waits (briefly) until the reports so far are sent; later ones are dropped.
-    async fn finish(mut self) {
+    /// Sends the reports so far (for at most [`PROGRESS_FLUSH`]) and stops forwarding, so no
+    /// report follows the answer: once `cancel` returns no report is queued, the task ends at
+    /// the flush mark, and one that overruns is stopped before the answer goes.
+    async fn finish(&mut self) {
         self.cancel();
         let Some(queue) = self.queue.take() else {
             return;
         };
         let (done, sent) = oneshot::channel();
-        if queue.send(Report::Flush(done)).await.is_ok() {
-            let _ = tokio::time::timeout(PROGRESS_FLUSH, sent).await;
+        let flushed = queue.send(Report::Flush(done)).await.is_ok()
+            && tokio::time::timeout(PROGRESS_FLUSH, sent).await.is_ok();
+        if let Some(task) = self.task.take() {
+            if !flushed {
+                task.abort();
+            }
+            let _ = task.await;
         }
     }
 }

@@ -2,7 +2,8 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 /// A call's progress handle: the tool reports how far it is; the host forwards the reports
 /// (over MCP as `notifications/progress` for a request that carried a `progressToken`; in a
@@ -51,8 +52,9 @@ pub struct Progress {
 
 struct Inner {
     sink: Box<dyn Fn(ProgressReport) + Send + Sync>,
-    /// The last progress reported, as `f64` bits (`NaN` before the first).
-    last: AtomicU64,
+    /// The last progress reported (`None` before the first). Held while the sink runs, so
+    /// reports from several threads reach it in increasing order.
+    last: Mutex<Option<f64>>,
     cancelled: AtomicBool,
 }
 
@@ -77,7 +79,7 @@ impl Progress {
         Progress {
             inner: Some(Arc::new(Inner {
                 sink: Box::new(sink),
-                last: AtomicU64::new(f64::NAN.to_bits()),
+                last: Mutex::new(None),
                 cancelled: AtomicBool::new(false),
             })),
         }
@@ -92,23 +94,19 @@ impl Progress {
     /// not above the last report, is not a finite number, or the call was cancelled.
     pub fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
         let Some(inner) = &self.inner else { return };
-        if !progress.is_finite() || inner.cancelled.load(Ordering::Relaxed) {
+        if !progress.is_finite() {
             return;
         }
-        let up = inner
-            .last
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |bits| {
-                let last = f64::from_bits(bits);
-                (last.is_nan() || progress > last).then_some(progress.to_bits())
-            })
-            .is_ok();
-        if up {
-            (inner.sink)(ProgressReport {
-                progress,
-                total: total.filter(|t| t.is_finite()),
-                message: message.map(str::to_owned),
-            });
+        let mut last = inner.last.lock().unwrap_or_else(PoisonError::into_inner);
+        if last.is_some_and(|last| progress <= last) || inner.cancelled.load(Ordering::Acquire) {
+            return;
         }
+        *last = Some(progress);
+        (inner.sink)(ProgressReport {
+            progress,
+            total: total.filter(|t| t.is_finite()),
+            message: message.map(str::to_owned),
+        });
     }
 
     /// Whether the caller gave up on the call: a sync tool checks it between steps and
@@ -116,13 +114,15 @@ impl Progress {
     pub fn is_cancelled(&self) -> bool {
         self.inner
             .as_ref()
-            .is_some_and(|i| i.cancelled.load(Ordering::Relaxed))
+            .is_some_and(|i| i.cancelled.load(Ordering::Acquire))
     }
 
-    /// Marks the call cancelled (the host's side); later reports are dropped.
+    /// Marks the call cancelled (the host's side); later reports are dropped. A report being
+    /// handed to the sink at that moment finishes first: once `cancel` returns, none follows.
     pub fn cancel(&self) {
         if let Some(inner) = &self.inner {
-            inner.cancelled.store(true, Ordering::Relaxed);
+            let _last = inner.last.lock().unwrap_or_else(PoisonError::into_inner);
+            inner.cancelled.store(true, Ordering::Release);
         }
     }
 }

@@ -88,6 +88,22 @@ fn count_until_cancelled(
     taken
 }
 
+#[tool(
+    description = "Take `steps` steps of 1 ms once a person approves, stopping early if the caller cancels; returns the steps taken.",
+    needs_approval
+)]
+fn count_after_approval(
+    #[arg(description = "The steps to take", range = 1..=1000)] steps: u32,
+    #[ctx] progress: &Progress,
+) -> u32 {
+    let mut taken = 0;
+    while taken < steps && !progress.is_cancelled() {
+        std::thread::sleep(Duration::from_millis(1));
+        taken += 1;
+    }
+    taken
+}
+
 #[tool(description = "Return how many steps `count_until_cancelled` has taken in all its calls.")]
 fn counted() -> u64 {
     COUNTED.load(Ordering::SeqCst)
@@ -116,6 +132,7 @@ fn tools() -> ToolSet {
         test_json_value::tool(),
         test_tool_with_progress::tool(),
         count_until_cancelled::tool(),
+        count_after_approval::tool(),
         counted::tool(),
     ])
     .expect("valid tools")

@@ -862,8 +862,9 @@ fn a_2026_client_on_stdio_approves_through_a_second_request() {
 }
 
 /// Progress and cancellation with the official Python SDK: a call with a `progressToken` gets
-/// the tool's `notifications/progress` in order (none without one), and `notifications/cancelled`
-/// stops a running sync tool (it polls its handle: the count it keeps stops moving).
+/// the tool's `notifications/progress` in order (none without one), a blocking tool run after
+/// the person's approval is not told it was cancelled, and `notifications/cancelled` stops a
+/// running sync tool (it polls its handle: the count it keeps stops moving).
 #[test]
 fn the_python_sdk_client_gets_progress_and_cancels() {
     let script = concat!(

@@ -260,6 +260,155 @@ fn anthropic_event(data: Value) -> StreamEvent {
 }
 
 #[test]
+fn event_types_added_later_are_passed_over() {
+    // Anthropic: "your code should handle unknown event types gracefully".
+    let mut anthropic = events("anthropic");
+    anthropic.insert(
+        3,
+        anthropic_event(json!({"type": "content_block_pause", "index": 0})),
+    );
+    assert_eq!(assemble(Api::Anthropic, &anthropic).0, whole("anthropic"));
+    let mut responses = events("openai-responses");
+    responses.insert(
+        5,
+        StreamEvent::named("keepalive", r#"{"type":"keepalive","sequence_number":0}"#),
+    );
+    assert_eq!(
+        assemble(Api::OpenAiResponses, &responses).0,
+        whole("openai-responses")
+    );
+    let mut bedrock = events("bedrock-converse");
+    bedrock.insert(
+        2,
+        StreamEvent::data(r#"{"contentBlockPause": {"contentBlockIndex": 0}}"#),
+    );
+    assert_eq!(
+        assemble(Api::BedrockConverse, &bedrock).0,
+        whole("bedrock-converse")
+    );
+    // Chat: a compatible server's chunk that is not `chat.completion.chunk` (Azure's first).
+    let mut chat = events("openai-chat");
+    chat.insert(0, StreamEvent::data(
+        r#"{"id":"","object":"","created":0,"model":"","choices":[],"prompt_filter_results":[]}"#,
+    ));
+    let (response, _) = assemble(Api::OpenAiChat, &chat);
+    assert_eq!(response["choices"], whole("openai-chat")["choices"]);
+}
+
+/// Every value of every recorded event replaced, one at a time, by values of the wrong type:
+/// the assembly may fail, never panic.
+#[test]
+fn provider_data_of_the_wrong_type_is_an_error_never_a_panic() {
+    fn paths(v: &Value, at: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+        let children: Vec<(String, &Value)> = match v {
+            Value::Object(m) => m.iter().map(|(k, v)| (k.clone(), v)).collect(),
+            Value::Array(a) => a
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (i.to_string(), v))
+                .collect(),
+            _ => return,
+        };
+        for (key, child) in children {
+            at.push(key);
+            out.push(at.clone());
+            paths(child, at, out);
+            at.pop();
+        }
+    }
+    fn replace(v: &mut Value, path: &[String], with: &Value) {
+        let mut slot = v;
+        for key in path {
+            slot = match slot {
+                Value::Object(m) => m.get_mut(key).unwrap(),
+                Value::Array(a) => &mut a[key.parse::<usize>().unwrap()],
+                _ => unreachable!(),
+            };
+        }
+        *slot = with.clone();
+    }
+    let wrong = [
+        json!(null),
+        json!(7),
+        json!("x"),
+        json!([]),
+        json!({}),
+        json!([{}]),
+    ];
+    let mut tried = 0;
+    for &(api, name) in STREAMS {
+        let events = events(name);
+        for (i, event) in events.iter().enumerate() {
+            let Ok(data) = serde_json::from_str::<Value>(&event.data) else {
+                continue;
+            };
+            let mut all = vec![Vec::new()];
+            paths(&data, &mut Vec::new(), &mut all);
+            for path in all {
+                for with in &wrong {
+                    let mut changed = data.clone();
+                    replace(&mut changed, &path, with);
+                    let mut broken = events.clone();
+                    broken[i].data = changed.to_string();
+                    let run = std::panic::catch_unwind(|| {
+                        let mut stream = ResponseStream::new(api);
+                        for e in &broken {
+                            if stream.push(e).is_err() {
+                                return;
+                            }
+                        }
+                        if let Ok((response, _)) = stream.finish() {
+                            let _ = read_turn(api, &response);
+                        }
+                    });
+                    assert!(run.is_ok(), "{name}: event {i} with {path:?} = {with}");
+                    tried += 1;
+                }
+            }
+        }
+    }
+    // And a stray event of each wrong shape after the last one.
+    for &(api, name) in STREAMS {
+        for with in &wrong {
+            let mut more = events(name);
+            let last = more.last().unwrap().clone();
+            more.push(StreamEvent {
+                data: with.to_string(),
+                ..last
+            });
+            let run = std::panic::catch_unwind(|| {
+                let mut stream = ResponseStream::new(api);
+                for e in &more {
+                    if stream.push(e).is_err() {
+                        return;
+                    }
+                }
+                if let Ok((response, _)) = stream.finish() {
+                    let _ = read_turn(api, &response);
+                }
+            });
+            assert!(run.is_ok(), "{name}: a last event {with}");
+            tried += 1;
+        }
+    }
+    assert!(tried > 3000, "{tried}");
+}
+
+#[test]
+fn a_response_over_the_size_limit_is_cut_off() {
+    let mut stream = ResponseStream::new(Api::Anthropic).max_bytes(1000);
+    let mut result = Ok(Vec::new());
+    for event in events("anthropic") {
+        result = stream.push(&event);
+        if result.is_err() {
+            break;
+        }
+    }
+    let e = result.unwrap_err();
+    assert!(e.message.contains("exceed 1000 bytes"), "{e}");
+}
+
+#[test]
 fn a_broken_stream_ends_with_an_error_naming_the_event() {
     let anthropic = events("anthropic");
     let n = anthropic.len();
@@ -289,16 +438,17 @@ fn a_broken_stream_ends_with_an_error_naming_the_event() {
         ),
         "{message}"
     );
-    // An unknown event type.
+    // An unknown delta inside a block: skipping it could lose part of the block.
     let mut unknown = anthropic.clone();
     unknown.insert(
         3,
-        anthropic_event(json!({"type": "content_block_pause", "index": 0})),
+        anthropic_event(json!({"type": "content_block_delta", "index": 0,
+        "delta": {"type": "thinking_summary_delta", "text": "?"}})),
     );
     assert_eq!(
         broken(Api::Anthropic, &unknown),
-        "Anthropic Messages stream, event 4 (content_block_pause): unknown event type \
-         `content_block_pause`"
+        "Anthropic Messages stream, event 4 (content_block_delta): unknown delta type \
+         \"thinking_summary_delta\""
     );
     // An error event from the provider.
     let mut overloaded = anthropic[..5].to_vec();
@@ -318,6 +468,17 @@ fn a_broken_stream_ends_with_an_error_naming_the_event() {
         "OpenAI Chat Completions stream, event 7 (chat.completion.chunk): tool call 1 ended with \
          incomplete JSON arguments: {\"a\": 2, "
     );
+    // Chat: the token limit cut a call off.
+    let mut cut = events("openai-chat")[..7].to_vec();
+    cut.remove(6);
+    cut.push(StreamEvent::data(
+        r#"{"id":"chatcmpl-9","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"length"}]}"#,
+    ));
+    assert_eq!(
+        broken(Api::OpenAiChat, &cut),
+        "OpenAI Chat Completions stream, event 7 (chat.completion.chunk): the response was cut \
+         off (`finish_reason` length) before tool call 1 was complete: {\"a\": 2, "
+    );
     // Chat: cut before `finish_reason`.
     assert_eq!(
         broken(Api::OpenAiChat, &events("openai-chat")[..6]),
@@ -334,6 +495,21 @@ fn a_broken_stream_ends_with_an_error_naming_the_event() {
              item 1's arguments are"
         ),
         "{message}"
+    );
+    // Responses: cut off by the token limit before the second call was done.
+    let mut incomplete = events("openai-responses")[..16].to_vec();
+    let mut last = whole("openai-responses");
+    last["status"] = json!("incomplete");
+    last["incomplete_details"] = json!({"reason": "max_output_tokens"});
+    last["output"][2]["status"] = json!("incomplete");
+    incomplete.push(StreamEvent::named(
+        "response.incomplete",
+        json!({"type": "response.incomplete", "sequence_number": 99, "response": last}).to_string(),
+    ));
+    assert_eq!(
+        broken(Api::OpenAiResponses, &incomplete),
+        "OpenAI Responses stream, event 17 (response.incomplete): the response was cut off \
+         (\"max_output_tokens\") before call \"call_b\" was complete"
     );
     // Gemini: no chunk with a `finishReason`.
     let gemini = events("gemini");

@@ -57,7 +57,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use crate::dialect::{Delta, ResponseStream, StreamError, StreamEvent};
+pub use crate::dialect::{Delta, MAX_RESPONSE_BYTES, ResponseStream, StreamError, StreamEvent};
 pub use read::{CallArguments, ModelTurn, ToolCall, read_turn};
 pub use run::{Outcome, run_calls};
 pub use stream::{AgentEvent, AgentStream, sse_events};

@@ -47,7 +47,7 @@ pub enum AgentEvent {
 
 /// The events of a streamed run ([`Agent::run_streamed`]). Dropping it stops the run: the
 /// response being read is dropped and so are the calls still running (a dropped call never
-/// reports success; a sync tool polling its [`Progress`] sees it cancelled). Calls of the
+/// reports success, and its [`Progress`] says it was cancelled). Calls of the
 /// unfinished turn already held for approval stay in the store until they expire;
 /// [`cancel`](AgentStream::cancel) stops the run and drops them at once, so no later approval
 /// can run them.
@@ -56,17 +56,32 @@ pub struct AgentStream<'a> {
     run: Option<BoxFuture<'a, Result<Finished, AgentError>>>,
     events: Events,
     tools: &'a crate::set::ToolSet,
+    /// `Done` was handed out: the stream has ended.
+    ended: bool,
 }
 
 impl AgentStream<'_> {
     /// Stops the run: the response and the running calls are dropped, and the calls of the
-    /// unfinished turn held for approval are taken out of the store.
+    /// unfinished turn held for approval are taken out of the store. (After
+    /// [`Done`](AgentEvent::Done) was taken, the held calls of a [`Paused`] run are the host's,
+    /// and stay.)
     pub async fn cancel(mut self) {
         self.run = None;
         let held = std::mem::take(&mut self.events.lock().held);
         for ticket in held {
             let _ = self.tools.reject(&ticket).await;
         }
+    }
+}
+
+impl AgentStream<'_> {
+    /// The last event ends the stream; the held calls of a paused run are now the host's.
+    fn handed_out(&mut self, event: AgentEvent) -> AgentEvent {
+        if matches!(event, AgentEvent::Done(_)) {
+            self.ended = true;
+            self.events.lock().held.clear();
+        }
+        event
     }
 }
 
@@ -82,8 +97,11 @@ impl Stream for AgentStream<'_> {
     type Item = AgentEvent;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<AgentEvent>> {
+        if self.ended {
+            return Poll::Ready(None);
+        }
         if let Some(event) = self.events.pop() {
-            return Poll::Ready(Some(event));
+            return Poll::Ready(Some(self.handed_out(event)));
         }
         // A tool may report progress from another thread while the run waits.
         self.events.wake_on_push(cx.waker());
@@ -95,7 +113,7 @@ impl Stream for AgentStream<'_> {
             self.events.push(AgentEvent::Done(result));
         }
         match self.events.pop() {
-            Some(event) => Poll::Ready(Some(event)),
+            Some(event) => Poll::Ready(Some(self.handed_out(event))),
             None => Poll::Pending,
         }
     }
@@ -146,7 +164,8 @@ impl Events {
 /// Server-sent events from a response body's bytes (`reqwest::Response::bytes_stream`, a
 /// hyper body's data frames), for the APIs that stream SSE (Chat Completions, Responses,
 /// Anthropic, Gemini with `alt=sse`). Comments and events without data are skipped; an event
-/// cut off by the end of the body is dropped, as the SSE standard says.
+/// cut off by the end of the body is dropped, as the SSE standard says; a body over
+/// [`MAX_RESPONSE_BYTES`](crate::agent::MAX_RESPONSE_BYTES) is cut off with an error.
 pub fn sse_events<S, B, E>(
     bytes: S,
 ) -> impl Stream<Item = Result<StreamEvent, Box<dyn Error + Send + Sync>>> + Send
@@ -155,7 +174,19 @@ where
     B: bytes::Buf + Send,
     E: Error + Send + Sync + 'static,
 {
-    sse_stream::SseStream::from_bytes_stream(bytes).filter_map(|event| async move {
+    let mut seen = 0usize;
+    let capped = bytes.map(move |chunk| {
+        let chunk = chunk.map_err(std::io::Error::other)?;
+        seen = seen.saturating_add(bytes::Buf::remaining(&chunk));
+        if seen > crate::dialect::MAX_RESPONSE_BYTES {
+            return Err(std::io::Error::other(format!(
+                "the response body exceeds {} bytes",
+                crate::dialect::MAX_RESPONSE_BYTES
+            )));
+        }
+        Ok(chunk)
+    });
+    sse_stream::SseStream::from_bytes_stream(capped).filter_map(|event| async move {
         match event {
             Ok(sse) => sse.data.map(|data| {
                 Ok(StreamEvent {
@@ -201,6 +232,7 @@ impl<'a> Agent<'a> {
             run: Some(Box::pin(run)),
             events,
             tools: self.tools,
+            ended: false,
         }
     }
 
@@ -234,6 +266,7 @@ impl<'a> Agent<'a> {
             run: Some(Box::pin(run)),
             events,
             tools: self.tools,
+            ended: false,
         }
     }
 
@@ -300,8 +333,6 @@ impl<'a> Agent<'a> {
             turn.running.clear();
             turn.drop_held().await;
         }
-        // The turn ended: its held calls are the host's to decide (or were dropped).
-        sink.lock().held.clear();
         result
     }
 }
@@ -452,6 +483,7 @@ impl<'t> Turn<'t, '_> {
     /// A failed turn is not answered: the calls of it held for approval are taken out of the
     /// store, so no one can approve and run them.
     async fn drop_held(&mut self) {
+        self.sink.lock().held.clear();
         for outcome in self.outcomes.iter().flatten() {
             if let Outcome::Waiting { pending, .. } = outcome {
                 let _ = self.agent.tools.reject(&pending.ticket).await;

@@ -271,6 +271,7 @@ fn call_of(block: &Value) -> Result<ToolCall, String> {
 /// `input_json_delta` fragments of a `tool_use` input, `thinking_delta`, `signature_delta`,
 /// `citations_delta`) and `content_block_stop` (a `tool_use` is complete there), then
 /// `message_delta` with the stop reason and `message_stop`; `ping`s between, `error` on failure.
+/// Event types added later are passed over, as Anthropic asks; an unknown delta ends the turn.
 #[derive(Default)]
 pub(super) struct AnthropicStream {
     message: Option<Value>,
@@ -311,7 +312,7 @@ impl Assemble for AnthropicStream {
                 if self.message.is_some() {
                     return Err("a second `message_start`".into());
                 }
-                self.message = Some(event["message"].clone());
+                self.message = Some(stream::object(&event["message"], "the message")?);
             }
             "content_block_start" => {
                 let index = stream::index(&event, "index")?;
@@ -330,13 +331,13 @@ impl Assemble for AnthropicStream {
                 match delta["type"].as_str() {
                     Some("text_delta") => {
                         let more = text("text")?;
-                        stream::append(block, "text", &more);
+                        stream::append(block, "text", &more)?;
                         out.push(Delta::Text(more));
                     }
                     Some("input_json_delta") => partial.push_str(&text("partial_json")?),
                     Some("thinking_delta") => {
                         let more = text("thinking")?;
-                        stream::append(block, "thinking", &more);
+                        stream::append(block, "thinking", &more)?;
                         out.push(Delta::Thinking(more));
                     }
                     Some("signature_delta") => block["signature"] = json!(text("signature")?),
@@ -344,6 +345,7 @@ impl Assemble for AnthropicStream {
                         Value::Array(all) => all.push(delta["citation"].clone()),
                         slot => *slot = json!([delta["citation"]]),
                     },
+                    // Skipping a delta would lose part of the block: the turn ends.
                     other => return Err(format!("unknown delta type {}", json!(other))),
                 }
             }
@@ -364,13 +366,18 @@ impl Assemble for AnthropicStream {
                     message[key] = value.clone();
                 }
                 if let Some(usage) = event["usage"].as_object() {
+                    if !message["usage"].is_object() {
+                        message["usage"] = json!({});
+                    }
                     for (key, value) in usage {
                         message["usage"][key] = value.clone();
                     }
                 }
             }
             "message_stop" => self.stopped = true,
-            other => return Err(format!("unknown event type `{other}`")),
+            // "We may occasionally add new event types, and your code should handle unknown
+            // event types gracefully" (the streaming guide): they are passed over.
+            _ => {}
         }
         Ok(())
     }

@@ -164,7 +164,8 @@ fn call_of(call: &Value) -> Result<ToolCall, String> {
 /// `contentBlockDelta`s (`text`, `toolUse.input` fragments, `reasoningContent` text, signature
 /// or redacted content) and `contentBlockStop` (a `toolUse` is complete there), then
 /// `messageStop` with the stop reason and `metadata` with the usage. Exceptions arrive as
-/// events named `...Exception`.
+/// events named `...Exception`. Unknown event types are passed over; an unknown delta ends the
+/// turn (skipping it would lose part of a block).
 #[derive(Default)]
 pub(super) struct BedrockStream {
     started: bool,
@@ -215,7 +216,7 @@ impl Assemble for BedrockStream {
                 if tool.is_null() {
                     return Err(format!("an unknown block start: {}", event["start"]));
                 }
-                let mut block = json!({"toolUse": tool});
+                let mut block = json!({"toolUse": stream::object(tool, "the toolUse")?});
                 block["toolUse"]["input"] = json!({});
                 self.blocks.open(index, block)?;
             }
@@ -235,7 +236,7 @@ impl Assemble for BedrockStream {
                 }
                 let (block, partial) = self.blocks.get(index)?;
                 if let Some(text) = delta["text"].as_str() {
-                    stream::append(block, "text", text);
+                    stream::append(block, "text", text)?;
                     out.push(Delta::Text(text.into()));
                 } else if let Some(more) = delta["toolUse"]["input"].as_str() {
                     if block.get("toolUse").is_none() {
@@ -245,11 +246,22 @@ impl Assemble for BedrockStream {
                     }
                     partial.push_str(more);
                 } else if let Some(reasoning) = delta.get("reasoningContent") {
+                    if !block["reasoningContent"].is_object() {
+                        return Err(format!(
+                            "reasoning for block {index}, which is not reasoning"
+                        ));
+                    }
                     let content = &mut block["reasoningContent"];
                     if let Some(text) = reasoning["text"].as_str() {
-                        stream::append(&mut content["reasoningText"], "text", text);
+                        if content["reasoningText"].is_null() {
+                            content["reasoningText"] = json!({});
+                        }
+                        stream::append(&mut content["reasoningText"], "text", text)?;
                         out.push(Delta::Thinking(text.into()));
                     } else if let Some(signature) = reasoning.get("signature") {
+                        if !content["reasoningText"].is_object() {
+                            content["reasoningText"] = json!({});
+                        }
                         content["reasoningText"]["signature"] = signature.clone();
                     } else if let Some(redacted) = reasoning.get("redactedContent") {
                         content["redactedContent"] = redacted.clone();
@@ -271,7 +283,8 @@ impl Assemble for BedrockStream {
             }
             "messageStop" => self.stop = Some(event),
             "metadata" => self.metadata = Some(event),
-            other => return Err(format!("unknown event type `{other}`")),
+            // Event types added later carry nothing of the blocks read here.
+            _ => {}
         }
         Ok(())
     }

@@ -277,7 +277,7 @@ impl Assemble for GeminiStream {
         data: &str,
         out: &mut Vec<Delta>,
     ) -> Result<(), String> {
-        let chunk = stream::json(data)?;
+        let chunk = stream::object(&stream::json(data)?, "the chunk")?;
         if let Some(error) = chunk.get("error") {
             return Err(format!("the provider sent an error: {error}"));
         }
@@ -312,7 +312,7 @@ impl Assemble for GeminiStream {
                             .all(|k| matches!(k.as_str(), "text" | "thought" | "thoughtSignature"))
                     })
                 {
-                    stream::append(last, "text", text);
+                    stream::append(last, "text", text)?;
                     if let Some(signature) = part.get("thoughtSignature") {
                         last["thoughtSignature"] = signature.clone();
                     }

@@ -25,7 +25,7 @@ use crate::host::{Content, as_text};
 use crate::output::CallOutput;
 use crate::tool::Tool;
 use stream::Assemble;
-pub use stream::{Delta, ResponseStream, StreamError, StreamEvent};
+pub use stream::{Delta, MAX_RESPONSE_BYTES, ResponseStream, StreamError, StreamEvent};
 
 /// A model API: tools are exported in its request format, structured output is asked for in
 /// its format, and its responses are read.

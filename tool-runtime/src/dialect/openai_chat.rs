@@ -366,6 +366,8 @@ struct StreamedCall {
     index: u64,
     json: Value,
     ready: bool,
+    /// Changed since its arguments were last checked for completeness.
+    dirty: bool,
 }
 
 impl ChatStream {
@@ -376,10 +378,15 @@ impl ChatStream {
         let at = match self.calls.iter().position(|c| c.index == index) {
             Some(at) => at,
             None => {
+                // A later call started: the earlier ones may now be complete.
+                for earlier in &mut self.calls {
+                    earlier.dirty = true;
+                }
                 self.calls.push(StreamedCall {
                     index,
                     json: json!({"function": {"arguments": ""}}),
                     ready: false,
+                    dirty: true,
                 });
                 self.calls.len() - 1
             }
@@ -400,32 +407,50 @@ impl ChatStream {
             "function.name",
         )?;
         if let Some(more) = tc["function"]["arguments"].as_str() {
-            stream::append(&mut call.json["function"], "arguments", more);
+            stream::append(&mut call.json["function"], "arguments", more)?;
+            call.dirty = true;
         }
         Ok(())
     }
 
-    /// Hands out the calls that are complete: all of them at the end, else those whose JSON
-    /// is complete and which a later call follows.
-    fn ready(&mut self, end: bool, out: &mut Vec<Delta>) -> Result<(), String> {
+    /// Hands out the calls that are complete: those whose JSON is complete and which a later
+    /// call follows, and at the end all of them (unless the response was cut off: a call not
+    /// complete by then is an error, never run).
+    fn ready(&mut self, end: Option<&str>, out: &mut Vec<Delta>) -> Result<(), String> {
         let started = self.calls.len();
         for (at, call) in self.calls.iter_mut().enumerate() {
-            if call.ready {
+            // Only a call that changed is parsed again: no re-reading of long arguments.
+            if call.ready || !(call.dirty || end.is_some()) {
                 continue;
             }
+            call.dirty = false;
             let arguments = call.json["function"]["arguments"].as_str().unwrap_or("");
+            let followed = at + 1 < started;
+            if end.is_none() && !followed {
+                continue;
+            }
             let complete = stream::complete_json(arguments);
-            if end && !complete && !arguments.trim().is_empty() {
-                return Err(format!(
-                    "tool call {} ended with incomplete JSON arguments: {}",
-                    call.index,
-                    stream::clip(arguments)
-                ));
+            if let Some(reason) = end {
+                if reason == "length" && !complete {
+                    return Err(format!(
+                        "the response was cut off (`finish_reason` length) before tool call {} \
+                         was complete: {}",
+                        call.index,
+                        stream::clip(arguments)
+                    ));
+                }
+                if !complete && !arguments.trim().is_empty() {
+                    return Err(format!(
+                        "tool call {} ended with incomplete JSON arguments: {}",
+                        call.index,
+                        stream::clip(arguments)
+                    ));
+                }
+            } else if !complete {
+                continue;
             }
-            if end || (complete && at + 1 < started) {
-                call.ready = true;
-                out.push(Delta::Call(call_of(&call.json)?));
-            }
+            call.ready = true;
+            out.push(Delta::Call(call_of(&call.json)?));
         }
         Ok(())
     }
@@ -467,12 +492,8 @@ impl Assemble for ChatStream {
         if let Some(error) = chunk.get("error") {
             return Err(format!("the provider sent an error: {error}"));
         }
-        if chunk["object"] != "chat.completion.chunk" {
-            return Err(format!(
-                "not a `chat.completion.chunk` (object {})",
-                chunk["object"]
-            ));
-        }
+        // Compatible servers send other chunks too (Azure's first one has `object: ""` and its
+        // prompt filter results): what matters is `choices`.
         if self.head.is_none() {
             self.head = Some(chunk.clone());
         }
@@ -510,7 +531,8 @@ impl Assemble for ChatStream {
             if let Some(reason) = choice["finish_reason"].as_str() {
                 self.finish = Some(reason.to_owned());
             }
-            self.ready(self.finish.is_some(), out)?;
+            let finish = self.finish.clone();
+            self.ready(finish.as_deref(), out)?;
         }
         Ok(())
     }

@@ -158,32 +158,14 @@ fn call_of(item: &Value) -> Result<ToolCall, String> {
     })
 }
 
-/// Event families of the Responses stream whose content the closing `response.completed`
-/// repeats whole: read for their deltas or not at all.
-const PASSED_FAMILIES: &[&str] = &[
-    "response.content_part.",
-    "response.output_text.",
-    "response.refusal.",
-    "response.reasoning_summary_part.",
-    "response.reasoning_summary_text.",
-    "response.reasoning_text.",
-    "response.web_search_call.",
-    "response.file_search_call.",
-    "response.code_interpreter_call",
-    "response.image_generation_call.",
-    "response.mcp_call",
-    "response.mcp_list_tools.",
-    "response.custom_tool_call_input.",
-    "response.audio.",
-];
-
 /// Responses streamed (`stream: true`,
 /// <https://platform.openai.com/docs/api-reference/responses-streaming>): typed events;
 /// `response.output_item.added` opens an item, `response.function_call_arguments.delta` adds to
 /// a call's arguments, `.done` and `response.output_item.done` close it (the call is complete
 /// there), text arrives as `response.output_text.delta`, and `response.completed` (or
 /// `response.incomplete`) carries the whole response, which must agree with the calls handed
-/// out.
+/// out. Other events (content parts, hosted tools' progress, keep-alives, types added later)
+/// add nothing the closing response does not repeat whole, and are passed over.
 #[derive(Default)]
 pub(super) struct ResponsesStream {
     /// Function-call items by `output_index`: the item and whether it was handed out.
@@ -229,6 +211,7 @@ impl Assemble for ResponsesStream {
                     let at = stream::index(&event, "output_index")? as u64;
                     let mut item = item.clone();
                     item["arguments"] = json!(item["arguments"].as_str().unwrap_or(""));
+                    // (`item["type"]` is a string only in an object, so these writes cannot fail.)
                     self.calls.push((at, item, false));
                 }
             }
@@ -240,7 +223,7 @@ impl Assemble for ResponsesStream {
                     ));
                 }
                 let more = event["delta"].as_str().ok_or("no `delta` string")?;
-                stream::append(item, "arguments", more);
+                stream::append(item, "arguments", more)?;
             }
             "response.function_call_arguments.done" => {
                 let (at, item, _) = self.call(&event)?;
@@ -259,6 +242,12 @@ impl Assemble for ResponsesStream {
                     let (at, streamed, handed) = self.call(&event)?;
                     if *handed {
                         return Err(format!("output item {at} was done twice"));
+                    }
+                    if item["status"] == "incomplete" {
+                        return Err(format!(
+                            "output item {at} (call {}) was cut off before its arguments were complete",
+                            item["call_id"]
+                        ));
                     }
                     if streamed["arguments"] != item["arguments"] {
                         return Err(format!(
@@ -295,6 +284,12 @@ impl Assemble for ResponsesStream {
                         return Err(format!("output item {at} is missing from the response"));
                     };
                     if !*handed {
+                        if kind == "response.incomplete" || last["status"] == "incomplete" {
+                            return Err(format!(
+                                "the response was cut off ({}) before call {} was complete",
+                                response["incomplete_details"]["reason"], item["call_id"]
+                            ));
+                        }
                         *item = (*last).clone();
                         *handed = true;
                         out.push(Delta::Call(call_of(item)?));
@@ -323,8 +318,7 @@ impl Assemble for ResponsesStream {
                     event["code"], event["message"]
                 ));
             }
-            other if PASSED_FAMILIES.iter().any(|f| other.starts_with(f)) => {}
-            other => return Err(format!("unknown event type `{other}`")),
+            _ => {}
         }
         Ok(())
     }

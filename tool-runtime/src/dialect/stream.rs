@@ -108,8 +108,14 @@ pub struct ResponseStream {
     api: Api,
     assembler: Box<dyn Assemble>,
     events: usize,
+    bytes: usize,
+    max_bytes: usize,
     failed: Option<StreamError>,
 }
+
+/// The most event data one response may carry by default (64 MiB): a model's turn is far
+/// smaller; a provider (or something posing as one) that sends more is cut off.
+pub const MAX_RESPONSE_BYTES: usize = 64 << 20;
 
 impl fmt::Debug for ResponseStream {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -127,8 +133,16 @@ impl ResponseStream {
             api,
             assembler: api.dialect().stream(),
             events: 0,
+            bytes: 0,
+            max_bytes: MAX_RESPONSE_BYTES,
             failed: None,
         }
+    }
+
+    /// The most event data the response may carry ([`MAX_RESPONSE_BYTES`] by default).
+    pub fn max_bytes(mut self, max_bytes: usize) -> Self {
+        self.max_bytes = max_bytes;
+        self
     }
 
     /// Reads one event and returns what it added. After an error every push returns it again.
@@ -137,18 +151,26 @@ impl ResponseStream {
             return Err(e.clone());
         }
         self.events += 1;
+        self.bytes = self.bytes.saturating_add(event.data.len());
         let mut out = Vec::new();
-        self.assembler
-            .event(event.event.as_deref(), &event.data, &mut out)
-            .map_err(|message| {
-                let e = StreamError {
-                    api: self.api,
-                    event: format!("event {} ({})", self.events, event_name(event)),
-                    message,
-                };
-                self.failed = Some(e.clone());
-                e
-            })?;
+        let read = if self.bytes > self.max_bytes {
+            Err(format!(
+                "the response's events exceed {} bytes",
+                self.max_bytes
+            ))
+        } else {
+            self.assembler
+                .event(event.event.as_deref(), &event.data, &mut out)
+        };
+        read.map_err(|message| {
+            let e = StreamError {
+                api: self.api,
+                event: format!("event {} ({})", self.events, event_name(event)),
+                message,
+            };
+            self.failed = Some(e.clone());
+            e
+        })?;
         Ok(out)
     }
 
@@ -223,11 +245,27 @@ pub(super) fn index(v: &Value, key: &str) -> Result<usize, String> {
         .ok_or_else(|| format!("no `{key}` number"))
 }
 
-/// Appends `more` to the string at `v[key]` (created empty).
-pub(super) fn append(v: &mut Value, key: &str, more: &str) {
-    match &mut v[key] {
+/// Appends `more` to the string at `v[key]` (created empty); `v` must be an object.
+pub(super) fn append(v: &mut Value, key: &str, more: &str) -> Result<(), String> {
+    let Value::Object(fields) = v else {
+        return Err(format!(
+            "`{key}` text for a value that is not an object: {}",
+            clip(&v.to_string())
+        ));
+    };
+    match fields.entry(key).or_insert(Value::Null) {
         Value::String(s) => s.push_str(more),
         slot => *slot = Value::String(more.to_owned()),
+    }
+    Ok(())
+}
+
+/// `v` itself when it is an object: what the provider sent that the assembly will add to.
+pub(super) fn object(v: &Value, what: &str) -> Result<Value, String> {
+    if v.is_object() {
+        Ok(v.clone())
+    } else {
+        Err(format!("{what} is not an object: {}", clip(&v.to_string())))
     }
 }
 
@@ -245,8 +283,9 @@ struct Block {
 }
 
 impl Blocks {
-    /// Opens block `index`, which must be the next one.
+    /// Opens block `index`, which must be the next one and an object.
     pub(super) fn open(&mut self, index: usize, json: Value) -> Result<(), String> {
+        let json = object(&json, &format!("block {index}"))?;
         if index != self.blocks.len() {
             return Err(format!(
                 "block {index} started out of order (expected block {})",

@@ -34,4 +34,6 @@ split = max(i for i, l in enumerate(lines) if l.startswith("}")) + 1
 items, body = lines[:split], lines[split:]
 open(sys.argv[2], "w").write("\n".join(uses + items) + "\n\nfn main() {\n" + "\n".join("    " + l for l in body) + "\n    println!(\"outside crate: ok\");\n}\n")
 PY
-CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target/outside}" cargo run -q
+# The workspace's target dir: what the outside crate shares with the workspace (the same
+# versions and features) is not compiled twice.
+CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}" cargo run -q

@@ -295,6 +295,22 @@ fn event_types_added_later_are_passed_over() {
     assert_eq!(response["choices"], whole("openai-chat")["choices"]);
 }
 
+/// Whether assembling and reading `events` ends (in a result or an error) without a panic.
+fn reads_without_panic(api: Api, events: &[StreamEvent]) -> bool {
+    std::panic::catch_unwind(|| {
+        let mut stream = ResponseStream::new(api);
+        for e in events {
+            if stream.push(e).is_err() {
+                return;
+            }
+        }
+        if let Ok((response, _)) = stream.finish() {
+            let _ = read_turn(api, &response);
+        }
+    })
+    .is_ok()
+}
+
 /// Every value of every recorded event replaced, one at a time, by values of the wrong type:
 /// the assembly may fail, never panic.
 #[test]
@@ -350,18 +366,10 @@ fn provider_data_of_the_wrong_type_is_an_error_never_a_panic() {
                     replace(&mut changed, &path, with);
                     let mut broken = events.clone();
                     broken[i].data = changed.to_string();
-                    let run = std::panic::catch_unwind(|| {
-                        let mut stream = ResponseStream::new(api);
-                        for e in &broken {
-                            if stream.push(e).is_err() {
-                                return;
-                            }
-                        }
-                        if let Ok((response, _)) = stream.finish() {
-                            let _ = read_turn(api, &response);
-                        }
-                    });
-                    assert!(run.is_ok(), "{name}: event {i} with {path:?} = {with}");
+                    assert!(
+                        reads_without_panic(api, &broken),
+                        "{name}: event {i} with {path:?} = {with}"
+                    );
                     tried += 1;
                 }
             }
@@ -376,18 +384,10 @@ fn provider_data_of_the_wrong_type_is_an_error_never_a_panic() {
                 data: with.to_string(),
                 ..last
             });
-            let run = std::panic::catch_unwind(|| {
-                let mut stream = ResponseStream::new(api);
-                for e in &more {
-                    if stream.push(e).is_err() {
-                        return;
-                    }
-                }
-                if let Ok((response, _)) = stream.finish() {
-                    let _ = read_turn(api, &response);
-                }
-            });
-            assert!(run.is_ok(), "{name}: a last event {with}");
+            assert!(
+                reads_without_panic(api, &more),
+                "{name}: a last event {with}"
+            );
             tried += 1;
         }
     }
@@ -843,8 +843,8 @@ fn dropping_the_host_stream_cancels_the_running_call() {
     assert_eq!(dropped.load(Ordering::SeqCst), 1);
 }
 
-#[test]
-fn a_held_call_of_a_failed_turn_cannot_be_approved_later() {
+/// `jumlah` needing approval, alone in a set.
+fn held_jumlah() -> ToolSet {
     let held = Tool::define(
         "jumlah",
         "Menjumlahkan dua bilangan bulat; perlu persetujuan.",
@@ -853,10 +853,15 @@ fn a_held_call_of_a_failed_turn_cannot_be_approved_later() {
     .needs_approval(true)
     .build_fn(|_| async { Ok(json!(5)) })
     .unwrap();
-    let set = ToolSet::new(Vec::<Tool>::new())
+    ToolSet::new(Vec::<Tool>::new())
         .unwrap()
         .with_tools([held])
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn a_held_call_of_a_failed_turn_cannot_be_approved_later() {
+    let set = held_jumlah();
     let agent = Agent::new(&set);
     let cx = Context::new();
     let run = agent.run_streamed(
@@ -979,18 +984,7 @@ fn progress_only_goes_up_and_stops_when_cancelled() {
 
 #[test]
 fn cancelling_the_host_stream_drops_the_turns_held_calls() {
-    let held = Tool::define(
-        "jumlah",
-        "Menjumlahkan dua bilangan bulat; perlu persetujuan.",
-        jumlah::tool().input_schema().clone(),
-    )
-    .needs_approval(true)
-    .build_fn(|_| async { Ok(json!(5)) })
-    .unwrap();
-    let set = ToolSet::new(Vec::<Tool>::new())
-        .unwrap()
-        .with_tools([held])
-        .unwrap();
+    let set = held_jumlah();
     let agent = Agent::new(&set).idle_timeout(Duration::from_secs(5));
     let cx = Context::new();
     let mut run = agent.run_streamed(

@@ -287,13 +287,7 @@ impl Assemble for AnthropicStream {
         out: &mut Vec<Delta>,
     ) -> Result<(), String> {
         let event = stream::json(data)?;
-        let kind = event["type"].as_str().ok_or("no `type`")?;
-        if name.is_some_and(|n| n != kind) {
-            return Err(format!(
-                "the event is named `{}` but its type is `{kind}`",
-                name.unwrap_or_default()
-            ));
-        }
+        let kind = stream::typed(name, &event)?;
         if self.stopped {
             return Err("an event after `message_stop`".into());
         }

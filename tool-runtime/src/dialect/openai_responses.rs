@@ -196,13 +196,7 @@ impl Assemble for ResponsesStream {
             return Err("an event after the response completed".into());
         }
         let event = stream::json(data)?;
-        let kind = event["type"].as_str().ok_or("no `type`")?;
-        if name.is_some_and(|n| n != kind) {
-            return Err(format!(
-                "the event is named `{}` but its type is `{kind}`",
-                name.unwrap_or_default()
-            ));
-        }
+        let kind = stream::typed(name, &event)?;
         match kind {
             "response.created" | "response.in_progress" | "response.queued" => {}
             "response.output_item.added" => {

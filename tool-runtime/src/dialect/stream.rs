@@ -214,6 +214,17 @@ pub(super) fn json(data: &str) -> Result<Value, String> {
     serde_json::from_str(data).map_err(|e| format!("the data is not JSON ({e}): {}", clip(data)))
 }
 
+/// The event's `type` (Anthropic, Responses), which must agree with its SSE name, if any.
+pub(super) fn typed<'e>(name: Option<&str>, event: &'e Value) -> Result<&'e str, String> {
+    let kind = event["type"].as_str().ok_or("no `type`")?;
+    match name {
+        Some(name) if name != kind => Err(format!(
+            "the event is named `{name}` but its type is `{kind}`"
+        )),
+        _ => Ok(kind),
+    }
+}
+
 /// Whether `text` is one complete JSON value.
 pub(super) fn complete_json(text: &str) -> bool {
     serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok()

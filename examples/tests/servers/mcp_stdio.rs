@@ -218,18 +218,7 @@ async fn calls_return_structured_content_and_errors_as_data() {
 /// The same server driven by the official Python SDK (`mcp`, installed on first use).
 #[test]
 fn the_python_sdk_client_agrees() {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python_client.py");
-    let out = crate::common::python()
-        .arg(script)
-        .arg(env!("CARGO_BIN_EXE_hr-mcp"))
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "python client failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        String::from_utf8_lossy(&out.stdout)
-    );
+    crate::common::run_python_script("python_client.py", &[env!("CARGO_BIN_EXE_hr-mcp")]);
 }
 
 const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"probe","version":"0"}}}"#;
@@ -867,20 +856,9 @@ fn a_2026_client_on_stdio_approves_through_a_second_request() {
 /// running sync tool (it polls its handle: the count it keeps stops moving).
 #[test]
 fn the_python_sdk_client_gets_progress_and_cancels() {
-    let script = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/python_progress_client.py"
-    );
-    let out = crate::common::python()
-        .arg(script)
-        .arg(env!("CARGO_BIN_EXE_mcp-conformance"))
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "python client failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        String::from_utf8_lossy(&out.stdout)
+    crate::common::run_python_script(
+        "python_progress_client.py",
+        &[env!("CARGO_BIN_EXE_mcp-conformance")],
     );
 }
 

@@ -786,6 +786,13 @@ fn a_stalled_stream_ends_the_run_and_nothing_incomplete_runs() {
     );
 }
 
+/// A response whose `jumlah` call is complete, after which nothing more arrives.
+fn call_then_silence() -> EventStream {
+    ready(anthropic_jumlah_turn()[..4].to_vec())
+        .chain(stream::pending())
+        .boxed()
+}
+
 /// Counts the drops of the future of a call that never ends.
 struct DropCount(Arc<AtomicUsize>);
 
@@ -824,9 +831,7 @@ fn dropping_the_host_stream_cancels_the_running_call() {
         Conversation::new(Api::Anthropic),
         |_: &Conversation| {
             // The response never ends after the call: only the host can stop the run.
-            let stream = ready(anthropic_jumlah_turn()[..4].to_vec())
-                .chain(stream::pending())
-                .boxed();
+            let stream = call_then_silence();
             async move { Ok::<_, Boxed>(stream) }
         },
     );
@@ -992,9 +997,7 @@ fn cancelling_the_host_stream_drops_the_turns_held_calls() {
         Conversation::new(Api::Anthropic),
         |_: &Conversation| {
             // The call is complete and held; the rest of the response never comes.
-            let stream = ready(anthropic_jumlah_turn()[..4].to_vec())
-                .chain(stream::pending())
-                .boxed();
+            let stream = call_then_silence();
             async move { Ok::<_, Boxed>(stream) }
         },
     );

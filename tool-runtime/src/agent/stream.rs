@@ -224,16 +224,10 @@ impl<'a> Agent<'a> {
         E: Into<Boxed> + 's,
         E2: Into<Boxed> + 's,
     {
-        let events = Events::default();
-        let sink = events.clone();
         let agent = *self;
-        let run = async move { agent.streamed_turns(cx, conversation, 0, send, &sink).await };
-        AgentStream {
-            run: Some(Box::pin(run)),
-            events,
-            tools: self.tools,
-            ended: false,
-        }
+        self.stream_of(move |sink| async move {
+            agent.streamed_turns(cx, conversation, 0, send, &sink).await
+        })
     }
 
     /// [`resume`](Agent::resume) over streamed responses, as [`run_streamed`](Agent::run_streamed).
@@ -253,17 +247,25 @@ impl<'a> Agent<'a> {
         E: Into<Boxed> + 's,
         E2: Into<Boxed> + 's,
     {
-        let events = Events::default();
-        let sink = events.clone();
         let agent = *self;
-        let run = async move {
+        self.stream_of(move |sink| async move {
             let (conversation, turns) = agent.decided(cx, paused, decide).await;
             agent
                 .streamed_turns(cx, conversation, turns, send, &sink)
                 .await
-        };
+        })
+    }
+
+    /// The host's stream over `run`, which pushes its events to the sink it is given.
+    fn stream_of<'s, R, Fut>(&self, run: R) -> AgentStream<'s>
+    where
+        'a: 's,
+        R: FnOnce(Events) -> Fut,
+        Fut: Future<Output = Result<Finished, AgentError>> + Send + 's,
+    {
+        let events = Events::default();
         AgentStream {
-            run: Some(Box::pin(run)),
+            run: Some(Box::pin(run(events.clone()))),
             events,
             tools: self.tools,
             ended: false,

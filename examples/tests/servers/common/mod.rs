@@ -17,6 +17,23 @@ use serde_json::{Value, json};
 mod provision;
 pub use provision::{provision, python};
 
+/// Runs `tests/<script>` with the pinned Python packages and `args`; fails the test with its
+/// output unless it exits successfully.
+pub fn run_python_script(script: &str, args: &[&str]) {
+    let path = format!("{}/tests/{script}", env!("CARGO_MANIFEST_DIR"));
+    let out = python()
+        .arg(&path)
+        .args(args)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{script} failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
 /// One HTTP/1.1 connection to a server.
 pub struct Conn {
     sender: SendRequest<Full<Bytes>>,

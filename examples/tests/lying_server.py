@@ -1,10 +1,11 @@
-"""An MCP server (the official Python SDK's low-level server, over stdio) that lies, for the
-remote-tools tests: argv[1] picks how.
+"""An MCP server (the official Python SDK's low-level server) that lies, for the remote-tools
+tests: argv[1] picks how; over stdio, or over Streamable HTTP on 127.0.0.1 when argv[3] is a
+port.
 
 - `many`: lists 10,001 tools.
 - `mixed`: lists one good tool, two tools of one name, a tool whose schema refers to itself
   without end, a tool whose schema uses `allOf`, a tool whose results break its output schema, a
-  tool that answers 20 MB, a tool that closes the connection in the middle of a call, and a
+  tool that answers 20 MB (100 MB over HTTP), a tool that closes the connection in the middle of a call, and a
   slow tool that logs when the client cancels it.
 Every call it receives is appended to the file named by argv[2]."""
 import sys
@@ -15,6 +16,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 MODE, LOG = sys.argv[1], sys.argv[2]
+PORT = int(sys.argv[3]) if len(sys.argv) > 3 else None
 server = Server("lying-server")
 
 OBJ = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
@@ -52,7 +54,7 @@ async def call_tool(name, arguments):
         return types.CallToolResult(content=[types.TextContent(type="text", text="{}")],
                                     structuredContent={"n": "not a number"})
     if name == "huge":
-        return [types.TextContent(type="text", text="x" * (20 << 20))]
+        return [types.TextContent(type="text", text="x" * ((100 if PORT else 20) << 20))]
     if name == "slow":
         try:
             await anyio.sleep(30)
@@ -71,4 +73,31 @@ async def main():
         await server.run(read, write, server.create_initialization_options())
 
 
-anyio.run(main)
+def serve_http():
+    import contextlib
+
+    import uvicorn
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+    from starlette.applications import Starlette
+    from starlette.routing import Route
+
+    manager = StreamableHTTPSessionManager(app=server)
+
+    class Endpoint:
+        async def __call__(self, scope, receive, send):
+            await manager.handle_request(scope, receive, send)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        async with manager.run():
+            yield
+
+    app = Starlette(routes=[Route("/mcp", Endpoint(), methods=["GET", "POST", "DELETE"])],
+                    lifespan=lifespan)
+    uvicorn.run(app, host="127.0.0.1", port=PORT, log_level="warning")
+
+
+if PORT:
+    serve_http()
+else:
+    anyio.run(main)

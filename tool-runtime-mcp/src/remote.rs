@@ -760,13 +760,20 @@ impl Handler for RemoteTool {
                         seconds: timeout.as_secs_f64(),
                     });
                 }
+                Ok(Err(
+                    rmcp::ServiceError::TransportSend(_) | rmcp::ServiceError::TransportClosed,
+                )) => {
+                    self.remote.forget(connection);
+                    return Err(ToolError::Failed {
+                        message: format!(
+                            "the connection to the MCP server `{}` was lost during the call (the \
+                             server went away, or its answer was larger than the transport's \
+                             16 MiB limit); the next call connects again",
+                            self.remote.label
+                        ),
+                    });
+                }
                 Ok(Err(e)) => {
-                    if matches!(
-                        e,
-                        rmcp::ServiceError::TransportSend(_) | rmcp::ServiceError::TransportClosed
-                    ) {
-                        self.remote.forget(connection);
-                    }
                     return Err(ToolError::Failed {
                         message: format!(
                             "the MCP server `{}` failed the call: {e}",

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::common::{Issuer, Session, free_addr, provision, wait_for};
+use crate::common::{Issuer, Recorder, Session, free_addr, provision, wait_for};
 
 /// A child process killed when the test ends.
 struct Process(Child);
@@ -58,6 +58,8 @@ async fn the_gateway_serves_local_and_remote_tools_under_one_set_of_rules() {
 
     let remote_addr = free_addr();
     let mut remote = everything_http(remote_addr).await;
+    // What the HTTP remote is sent, recorded on the way.
+    let recorder = Recorder::start(remote_addr).await;
     let addr = free_addr();
     let hr = format!(
         "HR_DB='{}' HR_NIK=K-001 exec '{}'",
@@ -70,7 +72,14 @@ async fn the_gateway_serves_local_and_remote_tools_under_one_set_of_rules() {
             .env("GATEWAY_OAUTH_ISSUER", &issuer.issuer)
             .env("GATEWAY_OAUTH_JWKS", &jwks)
             .env("GATEWAY_HR_COMMAND", hr)
-            .env("GATEWAY_REMOTE_URL", format!("http://{remote_addr}/mcp"))
+            .env(
+                "GATEWAY_REMOTE_URL",
+                format!("http://{}/mcp", recorder.addr),
+            )
+            .env(
+                "GATEWAY_REMOTE_AUTHORIZATION",
+                "Bearer gateway-own-credential",
+            )
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -93,9 +102,8 @@ async fn the_gateway_serves_local_and_remote_tools_under_one_set_of_rules() {
         .await;
     assert!(hidden.get("error").is_some(), "{hidden}");
 
-    let mut all = Session::open(addr, Some(&token("gw gw.hr gw.remote")))
-        .await
-        .unwrap();
+    let caller = token("gw gw.hr gw.remote");
+    let mut all = Session::open(addr, Some(&caller)).await.unwrap();
     let names = all.tool_names().await;
     for expected in [
         "pesan-katering",
@@ -117,6 +125,23 @@ async fn the_gateway_serves_local_and_remote_tools_under_one_set_of_rules() {
         .call("remote_echo", json!({"message": "halo gateway"}))
         .await;
     assert!(text(&echo).contains("halo gateway"), "{echo}");
+
+    // The remote saw the gateway's own credential, never the caller's token.
+    let sent = recorder.sent();
+    assert!(
+        sent.contains("halo gateway"),
+        "the call did not pass the recorder"
+    );
+    assert!(
+        sent.to_ascii_lowercase()
+            .contains("authorization: bearer gateway-own-credential"),
+        "{sent}"
+    );
+    let signature = caller.rsplit('.').next().unwrap();
+    assert!(
+        !sent.contains(&caller) && !sent.contains(signature) && !sent.contains("user-1"),
+        "the caller's identity reached the remote: {sent}"
+    );
 
     // "25" + 5 is stopped at the gateway with the toolkit's repair message.
     let bad = all.call("remote_get-sum", json!({"a": "25", "b": 5})).await;

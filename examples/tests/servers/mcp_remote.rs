@@ -519,7 +519,10 @@ async fn lies_in_tools_list_and_in_results_are_caught_and_lose_nothing() {
 
     // 20 MB in one answer: over the transport's 16 MiB line limit, dropped; the call ends at its
     // time limit instead of holding the memory or hanging.
-    let huge = call(&set, &cx, "huge", json!({"n": 1})).await.unwrap_err();
+    let huge = match call(&set, &cx, "huge", json!({"n": 1})).await {
+        Err(e) => e,
+        Ok(v) => panic!("100 MB accepted: {} bytes", v.to_string().len()),
+    };
     assert!(
         matches!(huge, ToolError::TimedOut { .. } | ToolError::Failed { .. }),
         "{huge:?}"
@@ -537,5 +540,79 @@ async fn lies_in_tools_list_and_in_results_are_caught_and_lose_nothing() {
     assert_eq!(
         call(&set, &cx, "good", json!({"n": 2})).await.unwrap(),
         json!("3")
+    );
+}
+
+/// The highest resident memory of this process so far, in bytes (`VmHWM`).
+fn peak_memory() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    let kb: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    kb * 1024
+}
+
+#[tokio::test]
+async fn a_remote_answering_100_mb_over_http_is_cut_off_and_its_other_tools_keep_working() {
+    let dir = workdir("liar-http");
+    let log = dir.join("calls.log");
+    let addr = free_addr();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/lying_server.py");
+    let mut server = tokio::process::Command::from(crate::common::python());
+    server
+        .args([script, "mixed"])
+        .arg(&log)
+        .arg(addr.port().to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true);
+    let _server = server.spawn().unwrap();
+    wait_for(addr).await;
+    let options = RemoteOptions {
+        call_timeout: Duration::from_secs(30),
+        retry_after: Duration::from_millis(100),
+        ..RemoteOptions::default()
+    };
+    let remote = Remote::http("liar", format!("http://{addr}/mcp"), None, options)
+        .await
+        .unwrap();
+    let set = ToolSet::new(remote.tools().await.unwrap().tools).unwrap();
+    let cx = Context::new();
+    assert_eq!(
+        call(&set, &cx, "good", json!({"n": 1})).await.unwrap(),
+        json!("2")
+    );
+
+    // 100 MB in one answer: the transport stops reading at its 16 MiB limit, and the call
+    // ends with an error naming the remote instead of holding 100 MB (and more, parsed).
+    let before = peak_memory();
+    let huge = match call(&set, &cx, "huge", json!({"n": 1})).await {
+        Err(e) => e,
+        Ok(v) => panic!("100 MB accepted: {} bytes", v.to_string().len()),
+    };
+    let grown = peak_memory().saturating_sub(before);
+    assert!(matches!(huge, ToolError::Failed { .. }), "{huge:?}");
+    let message = huge.to_string();
+    assert!(
+        message.contains("`liar`") && message.contains("16 MiB"),
+        "{message}"
+    );
+    assert!(grown < 64 << 20, "memory grew by {} MiB", grown >> 20);
+
+    // Nothing else is lost: the next call is answered.
+    let mut answered = None;
+    for _ in 0..40 {
+        match call(&set, &cx, "good", json!({"n": 2})).await {
+            Ok(v) => {
+                answered = Some(v);
+                break;
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
+    assert_eq!(answered, Some(json!("3")));
+    let calls = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        calls.contains("huge {'n': 1}") && calls.contains("good {'n': 2}"),
+        "{calls}"
     );
 }

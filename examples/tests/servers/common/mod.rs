@@ -309,3 +309,53 @@ pub async fn wait_for(addr: SocketAddr) {
     }
     panic!("nothing listens at {addr}");
 }
+
+/// A TCP proxy in front of a server that keeps every byte sent to it: what the server was told.
+pub struct Recorder {
+    pub addr: SocketAddr,
+    sent: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+}
+
+impl Recorder {
+    /// Listens on a free loopback port and forwards each connection to `target`.
+    pub async fn start(target: SocketAddr) -> Recorder {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let sent = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let record = sent.clone();
+        tokio::spawn(async move {
+            while let Ok((inbound, _)) = listener.accept().await {
+                let record = record.clone();
+                tokio::spawn(async move {
+                    let Ok(outbound) = tokio::net::TcpStream::connect(target).await else {
+                        return; // the server is down: the connection closes
+                    };
+                    let (mut from_client, mut to_client) = inbound.into_split();
+                    let (mut from_server, mut to_server) = outbound.into_split();
+                    let up = async {
+                        let mut buf = vec![0; 16 << 10];
+                        while let Ok(n @ 1..) = from_client.read(&mut buf).await {
+                            record.lock().unwrap().extend_from_slice(&buf[..n]);
+                            if to_server.write_all(&buf[..n]).await.is_err() {
+                                break;
+                            }
+                        }
+                        let _ = to_server.shutdown().await;
+                    };
+                    let down = async {
+                        let _ = tokio::io::copy(&mut from_server, &mut to_client).await;
+                        let _ = to_client.shutdown().await;
+                    };
+                    tokio::join!(up, down);
+                });
+            }
+        });
+        Recorder { addr, sent }
+    }
+
+    /// Everything sent to the server so far.
+    pub fn sent(&self) -> String {
+        String::from_utf8_lossy(&self.sent.lock().unwrap()).into_owned()
+    }
+}

@@ -231,7 +231,11 @@ async fn turn(State(chat): State<Arc<Chat>>, Query(ask): Query<Ask>) -> impl Int
     let (tx, rx) = mpsc::channel::<Event>(QUEUE);
     tokio::spawn(async move {
         let cx = chat.session.context(chat.db.clone());
-        let agent = Agent::new(&chat.tools).max_turns(4);
+        // The HR tools are sync (SQLite): they run on Tokio's blocking threads, never on
+        // the workers that serve the other browsers.
+        let agent = Agent::new(&chat.tools)
+            .max_turns(4)
+            .offload(|job| drop(tokio::task::spawn_blocking(job)));
         let mut conversation = Conversation::new(Api::Anthropic);
         conversation.push_user(&ask.pesan);
         let model = chat.model.clone();

@@ -230,6 +230,13 @@ impl ToolSet {
         self.by_name.get(name).map(|&i| &self.tools[i])
     }
 
+    /// The blocking tool `name` ([`Tool::blocks`]) with what its calls run through, owned: to
+    /// run one call on another thread. `None` for a tool that does not block, or no tool.
+    pub(crate) fn detached(&self, name: &str) -> Option<(ToolRef, Pipeline)> {
+        let tool = self.get(name)?;
+        tool.blocks().then(|| (tool.clone(), self.pipeline.clone()))
+    }
+
     /// The tools, in the set's order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = &ToolRef> + '_ {
         self.tools.iter()

@@ -1014,3 +1014,96 @@ fn cancelling_the_host_stream_drops_the_turns_held_calls() {
     let resumed = pollster::block_on(set.resume(&cx, &pending.ticket));
     assert!(resumed.is_err(), "{resumed:?}");
 }
+
+// ---- Where blocking tools run.
+
+#[tool(description = "Menjumlahkan dua bilangan dan menyebut thread yang menjalankannya.")]
+fn jumlah_di(
+    #[arg(description = "Bilangan pertama", range = -1000..=1000)] a: i32,
+    #[arg(description = "Bilangan kedua", range = -1000..=1000)] b: i32,
+) -> String {
+    let thread = std::thread::current();
+    format!("{} di {}", a + b, thread.name().unwrap_or("?"))
+}
+
+/// The jumlah turn, calling `jumlah_di`.
+fn jumlah_di_turn() -> Vec<StreamEvent> {
+    anthropic_jumlah_turn()
+        .into_iter()
+        .map(|e| StreamEvent {
+            data: e.data.replace("\"jumlah\"", "\"jumlah_di\""),
+            ..e
+        })
+        .collect()
+}
+
+/// What the streamed run answered the call with, given where blocking tools go.
+fn answered_with(offload: Option<fn(tool_runtime::agent::Job)>) -> String {
+    let set = ToolSet::new([jumlah_di::tool()]).unwrap();
+    let mut agent = Agent::new(&set).max_turns(1);
+    if let Some(spawn) = offload {
+        agent = agent.offload(spawn);
+    }
+    let cx = Context::new();
+    let events = collect(agent.run_streamed(
+        &cx,
+        Conversation::new(Api::Anthropic),
+        |_: &Conversation| {
+            let events = jumlah_di_turn();
+            async move { Ok::<_, Boxed>(ready(events)) }
+        },
+    ));
+    events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::CallFinished(Outcome::Answered(a)) => Some(a.text()),
+            _ => None,
+        })
+        .expect("the call was answered")
+}
+
+fn on_a_named_thread(job: tool_runtime::agent::Job) {
+    std::thread::Builder::new()
+        .name("pekerja-blocking".into())
+        .spawn(job)
+        .unwrap();
+}
+
+#[test]
+fn a_blocking_tool_runs_where_the_host_offloads_it() {
+    // The tool's answer is a JSON string.
+    let answer = |text: &str| json!(text).to_string();
+    assert_eq!(
+        answered_with(Some(on_a_named_thread)),
+        answer("5 di pekerja-blocking")
+    );
+    // Without `offload`, on the thread that polls the run (this test's).
+    let here = std::thread::current().name().unwrap().to_owned();
+    assert_eq!(answered_with(None), answer(&format!("5 di {here}")));
+    // A job the host drops: the call is answered with an error, never left waiting.
+    let dropped = answered_with(Some(drop));
+    assert!(dropped.contains("Agent::offload"), "{dropped}");
+
+    // The unstreamed loop offloads the same way.
+    let set = ToolSet::new([jumlah_di::tool()]).unwrap();
+    let agent = Agent::new(&set).max_turns(1).offload(on_a_named_thread);
+    let response = json!({"id": "msg_1", "type": "message", "role": "assistant",
+        "model": "claude-sonnet-4-5", "stop_reason": "tool_use", "stop_sequence": null,
+        "usage": {"input_tokens": 40, "output_tokens": 20},
+        "content": [{"type": "tool_use", "id": "toolu_1", "name": "jumlah_di",
+                     "input": {"a": 2, "b": 3}}]});
+    let finished = pollster::block_on(agent.run(
+        &Context::new(),
+        Conversation::new(Api::Anthropic),
+        |_: &Conversation| {
+            let response = response.clone();
+            async move { Ok::<_, Boxed>(response) }
+        },
+    ))
+    .unwrap();
+    let Finished::TurnLimit { conversation } = finished else {
+        panic!("{finished:?}")
+    };
+    let results = serde_json::to_string(&conversation.messages).unwrap();
+    assert!(results.contains("5 di pekerja-blocking"), "{results}");
+}

@@ -59,7 +59,8 @@ use serde_json::Value;
 
 pub use crate::dialect::{Delta, MAX_RESPONSE_BYTES, ResponseStream, StreamError, StreamEvent};
 pub use read::{CallArguments, ModelTurn, ToolCall, read_turn};
-pub use run::{Outcome, run_calls};
+use run::run_all;
+pub use run::{Job, Outcome, run_calls};
 pub use stream::{AgentEvent, AgentStream, sse_events};
 pub use write::{ToolAnswer, render};
 
@@ -193,6 +194,7 @@ pub struct Agent<'a> {
     max_turns: usize,
     concurrency: usize,
     idle_timeout: Duration,
+    offload: Option<fn(Job)>,
 }
 
 impl<'a> Agent<'a> {
@@ -203,6 +205,7 @@ impl<'a> Agent<'a> {
             max_turns: 8,
             concurrency: 4,
             idle_timeout: Duration::from_secs(60),
+            offload: None,
         }
     }
 
@@ -216,6 +219,26 @@ impl<'a> Agent<'a> {
     /// Model turns (requests) a run may take.
     pub fn max_turns(mut self, max_turns: usize) -> Self {
         self.max_turns = max_turns.max(1);
+        self
+    }
+
+    /// Where a blocking tool runs ([`Tool::blocks`](crate::Tool::blocks): a sync `#[tool]`
+    /// function, unless it says `blocking = false`): each of its calls is a [`Job`] given to
+    /// `spawn` to run on a thread where blocking is allowed, while the run goes on. With Tokio,
+    /// `.offload(|job| drop(tokio::task::spawn_blocking(job)))`; with no runtime:
+    ///
+    /// ```
+    /// # let tools = tool_runtime::ToolSet::new(Vec::<tool_runtime::ToolRef>::new()).unwrap();
+    /// let agent = tool_runtime::agent::Agent::new(&tools)
+    ///     .offload(|job| drop(std::thread::spawn(job)));
+    /// ```
+    ///
+    /// Without it a blocking tool runs on the thread that polls the run: right for a command
+    /// line program or a test, wrong on a server's async workers, where a slow tool stalls
+    /// every task of that worker. A job `spawn` drops without running answers the call with an
+    /// error.
+    pub fn offload(mut self, spawn: fn(Job)) -> Self {
+        self.offload = Some(spawn);
         self
     }
 
@@ -357,7 +380,8 @@ impl<'a> Agent<'a> {
                     conversation,
                 });
             }
-            let outcomes = run_calls(self.tools, cx, &turn.calls, self.concurrency).await;
+            let outcomes =
+                run_all(self.tools, cx, &turn.calls, self.concurrency, self.offload).await;
             match self.after_calls(conversation, outcomes, turns) {
                 Ok(next) => conversation = next,
                 Err(paused) => return Ok(Finished::Paused(paused)),

@@ -6,9 +6,15 @@ use serde::{Deserialize, Serialize};
 use super::read::ToolCall;
 use super::write::ToolAnswer;
 use crate::approval::PendingCall;
+use crate::call::{Call, Pipeline};
 use crate::context::Context;
 use crate::error::ToolError;
-use crate::set::ToolSet;
+use crate::output::CallOutput;
+use crate::set::{ToolRef, ToolSet};
+
+/// One call of a blocking tool, handed to the host to run where blocking is allowed
+/// ([`Agent::offload`](super::Agent::offload)).
+pub type Job = Box<dyn FnOnce() + Send + 'static>;
 
 /// What became of one call.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -35,23 +41,46 @@ pub enum Outcome {
 /// [`Outcome::Waiting`].
 ///
 /// An async tool runs concurrently with the others; a sync tool runs when its turn is polled,
-/// on the thread that polls.
+/// on the thread that polls ([`Agent::offload`](super::Agent::offload) runs blocking tools
+/// elsewhere).
 pub async fn run_calls(
     tools: &ToolSet,
     cx: &Context,
     calls: &[ToolCall],
     concurrency: usize,
 ) -> Vec<Outcome> {
-    let runs = calls.iter().map(|call| run_one(tools, cx, call));
+    run_all(tools, cx, calls, concurrency, None).await
+}
+
+/// [`run_calls`], with blocking tools handed to `offload` when it is set.
+pub(crate) async fn run_all(
+    tools: &ToolSet,
+    cx: &Context,
+    calls: &[ToolCall],
+    concurrency: usize,
+    offload: Option<fn(Job)>,
+) -> Vec<Outcome> {
+    let runs = calls.iter().map(|call| run_one(tools, cx, call, offload));
     futures_util::stream::iter(runs)
         .buffered(concurrency.max(1))
         .collect()
         .await
 }
 
-/// Runs one call through the tool set and says what became of it.
-pub(crate) async fn run_one(tools: &ToolSet, cx: &Context, call: &ToolCall) -> Outcome {
-    match tools.call(cx, &call.name, &call.arguments).await {
+/// Runs one call through the tool set and says what became of it: a blocking tool's call as a
+/// [`Job`] given to `offload`, when set.
+pub(crate) async fn run_one(
+    tools: &ToolSet,
+    cx: &Context,
+    call: &ToolCall,
+    offload: Option<fn(Job)>,
+) -> Outcome {
+    let detached = offload.and_then(|spawn| Some((spawn, tools.detached(&call.name)?)));
+    let out = match detached {
+        Some((spawn, (tool, pipeline))) => off_thread(spawn, tool, pipeline, cx, call).await,
+        None => tools.call(cx, &call.name, &call.arguments).await,
+    };
+    match out {
         Ok(out) => Outcome::Answered(ToolAnswer::output(call.id.clone(), call.name.clone(), &out)),
         Err(ToolError::ApprovalRequired(pending)) => Outcome::Waiting {
             call: call.clone(),
@@ -63,4 +92,25 @@ pub(crate) async fn run_one(tools: &ToolSet, cx: &Context, call: &ToolCall) -> O
             tools.model_message(&e),
         )),
     }
+}
+
+/// Runs a blocking tool's call as a job `spawn` runs elsewhere, and waits for its answer.
+async fn off_thread(
+    spawn: fn(Job),
+    tool: ToolRef,
+    pipeline: Pipeline,
+    cx: &Context,
+    call: &ToolCall,
+) -> Result<CallOutput, ToolError> {
+    let (answer, answered) = futures_channel::oneshot::channel();
+    let (cx, arguments) = (cx.clone(), call.arguments.clone());
+    spawn(Box::new(move || {
+        let out = Call::new(Ok(&tool), &cx, (&arguments).into(), &pipeline).blocking();
+        let _ = answer.send(out);
+    }));
+    answered.await.unwrap_or_else(|_| {
+        Err(ToolError::Failed {
+            message: "the host dropped the call before it ended (Agent::offload)".into(),
+        })
+    })
 }

@@ -470,12 +470,12 @@ impl<'t> Turn<'t, '_> {
                 })
             });
             let cx = self.cx.clone().with(progress.clone());
-            let tools = self.agent.tools;
+            let (tools, offload) = (self.agent.tools, self.agent.offload);
             self.running.push(Box::pin(async move {
                 // Dropped before it ends (the run failed or the host dropped the stream): a
                 // sync tool polling its handle stops.
                 let mut cancel_on_drop = CancelOnDrop(Some(progress));
-                let outcome = run_one(tools, &cx, &call).await;
+                let outcome = run_one(tools, &cx, &call, offload).await;
                 cancel_on_drop.0 = None;
                 (i, outcome)
             }));

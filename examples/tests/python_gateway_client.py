@@ -1,6 +1,7 @@
 """Drives the gateway example over Streamable HTTP with the official Python SDK (`mcp`):
 argv = URL, an access token with every gateway scope. The SDK parses the whole tools/list
-(local, stdio-remote and HTTP-remote tools) and each result. Exits non-zero, with the reason, if
+(local, stdio-remote and HTTP-remote tools) and each result; a remote tool's progress reaches
+this client through the gateway. Exits non-zero, with the reason, if
 anything differs from what the gateway promises."""
 import asyncio
 import sys
@@ -26,7 +27,17 @@ async def main(url: str, token: str) -> None:
             assert not echo.isError and "dari python" in echo.content[0].text, echo
             bad = await session.call_tool("remote_get-sum", {"a": "25", "b": 5})
             assert bad.isError and "`a`" in bad.content[0].text, bad
-    print(f"python sdk client: {len(names)} tools listed, 4 calls checked")
+            seen = []
+
+            async def on_progress(progress, total, message):
+                seen.append((progress, total))
+
+            long = await session.call_tool("remote_trigger-long-running-operation",
+                                           {"duration": 0.3, "steps": 3},
+                                           progress_callback=on_progress)
+            assert not long.isError, long
+            assert seen == [(1, 3), (2, 3), (3, 3)], seen
+    print(f"python sdk client: {len(names)} tools listed, 5 calls checked, remote progress passed on")
 
 
 if __name__ == "__main__":

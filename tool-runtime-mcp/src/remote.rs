@@ -14,7 +14,9 @@
 //! - The host grants permissions per server and per tool ([`RemoteOptions::requires`],
 //!   [`RemoteOptions::tool_requires`]); names can be prefixed per server.
 //! - A call has a time limit; when it ends (or the call is dropped) the remote is sent
-//!   `notifications/cancelled`. A server that went away makes its tools answer a clear error,
+//!   `notifications/cancelled`. A caller that follows a call's progress (a
+//!   [`Progress`](tool_runtime::Progress) in its context: an MCP request with a
+//!   `progressToken`, a streamed agent run) gets the remote's progress reports. A server that went away makes its tools answer a clear error,
 //!   and the next call after a pause reconnects.
 //! - `notifications/tools/list_changed` is followed (on a `subscriptions/listen` stream with a
 //!   2026-07-28 server): [`Remote::changed`] ticks, and [`Remote::tools`] lists again.
@@ -30,15 +32,20 @@ use std::time::{Duration, Instant};
 
 use rmcp::RoleClient;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientConfig, ContentBlock, ProtocolVersion,
-    ServerNotification, SubscriptionFilter,
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
+    CancelledNotificationParam, ClientConfig, ClientRequest, ContentBlock,
+    ProgressNotificationParam, ProgressToken, ProtocolVersion, ServerNotification, ServerResult,
+    SubscriptionFilter,
 };
 use rmcp::service::{
-    ClientLifecycleMode, ClientServiceExt, NotificationContext, Peer, RunningService,
+    ClientLifecycleMode, ClientServiceExt, NotificationContext, Peer, PeerRequestOptions,
+    RunningService,
 };
 use serde_json::{Map, Value};
 use tokio::sync::watch;
-use tool_runtime::{Annotations, BoxFuture, Context, DefineError, Handler, Tool, ToolError};
+use tool_runtime::{
+    Annotations, BoxFuture, Context, DefineError, Handler, Progress, Tool, ToolError,
+};
 
 /// How the host imports one server's tools: names, permissions, approval, limits. Set the
 /// fields it needs and take the rest from `..RemoteOptions::default()`.
@@ -272,6 +279,8 @@ struct Inner {
     /// When connecting last failed: the next attempt waits `retry_after`.
     failed_at: Mutex<Option<Instant>>,
     changed: watch::Sender<u64>,
+    /// Where the server's progress reports go.
+    progress: Reports,
 }
 
 /// One remote MCP server, connected: list its tools as the toolkit's with [`Remote::tools`].
@@ -306,6 +315,7 @@ impl fmt::Debug for Remote {
 /// The client side of the connection: follows `notifications/tools/list_changed`.
 struct Listener {
     changed: watch::Sender<u64>,
+    progress: Reports,
 }
 
 impl rmcp::ClientHandler for Listener {
@@ -318,6 +328,14 @@ impl rmcp::ClientHandler for Listener {
 
     async fn on_tool_list_changed(&self, _: NotificationContext<RoleClient>) {
         self.changed.send_modify(|n| *n += 1);
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _: NotificationContext<RoleClient>,
+    ) {
+        self.progress.route(params);
     }
 }
 
@@ -385,6 +403,7 @@ impl Remote {
             opened: std::sync::atomic::AtomicU64::new(0),
             failed_at: Mutex::new(None),
             changed: watch::Sender::new(0),
+            progress: Reports::default(),
         });
         let link = inner.open().await?;
         *inner.link() = Some((link, 0));
@@ -582,12 +601,17 @@ impl Inner {
         Ok(link)
     }
 
+    fn listener(&self) -> Listener {
+        Listener {
+            changed: self.changed.clone(),
+            progress: self.progress.clone(),
+        }
+    }
+
     /// Connects: `server/discover` for a 2026-07-28 server (stateless requests), else the
     /// `initialize` handshake of the earlier era.
     async fn handshake(&self) -> Result<Link, RemoteError> {
-        let listener = Listener {
-            changed: self.changed.clone(),
-        };
+        let listener = self.listener();
         let lifecycle = ClientLifecycleMode::Auto {
             preferred_versions: vec![ProtocolVersion::V_2026_07_28],
             legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
@@ -625,9 +649,7 @@ impl Inner {
                                 .map_err(RemoteError::Connect)?;
                             let bearer = format!("Bearer {fresh}");
                             *token.lock().unwrap_or_else(|e| e.into_inner()) = Some(fresh);
-                            let listener = Listener {
-                                changed: self.changed.clone(),
-                            };
+                            let listener = self.listener();
                             http_handshake(url, Some(&bearer), listener, lifecycle)
                                 .await
                                 .map_err(|e| RemoteError::Connect(e.to_string()))
@@ -740,7 +762,7 @@ struct RemoteTool {
 impl Handler for RemoteTool {
     fn call<'a>(
         &'a self,
-        _: &'a Context,
+        cx: &'a Context,
         arguments: Value,
     ) -> BoxFuture<'a, Result<Value, ToolError>> {
         Box::pin(async move {
@@ -753,7 +775,8 @@ impl Handler for RemoteTool {
             let timeout = self.remote.options.call_timeout;
             // Dropping the request (the time limit, or the caller's call dropped) sends
             // `notifications/cancelled` to the server.
-            let result = match tokio::time::timeout(timeout, peer.call_tool(params)).await {
+            let call = call_tool(&peer, params, cx.get::<Progress>(), &self.remote.progress);
+            let result = match tokio::time::timeout(timeout, call).await {
                 Err(_) => {
                     tokio::spawn(self.remote.clone().probe(peer, connection));
                     return Err(ToolError::TimedOut {
@@ -788,6 +811,122 @@ impl Handler for RemoteTool {
     }
 }
 
+/// Sends a `tools/call` and waits for its result, passing the server's progress reports on
+/// to `progress` meanwhile (rmcp gives every request a `progressToken`). Dropped before the
+/// answer, it tells the server the call was cancelled.
+async fn call_tool(
+    peer: &Peer<RoleClient>,
+    params: CallToolRequestParams,
+    progress: Option<&Progress>,
+    reports: &Reports,
+) -> Result<CallToolResult, rmcp::ServiceError> {
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    let handle = peer
+        .send_request_with_option(request, PeerRequestOptions::no_options())
+        .await?;
+    let _following = progress.map(|p| reports.follow(handle.progress_token.clone(), p.clone()));
+    let mut abandoned = Abandoned(Some((peer.clone(), handle.id.clone())));
+    let answer = handle.await_response().await;
+    abandoned.0 = None;
+    match answer? {
+        ServerResult::CallToolResult(result) => Ok(result),
+        ServerResult::EmptyResult(_) => Ok(CallToolResult::success(Vec::new())),
+        _ => Err(rmcp::ServiceError::UnexpectedResponse),
+    }
+}
+
+/// A request dropped before its answer: the server is told it was cancelled.
+struct Abandoned(Option<(Peer<RoleClient>, rmcp::model::RequestId)>);
+
+impl Drop for Abandoned {
+    fn drop(&mut self) {
+        let Some((peer, id)) = self.0.take() else {
+            return;
+        };
+        let cancelled = CancelledNotification::new(CancelledNotificationParam::new(
+            Some(id),
+            Some("the caller dropped the call".into()),
+        ));
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move { peer.send_notification(cancelled.into()).await });
+        }
+    }
+}
+
+/// The progress reports of one server's calls, passed on to the callers that follow them. A
+/// report can arrive before its call is followed (the request goes out before its token is
+/// known here): the last [`EARLY_REPORTS`] reports no one follows yet wait for it.
+#[derive(Clone, Default)]
+struct Reports(Arc<Mutex<Routes>>);
+
+#[derive(Default)]
+struct Routes {
+    following: HashMap<ProgressToken, Progress>,
+    early: std::collections::VecDeque<ProgressNotificationParam>,
+}
+
+/// Reports kept for calls not followed yet.
+const EARLY_REPORTS: usize = 64;
+
+impl Reports {
+    fn routes(&self) -> std::sync::MutexGuard<'_, Routes> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Passes a report on to its call's caller, or keeps it until the call is followed.
+    fn route(&self, report: ProgressNotificationParam) {
+        let mut routes = self.routes();
+        let Some(progress) = routes.following.get(&report.progress_token).cloned() else {
+            if routes.early.len() == EARLY_REPORTS {
+                routes.early.pop_front();
+            }
+            routes.early.push_back(report);
+            return;
+        };
+        drop(routes);
+        pass_on(&progress, &report);
+    }
+
+    /// Passes the reports of `token` to `progress` (those already come first) until the
+    /// returned guard is dropped.
+    fn follow(&self, token: ProgressToken, progress: Progress) -> Following {
+        let mut routes = self.routes();
+        let mut early = Vec::new();
+        routes.early.retain(|r| {
+            let mine = r.progress_token == token;
+            if mine {
+                early.push(r.clone());
+            }
+            !mine
+        });
+        routes.following.insert(token.clone(), progress.clone());
+        drop(routes);
+        for report in &early {
+            pass_on(&progress, report);
+        }
+        Following {
+            reports: self.clone(),
+            token,
+        }
+    }
+}
+
+fn pass_on(progress: &Progress, report: &ProgressNotificationParam) {
+    progress.report(report.progress, report.total, report.message.as_deref());
+}
+
+/// A call whose progress is followed; no longer once dropped.
+struct Following {
+    reports: Reports,
+    token: ProgressToken,
+}
+
+impl Drop for Following {
+    fn drop(&mut self) {
+        self.reports.routes().following.remove(&self.token);
+    }
+}
+
 /// A remote result as the tool's value: its structured content, else its text (one block) or
 /// its content blocks; an `isError` result is a tool error carrying its text.
 fn answer(result: CallToolResult) -> Result<Value, ToolError> {
@@ -813,5 +952,37 @@ fn answer(result: CallToolResult) -> Result<Value, ToolError> {
         blocks => serde_json::to_value(blocks).map_err(|e| ToolError::Failed {
             message: format!("the MCP server's content could not be read: {e}"),
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(token: i64, progress: f64) -> ProgressNotificationParam {
+        ProgressNotificationParam::new(
+            ProgressToken(rmcp::model::NumberOrString::Number(token)),
+            progress,
+        )
+    }
+
+    #[test]
+    fn a_report_that_comes_before_its_call_is_followed_is_passed_on_first() {
+        let reports = Reports::default();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        let progress = Progress::new(move |r| sink.lock().unwrap().push(r.progress));
+        reports.route(report(7, 1.0));
+        reports.route(report(8, 5.0)); // another call's
+        let following = reports.follow(report(7, 0.0).progress_token, progress);
+        reports.route(report(7, 2.0));
+        drop(following);
+        reports.route(report(7, 3.0)); // no longer followed
+        assert_eq!(*seen.lock().unwrap(), [1.0, 2.0]);
+        assert_eq!(reports.routes().early.len(), 2, "8's and the late one wait");
+        for n in 0..100 {
+            reports.route(report(100 + n, 1.0));
+        }
+        assert_eq!(reports.routes().early.len(), EARLY_REPORTS);
     }
 }

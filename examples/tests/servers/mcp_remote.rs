@@ -6,10 +6,11 @@
 
 use std::path::PathBuf;
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tool_runtime::{Context, Grants, ToolError, ToolSet};
+use tool_runtime::{Context, Grants, Progress, ToolError, ToolSet};
 use tool_runtime_mcp::remote::{Remote, RemoteOptions};
 
 use crate::common::{Issuer, free_addr, provision, wait_for};
@@ -615,4 +616,58 @@ async fn a_remote_answering_100_mb_over_http_is_cut_off_and_its_other_tools_keep
         calls.contains("huge {'n': 1}") && calls.contains("good {'n': 2}"),
         "{calls}"
     );
+}
+
+/// Calls `name` with a progress handle in the context; returns what it reported.
+async fn call_following_progress(set: &ToolSet, name: &str, args: Value) -> Vec<String> {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let progress = Progress::new(move |r| {
+        sink.lock()
+            .unwrap()
+            .push(format!("{}/{}", r.progress, r.total.unwrap_or(f64::NAN)))
+    });
+    let cx = Context::new().with(progress);
+    call(set, &cx, name, args).await.unwrap();
+    let seen = seen.lock().unwrap().clone();
+    // Without a handle, no token is sent and the call still answers.
+    call(set, &Context::new(), name, args_again(name))
+        .await
+        .unwrap();
+    seen
+}
+
+fn args_again(name: &str) -> Value {
+    match name {
+        "trigger-long-running-operation" => json!({"duration": 0.1, "steps": 1}),
+        _ => json!({}),
+    }
+}
+
+#[tokio::test]
+async fn a_remote_tools_progress_reaches_the_caller_in_both_eras() {
+    let options = RemoteOptions {
+        // It does not say it is read-only: let it run unasked.
+        approval: [("test_tool_with_progress".to_owned(), false)].into(),
+        ..RemoteOptions::default()
+    };
+    let modern = Remote::stdio("fixture", fixture, options).await.unwrap();
+    let set = ToolSet::new(modern.tools().await.unwrap().tools).unwrap();
+    assert_eq!(
+        call_following_progress(&set, "test_tool_with_progress", json!({})).await,
+        ["0/100", "50/100", "100/100"]
+    );
+
+    // The reference server (the earlier era) sends its own tool's progress.
+    let legacy = Remote::stdio("everything", everything(), RemoteOptions::default())
+        .await
+        .unwrap();
+    let set = ToolSet::new(legacy.tools().await.unwrap().tools).unwrap();
+    let seen = call_following_progress(
+        &set,
+        "trigger-long-running-operation",
+        json!({"duration": 0.3, "steps": 3}),
+    )
+    .await;
+    assert_eq!(seen, ["1/3", "2/3", "3/3"]);
 }

@@ -987,20 +987,19 @@ fn progress_only_goes_up_and_stops_when_cancelled() {
     assert_eq!(*seen.lock().unwrap(), [1.0, 3.0, 4.0]);
 }
 
-#[test]
-fn cancelling_the_host_stream_drops_the_turns_held_calls() {
-    let set = held_jumlah();
-    let agent = Agent::new(&set).idle_timeout(Duration::from_secs(5));
-    let cx = Context::new();
-    let mut run = agent.run_streamed(
-        &cx,
-        Conversation::new(Api::Anthropic),
-        |_: &Conversation| {
-            // The call is complete and held; the rest of the response never comes.
-            let stream = call_then_silence();
-            async move { Ok::<_, Boxed>(stream) }
-        },
-    );
+/// A run whose call is held for approval while the rest of the response never comes: the
+/// stream, and the held call.
+fn held_mid_turn<'a>(
+    agent: &'a Agent<'a>,
+    cx: &'a Context,
+) -> (
+    tool_runtime::agent::AgentStream<'a>,
+    tool_runtime::PendingCall,
+) {
+    let mut run = agent.run_streamed(cx, Conversation::new(Api::Anthropic), |_: &Conversation| {
+        let stream = call_then_silence();
+        async move { Ok::<_, Boxed>(stream) }
+    });
     let pending = pollster::block_on(async {
         while let Some(event) = run.next().await {
             if let AgentEvent::CallFinished(Outcome::Waiting { pending, .. }) = event {
@@ -1009,10 +1008,36 @@ fn cancelling_the_host_stream_drops_the_turns_held_calls() {
         }
         panic!("the call was never held");
     });
+    (run, pending)
+}
+
+#[test]
+fn cancelling_the_host_stream_drops_the_turns_held_calls() {
+    let set = held_jumlah();
+    let agent = Agent::new(&set).idle_timeout(Duration::from_secs(5));
+    let cx = Context::new();
+    let (run, pending) = held_mid_turn(&agent, &cx);
     // The person leaves mid-turn: the held call goes with the turn.
     pollster::block_on(run.cancel());
     let resumed = pollster::block_on(set.resume(&cx, &pending.ticket));
     assert!(resumed.is_err(), "{resumed:?}");
+}
+
+#[test]
+fn dropping_the_host_stream_drops_the_turns_held_calls_where_the_host_offloads() {
+    let set = held_jumlah();
+    let cx = Context::new();
+    // With somewhere to run the store's work, dropping is enough.
+    let agent = Agent::new(&set).offload(|job| job());
+    let (run, pending) = held_mid_turn(&agent, &cx);
+    drop(run);
+    let resumed = pollster::block_on(set.resume(&cx, &pending.ticket));
+    assert!(resumed.is_err(), "{resumed:?}");
+    // Without, the call stays until it expires (or is rejected).
+    let agent = Agent::new(&set);
+    let (run, pending) = held_mid_turn(&agent, &cx);
+    drop(run);
+    assert!(pollster::block_on(set.reject(&pending.ticket)).unwrap());
 }
 
 // ---- Where blocking tools run.

@@ -236,7 +236,7 @@ impl<'a> Agent<'a> {
     /// Without it a blocking tool runs on the thread that polls the run: right for a command
     /// line program or a test, wrong on a server's async workers, where a slow tool stalls
     /// every task of that worker. A job `spawn` drops without running answers the call with an
-    /// error.
+    /// error. A dropped [`AgentStream`] also hands it the rejection of its held calls.
     pub fn offload(mut self, spawn: fn(Job)) -> Self {
         self.offload = Some(spawn);
         self

@@ -48,16 +48,34 @@ pub enum AgentEvent {
 /// The events of a streamed run ([`Agent::run_streamed`]). Dropping it stops the run: the
 /// response being read is dropped and so are the calls still running (a dropped call never
 /// reports success, and its [`Progress`] says it was cancelled). Calls of the
-/// unfinished turn already held for approval stay in the store until they expire;
-/// [`cancel`](AgentStream::cancel) stops the run and drops them at once, so no later approval
-/// can run them.
+/// unfinished turn already held for approval are taken out of the store too, so no later
+/// approval can run them: by a [`Job`](super::Job) given to
+/// [`Agent::offload`](super::Agent::offload) (without one, dropping cannot wait for the store,
+/// and they stay until they expire); [`cancel`](AgentStream::cancel) does it before it returns.
 #[must_use = "a run does nothing until its events are polled"]
 pub struct AgentStream<'a> {
     run: Option<BoxFuture<'a, Result<Finished, AgentError>>>,
     events: Events,
     tools: &'a crate::set::ToolSet,
+    /// Where the held calls of a dropped run are rejected.
+    offload: Option<fn(super::Job)>,
     /// `Done` was handed out: the stream has ended.
     ended: bool,
+}
+
+impl Drop for AgentStream<'_> {
+    fn drop(&mut self) {
+        let held = std::mem::take(&mut self.events.lock().held);
+        let (false, Some(spawn)) = (held.is_empty(), self.offload) else {
+            return;
+        };
+        let approvals = self.tools.approvals().clone();
+        spawn(Box::new(move || {
+            for ticket in held {
+                let _ = pollster::block_on(approvals.take(&ticket));
+            }
+        }));
+    }
 }
 
 impl AgentStream<'_> {
@@ -268,6 +286,7 @@ impl<'a> Agent<'a> {
             run: Some(Box::pin(run(events.clone()))),
             events,
             tools: self.tools,
+            offload: self.offload,
             ended: false,
         }
     }

@@ -1132,3 +1132,135 @@ fn a_blocking_tool_runs_where_the_host_offloads_it() {
     let results = serde_json::to_string(&conversation.messages).unwrap();
     assert!(results.contains("5 di pekerja-blocking"), "{results}");
 }
+
+// ---- Bedrock's binary event stream.
+
+/// One AWS event stream message, written here from the format's description (a prelude of
+/// total and header lengths with its CRC-32, string headers, the payload, the message's
+/// CRC-32: <https://docs.aws.amazon.com/AmazonS3/latest/API/RESTSelectObjectAppendix.html>),
+/// independently of the decoder under test.
+fn aws_message(headers: &[(&str, &str)], payload: &[u8]) -> Vec<u8> {
+    let mut encoded = Vec::new();
+    for (name, value) in headers {
+        encoded.push(name.len() as u8);
+        encoded.extend_from_slice(name.as_bytes());
+        encoded.push(7); // a string
+        encoded.extend_from_slice(&(value.len() as u16).to_be_bytes());
+        encoded.extend_from_slice(value.as_bytes());
+    }
+    let total = (12 + encoded.len() + payload.len() + 4) as u32;
+    let mut message = Vec::new();
+    message.extend_from_slice(&total.to_be_bytes());
+    message.extend_from_slice(&(encoded.len() as u32).to_be_bytes());
+    message.extend_from_slice(&crc32fast::hash(&message).to_be_bytes());
+    message.extend_from_slice(&encoded);
+    message.extend_from_slice(payload);
+    message.extend_from_slice(&crc32fast::hash(&message).to_be_bytes());
+    message
+}
+
+/// The recorded Bedrock events as the body AWS sends: each a message with its type in
+/// `:event-type` and the padding field `p` Bedrock adds to every event.
+fn bedrock_body() -> Vec<u8> {
+    let mut body = Vec::new();
+    for line in recorded("bedrock-converse.jsonl").lines() {
+        let event: Value = serde_json::from_str(line).unwrap();
+        let (kind, mut data) = event
+            .as_object()
+            .unwrap()
+            .clone()
+            .into_iter()
+            .next()
+            .unwrap();
+        data["p"] = json!("abcdefghijklmnopqrstu");
+        let headers = [
+            (":event-type", kind.as_str()),
+            (":content-type", "application/json"),
+            (":message-type", "event"),
+        ];
+        body.extend(aws_message(&headers, data.to_string().as_bytes()));
+    }
+    body
+}
+
+/// The events of an event stream body given in chunks of `size` bytes.
+fn aws_read(body: &[u8], size: usize) -> Vec<Result<StreamEvent, String>> {
+    let chunks: Vec<_> = body
+        .chunks(size)
+        .map(|c| Ok::<_, std::io::Error>(std::io::Cursor::new(c.to_vec())))
+        .collect();
+    let events = tool_runtime::agent::aws_events(stream::iter(chunks));
+    pollster::block_on(events.map(|e| e.map_err(|e| e.to_string())).collect())
+}
+
+#[test]
+fn bedrocks_binary_event_stream_reads_as_its_events() {
+    let body = bedrock_body();
+    for size in [1, 7, 64, body.len()] {
+        let events: Vec<StreamEvent> = aws_read(&body, size)
+            .into_iter()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(
+            events.len(),
+            recorded("bedrock-converse.jsonl").lines().count()
+        );
+        assert_eq!(
+            assemble(Api::BedrockConverse, &events).0,
+            whole("bedrock-converse"),
+            "in chunks of {size}"
+        );
+    }
+}
+
+#[test]
+fn a_broken_event_stream_is_an_error() {
+    let body = bedrock_body();
+    // One byte changed: the message fails its checksum.
+    let mut flipped = body.clone();
+    flipped[40] ^= 1;
+    let read = aws_read(&flipped, 16);
+    let error = read.last().unwrap().as_ref().unwrap_err();
+    assert!(error.contains("unreadable"), "{error}");
+    // Cut off in the middle of a message.
+    let read = aws_read(&body[..body.len() - 5], 16);
+    let error = read.last().unwrap().as_ref().unwrap_err();
+    assert_eq!(error, "the event stream ends inside a message");
+    // An exception ends the turn, named.
+    let mut throttled = aws_message(
+        &[(":event-type", "messageStart"), (":message-type", "event")],
+        br#"{"role": "assistant"}"#,
+    );
+    throttled.extend(aws_message(
+        &[
+            (":exception-type", "throttlingException"),
+            (":message-type", "exception"),
+        ],
+        br#"{"message": "Too many requests, please wait before trying again."}"#,
+    ));
+    let events: Vec<StreamEvent> = aws_read(&throttled, 9)
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    let error = broken(Api::BedrockConverse, &events);
+    assert!(
+        error.contains("throttlingException") && error.contains("Too many requests"),
+        "{error}"
+    );
+    // An error message.
+    let failed = aws_message(
+        &[
+            (":message-type", "error"),
+            (":error-code", "InternalFailure"),
+            (":error-message", "boom"),
+        ],
+        b"",
+    );
+    let read = aws_read(&failed, 4);
+    assert_eq!(
+        read,
+        [Err(
+            "the event stream sent an error: InternalFailure: boom".to_owned()
+        )]
+    );
+}

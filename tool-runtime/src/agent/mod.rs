@@ -61,6 +61,8 @@ pub use crate::dialect::{Delta, MAX_RESPONSE_BYTES, ResponseStream, StreamError,
 pub use read::{CallArguments, ModelTurn, ToolCall, read_turn};
 use run::run_all;
 pub use run::{Job, Outcome, run_calls};
+#[cfg(feature = "aws-event-stream")]
+pub use stream::aws_events;
 pub use stream::{AgentEvent, AgentStream, sse_events};
 pub use write::{ToolAnswer, render};
 

@@ -192,19 +192,7 @@ where
     B: bytes::Buf + Send,
     E: Error + Send + Sync + 'static,
 {
-    let mut seen = 0usize;
-    let capped = bytes.map(move |chunk| {
-        let chunk = chunk.map_err(std::io::Error::other)?;
-        seen = seen.saturating_add(bytes::Buf::remaining(&chunk));
-        if seen > crate::dialect::MAX_RESPONSE_BYTES {
-            return Err(std::io::Error::other(format!(
-                "the response body exceeds {} bytes",
-                crate::dialect::MAX_RESPONSE_BYTES
-            )));
-        }
-        Ok(chunk)
-    });
-    sse_stream::SseStream::from_bytes_stream(capped).filter_map(|event| async move {
+    sse_stream::SseStream::from_bytes_stream(capped(bytes)).filter_map(|event| async move {
         match event {
             Ok(sse) => sse.data.map(|data| {
                 Ok(StreamEvent {
@@ -219,10 +207,145 @@ where
 
 type Boxed = Box<dyn Error + Send + Sync>;
 
+/// The whole body, capped at [`MAX_RESPONSE_BYTES`](crate::agent::MAX_RESPONSE_BYTES): a
+/// chunk past it is an error.
+fn capped<S, B, E>(bytes: S) -> impl Stream<Item = Result<B, std::io::Error>> + Send
+where
+    S: Stream<Item = Result<B, E>> + Send,
+    B: bytes::Buf + Send,
+    E: Error + Send + Sync + 'static,
+{
+    let mut seen = 0usize;
+    bytes.map(move |chunk| {
+        let chunk = chunk.map_err(std::io::Error::other)?;
+        seen = seen.saturating_add(bytes::Buf::remaining(&chunk));
+        if seen > crate::dialect::MAX_RESPONSE_BYTES {
+            return Err(std::io::Error::other(format!(
+                "the response body exceeds {} bytes",
+                crate::dialect::MAX_RESPONSE_BYTES
+            )));
+        }
+        Ok(chunk)
+    })
+}
+
+/// Bedrock `ConverseStream`'s events from the response body's bytes, without the AWS SDK: the
+/// body is AWS's binary event stream, whose messages (length prelude, headers, payload, CRCs)
+/// `aws-smithy-eventstream` decodes and checks. Each message is an event named by its
+/// `:event-type` header with its JSON payload as data; an exception by its `:exception-type`
+/// (`throttlingException`, ...), which ends the turn. A message that fails its checksum, an
+/// `error` message, a body that ends inside a message or passes
+/// [`MAX_RESPONSE_BYTES`](crate::agent::MAX_RESPONSE_BYTES) is an error, after which the
+/// stream ends.
+#[cfg(feature = "aws-event-stream")]
+pub fn aws_events<S, B, E>(bytes: S) -> impl Stream<Item = Result<StreamEvent, Boxed>> + Send
+where
+    S: Stream<Item = Result<B, E>> + Send,
+    B: bytes::Buf + Send,
+    E: Error + Send + Sync + 'static,
+{
+    use aws_smithy_eventstream::frame::{DecodedFrame, MessageFrameDecoder};
+    use bytes::{Buf, BufMut};
+
+    struct Reading<S> {
+        body: Pin<Box<S>>,
+        buffer: bytes::BytesMut,
+        decoder: MessageFrameDecoder,
+        /// Bytes of a message not decoded yet were read.
+        inside: bool,
+        done: bool,
+    }
+    let start = Reading {
+        body: Box::pin(capped(bytes)),
+        buffer: bytes::BytesMut::new(),
+        decoder: MessageFrameDecoder::new(),
+        inside: false,
+        done: false,
+    };
+    futures_util::stream::unfold(start, |mut r| async move {
+        while !r.done {
+            match r.decoder.decode_frame(&mut r.buffer) {
+                Ok(DecodedFrame::Complete(message)) => {
+                    r.inside = r.buffer.has_remaining();
+                    let headers: Vec<(&str, Option<&str>)> = message
+                        .headers()
+                        .iter()
+                        .map(|h| {
+                            (
+                                h.name().as_str(),
+                                h.value().as_string().ok().map(|v| v.as_str()),
+                            )
+                        })
+                        .collect();
+                    let event = aws_event(&headers, message.payload());
+                    r.done = event.is_err();
+                    return Some((event, r));
+                }
+                Ok(DecodedFrame::Incomplete) => {}
+                Err(e) => {
+                    r.done = true;
+                    return Some((
+                        Err(format!("the event stream is unreadable: {e}").into()),
+                        r,
+                    ));
+                }
+            }
+            match r.body.next().await {
+                Some(Ok(mut chunk)) => {
+                    r.inside |= chunk.has_remaining();
+                    while chunk.has_remaining() {
+                        let part = chunk.chunk();
+                        let n = part.len();
+                        r.buffer.put_slice(part);
+                        chunk.advance(n);
+                    }
+                }
+                Some(Err(e)) => {
+                    r.done = true;
+                    return Some((Err(e.into()), r));
+                }
+                None => {
+                    r.done = true;
+                    if r.inside {
+                        let cut = "the event stream ends inside a message".into();
+                        return Some((Err(cut), r));
+                    }
+                }
+            }
+        }
+        None
+    })
+}
+
+/// One event stream message, its string headers and payload, as an event.
+#[cfg(feature = "aws-event-stream")]
+fn aws_event(headers: &[(&str, Option<&str>)], payload: &[u8]) -> Result<StreamEvent, Boxed> {
+    let header = |name: &str| {
+        headers
+            .iter()
+            .find(|(n, _)| *n == name)
+            .and_then(|(_, v)| v.map(str::to_owned))
+    };
+    let data = std::str::from_utf8(payload)
+        .map_err(|_| "an event stream message whose payload is not UTF-8")?;
+    let (kind, name) = match header(":message-type").as_deref() {
+        Some("event") => ("event", header(":event-type")),
+        Some("exception") => ("exception", header(":exception-type")),
+        Some("error") => {
+            let code = header(":error-code").unwrap_or_default();
+            let text = header(":error-message").unwrap_or_default();
+            return Err(format!("the event stream sent an error: {code}: {text}").into());
+        }
+        other => return Err(format!("an event stream message of type {other:?}").into()),
+    };
+    let name = name.ok_or_else(|| format!("an {kind} message without its type header"))?;
+    Ok(StreamEvent::named(name, data))
+}
+
 impl<'a> Agent<'a> {
     /// [`run`](Agent::run) over streamed responses: `send` returns the response's events
-    /// (for SSE APIs, [`sse_events`] over the body's bytes; for Bedrock's `ConverseStream`, the
-    /// events the AWS SDK decoded), and the run is a stream of [`AgentEvent`]s a web server can
+    /// (for SSE APIs, [`sse_events`] over the body's bytes; for Bedrock's `ConverseStream`,
+    /// `aws_events` over them (feature `aws-event-stream`) or the events the AWS SDK decoded), and the run is a stream of [`AgentEvent`]s a web server can
     /// forward. Each call starts as soon as its arguments are complete; the model's turn is
     /// kept exactly as the unstreamed response would have been. A stream that is cut short,
     /// breaks the API's event order, or sends nothing for [`idle_timeout`](Agent::idle_timeout)

@@ -158,8 +158,8 @@ fn call_of(call: &Value) -> Result<ToolCall, String> {
 
 /// `ConverseStream`
 /// (<https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ConverseStream.html>):
-/// an AWS event stream, whose binary framing the AWS SDK decodes; each event is given here by
-/// its type and JSON (`{"contentBlockDelta": {...}}` as one object is read too). `messageStart`,
+/// an AWS event stream, whose binary framing [`aws_events`](crate::agent::aws_events) (feature
+/// `aws-event-stream`) or the AWS SDK decodes; each event is given here by its type and JSON (`{"contentBlockDelta": {...}}` as one object is read too). `messageStart`,
 /// then per block an optional `contentBlockStart` (a `toolUse` with its id and name),
 /// `contentBlockDelta`s (`text`, `toolUse.input` fragments, `reasoningContent` text, signature
 /// or redacted content) and `contentBlockStop` (a `toolUse` is complete there), then

@@ -15,7 +15,7 @@
 //!   [`RemoteOptions::tool_requires`]); names can be prefixed per server.
 //! - A call has a time limit; when it ends (or the call is dropped) the remote is sent
 //!   `notifications/cancelled`. A caller that follows a call's progress (a
-//!   [`Progress`](tool_runtime::Progress) in its context: an MCP request with a
+//!   [`Progress`] in its context: an MCP request with a
 //!   `progressToken`, a streamed agent run) gets the remote's progress reports. A server that went away makes its tools answer a clear error,
 //!   and the next call after a pause reconnects.
 //! - `notifications/tools/list_changed` is followed (on a `subscriptions/listen` stream with a

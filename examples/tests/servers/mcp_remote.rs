@@ -318,15 +318,7 @@ async fn a_remote_http_server_restarted_between_calls_is_used_again() {
     };
     let mut server = start();
     wait_for(addr).await;
-    let options = RemoteOptions {
-        call_timeout: Duration::from_secs(2),
-        retry_after: Duration::from_millis(100),
-        ..RemoteOptions::default()
-    };
-    let remote = Remote::http("hr", format!("http://{addr}/mcp"), None, options)
-        .await
-        .unwrap();
-    let set = ToolSet::new(remote.tools().await.unwrap().tools).unwrap();
+    let (_remote, set) = over_http("hr", addr, Duration::from_secs(2)).await;
     let cx = Context::new();
     assert!(call(&set, &cx, "cek-sisa-cuti", json!({})).await.is_ok());
 
@@ -348,6 +340,24 @@ async fn a_remote_http_server_restarted_between_calls_is_used_again() {
     let _ = server.kill();
     let _ = server.wait();
     assert!(answered, "the restarted server was not used again");
+}
+
+/// The server at `addr` over Streamable HTTP, retried soon after it failed, and its tools.
+async fn over_http(
+    label: &str,
+    addr: std::net::SocketAddr,
+    call_timeout: Duration,
+) -> (Remote, ToolSet) {
+    let options = RemoteOptions {
+        call_timeout,
+        retry_after: Duration::from_millis(100),
+        ..RemoteOptions::default()
+    };
+    let remote = Remote::http(label, format!("http://{addr}/mcp"), None, options)
+        .await
+        .unwrap();
+    let set = ToolSet::new(remote.tools().await.unwrap().tools).unwrap();
+    (remote, set)
 }
 
 /// This toolkit's fixture server (the conformance suite's tools) over stdio.
@@ -568,15 +578,7 @@ async fn a_remote_answering_100_mb_over_http_is_cut_off_and_its_other_tools_keep
         .kill_on_drop(true);
     let _server = server.spawn().unwrap();
     wait_for(addr).await;
-    let options = RemoteOptions {
-        call_timeout: Duration::from_secs(30),
-        retry_after: Duration::from_millis(100),
-        ..RemoteOptions::default()
-    };
-    let remote = Remote::http("liar", format!("http://{addr}/mcp"), None, options)
-        .await
-        .unwrap();
-    let set = ToolSet::new(remote.tools().await.unwrap().tools).unwrap();
+    let (_remote, set) = over_http("liar", addr, Duration::from_secs(30)).await;
     let cx = Context::new();
     assert_eq!(
         call(&set, &cx, "good", json!({"n": 1})).await.unwrap(),

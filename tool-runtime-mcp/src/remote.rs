@@ -279,8 +279,6 @@ struct Inner {
     /// When connecting last failed: the next attempt waits `retry_after`.
     failed_at: Mutex<Option<Instant>>,
     changed: watch::Sender<u64>,
-    /// Where the server's progress reports go.
-    progress: Reports,
 }
 
 /// One remote MCP server, connected: list its tools as the toolkit's with [`Remote::tools`].
@@ -315,6 +313,7 @@ impl fmt::Debug for Remote {
 /// The client side of the connection: follows `notifications/tools/list_changed`.
 struct Listener {
     changed: watch::Sender<u64>,
+    /// Where this connection's progress reports go (routed by [`Routed`] as they arrive).
     progress: Reports,
 }
 
@@ -328,14 +327,6 @@ impl rmcp::ClientHandler for Listener {
 
     async fn on_tool_list_changed(&self, _: NotificationContext<RoleClient>) {
         self.changed.send_modify(|n| *n += 1);
-    }
-
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _: NotificationContext<RoleClient>,
-    ) {
-        self.progress.route(params);
     }
 }
 
@@ -403,7 +394,6 @@ impl Remote {
             opened: std::sync::atomic::AtomicU64::new(0),
             failed_at: Mutex::new(None),
             changed: watch::Sender::new(0),
-            progress: Reports::default(),
         });
         let link = inner.open().await?;
         *inner.link() = Some((link, 0));
@@ -436,7 +426,7 @@ impl Remote {
 
     /// Lists the server's tools (every page) and makes each one a tool of the toolkit.
     pub async fn tools(&self) -> Result<Imported, RemoteError> {
-        let (peer, _) = self
+        let Live { peer, .. } = self
             .inner
             .peer()
             .await
@@ -540,7 +530,26 @@ async fn http_handshake(
         config = config.auth_header(a.strip_prefix("Bearer ").unwrap_or(a));
     }
     let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
+    let transport = Routed::new(transport, &listener.progress);
     listener.serve_with_lifecycle(transport, lifecycle).await
+}
+
+/// A live connection, as a call uses it.
+struct Live {
+    peer: Peer<RoleClient>,
+    /// Its number: one more for each connection made.
+    n: u64,
+    reports: Reports,
+}
+
+impl Live {
+    fn of(link: &Link, n: u64) -> Live {
+        Live {
+            peer: link.peer().clone(),
+            n,
+            reports: link.service().progress.clone(),
+        }
+    }
 }
 
 /// Whether a connection still carries requests (its service loop has not ended).
@@ -601,10 +610,12 @@ impl Inner {
         Ok(link)
     }
 
+    /// A new connection's handler, with its own progress routes (rmcp numbers each
+    /// connection's `progressToken`s from the start again).
     fn listener(&self) -> Listener {
         Listener {
             changed: self.changed.clone(),
-            progress: self.progress.clone(),
+            progress: Reports::default(),
         }
     }
 
@@ -621,6 +632,7 @@ impl Inner {
                 Connect::Stdio(command) => {
                     let transport = rmcp::transport::TokioChildProcess::new(command())
                         .map_err(|e| RemoteError::Connect(e.to_string()))?;
+                    let transport = Routed::new(transport, &listener.progress);
                     listener
                         .serve_with_lifecycle(transport, lifecycle)
                         .await
@@ -672,17 +684,17 @@ impl Inner {
         self.link.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The live connection's peer and number, if it is up.
-    fn live(&self) -> Option<(Peer<RoleClient>, u64)> {
+    /// The live connection's peer, number and progress routes, if it is up.
+    fn live(&self) -> Option<Live> {
         match self.link().as_ref() {
-            Some((l, n)) if up(l) => Some((l.peer().clone(), *n)),
+            Some((l, n)) if up(l) => Some(Live::of(l, *n)),
             _ => None,
         }
     }
 
     /// The live connection's peer and number, reconnecting when it is down (one attempt at a
     /// time, at most once per `retry_after`).
-    async fn peer(&self) -> Result<(Peer<RoleClient>, u64), ToolError> {
+    async fn peer(&self) -> Result<Live, ToolError> {
         if let Some(live) = self.live() {
             return Ok(live);
         }
@@ -708,7 +720,7 @@ impl Inner {
                     .opened
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
                     + 1;
-                let peer = l.peer().clone();
+                let live = Live::of(&l, n);
                 // The old connection (if any) is dropped outside the lock's scope below.
                 let old = self.link().replace((l, n));
                 drop(old);
@@ -716,7 +728,7 @@ impl Inner {
                 tracing::info!(server = %self.label, "reconnected to the MCP server");
                 // Its tools may have changed while it was away.
                 self.changed.send_modify(|n| *n += 1);
-                Ok((peer, n))
+                Ok(live)
             }
             Err(e) => {
                 let old = self.link().take();
@@ -766,7 +778,11 @@ impl Handler for RemoteTool {
         arguments: Value,
     ) -> BoxFuture<'a, Result<Value, ToolError>> {
         Box::pin(async move {
-            let (peer, connection) = self.remote.peer().await?;
+            let Live {
+                peer,
+                n: connection,
+                reports,
+            } = self.remote.peer().await?;
             let arguments = match arguments {
                 Value::Object(map) => map,
                 _ => Map::new(),
@@ -775,7 +791,7 @@ impl Handler for RemoteTool {
             let timeout = self.remote.options.call_timeout;
             // Dropping the request (the time limit, or the caller's call dropped) sends
             // `notifications/cancelled` to the server.
-            let call = call_tool(&peer, params, cx.get::<Progress>(), &self.remote.progress);
+            let call = call_tool(&peer, params, cx.get::<Progress>(), &reports);
             let result = match tokio::time::timeout(timeout, call).await {
                 Err(_) => {
                     tokio::spawn(self.remote.clone().probe(peer, connection));
@@ -824,48 +840,75 @@ async fn call_tool(
     let handle = peer
         .send_request_with_option(request, PeerRequestOptions::no_options())
         .await?;
-    let _following = progress.map(|p| reports.follow(handle.progress_token.clone(), p.clone()));
-    let mut abandoned = Abandoned(Some((peer.clone(), handle.id.clone())));
+    // Every call is registered, so reports of a call no one follows are dropped at once.
+    let _following = reports.follow(handle.progress_token.clone(), progress.cloned());
+    let mut abandoned = Abandoned::new(peer, handle.id.clone());
     let answer = handle.await_response().await;
-    abandoned.0 = None;
+    abandoned.answered();
     match answer? {
         ServerResult::CallToolResult(result) => Ok(result),
+        // A result with nothing but `_meta`, or none at all: a call without content.
         ServerResult::EmptyResult(_) => Ok(CallToolResult::success(Vec::new())),
+        ServerResult::CustomResult(custom) => {
+            serde_json::from_value(custom.0).map_err(|_| rmcp::ServiceError::UnexpectedResponse)
+        }
         _ => Err(rmcp::ServiceError::UnexpectedResponse),
     }
 }
 
-/// A request dropped before its answer: the server is told it was cancelled.
-struct Abandoned(Option<(Peer<RoleClient>, rmcp::model::RequestId)>);
+/// A request dropped before its answer: the server is told it was cancelled (on the runtime
+/// the request was sent from, wherever the drop happens).
+struct Abandoned(
+    Option<(
+        Peer<RoleClient>,
+        rmcp::model::RequestId,
+        tokio::runtime::Handle,
+    )>,
+);
+
+impl Abandoned {
+    fn new(peer: &Peer<RoleClient>, id: rmcp::model::RequestId) -> Self {
+        Abandoned(
+            tokio::runtime::Handle::try_current()
+                .ok()
+                .map(|runtime| (peer.clone(), id, runtime)),
+        )
+    }
+
+    fn answered(&mut self) {
+        self.0 = None;
+    }
+}
 
 impl Drop for Abandoned {
     fn drop(&mut self) {
-        let Some((peer, id)) = self.0.take() else {
+        let Some((peer, id, runtime)) = self.0.take() else {
             return;
         };
         let cancelled = CancelledNotification::new(CancelledNotificationParam::new(
             Some(id),
             Some("the caller dropped the call".into()),
         ));
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move { peer.send_notification(cancelled.into()).await });
-        }
+        runtime.spawn(async move { peer.send_notification(cancelled.into()).await });
     }
 }
 
-/// The progress reports of one server's calls, passed on to the callers that follow them. A
-/// report can arrive before its call is followed (the request goes out before its token is
-/// known here): the last [`EARLY_REPORTS`] reports no one follows yet wait for it.
+/// The progress reports of one connection's calls, passed on to the callers that follow
+/// them, in the order the server sent them: [`Routed`] routes each as the transport receives
+/// it, before the call's answer (which comes after it) reaches the call. A report can come
+/// before its call is registered (the request goes out before its token is known here): the
+/// last [`EARLY_REPORTS`] reports of tokens not registered yet wait for it.
 #[derive(Clone, Default)]
 struct Reports(Arc<Mutex<Routes>>);
 
 #[derive(Default)]
 struct Routes {
-    following: HashMap<ProgressToken, Progress>,
+    /// The calls in flight: where their reports go (`None`: no one follows it).
+    calls: HashMap<ProgressToken, Option<Progress>>,
     early: std::collections::VecDeque<ProgressNotificationParam>,
 }
 
-/// Reports kept for calls not followed yet.
+/// Reports kept for calls not registered yet.
 const EARLY_REPORTS: usize = 64;
 
 impl Reports {
@@ -873,23 +916,27 @@ impl Reports {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Passes a report on to its call's caller, or keeps it until the call is followed.
+    /// Passes a report on to its call's caller, or keeps it until the call is registered.
     fn route(&self, report: ProgressNotificationParam) {
         let mut routes = self.routes();
-        let Some(progress) = routes.following.get(&report.progress_token).cloned() else {
-            if routes.early.len() == EARLY_REPORTS {
-                routes.early.pop_front();
+        let progress = match routes.calls.get(&report.progress_token) {
+            Some(Some(progress)) => progress.clone(),
+            Some(None) => return,
+            None => {
+                if routes.early.len() == EARLY_REPORTS {
+                    routes.early.pop_front();
+                }
+                routes.early.push_back(report);
+                return;
             }
-            routes.early.push_back(report);
-            return;
         };
         drop(routes);
         pass_on(&progress, &report);
     }
 
-    /// Passes the reports of `token` to `progress` (those already come first) until the
-    /// returned guard is dropped.
-    fn follow(&self, token: ProgressToken, progress: Progress) -> Following {
+    /// Registers the call of `token`: its reports go to `progress` (those already come first)
+    /// until the returned guard is dropped.
+    fn follow(&self, token: ProgressToken, progress: Option<Progress>) -> Following {
         let mut routes = self.routes();
         let mut early = Vec::new();
         routes.early.retain(|r| {
@@ -899,10 +946,12 @@ impl Reports {
             }
             !mine
         });
-        routes.following.insert(token.clone(), progress.clone());
+        routes.calls.insert(token.clone(), progress.clone());
         drop(routes);
-        for report in &early {
-            pass_on(&progress, report);
+        if let Some(progress) = &progress {
+            for report in &early {
+                pass_on(progress, report);
+            }
         }
         Following {
             reports: self.clone(),
@@ -915,7 +964,7 @@ fn pass_on(progress: &Progress, report: &ProgressNotificationParam) {
     progress.report(report.progress, report.total, report.message.as_deref());
 }
 
-/// A call whose progress is followed; no longer once dropped.
+/// A call in flight; its token is forgotten once dropped.
 struct Following {
     reports: Reports,
     token: ProgressToken,
@@ -923,7 +972,51 @@ struct Following {
 
 impl Drop for Following {
     fn drop(&mut self) {
-        self.reports.routes().following.remove(&self.token);
+        self.reports.routes().calls.remove(&self.token);
+    }
+}
+
+/// A client transport that routes the server's progress reports as it receives them, in the
+/// server's order (rmcp hands each notification to a task of its own, which may run after
+/// the answer that followed it on the wire).
+struct Routed<T> {
+    inner: T,
+    reports: Reports,
+}
+
+impl<T> Routed<T> {
+    fn new(inner: T, reports: &Reports) -> Self {
+        Routed {
+            inner,
+            reports: reports.clone(),
+        }
+    }
+}
+
+impl<T: rmcp::transport::Transport<RoleClient>> rmcp::transport::Transport<RoleClient>
+    for Routed<T>
+{
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: rmcp::service::TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<rmcp::service::RxJsonRpcMessage<RoleClient>> {
+        let message = self.inner.receive().await?;
+        if let rmcp::model::JsonRpcMessage::Notification(n) = &message
+            && let ServerNotification::ProgressNotification(p) = &n.notification
+        {
+            self.reports.route(p.params.clone());
+        }
+        Some(message)
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
     }
 }
 
@@ -974,12 +1067,16 @@ mod tests {
         let progress = Progress::new(move |r| sink.lock().unwrap().push(r.progress));
         reports.route(report(7, 1.0));
         reports.route(report(8, 5.0)); // another call's
-        let following = reports.follow(report(7, 0.0).progress_token, progress);
+        let following = reports.follow(report(7, 0.0).progress_token, Some(progress));
         reports.route(report(7, 2.0));
         drop(following);
         reports.route(report(7, 3.0)); // no longer followed
         assert_eq!(*seen.lock().unwrap(), [1.0, 2.0]);
         assert_eq!(reports.routes().early.len(), 2, "8's and the late one wait");
+        // A call no one follows: its reports are dropped, not kept.
+        let _unfollowed = reports.follow(report(9, 0.0).progress_token, None);
+        reports.route(report(9, 1.0));
+        assert_eq!(reports.routes().early.len(), 2);
         for n in 0..100 {
             reports.route(report(100 + n, 1.0));
         }

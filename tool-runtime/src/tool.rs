@@ -360,7 +360,7 @@ impl fmt::Debug for Tool {
     }
 }
 
-fn panicked(panic: Box<dyn Any + Send>, to_model: bool) -> ToolError {
+pub(crate) fn panicked(panic: Box<dyn Any + Send>, to_model: bool) -> ToolError {
     let message = panic
         .downcast_ref::<&str>()
         .map(|s| (*s).to_owned())

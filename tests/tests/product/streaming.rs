@@ -1133,6 +1133,49 @@ fn a_blocking_tool_runs_where_the_host_offloads_it() {
     assert!(results.contains("5 di pekerja-blocking"), "{results}");
 }
 
+#[tool(
+    description = "Menjumlahkan dua bilangan setelah disetujui dan menyebut thread yang menjalankannya.",
+    needs_approval
+)]
+fn jumlah_disetujui(
+    #[arg(description = "Bilangan pertama", range = -1000..=1000)] a: i32,
+    #[arg(description = "Bilangan kedua", range = -1000..=1000)] b: i32,
+) -> String {
+    let thread = std::thread::current();
+    format!("{} di {}", a + b, thread.name().unwrap_or("?"))
+}
+
+#[test]
+fn an_approved_blocking_call_runs_where_the_host_offloads_it() {
+    let set = ToolSet::new([jumlah_disetujui::tool()]).unwrap();
+    let agent = Agent::new(&set).max_turns(1).offload(on_a_named_thread);
+    let cx = Context::new();
+    let response = json!({"id": "msg_1", "type": "message", "role": "assistant",
+        "model": "claude-sonnet-4-5", "stop_reason": "tool_use", "stop_sequence": null,
+        "usage": {"input_tokens": 40, "output_tokens": 20},
+        "content": [{"type": "tool_use", "id": "toolu_1", "name": "jumlah_disetujui",
+                     "input": {"a": 2, "b": 3}}]});
+    let send = |_: &Conversation| {
+        let response = response.clone();
+        async move { Ok::<_, Boxed>(response) }
+    };
+    let first = pollster::block_on(agent.run(&cx, Conversation::new(Api::Anthropic), send));
+    let Ok(Finished::Paused(paused)) = first else {
+        panic!("{first:?}")
+    };
+    let decided = pollster::block_on(agent.resume(
+        &cx,
+        paused,
+        |_| tool_runtime::agent::Decision::Approve,
+        send,
+    ));
+    let Ok(Finished::TurnLimit { conversation }) = decided else {
+        panic!("{decided:?}")
+    };
+    let results = serde_json::to_string(&conversation.messages).unwrap();
+    assert!(results.contains("5 di pekerja-blocking"), "{results}");
+}
+
 // ---- Bedrock's binary event stream.
 
 /// One AWS event stream message, written here from the format's description (a prelude of
@@ -1226,6 +1269,19 @@ fn a_broken_event_stream_is_an_error() {
     let read = aws_read(&body[..body.len() - 5], 16);
     let error = read.last().unwrap().as_ref().unwrap_err();
     assert_eq!(error, "the event stream ends inside a message");
+    // Not an event stream at all (an HTTP error's JSON): refused at once, its text shown.
+    let denied = br#"{"message":"The security token included in the request is invalid."}"#;
+    let read = aws_read(denied, denied.len());
+    let error = read.last().unwrap().as_ref().unwrap_err();
+    assert!(
+        error.starts_with("the body is not an AWS event stream")
+            && error.contains("The security token"),
+        "{error}"
+    );
+    // In small chunks, at its first 12 bytes.
+    let read = aws_read(denied, 8);
+    let error = read.last().unwrap().as_ref().unwrap_err();
+    assert!(error.ends_with(r#"{"message":"The "#), "{error}");
     // An exception ends the turn, named.
     let mut throttled = aws_message(
         &[(":event-type", "messageStart"), (":message-type", "event")],

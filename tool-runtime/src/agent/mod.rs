@@ -59,8 +59,8 @@ use serde_json::Value;
 
 pub use crate::dialect::{Delta, MAX_RESPONSE_BYTES, ResponseStream, StreamError, StreamEvent};
 pub use read::{CallArguments, ModelTurn, ToolCall, read_turn};
-use run::run_all;
 pub use run::{Job, Outcome, run_calls};
+use run::{resume_one, run_all};
 #[cfg(feature = "aws-event-stream")]
 pub use stream::aws_events;
 pub use stream::{AgentEvent, AgentStream, sse_events};
@@ -238,7 +238,10 @@ impl<'a> Agent<'a> {
     /// Without it a blocking tool runs on the thread that polls the run: right for a command
     /// line program or a test, wrong on a server's async workers, where a slow tool stalls
     /// every task of that worker. A job `spawn` drops without running answers the call with an
-    /// error. A dropped [`AgentStream`] also hands it the rejection of its held calls.
+    /// error; one that starts after the run went away runs nothing. Calls a person approved
+    /// ([`resume`](Agent::resume)) go there too, and a dropped [`AgentStream`] hands it the
+    /// rejection of its held calls. `spawn` is a `fn` (a closure that captures nothing), which
+    /// keeps `Agent` `Copy`: to reach a particular runtime, keep its `Handle` in a `static`.
     pub fn offload(mut self, spawn: fn(Job)) -> Self {
         self.offload = Some(spawn);
         self
@@ -305,10 +308,12 @@ impl<'a> Agent<'a> {
                 Outcome::Waiting { call, pending } => {
                     let (id, name) = (call.id, call.name);
                     match decide(&pending) {
-                        Decision::Approve => match self.tools.resume(cx, &pending.ticket).await {
-                            Ok(out) => ToolAnswer::output(id, name, &out),
-                            Err(e) => ToolAnswer::error(id, name, self.tools.model_message(&e)),
-                        },
+                        Decision::Approve => {
+                            match resume_one(self.tools, cx, &pending, self.offload).await {
+                                Ok(out) => ToolAnswer::output(id, name, &out),
+                                Err(e) => ToolAnswer::error(id, name, self.tools.model_message(&e)),
+                            }
+                        }
                         Decision::Reject => {
                             let message = match self.tools.reject(&pending.ticket).await {
                                 Ok(_) => wording.approval_declined.to_string(),

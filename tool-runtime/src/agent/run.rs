@@ -77,7 +77,10 @@ pub(crate) async fn run_one(
 ) -> Outcome {
     let detached = offload.and_then(|spawn| Some((spawn, tools.detached(&call.name)?)));
     let out = match detached {
-        Some((spawn, (tool, pipeline))) => off_thread(spawn, tool, pipeline, cx, call).await,
+        Some((spawn, (tool, pipeline))) => {
+            let work = Work::Run(call.arguments.clone());
+            off_thread(spawn, tool, pipeline, cx, work).await
+        }
         None => tools.call(cx, &call.name, &call.arguments).await,
     };
     match out {
@@ -94,18 +97,77 @@ pub(crate) async fn run_one(
     }
 }
 
+/// Runs a person's approved call through the tool set, on a thread `offload` gives when its
+/// tool blocks.
+pub(crate) async fn resume_one(
+    tools: &ToolSet,
+    cx: &Context,
+    pending: &PendingCall,
+    offload: Option<fn(Job)>,
+) -> Result<CallOutput, ToolError> {
+    match offload.and_then(|spawn| Some((spawn, tools.detached(&pending.tool)?))) {
+        Some((spawn, (tool, pipeline))) => {
+            let work = Work::Resume(pending.ticket.clone());
+            off_thread(spawn, tool, pipeline, cx, work).await
+        }
+        None => tools.resume(cx, &pending.ticket).await,
+    }
+}
+
+/// What a job does with its tool.
+enum Work {
+    /// A call with the model's arguments.
+    Run(super::CallArguments),
+    /// The call held under this ticket, approved.
+    Resume(String),
+}
+
+/// The one tool a resumed job may find.
+struct One<'a>(&'a ToolRef);
+
+impl crate::call::Lookup for One<'_> {
+    fn find(&self, name: &str) -> Result<&crate::tool::Tool, ToolError> {
+        if self.0.name() == name {
+            return Ok(self.0);
+        }
+        Err(ToolError::UnknownTool {
+            name: name.to_owned(),
+            did_you_mean: None,
+        })
+    }
+}
+
 /// Runs a blocking tool's call as a job `spawn` runs elsewhere, and waits for its answer.
 async fn off_thread(
     spawn: fn(Job),
     tool: ToolRef,
     pipeline: Pipeline,
     cx: &Context,
-    call: &ToolCall,
+    work: Work,
 ) -> Result<CallOutput, ToolError> {
-    let (answer, answered) = futures_channel::oneshot::channel();
-    let (cx, arguments) = (cx.clone(), call.arguments.clone());
+    let (answer, answered) = futures_channel::oneshot::channel::<Result<CallOutput, ToolError>>();
+    let cx = cx.clone();
     spawn(Box::new(move || {
-        let out = Call::new(Ok(&tool), &cx, (&arguments).into(), &pipeline).blocking();
+        // The run went away while the job waited: nothing runs.
+        if answer.is_canceled() {
+            return;
+        }
+        // The tool's own panic is already an error; this catches one in the approval store or
+        // the middleware, driven here without an async runtime.
+        let one = One(&tool);
+        let run = || {
+            match &work {
+                Work::Run(arguments) => Call::new(Ok(&tool), &cx, arguments.into(), &pipeline),
+                Work::Resume(ticket) => Call::resume(&cx, ticket, &one, &pipeline),
+            }
+            .blocking()
+        };
+        let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run))
+            .unwrap_or_else(|panic| Err(crate::tool::panicked(panic, false)));
+        // Held for approval after the run went away: no one will decide it.
+        if let (Err(ToolError::ApprovalRequired(pending)), true) = (&out, answer.is_canceled()) {
+            let _ = pollster::block_on(pipeline.approvals.take(&pending.ticket));
+        }
         let _ = answer.send(out);
     }));
     answered.await.unwrap_or_else(|_| {

@@ -70,11 +70,15 @@ impl Drop for AgentStream<'_> {
             return;
         };
         let approvals = self.tools.approvals().clone();
-        spawn(Box::new(move || {
+        let job: super::Job = Box::new(move || {
             for ticket in held {
                 let _ = pollster::block_on(approvals.take(&ticket));
             }
-        }));
+        });
+        // A host's `spawn` that panics here (no runtime) must not abort a panicking thread.
+        if !std::thread::panicking() {
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| spawn(job)));
+        }
     }
 }
 
@@ -253,6 +257,8 @@ where
         decoder: MessageFrameDecoder,
         /// Bytes of a message not decoded yet were read.
         inside: bool,
+        /// The buffer starts with a message's prelude (not read by the decoder yet).
+        at_start: bool,
         done: bool,
     }
     let start = Reading {
@@ -260,12 +266,30 @@ where
         buffer: bytes::BytesMut::new(),
         decoder: MessageFrameDecoder::new(),
         inside: false,
+        at_start: true,
         done: false,
     };
     futures_util::stream::unfold(start, |mut r| async move {
         while !r.done {
+            // A body that is not an event stream (an HTTP error's JSON, say) is refused at its
+            // first bytes, not read to its end as one huge message.
+            if r.at_start && r.buffer.len() >= 12 {
+                let b = &r.buffer;
+                let total = u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as usize;
+                if !(16..=MAX_AWS_MESSAGE).contains(&total) {
+                    r.done = true;
+                    let start = String::from_utf8_lossy(&b[..b.len().min(200)]).into_owned();
+                    let refused = format!(
+                        "the body is not an AWS event stream (a message of {total} bytes \
+                         announced): {start}"
+                    );
+                    return Some((Err(refused.into()), r));
+                }
+                r.at_start = false;
+            }
             match r.decoder.decode_frame(&mut r.buffer) {
                 Ok(DecodedFrame::Complete(message)) => {
+                    r.at_start = true;
                     r.inside = r.buffer.has_remaining();
                     let headers: Vec<(&str, Option<&str>)> = message
                         .headers()
@@ -316,6 +340,10 @@ where
         None
     })
 }
+
+/// The largest event stream message (AWS's limit is 16 MB).
+#[cfg(feature = "aws-event-stream")]
+const MAX_AWS_MESSAGE: usize = 16 << 20;
 
 /// One event stream message, its string headers and payload, as an event.
 #[cfg(feature = "aws-event-stream")]

@@ -367,14 +367,19 @@ fn fixture() -> tokio::process::Command {
     cmd
 }
 
-#[tokio::test]
-async fn both_eras_are_spoken_and_a_changed_tool_list_is_followed() {
+/// The fixture server imported, with `tool` (which does not say it is read-only) let to run
+/// unasked.
+async fn fixture_running(tool: &str) -> Remote {
     let options = RemoteOptions {
-        // Its tool that changes the list does not say it is read-only: let it run unasked.
-        approval: [("test_trigger_tool_change".to_owned(), false)].into(),
+        approval: [(tool.to_owned(), false)].into(),
         ..RemoteOptions::default()
     };
-    let modern = Remote::stdio("fixture", fixture, options).await.unwrap();
+    Remote::stdio("fixture", fixture, options).await.unwrap()
+}
+
+#[tokio::test]
+async fn both_eras_are_spoken_and_a_changed_tool_list_is_followed() {
+    let modern = fixture_running("test_trigger_tool_change").await;
     assert_eq!(
         modern.protocol_version().await.as_deref(),
         Some("2026-07-28")
@@ -667,12 +672,7 @@ fn args_again(name: &str) -> Value {
 
 #[tokio::test]
 async fn a_remote_tools_progress_reaches_the_caller_in_both_eras() {
-    let options = RemoteOptions {
-        // It does not say it is read-only: let it run unasked.
-        approval: [("test_tool_with_progress".to_owned(), false)].into(),
-        ..RemoteOptions::default()
-    };
-    let modern = Remote::stdio("fixture", fixture, options).await.unwrap();
+    let modern = fixture_running("test_tool_with_progress").await;
     let set = ToolSet::new(modern.tools().await.unwrap().tools).unwrap();
     assert_eq!(
         call_following_progress(&set, "test_tool_with_progress", json!({})).await,

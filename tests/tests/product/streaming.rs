@@ -1042,13 +1042,27 @@ fn dropping_the_host_stream_drops_the_turns_held_calls_where_the_host_offloads()
 
 // ---- Where blocking tools run.
 
+/// The sum, and the name of the thread that computed it.
+fn sum_on_this_thread(a: i32, b: i32) -> String {
+    let thread = std::thread::current();
+    format!("{} di {}", a + b, thread.name().unwrap_or("?"))
+}
+
 #[tool(description = "Menjumlahkan dua bilangan dan menyebut thread yang menjalankannya.")]
 fn jumlah_di(
     #[arg(description = "Bilangan pertama", range = -1000..=1000)] a: i32,
     #[arg(description = "Bilangan kedua", range = -1000..=1000)] b: i32,
 ) -> String {
-    let thread = std::thread::current();
-    format!("{} di {}", a + b, thread.name().unwrap_or("?"))
+    sum_on_this_thread(a, b)
+}
+
+/// An unstreamed Anthropic response calling `tool` with `{"a": 2, "b": 3}`.
+fn anthropic_sum_call(tool: &str) -> Value {
+    json!({"id": "msg_1", "type": "message", "role": "assistant",
+        "model": "claude-sonnet-4-5", "stop_reason": "tool_use", "stop_sequence": null,
+        "usage": {"input_tokens": 40, "output_tokens": 20},
+        "content": [{"type": "tool_use", "id": "toolu_1", "name": tool,
+                     "input": {"a": 2, "b": 3}}]})
 }
 
 /// The jumlah turn, calling `jumlah_di`.
@@ -1112,11 +1126,7 @@ fn a_blocking_tool_runs_where_the_host_offloads_it() {
     // The unstreamed loop offloads the same way.
     let set = ToolSet::new([jumlah_di::tool()]).unwrap();
     let agent = Agent::new(&set).max_turns(1).offload(on_a_named_thread);
-    let response = json!({"id": "msg_1", "type": "message", "role": "assistant",
-        "model": "claude-sonnet-4-5", "stop_reason": "tool_use", "stop_sequence": null,
-        "usage": {"input_tokens": 40, "output_tokens": 20},
-        "content": [{"type": "tool_use", "id": "toolu_1", "name": "jumlah_di",
-                     "input": {"a": 2, "b": 3}}]});
+    let response = anthropic_sum_call("jumlah_di");
     let finished = pollster::block_on(agent.run(
         &Context::new(),
         Conversation::new(Api::Anthropic),
@@ -1141,8 +1151,7 @@ fn jumlah_disetujui(
     #[arg(description = "Bilangan pertama", range = -1000..=1000)] a: i32,
     #[arg(description = "Bilangan kedua", range = -1000..=1000)] b: i32,
 ) -> String {
-    let thread = std::thread::current();
-    format!("{} di {}", a + b, thread.name().unwrap_or("?"))
+    sum_on_this_thread(a, b)
 }
 
 #[test]
@@ -1150,11 +1159,7 @@ fn an_approved_blocking_call_runs_where_the_host_offloads_it() {
     let set = ToolSet::new([jumlah_disetujui::tool()]).unwrap();
     let agent = Agent::new(&set).max_turns(1).offload(on_a_named_thread);
     let cx = Context::new();
-    let response = json!({"id": "msg_1", "type": "message", "role": "assistant",
-        "model": "claude-sonnet-4-5", "stop_reason": "tool_use", "stop_sequence": null,
-        "usage": {"input_tokens": 40, "output_tokens": 20},
-        "content": [{"type": "tool_use", "id": "toolu_1", "name": "jumlah_disetujui",
-                     "input": {"a": 2, "b": 3}}]});
+    let response = anthropic_sum_call("jumlah_disetujui");
     let send = |_: &Conversation| {
         let response = response.clone();
         async move { Ok::<_, Boxed>(response) }

@@ -171,20 +171,7 @@ async fn the_gateway_serves_local_and_remote_tools_under_one_set_of_rules() {
     assert!(back, "the gateway did not reconnect to the remote");
 
     // The official Python SDK client reads the whole mixed list and every result.
-    let script = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/python_gateway_client.py"
-    );
-    let out = tokio::process::Command::from(crate::common::python())
-        .args([script, &resource, &token("gw gw.hr gw.remote")])
-        .output()
-        .await
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let token = token("gw gw.hr gw.remote");
+    crate::common::run_python_script_async("python_gateway_client.py", &[&resource, &token]).await;
     drop(gateway);
 }

@@ -357,16 +357,10 @@ async fn the_python_sdk_client_agrees_over_http() {
     let issuer = Issuer::new(ISSUER);
     let server = start(&issuer, "python").await;
     let token = |sub: &str| issuer.token(&server.resource, sub, "hr hr.reimburse.baca", json!({}));
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python_http_client.py");
-    let out = tokio::process::Command::from(common::python())
-        .args([script, &server.resource, &token("K-001"), &token("K-002")])
-        .output()
-        .await
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (first, second) = (token("K-001"), token("K-002"));
+    common::run_python_script_async(
+        "python_http_client.py",
+        &[&server.resource, &first, &second],
+    )
+    .await;
 }

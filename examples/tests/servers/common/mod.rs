@@ -20,12 +20,31 @@ pub use provision::{provision, python};
 /// Runs `tests/<script>` with the pinned Python packages and `args`; fails the test with its
 /// output unless it exits successfully.
 pub fn run_python_script(script: &str, args: &[&str]) {
-    let path = format!("{}/tests/{script}", env!("CARGO_MANIFEST_DIR"));
     let out = python()
-        .arg(&path)
+        .arg(script_path(script))
         .args(args)
         .output()
         .expect("python3 runs");
+    ran(script, &out);
+}
+
+/// [`run_python_script`] without blocking the test's runtime (for a server in this process).
+pub async fn run_python_script_async(script: &str, args: &[&str]) {
+    let out = tokio::process::Command::from(python())
+        .arg(script_path(script))
+        .args(args)
+        .output()
+        .await
+        .expect("python3 runs");
+    ran(script, &out);
+}
+
+fn script_path(script: &str) -> String {
+    format!("{}/tests/{script}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Fails the test with the script's output unless it exited successfully.
+fn ran(script: &str, out: &std::process::Output) {
     assert!(
         out.status.success(),
         "{script} failed:\n{}\n{}",

@@ -258,8 +258,9 @@ impl HttpServer {
             .with_json_response(true)
             .with_cancellation_token(self.shutdown.child_token());
         let mcp = self.mcp.clone();
-        let service =
-            StreamableHttpService::new(move || Ok(mcp.clone()), sessions.clone(), rmcp_config);
+        let service = axum::routing::any(endpoint).with_state(Arc::new(
+            StreamableHttpService::new(move || Ok(mcp.clone()), sessions.clone(), rmcp_config),
+        ));
         let shares = Arc::new(Shares::new(&self.config, sessions));
         // The checks are layers around the endpoint, outermost first: credentials, then each
         // caller's share and the body. The metadata routes stand outside them: they are public.
@@ -273,6 +274,16 @@ impl HttpServer {
         }
         router.merge(endpoint)
     }
+}
+
+/// rmcp's endpoint, shared. axum's router and each `from_fn` layer clone the service they wrap
+/// for every request, and rmcp's clone copies its whole configuration (the allowed hosts and
+/// origins, a `String` each): about 12,000 instructions per request, for eight clones. Behind
+/// an `Arc` in a handler's state, a clone is a count.
+type Endpoint = Arc<StreamableHttpService<McpServer, LocalSessionManager>>;
+
+async fn endpoint(State(endpoint): State<Endpoint>, request: Request) -> Response {
+    endpoint.handle(request).await.map(Body::new)
 }
 
 impl Bound {

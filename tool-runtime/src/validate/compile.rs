@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use super::format::Format;
-use super::node::{Node, Prop, Union, type_bit};
+use super::node::{Choices, Node, Prop, Union, type_bit};
 use super::number::Numeric;
 use super::pattern::Pattern;
 use super::{SchemaError, Validator};
@@ -342,7 +342,8 @@ impl<'a> Compiler<'a> {
                 Some(c)
             }
             _ => None,
-        };
+        }
+        .map(Choices::new);
         n.union = branches.map(|(branches, exactly_one)| Union {
             branches,
             exactly_one,

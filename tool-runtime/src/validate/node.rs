@@ -39,7 +39,7 @@ pub(crate) struct Node {
     /// `type`; `None` admits every type.
     pub(crate) types: Option<u8>,
     /// The allowed values, from `enum`, `const`, or a union whose every branch is a `const`.
-    pub(crate) choices: Option<Vec<Value>>,
+    pub(crate) choices: Option<Choices>,
     /// `oneOf` (exactly one branch) or `anyOf` (at least one), when its branches are not all
     /// constants (those are in `choices`).
     pub(crate) union: Option<Union>,
@@ -70,6 +70,40 @@ pub(crate) struct Node {
     pub(crate) required_bits: u64,
     /// `$ref` to a `$defs` entry, by index.
     pub(crate) reference: Option<usize>,
+}
+
+/// The allowed values of a node, in the schema's order; the strings among them also apart, so a
+/// string (an enum's variant, the usual case) is compared with strings only.
+#[derive(Debug)]
+pub(crate) struct Choices {
+    values: Vec<Value>,
+    strings: Vec<Box<str>>,
+}
+
+impl Choices {
+    pub(crate) fn new(values: Vec<Value>) -> Self {
+        let strings = values
+            .iter()
+            .filter_map(|v| Some(v.as_str()?.into()))
+            .collect();
+        Choices { values, strings }
+    }
+
+    /// Whether the scalar `v` is one of the choices.
+    #[inline]
+    fn admits(&self, v: Scalar<'_>) -> bool {
+        match v {
+            Scalar::Str(s) => self.strings.iter().any(|c| **c == *s),
+            _ => self.values.iter().any(|c| scalar_equals(v, c)),
+        }
+    }
+}
+
+impl std::ops::Deref for Choices {
+    type Target = [Value];
+    fn deref(&self) -> &[Value] {
+        &self.values
+    }
 }
 
 #[derive(Debug)]
@@ -170,7 +204,7 @@ impl Node {
             return Err(Broken::Type);
         }
         if let Some(choices) = choices
-            && !choices.iter().any(|c| scalar_equals(v, c))
+            && !choices.admits(v)
         {
             return Err(Broken::NotAllowed);
         }

@@ -20,6 +20,7 @@
 //! [rust-sdk#938]: https://github.com/modelcontextprotocol/rust-sdk/issues/938
 
 use std::collections::HashMap;
+use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
 
 use rmcp::RoleServer;
@@ -32,6 +33,7 @@ use rmcp::transport::Transport;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tool_runtime::json::Distinct;
 
 /// Lines longer than this are refused (rmcp's own limit is 16 MiB).
 pub const MAX_LINE: usize = 8 * 1024 * 1024;
@@ -194,16 +196,20 @@ impl<R: AsyncRead + Unpin + Send> StdioTransport<R> {
 /// One line as rmcp's message: a `tools/call` request, the line nearly every exchange is made
 /// of, read in one pass straight into rmcp's `CallToolRequestParams`; any other line through
 /// rmcp's own reader (which buffers the line to find out what kind of message it is).
-fn read_message(line: &[u8]) -> Result<RxJsonRpcMessage<RoleServer>, serde_json::Error> {
+fn read_message(line: &[u8]) -> Result<RxJsonRpcMessage<RoleServer>, Option<Value>> {
     if let Ok(Some(call)) = CallLine::read(line) {
+        // Its keys are known to be distinct: `CallLine` took each member once and read the
+        // params through `Distinct`.
         return Ok(call);
     }
     serde_json::from_slice(line)
+        .map_err(|e| refusal(line, &e))
+        .and_then(|m| ambiguous_answer(m, line))
 }
 
-/// A `tools/call` request read member by member; `None` for any other line, or one this reading
-/// is not sure about (a member given twice, members of a response), which rmcp's reader then
-/// takes.
+/// A `tools/call` request read member by member, in one pass that also refuses a key given twice
+/// at any depth; `None` for any other line, or one this reading is not sure about (a member
+/// given twice, members of a response), which rmcp's reader then takes.
 struct CallLine;
 
 impl CallLine {
@@ -236,7 +242,9 @@ impl<'de> serde::de::Visitor<'de> for CallLine {
                 // Read as a call's params whatever the method: params of another method do not fit,
                 // and the line goes to rmcp's reader.
                 "params" if params.is_none() => {
-                    params = Some(map.next_value::<Box<CallToolRequestParams>>()?)
+                    params = Some(
+                        map.next_value_seed(Distinct(PhantomData::<Box<CallToolRequestParams>>))?,
+                    )
                 }
                 _ => {
                     unsure = true;
@@ -265,18 +273,14 @@ impl<'de> serde::de::Visitor<'de> for CallLine {
 
 /// A line that gives a key twice is refused before it is acted on: which value was meant cannot
 /// be known, and another reader (a proxy, a log) may have read the other one. Keys are compared
-/// as read (escapes decoded), on every answer a client gives the server and every `tools/call`.
-/// An answer to an elicitation becomes an error answer, a `tools/call` an invalid request.
+/// as read (escapes decoded), on every message but the `tools/call` lines [`CallLine`] read (it
+/// checks them as it reads). A request becomes an invalid request, an answer to an elicitation
+/// an error answer; a notification is dropped.
 fn ambiguous_answer(
     message: RxJsonRpcMessage<RoleServer>,
     line: &[u8],
 ) -> Result<RxJsonRpcMessage<RoleServer>, Option<Value>> {
-    let read = match &message {
-        JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_) => true,
-        JsonRpcMessage::Request(r) => matches!(r.request, ClientRequest::CallToolRequest(_)),
-        JsonRpcMessage::Notification(_) => false,
-    };
-    if !read || !tool_runtime::json::has_duplicate_keys(line) {
+    if !tool_runtime::json::has_duplicate_keys(line) {
         return Ok(message);
     }
     match message {
@@ -292,7 +296,7 @@ fn ambiguous_answer(
                 "invalid request: a key is given more than once",
             )))
         }
-        // A client's error answer that gives a key twice: nothing to answer.
+        // A client's error answer or a notification that gives a key twice: nothing to answer.
         _ => Err(None),
     }
 }
@@ -423,8 +427,6 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for StdioTrans
                     )))
                 } else {
                     read_message(text)
-                        .map_err(|e| refusal(text, &e))
-                        .and_then(|m| ambiguous_answer(m, text))
                 }
             };
             self.line.clear();
@@ -661,6 +663,34 @@ mod tests {
         assert_eq!(scan_id(deep.as_bytes()), Some(json!(3)));
         assert_eq!(nesting(deep.as_bytes()), 501);
         assert_eq!(scan_id(b"not json"), None);
+    }
+
+    #[test]
+    fn a_call_that_gives_a_key_twice_at_any_depth_is_refused() {
+        let refused = |line: &str| match read_message(line.as_bytes()) {
+            Err(Some(answer)) => answer["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("a key is given more than once")),
+            _ => false,
+        };
+        for line in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"n":1,"n":2}}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t","arguments":{"a":[{"b":1,"\u0062":2}]}}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"t","_meta":{"progressToken":1,"progressToken":2}}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"t","extra":{"x":1,"x":2}}}"#,
+            // rmcp's reader took this one as another request, which was then not checked.
+            r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"t","name":"u"}}"#,
+        ] {
+            assert!(refused(line), "{line}");
+        }
+        // rmcp's reader refuses a member of the envelope given twice.
+        let line = r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","method":"tools/call","params":{"name":"t"}}"#;
+        assert!(
+            matches!(read_message(line.as_bytes()), Err(Some(a)) if a["error"]["code"] == -32600),
+            "{line}"
+        );
+        let line = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"t","arguments":{"a":{"n":1},"b":{"n":2}}}}"#;
+        assert!(read_message(line.as_bytes()).is_ok(), "{line}");
     }
 
     #[test]

@@ -72,26 +72,268 @@ impl<'de> Visitor<'de> for Unique {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let mut few: Vec<Cow<'de, str>> = Vec::new();
-        let mut many: HashSet<Cow<'de, str>> = HashSet::new();
-        // Borrowed from the text unless the key has escapes: no allocation per key.
+        let mut seen = Seen::default();
         while let Some(key) = map.next_key_seed(Key)? {
-            let repeated = if many.is_empty() {
-                let seen = few.contains(&key);
-                few.push(key);
-                if few.len() > LINEAR {
-                    many.extend(few.drain(..));
-                }
-                seen
-            } else {
-                !many.insert(key)
-            };
-            if repeated {
-                return Err(de::Error::custom("a key is given twice"));
-            }
+            seen.insert(key)?;
             map.next_value_seed(Unique)?;
         }
         Ok(())
+    }
+}
+
+/// The keys of one object read so far. Borrowed from the text unless a key has escapes: no
+/// allocation per key.
+#[derive(Default)]
+struct Seen<'de> {
+    few: Vec<Cow<'de, str>>,
+    many: HashSet<Cow<'de, str>>,
+}
+
+impl<'de> Seen<'de> {
+    /// Records `key`; an error if the object gave it before.
+    fn insert<E: de::Error>(&mut self, key: Cow<'de, str>) -> Result<(), E> {
+        let repeated = if self.many.is_empty() {
+            let seen = self.few.contains(&key);
+            self.few.push(key);
+            if self.few.len() > LINEAR {
+                self.many.extend(self.few.drain(..));
+            }
+            seen
+        } else {
+            !self.many.insert(key)
+        };
+        if repeated {
+            return Err(E::custom("a key is given twice"));
+        }
+        Ok(())
+    }
+}
+
+/// Reads a value as the seed `S` does, refusing it when some object in it, at any depth, gives a
+/// key twice (serde_json would keep the last value): one pass does both the reading and the
+/// [`has_duplicate_keys`] check. Members the reader ignores are still checked.
+///
+/// ```
+/// use serde::de::DeserializeSeed;
+/// use std::marker::PhantomData;
+/// use tool_runtime::json::Distinct;
+/// let read = |text: &str| {
+///     let mut de = serde_json::Deserializer::from_str(text);
+///     Distinct(PhantomData::<serde_json::Value>).deserialize(&mut de)
+/// };
+/// assert!(read(r#"{"a": 1, "b": {"a": 2}}"#).is_ok());
+/// assert!(read(r#"{"a": 1, "b": {"a": 2, "\u0061": 3}}"#).is_err());
+/// ```
+pub struct Distinct<S>(pub S);
+
+impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for Distinct<S> {
+    type Value = S::Value;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<S::Value, D::Error> {
+        self.0.deserialize(Distinct(d))
+    }
+}
+
+/// Forwards each request with the visitor wrapped, so nested values are read through
+/// [`Distinct`] too.
+macro_rules! distinct {
+    ($($method:ident ( $($arg:ident : $ty:ty),* );)*) => {$(
+        fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value, D::Error> {
+            self.0.$method($($arg,)* Distinct(visitor))
+        }
+    )*};
+}
+
+impl<'de, D: Deserializer<'de>> Deserializer<'de> for Distinct<D> {
+    type Error = D::Error;
+
+    distinct! {
+        deserialize_any();
+        deserialize_bool();
+        deserialize_i8();
+        deserialize_i16();
+        deserialize_i32();
+        deserialize_i64();
+        deserialize_i128();
+        deserialize_u8();
+        deserialize_u16();
+        deserialize_u32();
+        deserialize_u64();
+        deserialize_u128();
+        deserialize_f32();
+        deserialize_f64();
+        deserialize_char();
+        deserialize_str();
+        deserialize_string();
+        deserialize_bytes();
+        deserialize_byte_buf();
+        deserialize_option();
+        deserialize_unit();
+        deserialize_unit_struct(name: &'static str);
+        deserialize_newtype_struct(name: &'static str);
+        deserialize_seq();
+        deserialize_tuple(len: usize);
+        deserialize_tuple_struct(name: &'static str, len: usize);
+        deserialize_map();
+        deserialize_struct(name: &'static str, fields: &'static [&'static str]);
+        deserialize_enum(name: &'static str, variants: &'static [&'static str]);
+        deserialize_identifier();
+    }
+
+    /// A value the reader skips is walked all the same (serde_json would skip it unread).
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_any(Unique)?;
+        visitor.visit_unit()
+    }
+
+    fn is_human_readable(&self) -> bool {
+        self.0.is_human_readable()
+    }
+}
+
+impl<'de, V: Visitor<'de>> Visitor<'de> for Distinct<V> {
+    type Value = V::Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.expecting(f)
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<V::Value, E> {
+        self.0.visit_bool(v)
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<V::Value, E> {
+        self.0.visit_i64(v)
+    }
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<V::Value, E> {
+        self.0.visit_i128(v)
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<V::Value, E> {
+        self.0.visit_u64(v)
+    }
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<V::Value, E> {
+        self.0.visit_u128(v)
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<V::Value, E> {
+        self.0.visit_f64(v)
+    }
+    fn visit_char<E: de::Error>(self, v: char) -> Result<V::Value, E> {
+        self.0.visit_char(v)
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<V::Value, E> {
+        self.0.visit_str(v)
+    }
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<V::Value, E> {
+        self.0.visit_borrowed_str(v)
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<V::Value, E> {
+        self.0.visit_string(v)
+    }
+    fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<V::Value, E> {
+        self.0.visit_bytes(v)
+    }
+    fn visit_borrowed_bytes<E: de::Error>(self, v: &'de [u8]) -> Result<V::Value, E> {
+        self.0.visit_borrowed_bytes(v)
+    }
+    fn visit_byte_buf<E: de::Error>(self, v: Vec<u8>) -> Result<V::Value, E> {
+        self.0.visit_byte_buf(v)
+    }
+    fn visit_none<E: de::Error>(self) -> Result<V::Value, E> {
+        self.0.visit_none()
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<V::Value, E> {
+        self.0.visit_unit()
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<V::Value, D::Error> {
+        self.0.visit_some(Distinct(d))
+    }
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<V::Value, D::Error> {
+        self.0.visit_newtype_struct(Distinct(d))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<V::Value, A::Error> {
+        self.0.visit_seq(Distinct(seq))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<V::Value, A::Error> {
+        self.0.visit_map(DistinctMap {
+            map,
+            seen: Seen::default(),
+        })
+    }
+    fn visit_enum<A: de::EnumAccess<'de>>(self, data: A) -> Result<V::Value, A::Error> {
+        self.0.visit_enum(Distinct(data))
+    }
+}
+
+impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for Distinct<A> {
+    type Error = A::Error;
+    fn next_element_seed<T: DeserializeSeed<'de>>(
+        &mut self,
+        seed: T,
+    ) -> Result<Option<T::Value>, A::Error> {
+        self.0.next_element_seed(Distinct(seed))
+    }
+    fn size_hint(&self) -> Option<usize> {
+        self.0.size_hint()
+    }
+}
+
+/// An object's members: each key read as text, refused if given before, then handed to the
+/// reader's own key seed.
+struct DistinctMap<'de, A> {
+    map: A,
+    seen: Seen<'de>,
+}
+
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for DistinctMap<'de, A> {
+    type Error = A::Error;
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, A::Error> {
+        let Some(key) = self.map.next_key_seed(Key)? else {
+            return Ok(None);
+        };
+        let read = match &key {
+            Cow::Borrowed(k) => seed.deserialize(de::value::BorrowedStrDeserializer::new(k)),
+            Cow::Owned(k) => seed.deserialize(de::value::StrDeserializer::new(k)),
+        };
+        self.seen.insert(key)?;
+        read.map(Some)
+    }
+    fn next_value_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<T::Value, A::Error> {
+        self.map.next_value_seed(Distinct(seed))
+    }
+    fn size_hint(&self) -> Option<usize> {
+        self.map.size_hint()
+    }
+}
+
+impl<'de, A: de::EnumAccess<'de>> de::EnumAccess<'de> for Distinct<A> {
+    type Error = A::Error;
+    type Variant = Distinct<A::Variant>;
+    fn variant_seed<S: DeserializeSeed<'de>>(
+        self,
+        seed: S,
+    ) -> Result<(S::Value, Self::Variant), A::Error> {
+        let (value, variant) = self.0.variant_seed(seed)?;
+        Ok((value, Distinct(variant)))
+    }
+}
+
+impl<'de, A: de::VariantAccess<'de>> de::VariantAccess<'de> for Distinct<A> {
+    type Error = A::Error;
+    fn unit_variant(self) -> Result<(), A::Error> {
+        self.0.unit_variant()
+    }
+    fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> Result<T::Value, A::Error> {
+        self.0.newtype_variant_seed(Distinct(seed))
+    }
+    fn tuple_variant<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value, A::Error> {
+        self.0.tuple_variant(len, Distinct(visitor))
+    }
+    fn struct_variant<V: Visitor<'de>>(
+        self,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, A::Error> {
+        self.0.struct_variant(fields, Distinct(visitor))
     }
 }
 

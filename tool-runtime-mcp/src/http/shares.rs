@@ -7,6 +7,7 @@
 //! that is refused: never another caller's.
 
 use std::collections::{HashMap, HashSet};
+use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -17,8 +18,10 @@ use axum::response::{IntoResponse, Response};
 use http_body_util::BodyExt;
 use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use serde::de::DeserializeSeed;
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
+use tool_runtime::json::Distinct;
 
 use super::connections::ConnectionOwner;
 use super::{HttpConfig, holding};
@@ -399,6 +402,14 @@ fn check_body(bytes: &[u8], config: &HttpConfig) -> Result<Envelope, Box<Respons
                 config.max_json_values
             ),
         );
+    }
+    // One pass reads the envelope and checks every key; a body it refuses is read again below
+    // to say what is wrong with it.
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    if let Ok(envelope) = Distinct(PhantomData::<Envelope>).deserialize(&mut de)
+        && de.end().is_ok()
+    {
+        return Ok(envelope);
     }
     let envelope: Envelope = match serde_json::from_slice(bytes) {
         Ok(e) => e,

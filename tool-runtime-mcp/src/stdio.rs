@@ -296,8 +296,16 @@ fn ambiguous_answer(
                 "invalid request: a key is given more than once",
             )))
         }
-        // A client's error answer or a notification that gives a key twice: nothing to answer.
-        _ => Err(None),
+        // A client's error answer or a notification that gives a key twice: nothing to answer,
+        // so the log says why it was not acted on.
+        JsonRpcMessage::Notification(_) => {
+            tracing::warn!("a notification that gives a key more than once was dropped");
+            Err(None)
+        }
+        JsonRpcMessage::Error(_) => {
+            tracing::warn!("an error answer that gives a key more than once was dropped");
+            Err(None)
+        }
     }
 }
 
@@ -689,8 +697,22 @@ mod tests {
             matches!(read_message(line.as_bytes()), Err(Some(a)) if a["error"]["code"] == -32600),
             "{line}"
         );
+        // Keys of sibling objects are apart: read in the one pass, not left to rmcp's reader.
         let line = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"t","arguments":{"a":{"n":1},"b":{"n":2}}}}"#;
-        assert!(read_message(line.as_bytes()).is_ok(), "{line}");
+        assert!(
+            matches!(CallLine::read(line.as_bytes()), Ok(Some(_))),
+            "{line}"
+        );
+        // Other requests are checked too (by the second pass); a notification is dropped.
+        assert!(refused(
+            r#"{"jsonrpc":"2.0","id":8,"method":"tools/list","params":{"cursor":"a","cursor":"b"}}"#
+        ));
+        assert!(matches!(
+            read_message(
+                br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"requestId":2}}"#
+            ),
+            Err(None)
+        ));
     }
 
     #[test]

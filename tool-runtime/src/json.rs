@@ -113,6 +113,13 @@ impl<'de> Seen<'de> {
 /// key twice (serde_json would keep the last value): one pass does both the reading and the
 /// [`has_duplicate_keys`] check. Members the reader ignores are still checked.
 ///
+/// Made for the messages of a protocol, whose objects are keyed by strings. Its limits:
+/// - keys reach the reader as strings, so a map keyed by numbers, booleans or newtypes is refused
+///   (serde_json itself parses such keys);
+/// - a [`RawValue`](https://docs.rs/serde_json/latest/serde_json/value/struct.RawValue.html)
+///   inside (serde_json's `raw_value` feature) is captured unread, so its keys are not checked;
+/// - ignored members are read, so serde_json's depth limit (128) and number range apply to them.
+///
 /// ```
 /// use serde::de::DeserializeSeed;
 /// use std::marker::PhantomData;
@@ -384,5 +391,125 @@ pub fn shape(text: &[u8]) -> Shape {
     Shape {
         depth: deepest,
         values,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+    use serde_json::{Value, json};
+    use std::collections::BTreeMap;
+    use std::marker::PhantomData;
+
+    /// `T` read through [`Distinct`], or the error's text.
+    fn read<T: for<'de> Deserialize<'de>>(text: &str) -> Result<T, String> {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let value = Distinct(PhantomData::<T>)
+            .deserialize(&mut de)
+            .map_err(|e| e.to_string())?;
+        de.end().map_err(|e| e.to_string())?;
+        Ok(value)
+    }
+
+    #[allow(dead_code)]
+    #[derive(Deserialize, Debug, PartialEq)]
+    struct Envelope {
+        name: String,
+        #[serde(default)]
+        items: Vec<Option<Value>>,
+    }
+
+    #[allow(dead_code)]
+    #[derive(Deserialize, Debug, PartialEq)]
+    enum External {
+        Unit,
+        Data { x: Value },
+    }
+
+    #[allow(dead_code)]
+    #[derive(Deserialize, Debug, PartialEq)]
+    #[serde(tag = "t")]
+    enum Internal {
+        A { x: Value },
+    }
+
+    #[allow(dead_code)]
+    #[derive(Deserialize, Debug, PartialEq)]
+    #[serde(untagged)]
+    enum Untagged {
+        N(u32),
+        M(BTreeMap<String, Value>),
+    }
+
+    #[allow(dead_code)]
+    #[derive(Deserialize, Debug, PartialEq)]
+    struct Flat {
+        name: String,
+        #[serde(flatten)]
+        rest: BTreeMap<String, Value>,
+    }
+
+    #[test]
+    fn reads_what_serde_json_reads_when_every_key_is_given_once() {
+        let text =
+            r#"{"name": "a\u0062", "items": [null, {"k": [1, {"k": 2}]}], "extra": {"k": 1}}"#;
+        assert_eq!(
+            read::<Envelope>(text),
+            Ok(serde_json::from_str::<Envelope>(text).unwrap())
+        );
+        let text = r#"{"a": {"b": [1.5, "x", true, null]}, "\u0062": 2}"#;
+        assert_eq!(read::<Value>(text), Ok(serde_json::from_str(text).unwrap()));
+        assert_eq!(
+            read::<External>(r#"{"Data": {"x": {"a": 1}}}"#),
+            Ok(External::Data { x: json!({"a": 1}) })
+        );
+        assert_eq!(read::<External>(r#""Unit""#), Ok(External::Unit));
+        assert_eq!(
+            read::<Internal>(r#"{"t": "A", "x": {"a": 1}}"#),
+            Ok(Internal::A { x: json!({"a": 1}) })
+        );
+        assert_eq!(read::<Untagged>("7"), Ok(Untagged::N(7)));
+        assert_eq!(
+            read::<Flat>(r#"{"name": "n", "b": {"c": 1}}"#).map(|f| f.rest.len()),
+            Ok(1)
+        );
+    }
+
+    #[test]
+    fn refuses_a_key_given_twice_wherever_it_is() {
+        let twice = [
+            // At the top, spelled the same or with an escape.
+            r#"{"name": "a", "name": "b"}"#,
+            r#"{"name": "a", "n\u0061me": "b"}"#,
+            // In a list item, under an `Option`.
+            r#"{"name": "a", "items": [null, {"k": 1, "k": 2}]}"#,
+            // In a member the struct does not have (ignored, still read).
+            r#"{"name": "a", "extra": [{"k": 1, "k": 2}]}"#,
+        ];
+        for text in twice {
+            assert!(read::<Envelope>(text).is_err(), "{text}");
+            assert!(has_duplicate_keys(text.as_bytes()), "{text}");
+        }
+        assert!(read::<External>(r#"{"Data": {"x": {"a": 1, "a": 2}}}"#).is_err());
+        assert!(read::<Internal>(r#"{"t": "A", "x": {"a": 1, "a": 2}}"#).is_err());
+        assert!(read::<Internal>(r#"{"t": "A", "t": "A", "x": 1}"#).is_err());
+        assert!(read::<Untagged>(r#"{"a": 1, "a": 2}"#).is_err());
+        assert!(read::<Flat>(r#"{"name": "n", "b": {"c": 1, "c": 2}}"#).is_err());
+        assert!(read::<Flat>(r#"{"name": "n", "b": 1, "b": 2}"#).is_err());
+        // Past 16 keys the keys seen are kept in a set.
+        let many: Vec<String> = (0..40).map(|i| format!(r#""k{i}": {i}"#)).collect();
+        let text = format!("{{{}, \"k39\": 0}}", many.join(", "));
+        assert!(read::<Value>(&text).is_err());
+        assert!(read::<Value>(&format!("{{{}}}", many.join(", "))).is_ok());
+    }
+
+    #[test]
+    fn map_keys_reach_the_reader_as_strings() {
+        // The documented limit: serde_json parses a number key, `Distinct` hands it on as text.
+        let text = r#"{"1": "a"}"#;
+        assert!(serde_json::from_str::<BTreeMap<u32, String>>(text).is_ok());
+        assert!(read::<BTreeMap<u32, String>>(text).is_err());
+        assert!(read::<BTreeMap<String, String>>(text).is_ok());
     }
 }

@@ -163,6 +163,27 @@ mod tests {
     }
 
     #[test]
+    fn mixed_choices_compare_each_value_by_its_own_type() {
+        let s = json!({"enum": ["1", 1, null, true]});
+        for ok in [json!("1"), json!(1), json!(1.0), json!(null), json!(true)] {
+            assert!(check(s.clone(), ok.clone()).1.is_empty(), "{ok}");
+        }
+        for bad in [
+            json!("true"),
+            json!("null"),
+            json!(2),
+            json!(false),
+            json!(""),
+        ] {
+            let errs = check(s.clone(), bad.clone()).1;
+            assert!(
+                matches!(errs[..], [ViolationKind::NotAllowed { .. }]),
+                "{bad}: {errs:?}"
+            );
+        }
+    }
+
+    #[test]
     fn an_integer_too_large_for_64_bits_is_refused_not_clamped() {
         let s = json!({"type": "integer", "minimum": 0, "maximum": u64::MAX});
         let (v, errs) = check(s, json!(18446744073709551616.0));

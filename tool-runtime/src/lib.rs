@@ -53,6 +53,44 @@
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
 
+/// Calls `$callback!` with the `serde::Deserializer` methods that the serde adaptors
+/// (`decode::Checked`, `json::Distinct`) forward alike, each with its arguments before the
+/// visitor; each adaptor writes the others itself.
+macro_rules! deserializer_methods {
+    ($callback:ident) => {
+        $callback! {
+            deserialize_any();
+            deserialize_bool();
+            deserialize_i8();
+            deserialize_i16();
+            deserialize_i32();
+            deserialize_i64();
+            deserialize_i128();
+            deserialize_u8();
+            deserialize_u16();
+            deserialize_u32();
+            deserialize_u64();
+            deserialize_u128();
+            deserialize_f64();
+            deserialize_char();
+            deserialize_str();
+            deserialize_string();
+            deserialize_bytes();
+            deserialize_byte_buf();
+            deserialize_option();
+            deserialize_unit();
+            deserialize_unit_struct(name: &'static str);
+            deserialize_newtype_struct(name: &'static str);
+            deserialize_seq();
+            deserialize_tuple(len: usize);
+            deserialize_tuple_struct(name: &'static str, len: usize);
+            deserialize_map();
+            deserialize_struct(name: &'static str, fields: &'static [&'static str]);
+            deserialize_identifier();
+        }
+    };
+}
+
 // Each module imports only modules of lower layers: `layers.rs` lists the layers, and its test
 // fails on an import that goes up.
 pub mod agent;

@@ -236,14 +236,20 @@ fn guarded_redaction(redact: &dyn Fn() -> Result<Value, String>) -> Disclosure {
     }
 }
 
+#[inline]
 fn output(
     json: Result<String, serde_json::Error>,
     hooked: Option<Box<Hooked>>,
 ) -> Result<CallOutput, ToolError> {
     match json {
         Ok(json) => Ok(CallOutput::new(json, hooked)),
-        Err(e) => Err(ToolError::Failed {
-            message: format!("the output could not be serialized: {e}"),
-        }),
+        Err(e) => Err(unserializable(e)),
+    }
+}
+
+#[cold]
+fn unserializable(e: serde_json::Error) -> ToolError {
+    ToolError::Failed {
+        message: format!("the output could not be serialized: {e}"),
     }
 }

@@ -227,10 +227,22 @@ impl Tool {
         self.forbidden(cx).is_none()
     }
 
+    /// Why `cx` may not call the tool, if it may not. Inlined: most tools require nothing.
+    #[inline]
     pub(crate) fn forbidden(&self, cx: &Context) -> Option<ToolError> {
+        let requires_nothing = match &self.source {
+            Source::Declared(s) => s.requires.is_empty(),
+            Source::Defined(d) => d.requires.is_empty(),
+        };
+        if requires_nothing {
+            None
+        } else {
+            self.lacking(cx)
+        }
+    }
+
+    fn lacking(&self, cx: &Context) -> Option<ToolError> {
         let missing: Vec<String> = match &self.source {
-            Source::Declared(s) if s.requires.is_empty() => return None,
-            Source::Defined(d) if d.requires.is_empty() => return None,
             Source::Declared(s) => missing(cx, s.requires),
             Source::Defined(d) => missing(cx, &d.requires),
         };

@@ -193,6 +193,7 @@ impl<'a> Call<'a> {
         }
     }
 
+    #[inline]
     fn start(self) -> Started<'a> {
         match self.0 {
             Inner::Run(run) => run.start(),
@@ -227,6 +228,7 @@ impl<'a> Call<'a> {
 }
 
 impl<'a> Run<'a> {
+    #[inline]
     fn start(self) -> Started<'a> {
         if let Some(layer) = self.pipeline.layers.get(self.layer as usize) {
             let next = Next(Run {

@@ -85,27 +85,28 @@ impl<'v, S> Checked<'v, S> {
         // Where this path enforces each keyword: a field added to `Node` stops the build here
         // until it has a place.
         let Node {
-            types: _,             // Node::check_scalar, check_type
-            choices: _,           // Node::check_scalar; lists and objects: the complete path
-            union: _,             // captured and checked whole (`Checked::captured`)
-            minimum: _,           // Node::check_scalar
-            maximum: _,           // Node::check_scalar
+            types: _,             // Node::check_scalar (and its parts), check_type
+            choices: _, // Node::check_scalar (and its parts); lists and objects: the complete path
+            union: _,   // captured and checked whole (`Checked::captured`)
+            minimum: _, // Node::check_scalar
+            maximum: _, // Node::check_scalar
             exclusive_minimum: _, // Node::check_scalar
             exclusive_maximum: _, // Node::check_scalar
-            min_length: _,        // Node::check_scalar
-            max_length: _,        // Node::check_scalar
-            pattern: _,           // Node::check_scalar
-            format: _,            // Node::check_scalar
-            first_day: _,         // Node::check_scalar
-            last_day: _,          // Node::check_scalar
-            items: _,             // CheckedSeq
-            min_items: _,         // CheckedSeq, Node::check_count
-            max_items: _,         // CheckedSeq, Node::check_count
-            properties: _,        // Members (CheckedMap, Fill)
-            required_unknown: _,  // Members (CheckedMap, Fill)
-            required_bits: _,     // Members (CheckedMap, Fill)
-            closed: _,            // Members (CheckedMap, Fill)
-            reference: _,         // resolved above
+            min_length: _, // Node::check_scalar
+            max_length: _, // Node::check_scalar
+            pattern: _, // Node::check_scalar
+            format: _,  // Node::check_scalar
+            first_day: _, // Node::check_scalar
+            last_day: _, // Node::check_scalar
+            items: _,   // CheckedSeq
+            min_items: _, // CheckedSeq, Node::check_count
+            max_items: _, // CheckedSeq, Node::check_count
+            properties: _, // Members (CheckedMap, Fill)
+            required_unknown: _, // Members (CheckedMap, Fill)
+            required_bits: _, // Members (CheckedMap, Fill)
+            closed: _,  // Members (CheckedMap, Fill)
+            reference: _, // resolved above
+            integer_range: _, // Node::check_number
         } = node;
         Checked { inner, v, node }
     }
@@ -239,7 +240,12 @@ impl<'v, V> Checked<'v, V> {
 
     #[inline]
     fn check_str<E: de::Error>(&self, s: &str) -> Result<(), E> {
-        self.check_scalar(Scalar::Str(s))
+        self.node.check_str(s).map_err(|_| refuse())
+    }
+
+    #[inline]
+    fn check_number<E: de::Error>(&self, n: Numeric) -> Result<(), E> {
+        self.node.check_number(n).map_err(|_| refuse())
     }
 
     /// A list or object that must be one of a few constants is compared whole, by the
@@ -266,12 +272,12 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Checked<'_, V> {
     }
 
     fn visit_i64<E: de::Error>(self, n: i64) -> Result<V::Value, E> {
-        self.check_scalar(Scalar::Number(Numeric::Int(n.into())))?;
+        self.check_number(Numeric::Int(n.into()))?;
         self.inner.visit_i64(n)
     }
 
     fn visit_u64<E: de::Error>(self, n: u64) -> Result<V::Value, E> {
-        self.check_scalar(Scalar::Number(Numeric::Int(n.into())))?;
+        self.check_number(Numeric::Int(n.into()))?;
         self.inner.visit_u64(n)
     }
 
@@ -283,7 +289,7 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Checked<'_, V> {
         if self.node.integers_only() {
             return Err(refuse());
         }
-        self.check_scalar(Scalar::Number(Numeric::of_f64(f)))?;
+        self.check_number(Numeric::of_f64(f))?;
         self.inner.visit_f64(f)
     }
 

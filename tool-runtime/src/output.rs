@@ -98,6 +98,7 @@ impl CallOutput {
     }
 
     /// The output as JSON text, without a copy.
+    #[inline]
     pub fn into_json(self) -> String {
         self.json
     }

@@ -225,7 +225,10 @@ impl ToolSet {
         // A short scan beats hashing the name for the sets one agent should have (about ten
         // tools at most: more, and models pick the wrong one).
         if self.tools.len() <= 16 {
-            return self.tools.iter().find(|t| t.name() == name);
+            return self
+                .tools
+                .iter()
+                .find(|t| crate::validate::same_name(t.name(), name));
         }
         self.by_name.get(name).map(|&i| &self.tools[i])
     }

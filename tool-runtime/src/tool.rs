@@ -311,6 +311,7 @@ impl Tool {
     }
 
     /// Permission, then validation, then (unless `approved`) approval, then the tool itself.
+    #[inline]
     pub(crate) fn start<'a>(
         &'a self,
         cx: &'a Context,

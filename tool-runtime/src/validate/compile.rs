@@ -348,6 +348,7 @@ impl<'a> Compiler<'a> {
             branches,
             exactly_one,
         });
+        n.integer_range = n.integer_range();
         n
     }
 

@@ -17,7 +17,7 @@ mod violation;
 use std::fmt;
 
 pub use compile::SchemaProblem;
-pub(crate) use node::Node;
+pub(crate) use node::{Node, same_name};
 pub(crate) use violation::violation;
 pub use violation::{Path, Segment, Violation, ViolationKind, Violations};
 

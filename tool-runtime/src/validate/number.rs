@@ -81,6 +81,15 @@ impl Numeric {
         }
     }
 
+    /// Whether the number is NaN (an integer never is: no `i128` to `f64` conversion).
+    #[inline]
+    pub(crate) fn is_nan(self) -> bool {
+        match self {
+            Numeric::Int(_) => false,
+            Numeric::Float(f) | Numeric::Fraction(f) => f.is_nan(),
+        }
+    }
+
     /// Exact comparison; `None` only for NaN.
     #[inline]
     pub(crate) fn cmp(self, other: Numeric) -> Option<Ordering> {

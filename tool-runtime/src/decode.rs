@@ -829,6 +829,31 @@ mod tests {
     }
 
     #[test]
+    fn a_reference_to_a_reference_is_checked_in_one_pass_too() {
+        let v = Validator::new(&json!({
+            "$defs": {
+                "Outer": {"$ref": "#/$defs/Inner"},
+                "Inner": {"$ref": "#/$defs/Nik"},
+                "Nik": {"type": "string", "pattern": "^[0-9]{6}$"}
+            },
+            "type": "object",
+            "properties": {"nik": {"$ref": "#/$defs/Outer"}},
+            "required": ["nik"],
+            "additionalProperties": false
+        }))
+        .unwrap();
+        let read = |text: &str| {
+            let mut nik = None::<String>;
+            fill(text, &v, &["nik"], &mut [&mut nik])
+                .then_some(nik)
+                .flatten()
+        };
+        assert_eq!(read(r#"{"nik": "123456"}"#).as_deref(), Some("123456"));
+        assert_eq!(read(r#"{"nik": "12345x"}"#), None);
+        assert_eq!(read(r#"{"nik": 123456}"#), None);
+    }
+
+    #[test]
     fn anything_doubtful_is_left_to_the_complete_path() {
         for text in [
             r#"{"n": "25", "tags": []}"#,

@@ -79,13 +79,14 @@ impl Validator {
             .as_deref()
     }
 
-    /// The node a `$ref` points to, or `node` itself.
+    /// The node a `$ref` points to (through a chain of them: a definition may itself be a
+    /// `$ref`), or `node` itself. The chain ends: the compiler refuses a cycle.
     #[inline]
-    pub(crate) fn resolve<'a>(&'a self, node: &'a Node) -> &'a Node {
-        match node.reference {
-            Some(i) => &self.defs[i],
-            None => node,
+    pub(crate) fn resolve<'a>(&'a self, mut node: &'a Node) -> &'a Node {
+        while let Some(i) = node.reference {
+            node = &self.defs[i];
         }
+        node
     }
 }
 #[cfg(test)]
@@ -106,6 +107,26 @@ mod tests {
             check(s, json!(9007199254740994u64)).1,
             [ViolationKind::Range]
         );
+    }
+
+    #[test]
+    fn a_reference_to_a_reference_is_followed_to_its_rules() {
+        let s = json!({
+            "$defs": {
+                "Outer": {"$ref": "#/$defs/Inner"},
+                "Inner": {"$ref": "#/$defs/Nik"},
+                "Nik": {"type": "string", "pattern": "^[0-9]{6}$"}
+            },
+            "type": "object",
+            "properties": {"nik": {"$ref": "#/$defs/Outer"}},
+            "required": ["nik"]
+        });
+        assert!(check(s.clone(), json!({"nik": "123456"})).1.is_empty());
+        assert_eq!(
+            check(s.clone(), json!({"nik": "12345x"})).1,
+            [ViolationKind::Pattern]
+        );
+        assert_eq!(check(s, json!({"nik": 123456})).1, [ViolationKind::Type]);
     }
 
     #[test]

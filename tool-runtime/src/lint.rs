@@ -600,13 +600,24 @@ fn decisions_before_reasons(schema: &Value) -> Vec<(String, String)> {
     out
 }
 
-/// A `$ref` into the schema's own `$defs`, followed; anything else as it is.
-fn resolve<'a>(root: &'a Value, p: &'a Value) -> &'a Value {
-    let target = p["$ref"]
-        .as_str()
-        .and_then(|r| r.strip_prefix("#/$defs/"))
-        .and_then(|name| root.get("$defs")?.get(name));
-    target.unwrap_or(p)
+/// A `$ref` into the schema's own `$defs`, followed to the end of a chain of them (a cycle
+/// stops after one lap); anything else as it is.
+fn resolve<'a>(root: &'a Value, mut p: &'a Value) -> &'a Value {
+    let laps = root
+        .get("$defs")
+        .and_then(Value::as_object)
+        .map_or(0, |d| d.len());
+    for _ in 0..laps {
+        let target = p["$ref"]
+            .as_str()
+            .and_then(|r| r.strip_prefix("#/$defs/"))
+            .and_then(|name| root.get("$defs")?.get(name));
+        match target {
+            Some(t) => p = t,
+            None => break,
+        }
+    }
+    p
 }
 
 fn types(p: &Value) -> Vec<&str> {
@@ -647,4 +658,35 @@ pub fn assert_clean(set: &ToolSet) {
             .collect::<Vec<_>>()
             .join("\n")
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    #[test]
+    fn a_decision_behind_a_chain_of_references_is_still_a_decision() {
+        let schema = json!({
+            "$defs": {
+                "Putusan": {"$ref": "#/$defs/Pilihan"},
+                "Pilihan": {"type": "string", "enum": ["setuju", "tolak"]}
+            },
+            "type": "object",
+            "properties": {
+                "keputusan": {"$ref": "#/$defs/Putusan"},
+                "penjelasan": {"type": "string", "description": "Alasan keputusan"}
+            }
+        });
+        assert_eq!(
+            super::decisions_before_reasons(&schema),
+            [("keputusan".to_owned(), "penjelasan".to_owned())]
+        );
+        // A cycle of references ends after one lap, with no decision found.
+        let cycle = json!({
+            "$defs": {"A": {"$ref": "#/$defs/B"}, "B": {"$ref": "#/$defs/A"}},
+            "type": "object",
+            "properties": {"a": {"$ref": "#/$defs/A"}, "b": {"type": "string", "description": "Alasan"}}
+        });
+        assert!(super::decisions_before_reasons(&cycle).is_empty());
+    }
 }

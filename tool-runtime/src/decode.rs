@@ -85,28 +85,28 @@ impl<'v, S> Checked<'v, S> {
         // Where this path enforces each keyword: a field added to `Node` stops the build here
         // until it has a place.
         let Node {
-            types: _,             // Node::check_scalar (and its parts), check_type
-            choices: _, // Node::check_scalar (and its parts); lists and objects: the complete path
-            union: _,   // captured and checked whole (`Checked::captured`)
-            minimum: _, // Node::check_scalar
-            maximum: _, // Node::check_scalar
-            exclusive_minimum: _, // Node::check_scalar
-            exclusive_maximum: _, // Node::check_scalar
-            min_length: _, // Node::check_scalar
-            max_length: _, // Node::check_scalar
-            pattern: _, // Node::check_scalar
-            format: _,  // Node::check_scalar
-            first_day: _, // Node::check_scalar
-            last_day: _, // Node::check_scalar
-            items: _,   // CheckedSeq
-            min_items: _, // CheckedSeq, Node::check_count
-            max_items: _, // CheckedSeq, Node::check_count
-            properties: _, // Members (CheckedMap, Fill)
-            required_unknown: _, // Members (CheckedMap, Fill)
-            required_bits: _, // Members (CheckedMap, Fill)
-            closed: _,  // Members (CheckedMap, Fill)
-            reference: _, // resolved above
-            integer_range: _, // Node::check_number
+            types: _,             // Node::check_number, check_str, check_scalar; check_type
+            choices: _,           // the same; lists and objects: the complete path
+            union: _,             // captured and checked whole (`Checked::captured`)
+            minimum: _,           // Node::check_number
+            maximum: _,           // Node::check_number
+            exclusive_minimum: _, // Node::check_number
+            exclusive_maximum: _, // Node::check_number
+            integer_range: _,     // Node::check_number
+            min_length: _,        // Node::check_str
+            max_length: _,        // Node::check_str
+            pattern: _,           // Node::check_str
+            format: _,            // Node::check_str
+            first_day: _,         // Node::check_str
+            last_day: _,          // Node::check_str
+            items: _,             // CheckedSeq
+            min_items: _,         // CheckedSeq, Node::check_count
+            max_items: _,         // CheckedSeq, Node::check_count
+            properties: _,        // Members (CheckedMap, Fill)
+            required_unknown: _,  // Members (CheckedMap, Fill)
+            required_bits: _,     // Members (CheckedMap, Fill)
+            closed: _,            // Members (CheckedMap, Fill)
+            reference: _,         // resolved above
         } = node;
         Checked { inner, v, node }
     }

@@ -1,7 +1,8 @@
 //! The compiled schema and its rules, once. The complete validator (`check.rs`) and the
 //! single-pass decoder (`decode.rs`) both ask these functions whether a value holds; neither
-//! has a rule of its own. Each function destructures the node without `..`, so a keyword added
-//! to [`Node`] does not compile until the rules say what it means.
+//! has a rule of its own. `Node::check_scalar` and `Node::integer_range` destructure the node
+//! without `..`, as the decoder's `Checked::new` does, so a keyword added to [`Node`] does not
+//! compile until the rules say what it means.
 
 use serde_json::Value;
 
@@ -268,6 +269,11 @@ impl Node {
     /// The rules of a number (its type, the choices, the bounds).
     #[inline]
     pub(crate) fn check_number(&self, n: Numeric) -> Result<(), Broken> {
+        debug_assert_eq!(
+            self.integer_range,
+            self.integer_range(),
+            "a stale integer range"
+        );
         if let (Numeric::Int(i), Some((low, high))) = (n, self.integer_range) {
             return if low <= i && i <= high {
                 Ok(())
@@ -317,7 +323,33 @@ impl Node {
     /// an integer (integers are of its type, no choices) and every bound is an integer: what
     /// [`Node::check_number`] asks an integer instead of each bound.
     pub(crate) fn integer_range(&self) -> Option<(i128, i128)> {
-        if !self.admits(INT) || self.choices.is_some() {
+        // Every keyword that could refuse an integer is folded into the range or rules it out: a
+        // field added to `Node` stops the build here until it says which.
+        let Node {
+            types: _, // must admit integers
+            choices,  // none
+            union: _, // checked by the walkers, branch by branch
+            minimum,
+            maximum,
+            exclusive_minimum,
+            exclusive_maximum,
+            integer_range: _,
+            min_length: _, // strings only
+            max_length: _,
+            pattern: _,
+            format: _,
+            first_day: _,
+            last_day: _,
+            items: _, // lists and objects only
+            min_items: _,
+            max_items: _,
+            properties: _,
+            required_unknown: _,
+            required_bits: _,
+            closed: _,
+            reference: _, // resolved before any rule is asked
+        } = self;
+        if !self.admits(INT) || choices.is_some() {
             return None;
         }
         let bound = |b: Option<Numeric>, shift: i128, none: i128| match b {
@@ -325,10 +357,8 @@ impl Node {
             Some(Numeric::Int(i)) => i.checked_add(shift),
             Some(_) => None,
         };
-        let low =
-            bound(self.minimum, 0, i128::MIN)?.max(bound(self.exclusive_minimum, 1, i128::MIN)?);
-        let high =
-            bound(self.maximum, 0, i128::MAX)?.min(bound(self.exclusive_maximum, -1, i128::MAX)?);
+        let low = bound(*minimum, 0, i128::MIN)?.max(bound(*exclusive_minimum, 1, i128::MIN)?);
+        let high = bound(*maximum, 0, i128::MAX)?.min(bound(*exclusive_maximum, -1, i128::MAX)?);
         Some((low, high))
     }
 
@@ -504,7 +534,7 @@ fn scalar_equals(v: Scalar<'_>, c: &Value) -> bool {
     match (v, c) {
         (Scalar::Null, Value::Null) => true,
         (Scalar::Bool(a), Value::Bool(b)) => a == *b,
-        (Scalar::Str(a), Value::String(b)) => a == b,
+        (Scalar::Str(a), Value::String(b)) => same_name(a, b),
         (Scalar::Number(a), Value::Number(b)) => {
             a.cmp(Numeric::of(b)) == Some(std::cmp::Ordering::Equal)
         }
@@ -537,20 +567,66 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// Each schema, and whether its integers are checked as one range.
+    fn number_nodes() -> Vec<(serde_json::Value, bool)> {
+        vec![
+            (
+                json!({"type": "integer", "minimum": 1, "maximum": 500}),
+                true,
+            ),
+            (
+                json!({"type": "integer", "exclusiveMinimum": 0, "exclusiveMaximum": 10}),
+                true,
+            ),
+            (
+                json!({"type": "integer", "minimum": 3, "exclusiveMinimum": 3, "maximum": 9, "exclusiveMaximum": 100}),
+                true,
+            ),
+            (json!({"type": "number", "minimum": -5}), true),
+            (json!({"type": "integer", "maximum": -5}), true),
+            (json!({"type": "integer"}), true),
+            // No `type`: every type, integers too.
+            (json!({"minimum": 0, "maximum": 9}), true),
+            (json!({"type": ["integer", "null"], "maximum": 9}), true),
+            // Bounds written as whole floats are integers.
+            (
+                json!({"type": "integer", "minimum": 1.0, "maximum": 5e2}),
+                true,
+            ),
+            // Nothing fits: every integer is out of range.
+            (
+                json!({"type": "integer", "minimum": 10, "maximum": 1}),
+                true,
+            ),
+            (
+                json!({"type": "integer", "exclusiveMaximum": i64::MIN}),
+                true,
+            ),
+            (
+                json!({"type": "integer", "exclusiveMinimum": u64::MAX}),
+                true,
+            ),
+            // A bound with a fraction, choices, or a type without integers: each rule on its own.
+            (
+                json!({"type": "integer", "minimum": 1.5, "maximum": 9}),
+                false,
+            ),
+            (json!({"type": "integer", "exclusiveMaximum": 10.5}), false),
+            (
+                json!({"type": "integer", "enum": [1, 2, 3], "maximum": 2}),
+                false,
+            ),
+            (
+                json!({"oneOf": [{"const": 1}, {"const": 7}], "maximum": 5}),
+                false,
+            ),
+            (json!({"type": "string", "maximum": 5}), false),
+            (json!({"type": "boolean"}), false),
+        ]
+    }
+
     #[test]
     fn an_integer_range_says_what_the_bounds_say() {
-        let bounds = [
-            json!({"minimum": 1, "maximum": 500}),
-            json!({"exclusiveMinimum": 0, "exclusiveMaximum": 10}),
-            json!({"minimum": 3, "exclusiveMinimum": 3, "maximum": 9, "exclusiveMaximum": 100}),
-            json!({"minimum": -5}),
-            json!({"maximum": -5}),
-            json!({}),
-            json!({"exclusiveMaximum": i64::MIN}),
-            json!({"exclusiveMinimum": u64::MAX}),
-            json!({"minimum": 1.5, "maximum": 9}),
-            json!({"enum": [1, 2, 3], "maximum": 2}),
-        ];
         let numbers: Vec<i128> = (-12..=12)
             .chain([
                 499,
@@ -562,24 +638,48 @@ mod tests {
                 i128::MAX,
             ])
             .collect();
-        for (types, fast) in [("integer", true), ("number", true), ("string", false)] {
-            for b in &bounds {
-                let mut schema = b.clone();
-                schema["type"] = json!(types);
-                let v = Validator::new(&json!({"type": "object", "properties": {"n": schema}}))
-                    .unwrap();
-                let node = &v.root().properties[0].node;
-                let plain = b.get("enum").is_none() && b.get("minimum") != Some(&json!(1.5));
-                assert_eq!(node.integer_range.is_some(), fast && plain, "{schema}");
-                for &i in &numbers {
-                    assert_eq!(
-                        node.check_number(Numeric::Int(i)),
-                        node.check_each_bound(Numeric::Int(i)),
-                        "{i} against {schema}"
-                    );
-                }
+        for (schema, fast) in number_nodes() {
+            let v =
+                Validator::new(&json!({"type": "object", "properties": {"n": schema}})).unwrap();
+            let node = &v.root().properties[0].node;
+            assert_eq!(node.integer_range.is_some(), fast, "{schema}");
+            for &i in &numbers {
+                assert_eq!(
+                    node.check_number(Numeric::Int(i)),
+                    node.check_each_bound(Numeric::Int(i)),
+                    "{i} against {schema}"
+                );
             }
         }
+    }
+
+    #[test]
+    fn members_are_found_in_any_order_and_each_once() {
+        let mut properties = serde_json::Map::new();
+        for i in 0..70 {
+            properties.insert(format!("p{i:02}"), json!({"type": "integer"}));
+        }
+        let v = Validator::new(&json!({"type": "object", "properties": properties})).unwrap();
+        let root = v.root();
+        let index = |name: &str| root.properties.iter().position(|p| p.name == name);
+        // In the schema's order, past the 64 tracked in one word.
+        let mut m = Members::new(root);
+        for i in 0..70 {
+            let name = format!("p{i:02}");
+            assert_eq!(m.key(&name), Ok(index(&name)), "{name}");
+        }
+        assert_eq!(m.key("p00"), Err(Broken::Duplicate));
+        assert_eq!(m.key("p69"), Err(Broken::Duplicate));
+        // Out of order, a key given again right after, and a key no property has (open object).
+        let mut m = Members::new(root);
+        assert_eq!(m.key("p05"), Ok(index("p05")));
+        assert_eq!(m.key("p05"), Err(Broken::Duplicate));
+        assert_eq!(m.key("p06"), Ok(index("p06")));
+        assert_eq!(m.key("lain"), Ok(None));
+        assert_eq!(m.key("p07"), Ok(index("p07")));
+        assert_eq!(m.key("p01"), Ok(index("p01")));
+        assert_eq!(m.key("p06"), Err(Broken::Duplicate));
+        assert_eq!(m.key("p02"), Ok(index("p02")));
     }
 
     #[test]
@@ -587,7 +687,8 @@ mod tests {
         let base: String = ('a'..='z').chain('A'..='Z').collect();
         for n in 0..=40 {
             let a = &base[..n];
-            assert!(super::same_name(a, a), "{a}");
+            let copy = String::from(a);
+            assert!(super::same_name(a, &copy), "{a}");
             assert!(!super::same_name(a, &base[..n + 1]), "{a}");
             for i in 0..n {
                 let mut b = a.as_bytes().to_vec();
@@ -596,5 +697,9 @@ mod tests {
                 assert!(!super::same_name(a, &b), "{a} vs {b}");
             }
         }
+        // Bytes, not characters: the same length in bytes, one character apart.
+        assert!(super::same_name("jumlah_pesértà", "jumlah_pesértà"));
+        assert!(!super::same_name("jumlah_pesértà", "jumlah_pesérté"));
+        assert!(!super::same_name("é", "ê"));
     }
 }

@@ -632,7 +632,7 @@ fn left_out_nulls_dropped(schema: &Value, defs: &Map<String, Value>, v: &Value) 
 /// and so does `jsonschema` 0.33 for `"type": "integer"`, but not when `type` is a list
 /// (`["integer", "null"]`, an `Option`): the oracle is given the same numbers in the spelling it
 /// reads correctly.
-fn integral_as_integers(v: &Value) -> Value {
+pub(crate) fn integral_as_integers(v: &Value) -> Value {
     match v {
         Value::Number(n) if n.is_f64() => {
             let f = n.as_f64().unwrap_or(f64::NAN);

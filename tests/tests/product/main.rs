@@ -6,6 +6,7 @@ mod expect;
 mod provision;
 
 mod agent;
+mod any_schema;
 mod catalog;
 mod choice;
 mod differential;

@@ -6,7 +6,9 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use super::format::Format;
-use super::node::{Choices, Node, Prop, Union, type_bit};
+use super::node::{
+    ARR, BOOL, Choices, INT, NULL, NUM, Node, OBJ, Prop, STR, Union, json_equals, type_bit,
+};
 use super::number::Numeric;
 use super::pattern::Pattern;
 use super::{SchemaError, Validator};
@@ -166,7 +168,9 @@ impl<'a> Compiler<'a> {
             }
         };
         let mut n = Node::default();
-        let mut allowed: Option<Vec<Value>> = None;
+        let mut enumerated: Option<Vec<Value>> = None;
+        let mut constant: Option<Value> = None;
+        let mut branch_schemas: Option<&Vec<Value>> = None;
         let mut branches: Option<(Vec<Node>, bool)> = None;
         let mut required: Vec<&str> = Vec::new();
         // Keywords that assert something, for the check that nothing sits beside a `$ref`.
@@ -206,11 +210,12 @@ impl<'a> Compiler<'a> {
                     }
                     n.types = Some(mask);
                 }
+                // Both may be given: a value must satisfy both, so they meet (below).
                 "enum" => match val.as_array() {
-                    Some(a) => allowed = Some(a.clone()),
+                    Some(a) => enumerated = Some(a.clone()),
                     None => self.problem(at, bad(key, val).0),
                 },
-                "const" => allowed = Some(vec![val.clone()]),
+                "const" => constant = Some(val.clone()),
                 "oneOf" | "anyOf" => {
                     if branches.is_some() {
                         self.problem(
@@ -220,6 +225,7 @@ impl<'a> Compiler<'a> {
                         continue;
                     }
                     branches = Some((self.list(key, val, at), key == "oneOf"));
+                    branch_schemas = val.as_array();
                 }
                 "minimum" => n.minimum = self.ok(at, number(key, val)),
                 "maximum" => n.maximum = self.ok(at, number(key, val)),
@@ -326,14 +332,44 @@ impl<'a> Compiler<'a> {
             .filter(|r| !n.properties.iter().any(|p| p.name == **r))
             .map(|r| (*r).to_owned())
             .collect();
-        // A union whose every branch is one constant is a list of choices (a documented enum).
-        let union_consts: Option<Vec<Value>> = branches.as_ref().and_then(|(bs, _)| {
-            bs.iter()
-                .map(|b| match &b.choices {
-                    Some(c) if c.len() == 1 && b.reference.is_none() => Some(c[0].clone()),
+        let allowed = match (enumerated, constant) {
+            (Some(values), Some(c)) => Some(
+                values
+                    .into_iter()
+                    .filter(|v| json_equals(v, &c))
+                    .take(1)
+                    .collect(),
+            ),
+            (values, c) => values.or(c.map(|c| vec![c])),
+        };
+        // A union whose every branch is one constant and nothing else is a list of choices (a
+        // documented enum). Under `oneOf`, a value two branches give matches two branches: it is
+        // no choice at all.
+        let union_consts: Option<Vec<Value>> = branches.as_ref().and_then(|(bs, exactly_one)| {
+            let schemas = branch_schemas?;
+            let consts: Vec<Value> = bs
+                .iter()
+                .zip(schemas)
+                .map(|(b, schema)| match &b.choices {
+                    Some(c)
+                        if c.len() == 1
+                            && b.reference.is_none()
+                            && only_a_constant(schema)
+                            && b.admits(json_type(&c[0])) =>
+                    {
+                        Some(c[0].clone())
+                    }
                     _ => None,
                 })
-                .collect()
+                .collect::<Option<_>>()?;
+            let once = |c: &Value| consts.iter().filter(|d| json_equals(c, d)).count() == 1;
+            Some(
+                consts
+                    .iter()
+                    .filter(|c| !exactly_one || once(c))
+                    .cloned()
+                    .collect(),
+            )
         });
         n.choices = match (allowed, union_consts) {
             (Some(a), _) => Some(a),
@@ -362,6 +398,43 @@ impl<'a> Compiler<'a> {
             .enumerate()
             .map(|(i, s)| self.node(s, &format!("{at}/{key}/{i}")))
             .collect()
+    }
+}
+
+/// Whether a schema says only "this one value" (`const`, or a one-value `enum`), with its
+/// `type` and annotations: a branch that also asks a bound or a length is not a plain constant.
+/// (Whether the `type` takes the value is asked of the compiled branch.)
+fn only_a_constant(schema: &Value) -> bool {
+    schema.as_object().is_some_and(|o| {
+        o.keys().all(|k| {
+            matches!(
+                k.as_str(),
+                "const"
+                    | "enum"
+                    | "type"
+                    | "description"
+                    | "title"
+                    | "default"
+                    | "examples"
+                    | "$comment"
+                    | "deprecated"
+                    | "readOnly"
+                    | "writeOnly"
+            )
+        })
+    })
+}
+
+/// The JSON type of a value, as a type bit (an integral number is an integer).
+fn json_type(v: &Value) -> u8 {
+    match v {
+        Value::Null => NULL,
+        Value::Bool(_) => BOOL,
+        Value::Number(n) if Numeric::of(n).is_integer() => INT,
+        Value::Number(_) => NUM,
+        Value::String(_) => STR,
+        Value::Array(_) => ARR,
+        Value::Object(_) => OBJ,
     }
 }
 

@@ -130,6 +130,47 @@ mod tests {
     }
 
     #[test]
+    fn const_and_enum_together_both_hold() {
+        let s = json!({"const": 0, "enum": [true, 0]});
+        assert!(check(s.clone(), json!(0)).1.is_empty());
+        assert!(!check(s.clone(), json!(true)).1.is_empty());
+        let none = json!({"const": 1, "enum": ["a"]});
+        assert!(!check(none.clone(), json!(1)).1.is_empty());
+        assert!(!check(none, json!("a")).1.is_empty());
+    }
+
+    #[test]
+    fn a_union_of_constants_is_a_list_of_choices_only_when_it_says_just_that() {
+        // Under `oneOf`, a constant two branches give matches both: never valid.
+        let s = json!({"oneOf": [{"const": 1}, {"const": 1.0}, {"const": 2}]});
+        assert!(!check(s.clone(), json!(1)).1.is_empty());
+        assert!(check(s, json!(2)).1.is_empty());
+        let s = json!({"anyOf": [{"const": 1}, {"const": 1}]});
+        assert!(check(s, json!(1)).1.is_empty());
+        // A branch whose type refuses its constant, or with a bound, is not a plain constant.
+        let s =
+            json!({"oneOf": [{"const": 1, "type": "string"}, {"const": "a", "description": "A"}]});
+        assert!(!check(s.clone(), json!(1)).1.is_empty());
+        assert!(check(s, json!("a")).1.is_empty());
+        let s = json!({"oneOf": [{"const": 1, "minimum": 2}, {"const": 3}]});
+        assert!(!check(s.clone(), json!(1)).1.is_empty());
+        assert!(check(s, json!(3)).1.is_empty());
+        // A documented constant with the type that takes it (as schemars writes a unit
+        // variant) is still a choice: a wrong one is `NotAllowed`, with the nearest named.
+        let s = json!({"oneOf": [
+            {"type": "string", "const": "harian", "description": "Per hari"},
+            {"type": "string", "const": "mingguan"}
+        ]});
+        assert!(check(s.clone(), json!("harian")).1.is_empty());
+        assert_eq!(
+            check(s, json!("Harian")).1,
+            [ViolationKind::NotAllowed {
+                did_you_mean: Some("\"harian\"".into())
+            }]
+        );
+    }
+
+    #[test]
     fn integral_floats_are_rewritten_as_integers() {
         let (v, errs) = check(json!({"type": "integer"}), json!(250.0));
         assert!(errs.is_empty());

@@ -102,20 +102,16 @@ fn type_text(p: &Value) -> String {
 }
 
 fn allowed(p: &Value) -> Option<Vec<String>> {
+    let show = |v: &Value| format!("`{}`", v.as_str().map_or(v.to_string(), str::to_owned));
     if let Some(Value::Array(e)) = p.get("enum") {
-        return Some(
-            e.iter()
-                .map(|v| format!("`{}`", v.as_str().map_or(v.to_string(), str::to_owned)))
-                .collect(),
-        );
+        // A `const` beside the `enum` leaves the one value both allow.
+        return Some(match p.get("const") {
+            Some(c) => vec![show(c)],
+            None => e.iter().map(show).collect(),
+        });
     }
     let alts = p.get("oneOf")?.as_array()?;
-    alts.iter()
-        .map(|a| {
-            a.get("const")
-                .map(|c| format!("`{}`", c.as_str().unwrap_or_default()))
-        })
-        .collect()
+    alts.iter().map(|a| a.get("const").map(show)).collect()
 }
 
 /// An argument's constraints from its schema, in the words of the shared argument table.

@@ -5,6 +5,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::validate::node::json_equals;
+
 /// The reason strict mode is off for an object that accepts arbitrary keys.
 pub(super) const OPEN_MAP: &str =
     "an object accepts arbitrary keys (an open map), which strict mode cannot express";
@@ -91,6 +93,14 @@ pub(super) fn one_of_to_any_of(s: &mut Map<String, Value>) {
             .then_some((c, d))
         })
         .collect();
+    // A value two alternatives give matches both, so `oneOf` refuses it: it is not offered.
+    let consts = consts.map(|all| {
+        let once = |c: &Value| all.iter().filter(|(d, _)| json_equals(c, d)).count() == 1;
+        all.iter()
+            .filter(|(c, _)| once(c))
+            .cloned()
+            .collect::<Vec<_>>()
+    });
     match consts {
         Some(consts) if !consts.is_empty() => {
             let docs: Vec<String> = consts
@@ -124,5 +134,22 @@ pub(super) fn has_refs_into_defs(v: &Value) -> bool {
         Value::Object(m) => m.get("$ref").is_some() || m.values().any(has_refs_into_defs),
         Value::Array(a) => a.iter().any(has_refs_into_defs),
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    #[test]
+    fn a_constant_two_alternatives_give_is_not_offered() {
+        let Value::Object(mut s) = json!({"oneOf": [
+            {"const": "a"}, {"const": "b", "description": "Bee"}, {"const": "a"}
+        ]}) else {
+            unreachable!()
+        };
+        super::one_of_to_any_of(&mut s);
+        assert_eq!(s["enum"], json!(["b"]));
+        assert_eq!(s["description"], json!("b: Bee"));
     }
 }

@@ -333,13 +333,15 @@ impl<'a> Compiler<'a> {
             .map(|r| (*r).to_owned())
             .collect();
         let allowed = match (enumerated, constant) {
-            (Some(values), Some(c)) => Some(
-                values
-                    .into_iter()
-                    .filter(|v| json_equals(v, &c))
-                    .take(1)
-                    .collect(),
-            ),
+            (Some(values), Some(c)) if values.iter().any(|v| json_equals(v, &c)) => Some(vec![c]),
+            (Some(_), Some(_)) => {
+                self.problem(at, "no value is both the `const` and one of the `enum`");
+                None
+            }
+            (Some(values), None) if values.is_empty() => {
+                self.problem(at, "an empty `enum` allows no value");
+                None
+            }
             (values, c) => values.or(c.map(|c| vec![c])),
         };
         // A union whose every branch is one constant and nothing else is a list of choices (a

@@ -10,11 +10,10 @@
 use std::cell::Cell;
 
 use proptest::prelude::*;
-use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use serde_json::{Map, Value, json};
 use tool_runtime::Validator;
 
-use crate::differential::integral_as_integers;
+use crate::differential::{integral_as_integers, seeded};
 
 const NAMES: [&str; 3] = ["a", "b", "c"];
 
@@ -148,13 +147,7 @@ fn cases() -> u32 {
 
 #[test]
 fn a_schema_the_validator_compiles_is_enforced_exactly() {
-    let config = Config {
-        cases: cases(),
-        failure_persistence: None,
-        ..Config::default()
-    };
-    let mut runner =
-        TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha));
+    let mut runner = seeded(cases());
     let (compiled, accepted, checked) = (Cell::new(0u32), Cell::new(0u32), Cell::new(0u32));
     runner
         .run(

@@ -671,6 +671,17 @@ fn call(set: &ToolSet, name: &str, text: &str, path: Option<Only>) -> Option<Val
     out
 }
 
+/// A runner with a fixed seed: the same cases on every run, so a failure reproduces and CI
+/// cannot flake.
+pub(crate) fn seeded(cases: u32) -> TestRunner {
+    let config = Config {
+        cases,
+        failure_persistence: None,
+        ..Config::default()
+    };
+    TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha))
+}
+
 fn cases() -> u32 {
     std::env::var("DIFFERENTIAL_CASES")
         .ok()
@@ -698,14 +709,7 @@ fn agree(tool: &'static Tool, expect: Expect) -> Tally {
         .cloned()
         .unwrap_or_default();
     let tally = std::cell::RefCell::new(Tally::default());
-    // A fixed seed: the same cases on every run, so a failure reproduces and CI cannot flake.
-    let config = Config {
-        cases: cases(),
-        failure_persistence: None,
-        ..Config::default()
-    };
-    let mut runner =
-        TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha));
+    let mut runner = seeded(cases());
     let cases = (object(&schema, &defs, 0), spelling());
     let result = runner.run(&cases, |(args, spelling)| {
         let mut text = String::new();
@@ -832,13 +836,7 @@ fn the_example_tools_agree_too() {
         let oracle = jsonschema::draft202012::new(&schema).unwrap();
         let set = ToolSet::new([tool]).unwrap();
         let defs = Map::new();
-        let config = Config {
-            cases: cases() / 2,
-            failure_persistence: None,
-            ..Config::default()
-        };
-        let mut runner =
-            TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha));
+        let mut runner = seeded(cases() / 2);
         runner
             .run(&object(&schema, &defs, 0), |args| {
                 let text = args.to_string();
@@ -948,13 +946,7 @@ fn generated_patterns_agree_with_regress() {
         0..8,
     )
     .prop_map(|cs| cs.into_iter().collect::<String>());
-    let config = Config {
-        cases: cases(),
-        failure_persistence: None,
-        ..Config::default()
-    };
-    let mut runner =
-        TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha));
+    let mut runner = seeded(cases());
     runner
         .run(&(pattern, text), |(pattern, text)| {
             let reference = regress::Regex::with_flags(&pattern, "u").unwrap();
@@ -1233,13 +1225,7 @@ where
     let reads = Validator::new(&input).unwrap();
     let writes = Validator::new(&output).unwrap();
     let tally = std::cell::RefCell::new(RoundTrips::default());
-    let config = Config {
-        cases: cases() / 3,
-        failure_persistence: None,
-        ..Config::default()
-    };
-    let mut runner =
-        TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha));
+    let mut runner = seeded(cases() / 3);
     runner
         .run(&around(&input, &defs, 0), |generated| {
             let mut checked = generated;

@@ -8,7 +8,7 @@
 use std::future::IntoFuture;
 
 use proptest::prelude::*;
-use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+use proptest::test_runner::TestRunner;
 use serde_json::{Map, Value};
 use tool_runtime::{CallOutput, Context, ToolError, ToolSet};
 
@@ -40,13 +40,7 @@ fn cases() -> u32 {
 }
 
 fn runner() -> TestRunner {
-    // A fixed seed: the same cases on every run, so a failure reproduces and CI cannot flake.
-    let config = Config {
-        cases: cases(),
-        failure_persistence: None,
-        ..Config::default()
-    };
-    TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha))
+    crate::differential::seeded(cases())
 }
 
 /// Arbitrary JSON, biased towards the tools' own field names and values.

@@ -177,22 +177,7 @@ impl<'a> Compiler<'a> {
         let mut asserting = Vec::new();
         for (key, val) in obj {
             let k = key.as_str();
-            if !matches!(
-                k,
-                "description"
-                    | "title"
-                    | "default"
-                    | "examples"
-                    | "$defs"
-                    | "definitions"
-                    | "$schema"
-                    | "$id"
-                    | "$comment"
-                    | "deprecated"
-                    | "readOnly"
-                    | "writeOnly"
-                    | "$ref"
-            ) {
+            if !describes_only(k) && k != "$ref" {
                 asserting.push(k);
             }
             match k {
@@ -293,9 +278,7 @@ impl<'a> Compiler<'a> {
                     Some(day) => n.last_day = Some(day.to_owned()),
                     None => self.problem(at, bad(key, val).0),
                 },
-                // Annotations: they describe, they do not assert. (`$defs` are compiled apart.)
-                "description" | "title" | "default" | "examples" | "$defs" | "definitions"
-                | "$schema" | "$id" | "$comment" | "deprecated" | "readOnly" | "writeOnly" => {}
+                k if describes_only(k) => {}
                 other => self.problem(
                     at,
                     format!("the keyword `{other}` is not supported by the argument validator"),
@@ -408,23 +391,29 @@ impl<'a> Compiler<'a> {
 /// (Whether the `type` takes the value is asked of the compiled branch.)
 fn only_a_constant(schema: &Value) -> bool {
     schema.as_object().is_some_and(|o| {
-        o.keys().all(|k| {
-            matches!(
-                k.as_str(),
-                "const"
-                    | "enum"
-                    | "type"
-                    | "description"
-                    | "title"
-                    | "default"
-                    | "examples"
-                    | "$comment"
-                    | "deprecated"
-                    | "readOnly"
-                    | "writeOnly"
-            )
-        })
+        o.keys()
+            .all(|k| matches!(k.as_str(), "const" | "enum" | "type") || describes_only(k))
     })
+}
+
+/// Keywords that describe and assert nothing: annotations, and where definitions live (`$defs`
+/// are compiled apart).
+fn describes_only(k: &str) -> bool {
+    matches!(
+        k,
+        "description"
+            | "title"
+            | "default"
+            | "examples"
+            | "$defs"
+            | "definitions"
+            | "$schema"
+            | "$id"
+            | "$comment"
+            | "deprecated"
+            | "readOnly"
+            | "writeOnly"
+    )
 }
 
 /// The JSON type of a value, as a type bit (an integral number is an integer).

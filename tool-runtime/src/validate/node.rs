@@ -287,19 +287,7 @@ impl Node {
     /// [`Node::check_number`] without the integer range: every rule asked on its own.
     fn check_each_bound(&self, n: Numeric) -> Result<(), Broken> {
         use std::cmp::Ordering::{Equal, Greater, Less};
-        // An integer (the usual argument) skips asking whether the number is whole.
-        let bit = match n {
-            Numeric::Int(_) => INT,
-            _ => Scalar::Number(n).type_bit(),
-        };
-        if !self.admits(bit) {
-            return Err(Broken::Type);
-        }
-        if let Some(choices) = &self.choices
-            && !choices.admits(Scalar::Number(n))
-        {
-            return Err(Broken::NotAllowed);
-        }
+        self.check_type_and_choices(Scalar::Number(n))?;
         let out = self
             .minimum
             .is_some_and(|b| !matches!(n.cmp(b), Some(Greater | Equal)))

@@ -39,10 +39,15 @@ fn main() -> Result {
 }
 
 /// The runtime a server's `#[tokio::main]` makes on a 2-core machine, whatever this machine has:
-/// the scheduling work in the counts depends on the number of workers.
+/// the scheduling work in the counts depends on the number of workers. The blocking pool is
+/// bounded too: under valgrind threads run one at a time, and Tokio's default (up to 512 threads,
+/// one more whenever no idle thread has been woken yet) let the count of threads started, and so
+/// the count of instructions, depend on scheduling, up to valgrind's own limit of 500 threads,
+/// where the run died.
 fn runtime() -> Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        .max_blocking_threads(8)
         .enable_all()
         .build()?)
 }

@@ -8,7 +8,7 @@
 
 use std::cell::Cell;
 
-use examples::ekstraksi::{Lowongan, Paper, Relevansi, aturan_paper, recorded};
+use examples::ekstraksi::{self as recorded, Lowongan, Paper, Relevansi, aturan_paper};
 use examples::show::{check, fail};
 use tool_runtime::structured::{self, Attempt, Extracted, Extractor, Failed};
 use tool_runtime::{Api, lint};
@@ -30,7 +30,7 @@ fn replay<'a>(
         std::future::ready(
             script
                 .get(i)
-                .map(|name| recorded(dir, name))
+                .map(|name| recorded::recorded(dir, name))
                 .ok_or_else(|| "no more recorded responses".to_owned()),
         )
     }
@@ -54,14 +54,9 @@ fn main() {
         lints.is_empty(),
         format!("Relevansi has no lints: {lints:?}"),
     );
-    let providers = [
-        (Api::OpenAiChat, "openai-chat"),
-        (Api::OpenAiResponses, "openai-responses"),
-        (Api::Anthropic, "anthropic"),
-        (Api::Gemini, "gemini"),
-        (Api::BedrockConverse, "bedrock-converse"),
-    ];
-    for (api, dir) in providers {
+    // Each API's recordings are in the directory named by its id.
+    for &api in Api::BUILT_IN {
+        let dir = api.id();
         println!("== {dir}");
         for (script, ends) in [
             (
@@ -85,13 +80,15 @@ fn main() {
             outcome(pollster::block_on(run), ends);
         }
         // A reasoning model's reply: its thoughts are not the answer. Chat Completions returns no
-        // thoughts; its content-filter stop is a refusal, not retried.
-        let (reasoning, ends) = match api {
-            Api::OpenAiChat => ("paper-content_filter", Ends::Failed("refused", 1)),
-            Api::OpenAiResponses => ("paper-reasoning", Ends::Accepted(1)),
-            Api::Anthropic => ("paper-thinking", Ends::Accepted(1)),
-            Api::BedrockConverse => ("paper-reasoning", Ends::Accepted(1)),
-            _ => ("paper-thoughts", Ends::Accepted(1)),
+        // thoughts: its recording is a content-filter stop, a refusal, not retried.
+        let reasoning = ["paper-reasoning", "paper-thinking", "paper-thoughts"]
+            .into_iter()
+            .find(|name| recorded::exists(dir, name))
+            .unwrap_or("paper-content_filter");
+        let ends = if reasoning == "paper-content_filter" {
+            Ends::Failed("refused", 1)
+        } else {
+            Ends::Accepted(1)
         };
         println!("  paper, responses [{reasoning:?}, \"paper-good\"]");
         let script = [reasoning, "paper-good"];

@@ -1,7 +1,7 @@
 //! The HR assistant as an agent: Sari asks, the model calls tools, the toolkit runs them and
 //! answers in the model API's own format, turn after turn, in each of the five APIs (OpenAI
 //! Chat Completions, OpenAI Responses, Anthropic Messages, Gemini, Amazon Bedrock Converse). The model is a local stand-in
-//! (`examples::mock_provider`) reached over real HTTP, replaying one conversation: two tool calls
+//! (`tool_runtime::testing`, served over real HTTP by `examples::model_server`), replaying one conversation: two tool calls
 //! in one turn, an invalid argument the model repairs on its next turn, a tool Sari may not use,
 //! and a leave request that waits for approval and is resumed by a new process.
 //!
@@ -11,55 +11,40 @@ use std::sync::Arc;
 
 use examples::hr::domain::Db;
 use examples::hr::{Peran, Persetujuan, Session, tool_set};
-use examples::mock_provider::{self, Turn, calls};
+use examples::model_server;
 use examples::show::{check, fail};
 use serde_json::{Value, json};
 use tool_runtime::agent::{Agent, Conversation, Decision, Finished, Paused};
-use tool_runtime::{Api, ToolSet};
+use tool_runtime::provider::{Api, HttpRequest, Message, Request, Turn};
+use tool_runtime::testing::TestModel;
+use tool_runtime::ToolSet;
 
 const SYSTEM: &str = "Kamu asisten HR. Jawab hanya dari data tool.";
 
 /// The conversation the stand-in model replays, the same in every API.
 fn script() -> Vec<Turn> {
     vec![
-        calls("a", &[("cek-sisa-cuti", json!({})), ("cek-status-reimburse", json!({}))]),
-        calls("b", &[("cek-riwayat-cuti", json!({"tahun": "tahun ini"}))]),
-        calls("c", &[("cek-riwayat-cuti", json!({"tahun": 2026}))]),
-        calls("d", &[("cek-cuti-tim", json!({}))]),
-        calls("e", &[("ajukan-cuti", json!({"mulai": "2026-12-21", "hari": 2}))]),
-        Turn::Text("Sisa cuti Anda 7 hari; reimburse R-88 masih diproses. Cuti 21-22 Desember sudah diajukan dan disetujui: sisa cuti sekarang 5 hari.".into()),
+        Turn::call("cek-sisa-cuti", json!({})).and_call("cek-status-reimburse", json!({})),
+        Turn::call("cek-riwayat-cuti", json!({"tahun": "tahun ini"})),
+        Turn::call("cek-riwayat-cuti", json!({"tahun": 2026})),
+        Turn::call("cek-cuti-tim", json!({})),
+        Turn::call("ajukan-cuti", json!({"mulai": "2026-12-21", "hari": 2})),
+        Turn::text("Sisa cuti Anda 7 hari; reimburse R-88 masih diproses. Cuti 21-22 Desember sudah diajukan dan disetujui: sisa cuti sekarang 5 hari."),
     ]
 }
 
-/// The request body of each API: the conversation, the system prompt and the tools.
-fn request(api: Api, tools: &[Value], c: &Conversation) -> Value {
-    match api {
-        Api::OpenAiChat => {
-            let mut messages = vec![json!({"role": "system", "content": SYSTEM})];
-            messages.extend(c.messages.iter().cloned());
-            json!({"model": "gpt-4.1", "messages": messages, "tools": tools})
-        }
-        Api::OpenAiResponses => {
-            json!({"model": "gpt-4.1", "instructions": SYSTEM, "input": c.messages, "tools": tools})
-        }
-        Api::Anthropic => json!({"model": "claude-sonnet-4-5", "max_tokens": 1024,
-            "system": SYSTEM, "messages": c.messages, "tools": tools}),
-        Api::Gemini => json!({"systemInstruction": {"parts": [{"text": SYSTEM}]},
-            "contents": c.messages, "tools": tools}),
-        Api::BedrockConverse => json!({"system": [{"text": SYSTEM}], "messages": c.messages,
-            "toolConfig": {"tools": tools}, "inferenceConfig": {"maxTokens": 1024}}),
-        _ => unimplemented!("a request for {api}"),
-    }
+/// The request of every turn, described once: the provider writes it in its API's format.
+fn request(tools: &ToolSet) -> Request<'_> {
+    Request::new("hr-model").system(SYSTEM).tools(tools).max_tokens(1024)
 }
 
-/// One request over HTTP; the raw JSON response.
-async fn send(client: reqwest::Client, url: String, body: Value) -> Result<Value, String> {
-    let response = client
-        .post(&url)
-        .json(&body)
-        .send()
-        .await
-        .map_err(|e| e.to_string())?;
+/// One request over HTTP, with any client: the provider wrote its path, headers and body.
+async fn send(client: reqwest::Client, base: String, http: HttpRequest) -> Result<Value, String> {
+    let mut post = client.post(http.url(&base)).json(&http.body);
+    for (name, value) in &http.headers {
+        post = post.header(name, value);
+    }
+    let response = post.send().await.map_err(|e| e.to_string())?;
     let status = response.status();
     if !status.is_success() {
         return Err(format!(
@@ -68,10 +53,6 @@ async fn send(client: reqwest::Client, url: String, body: Value) -> Result<Value
         ));
     }
     response.json().await.map_err(|e| e.to_string())
-}
-
-fn url(base: &str, api: Api) -> String {
-    format!("{base}{}", mock_provider::path(api))
 }
 
 fn sari(db: Arc<Db>) -> tool_runtime::Context {
@@ -88,10 +69,8 @@ async fn resume(state: &str, base: &str) {
     // The approval store is the HR database: a new process, a new tool set, the same store.
     let tools = tool_set().with_approvals(Arc::new(Persetujuan(db.clone())));
     let cx = sari(db);
-    let exported = tools
-        .visible_to(&cx)
-        .export(paused.conversation.api)
-        .expect("exportable");
+    let visible = tools.visible_to(&cx);
+    let request = request(&visible);
     for d in paused.waiting() {
         println!(
             "    [process {}] approved by Sari's manager: {} {}",
@@ -100,16 +79,14 @@ async fn resume(state: &str, base: &str) {
             d.arguments
         );
     }
-    let api = paused.conversation.api;
     let client = reqwest::Client::new();
     let agent = Agent::new(&tools);
     let finished = agent
-        .resume(
-            &cx,
-            paused,
-            |_| Decision::Approve,
-            |c: &Conversation| send(client.clone(), url(base, api), request(api, &exported, c)),
-        )
+        .resume(&cx, paused, |_| Decision::Approve, |c: &Conversation| {
+            let http = c.request(&request).map_err(|e| e.to_string());
+            let (client, base) = (client.clone(), base.to_owned());
+            async move { send(client, base, http?).await }
+        })
         .await;
     match finished {
         Ok(Finished::Answered { reply, .. }) => {
@@ -133,12 +110,16 @@ async fn main() {
     {
         return resume(state, base).await;
     }
-    let (addr, seen) = mock_provider::serve(script()).await;
-    let base = format!("http://{addr}");
+    let models: Vec<Arc<TestModel>> = Api::BUILT_IN
+        .iter()
+        .map(|&api| Arc::new(TestModel::scripted(api, script())))
+        .collect();
+    let addr = model_server::serve(models.clone()).await;
     let client = reqwest::Client::new();
-    for &api in Api::MODELS {
+    for (&api, model) in Api::BUILT_IN.iter().zip(&models) {
+        let base = model_server::base(addr, api);
         println!("== {api}");
-        let dir = std::env::temp_dir().join(format!("hr_agent-{}-{api:?}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("hr_agent-{}-{}", std::process::id(), api.id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("a temp dir");
         let db_path = dir.join("hr.sqlite");
@@ -147,7 +128,8 @@ async fn main() {
         // Calls wait for approval in the HR database, where the second process finds them.
         let tools: ToolSet = tool_set().with_approvals(Arc::new(Persetujuan(db.clone())));
         // The model is offered only Sari's tools; whatever it calls is checked again.
-        let exported = tools.visible_to(&cx).export(api).expect("exportable");
+        let visible = tools.visible_to(&cx);
+        let request = request(&visible);
         let agent = Agent::new(&tools);
         let mut conversation = Conversation::new(api);
         conversation.push_user(
@@ -155,7 +137,9 @@ async fn main() {
         );
         let finished = agent
             .run(&cx, conversation, |c: &Conversation| {
-                send(client.clone(), url(&base, api), request(api, &exported, c))
+                let http = c.request(&request).map_err(|e| e.to_string());
+                let (client, base) = (client.clone(), base.clone());
+                async move { send(client, base, http?).await }
             })
             .await;
         let paused = match finished {
@@ -164,17 +148,12 @@ async fn main() {
                 "{api}: the booking waits for approval, not {other:?}"
             )),
         };
-        if api == Api::OpenAiChat {
-            // What the model was told when it got a call wrong (the repair messages).
-            for m in paused
-                .conversation
-                .messages
-                .iter()
-                .filter(|m| m["role"] == "tool")
-            {
-                let text = m["content"].as_str().unwrap_or_default();
-                if !text.starts_with('{') {
-                    println!("    tool result {}: {text}", m["tool_call_id"]);
+        if api == Api::BUILT_IN[0] {
+            // What the model was told when it got a call wrong (the repair messages), as the
+            // stand-in model read them back.
+            for (id, error, text) in results(model).pop().unwrap_or_default() {
+                if error {
+                    println!("    tool result {id}: {text}");
                 }
             }
         }
@@ -211,15 +190,11 @@ async fn main() {
             format!("{api}: booked once, after approval"),
         );
         // What the model was sent back, request by request: (call id, is an error).
-        let requests: Vec<Vec<(String, bool)>> = seen
-            .lock()
-            .unwrap()
-            .requests
-            .iter()
-            .filter(|(a, _)| *a == api)
-            .map(|(_, r)| r.clone())
-            .collect();
-        let last = requests.last().cloned().unwrap_or_default();
+        let requests = results(model);
+        let last: Vec<(String, bool)> = requests
+            .last()
+            .map(|r| r.iter().map(|(id, e, _)| (id.clone(), *e)).collect())
+            .unwrap_or_default();
         let flags: Vec<String> = last
             .iter()
             .map(|(id, error)| format!("{id}{}", if *error { " (error)" } else { "" }))
@@ -229,13 +204,14 @@ async fn main() {
             requests.len(),
             flags.join(", ")
         );
+        // Calls are numbered by the model: two in the first turn, one in each after.
         let expected: Vec<(String, bool)> = [
-            ("a1", false),
-            ("a2", false),
-            ("b1", true),
-            ("c1", false),
-            ("d1", true),
-            ("e1", false),
+            ("call_1", false),
+            ("call_2", false),
+            ("call_3", true),
+            ("call_4", false),
+            ("call_5", true),
+            ("call_6", false),
         ]
         .iter()
         .map(|(id, e)| ((*id).to_owned(), *e))
@@ -246,4 +222,27 @@ async fn main() {
         );
         let _ = std::fs::remove_dir_all(&dir);
     }
+}
+
+/// Each request's tool results, as the model read them back: (call id, is an error, text).
+/// Where the API has no error flag (OpenAI's), an error is a result that is not the tool's
+/// JSON output.
+fn results(model: &TestModel) -> Vec<Vec<(String, bool, String)>> {
+    model
+        .requests()
+        .iter()
+        .map(|r| {
+            r.messages
+                .iter()
+                .flat_map(|m| match m {
+                    Message::Results(results) => results.clone(),
+                    _ => Vec::new(),
+                })
+                .map(|r| {
+                    let error = r.is_error.unwrap_or(!r.text.starts_with('{'));
+                    (r.call_id.unwrap_or_default(), error, r.text)
+                })
+                .collect()
+        })
+        .collect()
 }

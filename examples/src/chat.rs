@@ -4,10 +4,11 @@
 //! written, each tool call started and finished (with its progress), a call waiting for
 //! approval, and the end of the turn.
 //!
-//! The model here is [`ScriptedModel`], a stand-in that streams Anthropic Messages events
-//! (this machine has no model to call); a real one is a `send` closure that posts the
-//! conversation and returns [`sse_events`](tool_runtime::agent::sse_events) over the response
-//! body (`reqwest::Response::bytes_stream`).
+//! The model here is [`ScriptedModel`], a stand-in ([`TestModel`]) that streams Anthropic
+//! Messages events (this machine has no model to call); a real one is a `send` closure that
+//! posts [`Conversation::request`] and returns the API's
+//! [`Framing`](tool_runtime::provider::Framing) over the response body
+//! (`api.provider().framing().events(response.bytes_stream())`).
 //!
 //! Each browser request runs in its own task; a person who closes the page drops the response,
 //! which stops the turn, its running calls and its calls held for approval (this page offers no
@@ -25,8 +26,10 @@ use axum::routing::get;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
-use tool_runtime::agent::{Agent, AgentEvent, Conversation, Finished, Outcome, StreamEvent};
-use tool_runtime::{Api, ToolSet};
+use tool_runtime::ToolSet;
+use tool_runtime::agent::{Agent, AgentEvent, Conversation, Finished, Outcome};
+use tool_runtime::provider::{Api, Delta, Message, Request, ResponseStream, StreamEvent, Turn};
+use tool_runtime::testing::TestModel;
 
 use crate::hr::domain::Db;
 use crate::hr::{Session, tool_set};
@@ -34,17 +37,21 @@ use crate::hr::{Session, tool_set};
 type Boxed = Box<dyn std::error::Error + Send + Sync>;
 type Events = futures_util::stream::BoxStream<'static, Result<StreamEvent, Boxed>>;
 
-/// The model: the events of its streamed answer to a conversation (Anthropic Messages format).
+/// The model: the events of its streamed answer to a conversation.
 pub trait Model: Send + Sync + 'static {
+    /// The API it answers in.
+    fn api(&self) -> Api;
     /// The response's events.
-    fn respond(&self, conversation: &Conversation) -> Events;
+    fn respond(&self, conversation: &Conversation, request: &Request<'_>) -> Events;
 }
 
-/// A stand-in for the model, in Anthropic's streaming format: to a question it answers "let me
-/// check" and calls `cek-sisa-cuti`; given the tool's result, it writes the answer from it one
-/// word at a time, `word_delay` apart. With [`held`](ScriptedModel::held), it stops after some
-/// words until released (the browser test's screenshot mid-answer).
+/// A stand-in for the model ([`TestModel`], streaming Anthropic Messages events): to a
+/// question it answers "let me check" and calls `cek-sisa-cuti`; given the tool's result, it
+/// writes the answer from it, word by word, `word_delay` apart. With
+/// [`held`](ScriptedModel::held), it stops after some words until released (the browser
+/// test's screenshot mid-answer).
 pub struct ScriptedModel {
+    model: TestModel,
     word_delay: Duration,
     hold: Option<(usize, watch::Receiver<bool>)>,
 }
@@ -53,6 +60,7 @@ impl ScriptedModel {
     /// Words `word_delay` apart.
     pub fn new(word_delay: Duration) -> Self {
         ScriptedModel {
+            model: TestModel::function(Api::ANTHROPIC, scripted_turn),
             word_delay,
             hold: None,
         }
@@ -62,117 +70,77 @@ impl ScriptedModel {
     /// says `true`.
     pub fn held(word_delay: Duration, words: usize) -> (Self, watch::Sender<bool>) {
         let (release, rx) = watch::channel(false);
-        let model = ScriptedModel {
-            word_delay,
-            hold: Some((words, rx)),
-        };
+        let mut model = ScriptedModel::new(word_delay);
+        model.hold = Some((words, rx));
         (model, release)
     }
 }
 
-impl Model for ScriptedModel {
-    fn respond(&self, conversation: &Conversation) -> Events {
-        let message = json!({"id": "msg_scripted", "type": "message", "role": "assistant",
-            "model": "scripted", "content": [], "stop_reason": null, "stop_sequence": null,
-            "usage": {"input_tokens": 0, "output_tokens": 0}});
-        let mut events = vec![json!({"type": "message_start", "message": message})];
-        let words: Vec<String>;
-        let stop;
-        match tool_result(conversation) {
-            None => {
-                words = vec!["Baik, ".into(), "saya cek dulu.".into()];
-                stop = "tool_use";
-            }
-            Some(result) => {
-                words = answer(&result)
-                    .split_inclusive(' ')
-                    .map(str::to_owned)
-                    .collect();
-                stop = "end_turn";
-            }
+/// The scripted turn: a call before the tool ran, the answer from its result after.
+fn scripted_turn(sent: &tool_runtime::provider::SentRequest) -> Turn {
+    match sent.messages.last() {
+        Some(Message::Results(results)) => {
+            let result = results.first().map(|r| r.text.as_str()).unwrap_or_default();
+            let result = serde_json::from_str(result).unwrap_or(Value::Null);
+            Turn::text(answer(&result))
         }
-        let text_start = events.len();
-        events.push(
-            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
-        );
-        for word in &words {
-            events.push(json!({"type": "content_block_delta", "index": 0,
-                "delta": {"type": "text_delta", "text": word}}));
-        }
-        events.push(json!({"type": "content_block_stop", "index": 0}));
-        if stop == "tool_use" {
-            events.push(json!({"type": "content_block_start", "index": 1, "content_block":
-                {"type": "tool_use", "id": "toolu_scripted", "name": "cek-sisa-cuti", "input": {}}}));
-            events.push(json!({"type": "content_block_delta", "index": 1,
-                "delta": {"type": "input_json_delta", "partial_json": "{}"}}));
-            events.push(json!({"type": "content_block_stop", "index": 1}));
-        }
-        events.push(json!({"type": "message_delta",
-            "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": words.len()}}));
-        events.push(json!({"type": "message_stop"}));
-
-        let delay = self.word_delay;
-        // The hold applies to the answer (the turn after the tool ran).
-        let hold = self
-            .hold
-            .clone()
-            .filter(|_| stop == "end_turn")
-            .map(|(words, rx)| (text_start + 1 + words, rx));
-        let stream = async_stream(
-            events,
-            delay,
-            text_start + 1..text_start + 1 + words.len(),
-            hold,
-        );
-        Box::pin(stream)
+        _ => Turn::call("cek-sisa-cuti", json!({})).with_text("Baik, saya cek dulu."),
     }
 }
 
-/// The events one by one: the answer's words `delay` apart, waiting at the hold point until
-/// released.
-fn async_stream(
-    events: Vec<Value>,
-    delay: Duration,
-    words: std::ops::Range<usize>,
-    hold: Option<(usize, watch::Receiver<bool>)>,
-) -> impl futures_util::Stream<Item = Result<StreamEvent, Boxed>> + Send + 'static {
-    futures_util::stream::unfold(
-        (events.into_iter().enumerate(), hold),
-        move |(mut events, mut hold)| {
-            let words = words.clone();
-            async move {
-                let (i, event) = events.next()?;
-                if let Some((at, rx)) = &mut hold
-                    && i == *at
-                {
-                    let _ = rx.wait_for(|released| *released).await;
-                }
-                if words.contains(&i) {
-                    tokio::time::sleep(delay).await;
-                }
-                let name = event["type"].as_str().unwrap_or_default().to_owned();
-                Some((
-                    Ok(StreamEvent::named(name, event.to_string())),
-                    (events, hold),
-                ))
-            }
-        },
-    )
+impl Model for ScriptedModel {
+    fn api(&self) -> Api {
+        self.model.api()
+    }
+
+    fn respond(&self, conversation: &Conversation, request: &Request<'_>) -> Events {
+        let events = conversation
+            .request(&request.clone().streamed())
+            .map_err(Boxed::from)
+            .and_then(|http| self.model.respond_streamed(&http).map_err(Boxed::from));
+        let events = match events {
+            Ok(events) => events,
+            Err(e) => return Box::pin(futures_util::stream::once(async { Err(e) })),
+        };
+        // The words of the answer (the turn after the tool ran) are paced; the hold applies
+        // to them. Which events carry text, the API's own assembler says.
+        let mut reading = ResponseStream::new(self.model.api());
+        let is_text: Vec<bool> = events
+            .iter()
+            .map(|e| {
+                reading
+                    .push(e)
+                    .is_ok_and(|d| d.iter().any(|d| matches!(d, Delta::Text(_))))
+            })
+            .collect();
+        let answering = conversation.messages.len() > 1;
+        let hold = self.hold.clone().filter(|_| answering);
+        Box::pin(paced(events, is_text, self.word_delay, hold))
+    }
 }
 
-/// The result of the last `tool_result` in the conversation, if the last message holds one.
-fn tool_result(conversation: &Conversation) -> Option<Value> {
-    let last = conversation.messages.last()?;
-    let block = last["content"]
-        .as_array()?
-        .iter()
-        .find(|b| b["type"] == "tool_result")?;
-    let text = match &block["content"] {
-        Value::String(s) => s.clone(),
-        Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect(),
-        _ => return Some(Value::Null),
-    };
-    Some(serde_json::from_str(&text).unwrap_or(Value::String(text)))
+/// The events one by one, each text event `delay` after the one before, waiting before the
+/// hold's text event until released.
+fn paced(
+    events: Vec<StreamEvent>,
+    is_text: Vec<bool>,
+    delay: Duration,
+    hold: Option<(usize, watch::Receiver<bool>)>,
+) -> impl futures_util::Stream<Item = Result<StreamEvent, Boxed>> + Send + 'static {
+    let events = events.into_iter().zip(is_text);
+    futures_util::stream::unfold((events, 0, hold), move |(mut events, mut words, mut hold)| async move {
+        let (event, text) = events.next()?;
+        if text {
+            if let Some((at, rx)) = &mut hold
+                && words == *at
+            {
+                let _ = rx.wait_for(|released| *released).await;
+            }
+            words += 1;
+            tokio::time::sleep(delay).await;
+        }
+        Some((Ok(event), (events, words, hold)))
+    })
 }
 
 /// The answer the scripted model writes from `cek-sisa-cuti`'s result.
@@ -236,12 +204,13 @@ async fn turn(State(chat): State<Arc<Chat>>, Query(ask): Query<Ask>) -> impl Int
         let agent = Agent::new(&chat.tools)
             .max_turns(4)
             .offload(|job| drop(tokio::task::spawn_blocking(job)));
-        let mut conversation = Conversation::new(Api::Anthropic);
+        let mut conversation = Conversation::new(chat.model.api());
         conversation.push_user(&ask.pesan);
         let model = chat.model.clone();
+        let request = Request::new("hr-model").tools(&chat.tools);
         let send = move |c: &Conversation| {
-            let events = model.respond(c);
-            async move { Ok::<_, Infallible>(events) }
+            let events = model.respond(c, &request);
+            async move { Ok::<_, Boxed>(events) }
         };
         let mut run = agent.run_streamed(&cx, conversation, send);
         loop {

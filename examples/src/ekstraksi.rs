@@ -121,10 +121,19 @@ pub struct Relevansi {
 
 /// A recorded provider response from `examples/recorded/` (made by `recorded/make.py`).
 pub fn recorded(provider: &str, name: &str) -> serde_json::Value {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("recorded")
-        .join(provider)
-        .join(format!("{name}.json"));
+    let path = recording(provider, name);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_str(&text).expect("recorded responses are JSON")
+}
+
+/// Whether the recording `name` of `provider` exists.
+pub fn exists(provider: &str, name: &str) -> bool {
+    recording(provider, name).exists()
+}
+
+fn recording(provider: &str, name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("recorded")
+        .join(provider)
+        .join(format!("{name}.json"))
 }

@@ -9,7 +9,7 @@ use std::future::Future;
 
 use serde_json::Value;
 
-use crate::dialect::{Api, CallArguments, ExportError, ToolCall};
+use crate::provider::{Api, CallArguments, ExportError, ToolCall};
 use crate::set::ToolSet;
 
 /// What a message should make the model do.
@@ -47,7 +47,7 @@ pub fn picked(api: Api, raw: &Value) -> Picked {
     if !raw.is_object() {
         return Picked::Error("not a response object".into());
     }
-    match api.dialect().read_calls(raw) {
+    match api.provider().read_calls(raw) {
         Ok((calls, _)) => match calls.into_iter().next() {
             Some(ToolCall {
                 arguments: CallArguments::NotAFunction(call),
@@ -56,7 +56,7 @@ pub fn picked(api: Api, raw: &Value) -> Picked {
             Some(call) => Picked::Tool(call.name),
             None => Picked::NoTool,
         },
-        Err(e) => Picked::Error(e),
+        Err(e) => Picked::Error(e.to_string()),
     }
 }
 

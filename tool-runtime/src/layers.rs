@@ -30,10 +30,12 @@ pub(crate) const LAYERS: &[&[&str]] = &[
     &["call", "define"],
     &["set"],
     // The model APIs, one file each.
-    &["dialect"],
+    &["provider"],
     // What is built on a tool set and the model APIs.
     &["export", "json", "structured"],
     &["agent", "choice", "table"],
+    // Stand-in models for tests (feature `testing`).
+    &["testing"],
     &["lint"],
     &["docs"],
 ];

@@ -141,7 +141,7 @@ impl std::error::Error for ToolSetError {
 ///
 /// let tools = ToolSet::new([add::tool(), multiply::tool()]).unwrap();
 /// assert_eq!(tools.names().collect::<Vec<_>>(), ["add", "multiply"]);
-/// assert_eq!(tools.export(Api::Anthropic).unwrap().len(), 2);
+/// assert_eq!(tools.export(Api::ANTHROPIC).unwrap().len(), 2);
 ///
 /// let cx = Context::new();
 /// let out = pollster::block_on(tools.call(&cx, "multiply", r#"{"a": 6, "b": 7}"#)).unwrap();

@@ -35,21 +35,21 @@
 //!     let text = replies[attempt.number - 1];
 //!     async move { Ok::<_, String>(json!({"choices": [{"message": {"content": text}, "finish_reason": "stop"}]})) }
 //! };
-//! let got = pollster::block_on(structured::extract::<Paper, _, _, _>(Api::OpenAiChat, 2, send)).unwrap();
+//! let got = pollster::block_on(structured::extract::<Paper, _, _, _>(Api::OPENAI_CHAT, 2, send)).unwrap();
 //! assert_eq!(got.value.year, Some(2005));
 //! assert_eq!(got.attempts.len(), 2);
 //! ```
 
 use std::fmt;
 use std::future::Future;
+use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::dialect::Api;
-pub use crate::dialect::{Finish, Reply};
-use crate::validate::{Validator, Violation, Violations};
+use crate::provider::{Api, Finish, ReadError, Reply};
+use crate::validate::{SchemaError, Validator, Violation, Violations};
 use crate::wording::{Wording, fill};
 
 /// Business rules of a type, checked after its schema holds: `#[arg(validate = path)]` on a
@@ -70,14 +70,13 @@ pub fn schema<T: JsonSchema>() -> Value {
 }
 
 /// Why one attempt did not give a value.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 #[non_exhaustive]
 pub enum Failure {
     /// The response is not in the API's format.
-    Unreadable {
-        /// What is missing or malformed (or why the type's schema did not compile).
-        message: String,
-    },
+    Unreadable(ReadError),
+    /// The type's schema did not compile into a validator: nothing was asked of the model.
+    Schema(SchemaError),
     /// The model refused: report it, do not retry.
     Refused {
         /// The refusal text, or the API's reason for blocking.
@@ -104,11 +103,27 @@ pub enum Failure {
     Invalid(Violations),
     /// The JSON has the right shape but breaks business rules.
     RuleBroken(Violations),
-    /// The caller's client failed to get a response.
-    Transport {
-        /// The sending closure's error, as its `Display` writes it.
-        message: String,
-    },
+    /// The caller's client failed to get a response: the sending closure's error.
+    Transport(Arc<dyn std::error::Error + Send + Sync>),
+}
+
+impl PartialEq for Failure {
+    /// Failures are equal when they are of one kind with equal data; two transport failures,
+    /// when their errors read the same.
+    fn eq(&self, other: &Failure) -> bool {
+        use Failure::*;
+        match (self, other) {
+            (Unreadable(a), Unreadable(b)) => a == b,
+            (Schema(a), Schema(b)) => a == b,
+            (Refused { message: a }, Refused { message: b }) => a == b,
+            (Truncated { reason: a }, Truncated { reason: b })
+            | (Stopped { reason: a }, Stopped { reason: b }) => a == b,
+            (NotJson { error: a, text: x }, NotJson { error: b, text: y }) => a == b && x == y,
+            (Invalid(a), Invalid(b)) | (RuleBroken(a), RuleBroken(b)) => a == b,
+            (Transport(a), Transport(b)) => a.to_string() == b.to_string(),
+            _ => false,
+        }
+    }
 }
 
 impl Failure {
@@ -156,9 +171,8 @@ impl Failure {
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Failure::Unreadable { message } => {
-                write!(f, "the response could not be read: {message}")
-            }
+            Failure::Unreadable(_) => f.write_str("the response could not be read"),
+            Failure::Schema(_) => f.write_str("the type's schema could not be compiled"),
             Failure::Refused { message } => write!(f, "the model refused: {message}"),
             Failure::Truncated { reason } => write!(f, "the output was cut off ({reason})"),
             Failure::Stopped { reason } => {
@@ -173,16 +187,19 @@ impl fmt::Display for Failure {
                 "the answer breaks business rules: {} violations",
                 v.len()
             ),
-            Failure::Transport { message } => write!(f, "the request failed: {message}"),
+            Failure::Transport(_) => f.write_str("the request failed"),
         }
     }
 }
 
-impl std::error::Error for Failure {}
-
-fn unreadable(message: &str) -> Failure {
-    Failure::Unreadable {
-        message: message.into(),
+impl std::error::Error for Failure {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Failure::Unreadable(e) => Some(e),
+            Failure::Schema(e) => Some(e),
+            Failure::Transport(e) => Some(&**e),
+            _ => None,
+        }
     }
 }
 
@@ -192,9 +209,9 @@ fn unreadable(message: &str) -> Failure {
 /// left out. A refusal, a content filter or a safety block is [`Finish::Refused`] in every API,
 /// and is never retried.
 pub fn read_reply(api: Api, raw: &Value) -> Result<Reply, Failure> {
-    api.dialect()
+    api.provider()
         .read_reply(raw)
-        .map_err(|message| Failure::Unreadable { message })
+        .map_err(Failure::Unreadable)
 }
 
 /// One response turned into `T`, or the reason it could not be. Classifies the stop reason
@@ -203,7 +220,7 @@ pub fn parse<T>(api: Api, raw: &Value) -> Result<T, Failure>
 where
     T: DeserializeOwned + JsonSchema + Rules,
 {
-    let validator = Validator::new(&schema::<T>()).map_err(|e| unreadable(&e.to_string()))?;
+    let validator = Validator::new(&schema::<T>()).map_err(Failure::Schema)?;
     parse_with(&validator, api, raw, &|_: &T| Vec::new())
 }
 
@@ -312,7 +329,7 @@ where
     T: DeserializeOwned + JsonSchema + Rules,
     F: FnMut(Attempt) -> Fut,
     Fut: Future<Output = Result<Value, E>>,
-    E: fmt::Display,
+    E: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     Extractor::new(api).max_retries(max_retries).run(send).await
 }
@@ -335,7 +352,7 @@ where
 ///     async move { Ok::<_, String>(json!({"choices": [{"message": {"content": text}, "finish_reason": "stop"}]})) }
 /// };
 /// let got = pollster::block_on(
-///     Extractor::<Paper>::new(Api::OpenAiChat)
+///     Extractor::<Paper>::new(Api::OPENAI_CHAT)
 ///         .rules(|p: &Paper| match p.year {
 ///             y if y > this_year => vec![Violation::rule("year", "a year not after this one", y)],
 ///             _ => vec![],
@@ -391,7 +408,7 @@ where
     /// One reply turned into `T` with these rules, or the reason it could not be (what
     /// [`parse`] does, plus the rules).
     pub fn parse(&self, raw: &Value) -> Result<T, Failure> {
-        let validator = Validator::new(&schema::<T>()).map_err(|e| unreadable(&e.to_string()))?;
+        let validator = Validator::new(&schema::<T>()).map_err(Failure::Schema)?;
         parse_with(&validator, self.api, raw, &*self.rules)
     }
 
@@ -400,7 +417,7 @@ where
     where
         F: FnMut(Attempt) -> Fut,
         Fut: Future<Output = Result<Value, E>>,
-        E: fmt::Display,
+        E: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let Extractor {
             api,
@@ -412,7 +429,7 @@ where
             Ok(v) => v,
             Err(e) => {
                 return Err(Failed {
-                    last: unreadable(&e.to_string()),
+                    last: Failure::Schema(e),
                     attempts: Vec::new(),
                 });
             }
@@ -426,9 +443,7 @@ where
         loop {
             let outcome = match send(attempt.clone()).await {
                 Ok(raw) => parse_with::<T>(&validator, api, &raw, &*rules),
-                Err(e) => Err(Failure::Transport {
-                    message: e.to_string(),
-                }),
+                Err(e) => Err(Failure::Transport(Arc::from(e.into()))),
             };
             match outcome {
                 Ok(value) => {

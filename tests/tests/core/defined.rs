@@ -283,10 +283,10 @@ fn exports_and_lints_cover_defined_tools() {
         .with_tools([quiet])
         .unwrap();
     for api in [
-        Api::OpenAiChat,
-        Api::Anthropic,
-        Api::Gemini,
-        Api::BedrockConverse,
+        Api::OPENAI_CHAT,
+        Api::ANTHROPIC,
+        Api::GEMINI,
+        Api::BEDROCK_CONVERSE,
     ] {
         let exported = serde_json::to_string(&set.export(api).unwrap()).unwrap();
         assert!(

@@ -131,7 +131,7 @@ const INTENDED: &[(&str, &str, &str, &str)] = &[
 fn ours(tool: &Tool, target: Api) -> Value {
     let e = export::tool(tool, target).json;
     match target {
-        Api::OpenAiChat => e["function"]["parameters"].clone(),
+        Api::OPENAI_CHAT => e["function"]["parameters"].clone(),
         _ => e["input_schema"].clone(),
     }
 }
@@ -273,7 +273,7 @@ fn exports_match_the_providers_sdks() {
     ];
     let mut found = Vec::new();
     for (shape, tool) in shapes {
-        for (target, key) in [(Api::OpenAiChat, "openai"), (Api::Anthropic, "anthropic")] {
+        for (target, key) in [(Api::OPENAI_CHAT, "openai"), (Api::ANTHROPIC, "anthropic")] {
             let theirs = &sdk[shape][key];
             let defs = theirs
                 .get("$defs")

@@ -21,11 +21,11 @@ use tool_runtime::{Api, Context, ToolSet};
 /// `output.message.content[].toolUse` with `toolUseId`, `name`, `input`; `stopReason: tool_use`).
 fn recorded(api: Api) -> Value {
     let name = match api {
-        Api::OpenAiChat => "openai-chat",
-        Api::OpenAiResponses => "openai-responses",
-        Api::Anthropic => "anthropic",
-        Api::Gemini => "gemini",
-        Api::BedrockConverse => "bedrock-converse",
+        Api::OPENAI_CHAT => "openai-chat",
+        Api::OPENAI_RESPONSES => "openai-responses",
+        Api::ANTHROPIC => "anthropic",
+        Api::GEMINI => "gemini",
+        Api::BEDROCK_CONVERSE => "bedrock-converse",
         _ => unreachable!("a recording for every model API"),
     };
     let path = format!("{}/recorded/agent/{name}.json", env!("CARGO_MANIFEST_DIR"));
@@ -42,7 +42,7 @@ fn answered(api: Api, rendered: &[Value]) -> Vec<(String, bool)> {
         return Vec::new();
     }
     match api {
-        Api::OpenAiChat => rendered
+        Api::OPENAI_CHAT => rendered
             .iter()
             .map(|m| {
                 assert_eq!(m["role"], "tool");
@@ -54,7 +54,7 @@ fn answered(api: Api, rendered: &[Value]) -> Vec<(String, bool)> {
                 )
             })
             .collect(),
-        Api::OpenAiResponses => rendered
+        Api::OPENAI_RESPONSES => rendered
             .iter()
             .map(|i| {
                 assert_eq!(i["type"], "function_call_output");
@@ -65,7 +65,7 @@ fn answered(api: Api, rendered: &[Value]) -> Vec<(String, bool)> {
                 )
             })
             .collect(),
-        Api::Anthropic => {
+        Api::ANTHROPIC => {
             assert_eq!(rendered.len(), 1, "one user message for the whole turn");
             assert_eq!(rendered[0]["role"], "user");
             rendered[0]["content"]
@@ -80,7 +80,7 @@ fn answered(api: Api, rendered: &[Value]) -> Vec<(String, bool)> {
                 })
                 .collect()
         }
-        Api::Gemini => {
+        Api::GEMINI => {
             assert_eq!(rendered.len(), 1);
             rendered[0]["parts"]
                 .as_array()
@@ -94,7 +94,7 @@ fn answered(api: Api, rendered: &[Value]) -> Vec<(String, bool)> {
                 })
                 .collect()
         }
-        Api::BedrockConverse => {
+        Api::BEDROCK_CONVERSE => {
             assert_eq!(rendered.len(), 1, "one user message for the whole turn");
             assert_eq!(rendered[0]["role"], "user");
             rendered[0]["content"]
@@ -122,13 +122,13 @@ fn answered(api: Api, rendered: &[Value]) -> Vec<(String, bool)> {
 fn recorded_turns_are_answered_once_each_in_order_with_errors_flagged() {
     let tools = examples::hr::tool_set();
     let cx = sari();
-    for &api in Api::MODELS {
+    for &api in Api::BUILT_IN {
         let turn = read_turn(api, &recorded(api)).unwrap();
         let ids: Vec<String> = turn.calls.iter().map(|c| c.id.clone().unwrap()).collect();
         assert_eq!(ids.len(), 4, "{api}");
         assert_eq!(
             turn.append.len(),
-            if api == Api::OpenAiResponses { 5 } else { 1 },
+            if api == Api::OPENAI_RESPONSES { 5 } else { 1 },
             "{api}"
         );
         let outcomes = pollster::block_on(run_calls(&tools, &cx, &turn.calls, 4));
@@ -171,24 +171,24 @@ fn images_go_where_the_format_takes_them() {
         panic!()
     };
     let icon = "https://cdn.worldweatheronline.com/images/wsymbols01_png_64/wsymbol_0001_sunny.png";
-    let anthropic = &render(Api::Anthropic, std::slice::from_ref(answer))[0]["content"][0];
+    let anthropic = &render(Api::ANTHROPIC, std::slice::from_ref(answer))[0]["content"][0];
     assert_eq!(
         anthropic["content"][1],
         json!({"type": "image", "source": {"type": "url", "url": icon}})
     );
-    let responses = &render(Api::OpenAiResponses, std::slice::from_ref(answer))[0];
+    let responses = &render(Api::OPENAI_RESPONSES, std::slice::from_ref(answer))[0];
     assert_eq!(
         responses["output"][1],
         json!({"type": "input_image", "image_url": icon})
     );
-    let chat = &render(Api::OpenAiChat, std::slice::from_ref(answer))[0];
+    let chat = &render(Api::OPENAI_CHAT, std::slice::from_ref(answer))[0];
     assert!(
         chat["content"]
             .as_str()
             .unwrap()
             .contains(&format!("[image: {icon}]"))
     );
-    let gemini = &render(Api::Gemini, std::slice::from_ref(answer))[0]["parts"][0];
+    let gemini = &render(Api::GEMINI, std::slice::from_ref(answer))[0]["parts"][0];
     assert!(
         gemini["functionResponse"]["response"]["output"]
             .as_str()
@@ -196,7 +196,7 @@ fn images_go_where_the_format_takes_them() {
             .contains(&format!("[image: {icon}]"))
     );
     // Converse image blocks carry bytes, not URLs: the image is named in the text.
-    let bedrock = &render(Api::BedrockConverse, std::slice::from_ref(answer))[0]["content"][0];
+    let bedrock = &render(Api::BEDROCK_CONVERSE, std::slice::from_ref(answer))[0]["content"][0];
     assert!(
         bedrock["toolResult"]["content"][0]["text"]
             .as_str()
@@ -227,7 +227,7 @@ proptest! {
     fn n_calls_get_n_results_with_their_ids(
         calls in proptest::collection::vec(
             (0usize..4, -2000i64..2000, any::<bool>()), 0..7),
-        api in prop::sample::select(Api::MODELS.to_vec()),
+        api in prop::sample::select(Api::BUILT_IN.to_vec()),
         salt in "[a-z0-9]{1,8}",
     ) {
         let calls: Vec<(String, String, Value)> = calls
@@ -263,7 +263,7 @@ fn a_held_call_is_resumed_from_stored_state_and_runs_once() {
     let cx = Session::new("K-001", Peran::Karyawan).context(db.clone());
     let tools = examples::hr::tool_set();
     let agent = Agent::new(&tools);
-    for (i, &api) in Api::MODELS.iter().enumerate() {
+    for (i, &api) in Api::BUILT_IN.iter().enumerate() {
         let turn = response(
             api,
             &[
@@ -314,7 +314,7 @@ fn a_held_call_is_resumed_from_stored_state_and_runs_once() {
         );
         // The results come right before the final answer: one message or item per call (Chat,
         // Responses), or one message for the turn (Anthropic, Gemini, Bedrock).
-        let per_call = matches!(api, Api::OpenAiChat | Api::OpenAiResponses);
+        let per_call = matches!(api, Api::OPENAI_CHAT | Api::OPENAI_RESPONSES);
         let end = conversation.messages.len() - 1;
         let results = answered(
             api,
@@ -358,7 +358,7 @@ fn the_readmes_pause_to_disk_and_resume_runs_the_approved_call_once() {
     let db = Arc::new(Db::in_memory().unwrap());
     let cx = Session::new("K-001", Peran::Karyawan).context(db.clone());
     let path = std::env::temp_dir().join(format!("paused-{}.json", std::process::id()));
-    let api = Api::Anthropic;
+    let api = Api::ANTHROPIC;
     {
         let tools = examples::hr::tool_set();
         let call = response(
@@ -453,7 +453,7 @@ fn gemini_calls_without_ids_are_answered_by_name_in_order() {
     let raw = json!({"candidates": [{"finishReason": "STOP", "content": {"role": "model", "parts": [
         {"functionCall": {"name": "tambah", "args": {"a": 1, "b": 2}}},
         {"functionCall": {"name": "tambah", "args": {"a": 1, "b": "dua"}}}]}}]});
-    let turn = read_turn(Api::Gemini, &raw).unwrap();
+    let turn = read_turn(Api::GEMINI, &raw).unwrap();
     assert!(turn.calls.iter().all(|c| c.id.is_none()));
     let tools = ToolSet::new([tambah::tool()]).unwrap();
     let outcomes = pollster::block_on(run_calls(&tools, &Context::new(), &turn.calls, 2));
@@ -464,7 +464,7 @@ fn gemini_calls_without_ids_are_answered_by_name_in_order() {
             _ => unreachable!(),
         })
         .collect();
-    let parts = &render(Api::Gemini, &answers)[0]["parts"];
+    let parts = &render(Api::GEMINI, &answers)[0]["parts"];
     assert_eq!(
         parts[0]["functionResponse"],
         json!({"name": "tambah", "response": {"output": 3}})
@@ -484,7 +484,7 @@ fn chat_calls_that_are_not_functions_are_answered_and_object_arguments_are_read(
             {"id": "c2", "function": {"name": "tambah", "arguments": "{\"a\":1,\"b\":2}"}},
             {"id": "c3", "type": "function", "function": {"name": "tambah", "arguments": {"a": 2, "b": 3}}},
             {"id": "c4", "type": "function", "function": {"name": "tambah", "arguments": "{\"a\":1,\"b\":1}"}}]}}]});
-    let turn = read_turn(Api::OpenAiChat, &raw).unwrap();
+    let turn = read_turn(Api::OPENAI_CHAT, &raw).unwrap();
     assert_eq!(turn.calls.len(), 4);
     let tools = ToolSet::new([tambah::tool()]).unwrap();
     let outcomes = pollster::block_on(run_calls(&tools, &Context::new(), &turn.calls, 2));
@@ -495,7 +495,7 @@ fn chat_calls_that_are_not_functions_are_answered_and_object_arguments_are_read(
             _ => unreachable!(),
         })
         .collect();
-    let rendered = render(Api::OpenAiChat, &answers);
+    let rendered = render(Api::OPENAI_CHAT, &answers);
     let ids: Vec<_> = rendered.iter().map(|m| &m["tool_call_id"]).collect();
     assert_eq!(ids, ["c1", "c2", "c3", "c4"]);
     let errors: Vec<_> = answers.iter().map(|a| a.is_error).collect();
@@ -506,7 +506,7 @@ fn chat_calls_that_are_not_functions_are_answered_and_object_arguments_are_read(
     assert_eq!((text(2), text(3)), ("5".into(), "2".into()));
     // The pick of an eval reads the same calls.
     assert!(matches!(
-        tool_runtime::choice::picked(Api::OpenAiChat, &raw),
+        tool_runtime::choice::picked(Api::OPENAI_CHAT, &raw),
         tool_runtime::choice::Picked::Error(_)
     ));
 }
@@ -520,10 +520,10 @@ fn a_reasoning_models_turn_goes_back_unchanged() {
     let tools = examples::hr::tool_set();
     let cx = sari();
     for (api, dir) in [
-        (Api::OpenAiResponses, "openai-responses"),
-        (Api::Anthropic, "anthropic"),
-        (Api::Gemini, "gemini"),
-        (Api::BedrockConverse, "bedrock-converse"),
+        (Api::OPENAI_RESPONSES, "openai-responses"),
+        (Api::ANTHROPIC, "anthropic"),
+        (Api::GEMINI, "gemini"),
+        (Api::BEDROCK_CONVERSE, "bedrock-converse"),
     ] {
         let call = examples::ekstraksi::recorded(dir, "agent-reasoning-call");
         let answer = examples::ekstraksi::recorded(dir, "agent-reasoning-answer");
@@ -553,9 +553,9 @@ fn a_reasoning_models_turn_goes_back_unchanged() {
         let second = &sent[1];
         // What the provider requires back, byte for byte, right after the user's message.
         let required: Vec<Value> = match api {
-            Api::OpenAiResponses => call["output"].as_array().unwrap().clone(),
-            Api::Anthropic => vec![json!({"role": "assistant", "content": call["content"]})],
-            Api::BedrockConverse => vec![call["output"]["message"].clone()],
+            Api::OPENAI_RESPONSES => call["output"].as_array().unwrap().clone(),
+            Api::ANTHROPIC => vec![json!({"role": "assistant", "content": call["content"]})],
+            Api::BEDROCK_CONVERSE => vec![call["output"]["message"].clone()],
             _ => vec![call["candidates"][0]["content"].clone()],
         };
         let echoed = &second[1..1 + required.len()];
@@ -580,11 +580,11 @@ fn a_reasoning_models_turn_goes_back_unchanged() {
         // Then the tool's result, answered under the call's id (Gemini's call had none: by name).
         let results = &second[1 + required.len()..];
         match api {
-            Api::OpenAiResponses => {
+            Api::OPENAI_RESPONSES => {
                 assert_eq!(answered(api, results), [("call_Think1".into(), false)])
             }
-            Api::Anthropic => assert_eq!(answered(api, results), [("toolu_01Think".into(), false)]),
-            Api::BedrockConverse => {
+            Api::ANTHROPIC => assert_eq!(answered(api, results), [("toolu_01Think".into(), false)]),
+            Api::BEDROCK_CONVERSE => {
                 assert_eq!(answered(api, results), [("tooluse_Think1".into(), false)])
             }
             _ => {
@@ -615,7 +615,7 @@ fn the_agent_loop_runs_a_tool_defined_at_run_time_beside_a_declared_one() {
         .unwrap()
         .with_tools([kali])
         .unwrap();
-    for &api in Api::MODELS {
+    for &api in Api::BUILT_IN {
         let calls = [
             (
                 "t1".to_owned(),

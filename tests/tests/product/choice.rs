@@ -10,34 +10,34 @@ use tool_runtime::choice::{self, Expect, Picked};
 /// A response calling `tool`, or answering in text when `tool` is `None`, in `target`'s format.
 fn response(target: Api, tool: Option<&str>) -> Value {
     match (target, tool) {
-        (Api::OpenAiChat, Some(t)) => {
+        (Api::OPENAI_CHAT, Some(t)) => {
             json!({"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": t, "arguments": "{}"}}]}, "finish_reason": "tool_calls"}]})
         }
-        (Api::OpenAiChat, None) => {
+        (Api::OPENAI_CHAT, None) => {
             json!({"choices": [{"message": {"role": "assistant", "content": "Judul atau penulis bukunya apa?"}, "finish_reason": "stop"}]})
         }
-        (Api::OpenAiResponses, Some(t)) => {
+        (Api::OPENAI_RESPONSES, Some(t)) => {
             json!({"status": "completed", "output": [{"type": "function_call", "call_id": "c1", "name": t, "arguments": "{}"}]})
         }
-        (Api::OpenAiResponses, None) => {
+        (Api::OPENAI_RESPONSES, None) => {
             json!({"status": "completed", "output": [{"type": "message", "content": [{"type": "output_text", "text": "Judul bukunya apa?"}]}]})
         }
-        (Api::Anthropic, Some(t)) => {
+        (Api::ANTHROPIC, Some(t)) => {
             json!({"content": [{"type": "text", "text": "Saya cek dulu."}, {"type": "tool_use", "id": "toolu_1", "name": t, "input": {}}], "stop_reason": "tool_use"})
         }
-        (Api::Anthropic, None) => {
+        (Api::ANTHROPIC, None) => {
             json!({"content": [{"type": "text", "text": "Judul bukunya apa?"}], "stop_reason": "end_turn"})
         }
-        (Api::Gemini, Some(t)) => {
+        (Api::GEMINI, Some(t)) => {
             json!({"candidates": [{"content": {"role": "model", "parts": [{"functionCall": {"name": t, "args": {}}}]}, "finishReason": "STOP"}]})
         }
-        (Api::Gemini, None) => {
+        (Api::GEMINI, None) => {
             json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "Judul bukunya apa?"}]}, "finishReason": "STOP"}]})
         }
-        (Api::BedrockConverse, Some(t)) => {
+        (Api::BEDROCK_CONVERSE, Some(t)) => {
             json!({"output": {"message": {"role": "assistant", "content": [{"text": "Saya cek dulu."}, {"toolUse": {"toolUseId": "tooluse_1", "name": t, "input": {}}}]}}, "stopReason": "tool_use"})
         }
-        (Api::BedrockConverse, None) => {
+        (Api::BEDROCK_CONVERSE, None) => {
             json!({"output": {"message": {"role": "assistant", "content": [{"text": "Judul bukunya apa?"}]}}, "stopReason": "end_turn"})
         }
         _ => unreachable!("every model API has a stand-in"),
@@ -67,10 +67,10 @@ fn keyword_model(
 }
 
 const TARGETS: [Api; 4] = [
-    Api::OpenAiChat,
-    Api::OpenAiResponses,
-    Api::Anthropic,
-    Api::Gemini,
+    Api::OPENAI_CHAT,
+    Api::OPENAI_RESPONSES,
+    Api::ANTHROPIC,
+    Api::GEMINI,
 ];
 
 #[test]
@@ -107,9 +107,9 @@ fn a_wrong_pick_is_reported_with_what_was_picked() {
     let set = examples::perpustakaan::tool_set();
     let report = pollster::block_on(choice::run(
         &set,
-        Api::Anthropic,
+        Api::ANTHROPIC,
         examples::perpustakaan::BORDER_MESSAGES,
-        keyword_model(Api::Anthropic, true),
+        keyword_model(Api::ANTHROPIC, true),
     ))
     .unwrap();
     let wrong = report.wrong();
@@ -130,7 +130,7 @@ fn a_failed_request_is_an_error_outcome_not_a_pass() {
         |_: &'static str, _: &[Value]| std::future::ready(Err::<Value, _>("rate limited"));
     let report = pollster::block_on(choice::run(
         &set,
-        Api::Gemini,
+        Api::GEMINI,
         examples::perpustakaan::BORDER_MESSAGES,
         failing,
     ))

@@ -17,11 +17,11 @@ fn examples() -> ToolSet {
 }
 
 const TARGETS: [(Api, &str); 5] = [
-    (Api::OpenAiChat, "openai-chat"),
-    (Api::OpenAiResponses, "openai-responses"),
-    (Api::Anthropic, "anthropic"),
-    (Api::Gemini, "gemini"),
-    (Api::BedrockConverse, "bedrock-converse"),
+    (Api::OPENAI_CHAT, "openai-chat"),
+    (Api::OPENAI_RESPONSES, "openai-responses"),
+    (Api::ANTHROPIC, "anthropic"),
+    (Api::GEMINI, "gemini"),
+    (Api::BEDROCK_CONVERSE, "bedrock-converse"),
 ];
 
 fn snapshot(name: &str, actual: &Value) {
@@ -83,7 +83,7 @@ fn find<'a>(tools: &'a [Value], name: &str, path: &[&str]) -> &'a Value {
 
 #[test]
 fn openai_strict_closes_every_object_and_requires_every_property() {
-    let tools = examples().export(Api::OpenAiChat).unwrap();
+    let tools = examples().export(Api::OPENAI_CHAT).unwrap();
     let params = find(
         &tools,
         "buat-laporan-penjualan",
@@ -159,10 +159,10 @@ fn cari_tiket(
 #[test]
 fn openai_strict_defaults_are_nullable_and_null_decodes_as_the_default() {
     let set = ToolSet::new([cari_tiket::tool()]).unwrap();
-    for api in [Api::OpenAiChat, Api::OpenAiResponses] {
+    for api in [Api::OPENAI_CHAT, Api::OPENAI_RESPONSES] {
         let tools = set.export(api).unwrap();
         let params = match api {
-            Api::OpenAiChat => &tools[0]["function"]["parameters"],
+            Api::OPENAI_CHAT => &tools[0]["function"]["parameters"],
             _ => &tools[0]["parameters"],
         };
         let limit = &params["properties"]["limit"];
@@ -216,7 +216,7 @@ fn openai_strict_defaults_are_nullable_and_null_decodes_as_the_default() {
     let err = call(r#"{"saring": {"kata": null}}"#).unwrap_err();
     assert!(err.to_string().contains("`saring.kata`"), "{err}");
     // Anthropic keeps the argument optional, its default in the description.
-    let anthropic = set.export(Api::Anthropic).unwrap();
+    let anthropic = set.export(Api::ANTHROPIC).unwrap();
     let limit = &anthropic[0]["input_schema"]["properties"]["limit"];
     assert_eq!(limit["type"], "integer", "{limit}");
     assert!(
@@ -269,7 +269,7 @@ fn mcp_output_schemas_hold_no_boolean_schemas() {
 #[test]
 fn anthropic_moves_bounds_into_the_description_and_the_runtime_still_enforces_them() {
     let set = examples();
-    let tools = set.export(Api::Anthropic).unwrap();
+    let tools = set.export(Api::ANTHROPIC).unwrap();
     let n = find(
         &tools,
         "pesan-katering",
@@ -298,7 +298,7 @@ fn anthropic_moves_bounds_into_the_description_and_the_runtime_still_enforces_th
 #[test]
 fn gemini_gets_property_ordering_and_any_of_instead_of_type_arrays() {
     let set = examples();
-    let tools = set.export(Api::Gemini).unwrap();
+    let tools = set.export(Api::GEMINI).unwrap();
     let decls = tools[0]["functionDeclarations"].as_array().unwrap();
     let laporan = decls
         .iter()
@@ -339,7 +339,7 @@ fn gemini_gets_property_ordering_and_any_of_instead_of_type_arrays() {
 #[test]
 fn bedrock_tool_specs_carry_the_schema_as_json_and_structured_output_as_text() {
     let set = examples();
-    let tools = set.export(Api::BedrockConverse).unwrap();
+    let tools = set.export(Api::BEDROCK_CONVERSE).unwrap();
     let spec = &tools
         .iter()
         .find(|t| t["toolSpec"]["name"] == "pesan-katering")
@@ -350,7 +350,7 @@ fn bedrock_tool_specs_carry_the_schema_as_json_and_structured_output_as_text() {
     assert!(n["description"].as_str().unwrap().contains("maximum: 500"));
     assert_eq!(spec["strict"], true);
     let format =
-        export::structured_output::<examples::hr::HasilCuti>(Api::BedrockConverse, "hasil");
+        export::structured_output::<examples::hr::HasilCuti>(Api::BEDROCK_CONVERSE, "hasil");
     let schema = &format.json["textFormat"]["structure"]["jsonSchema"]["schema"];
     let parsed: Value =
         serde_json::from_str(schema.as_str().expect("the schema is JSON text")).unwrap();
@@ -400,11 +400,11 @@ fn every_example_export_is_valid_json_schema() {
         for t in set.iter() {
             let e = export::tool(t, target);
             let schema = match target {
-                Api::OpenAiChat => &e.json["function"]["parameters"],
-                Api::OpenAiResponses => &e.json["parameters"],
-                Api::Anthropic => &e.json["input_schema"],
-                Api::Gemini => &e.json["parametersJsonSchema"],
-                Api::BedrockConverse => &e.json["toolSpec"]["inputSchema"]["json"],
+                Api::OPENAI_CHAT => &e.json["function"]["parameters"],
+                Api::OPENAI_RESPONSES => &e.json["parameters"],
+                Api::ANTHROPIC => &e.json["input_schema"],
+                Api::GEMINI => &e.json["parametersJsonSchema"],
+                Api::BEDROCK_CONVERSE => &e.json["toolSpec"]["inputSchema"]["json"],
                 _ => unreachable!(),
             };
             assert!(
@@ -448,12 +448,12 @@ fn simpan_kategori(#[arg(description = "Akar pohon")] akar: Kategori) -> bool {
 
 #[test]
 fn what_cannot_be_strict_is_sent_non_strict_with_a_reason() {
-    let e = export::tool(simpan_kategori::tool(), Api::Anthropic);
+    let e = export::tool(simpan_kategori::tool(), Api::ANTHROPIC);
     assert!(!e.strict);
     assert_eq!(e.json["strict"], false);
     assert!(e.reasons[0].contains("recursive"), "{:?}", e.reasons);
     // OpenAI strict mode takes recursion through `$ref`.
-    let o = export::tool(simpan_kategori::tool(), Api::OpenAiChat);
+    let o = export::tool(simpan_kategori::tool(), Api::OPENAI_CHAT);
     assert!(o.strict, "{:?}", o.reasons);
 }
 
@@ -475,27 +475,27 @@ many_tools!(t01 t02 t03 t04 t05 t06 t07 t08 t09 t10 t11 t12 t13 t14 t15 t16 t17 
 
 #[test]
 fn anthropic_per_request_limits_are_checked() {
-    let err = many().export(Api::Anthropic).unwrap_err();
+    let err = many().export(Api::ANTHROPIC).unwrap_err();
     assert!(err.to_string().contains("21 strict tools"), "{err}");
     let twelve = ToolSet::new(many().iter().take(12)).unwrap();
-    assert!(twelve.export(Api::Anthropic).is_ok());
+    assert!(twelve.export(Api::ANTHROPIC).is_ok());
     let err = ToolSet::new(many().iter().take(20))
         .unwrap()
-        .export(Api::Anthropic)
+        .export(Api::ANTHROPIC)
         .unwrap_err();
     assert!(
         err.to_string().contains("20 union-typed parameters"),
         "{err}"
     );
     // Claude's strict tool use on Bedrock has the same limits.
-    let err = many().export(Api::BedrockConverse).unwrap_err();
+    let err = many().export(Api::BEDROCK_CONVERSE).unwrap_err();
     assert!(
         err.to_string()
             .contains("Amazon Bedrock Converse: 21 strict tools"),
         "{err}"
     );
     // OpenAI has no such per-request limit.
-    assert!(many().export(Api::OpenAiChat).is_ok());
+    assert!(many().export(Api::OPENAI_CHAT).is_ok());
 }
 
 #[test]
@@ -505,11 +505,11 @@ fn whatever_a_lowering_drops_the_runtime_still_enforces() {
     let set = examples();
     // (API, `pattern` kept, `maximum` kept, `format` kept): what each dialect takes.
     let expected = [
-        (Api::OpenAiChat, true, true, true),
-        (Api::OpenAiResponses, true, true, true),
-        (Api::Anthropic, false, false, true),
-        (Api::Gemini, false, true, true),
-        (Api::BedrockConverse, false, false, true),
+        (Api::OPENAI_CHAT, true, true, true),
+        (Api::OPENAI_RESPONSES, true, true, true),
+        (Api::ANTHROPIC, false, false, true),
+        (Api::GEMINI, false, true, true),
+        (Api::BEDROCK_CONVERSE, false, false, true),
     ];
     for (api, pattern, maximum, format) in expected {
         let export = |name| export::tool(set.get(name).unwrap(), api).json.to_string();

@@ -39,13 +39,13 @@ fn recorded(name: &str) -> String {
 
 /// The SSE recordings, and Bedrock's (one decoded event per line).
 const STREAMS: &[(Api, &str)] = &[
-    (Api::OpenAiChat, "openai-chat"),
-    (Api::OpenAiChat, "openai-chat-refusal"),
-    (Api::OpenAiResponses, "openai-responses"),
-    (Api::Anthropic, "anthropic"),
-    (Api::Anthropic, "anthropic-refusal"),
-    (Api::Gemini, "gemini"),
-    (Api::BedrockConverse, "bedrock-converse"),
+    (Api::OPENAI_CHAT, "openai-chat"),
+    (Api::OPENAI_CHAT, "openai-chat-refusal"),
+    (Api::OPENAI_RESPONSES, "openai-responses"),
+    (Api::ANTHROPIC, "anthropic"),
+    (Api::ANTHROPIC, "anthropic-refusal"),
+    (Api::GEMINI, "gemini"),
+    (Api::BEDROCK_CONVERSE, "bedrock-converse"),
 ];
 
 /// The events of a body delivered in `chunks`, through the SSE reader.
@@ -154,8 +154,8 @@ fn reasoning_goes_back_with_its_signatures() {
             .collect()
     };
     let anthropic = read_turn(
-        Api::Anthropic,
-        &assemble(Api::Anthropic, &events("anthropic")).0,
+        Api::ANTHROPIC,
+        &assemble(Api::ANTHROPIC, &events("anthropic")).0,
     )
     .unwrap();
     assert_eq!(
@@ -164,24 +164,24 @@ fn reasoning_goes_back_with_its_signatures() {
                "signature": "EqQBCgIYAhIM1gbcDa9GJwZA2b3h"})
     );
     assert_eq!(
-        thinking("anthropic", Api::Anthropic),
+        thinking("anthropic", Api::ANTHROPIC),
         "Sari bertanya soal cuti; cek kuotanya."
     );
-    let gemini = read_turn(Api::Gemini, &assemble(Api::Gemini, &events("gemini")).0).unwrap();
+    let gemini = read_turn(Api::GEMINI, &assemble(Api::GEMINI, &events("gemini")).0).unwrap();
     assert_eq!(gemini.append[0]["parts"][1]["thoughtSignature"], "c2lnLTE=");
     assert_eq!(
-        thinking("gemini", Api::Gemini),
+        thinking("gemini", Api::GEMINI),
         "Pengguna ingin tahu sisa cutinya."
     );
     let responses = read_turn(
-        Api::OpenAiResponses,
-        &assemble(Api::OpenAiResponses, &events("openai-responses")).0,
+        Api::OPENAI_RESPONSES,
+        &assemble(Api::OPENAI_RESPONSES, &events("openai-responses")).0,
     )
     .unwrap();
     assert_eq!(responses.append[0]["encrypted_content"], "gAAAAABenc==");
     let bedrock = read_turn(
-        Api::BedrockConverse,
-        &assemble(Api::BedrockConverse, &events("bedrock-converse")).0,
+        Api::BEDROCK_CONVERSE,
+        &assemble(Api::BEDROCK_CONVERSE, &events("bedrock-converse")).0,
     )
     .unwrap();
     assert_eq!(
@@ -194,12 +194,12 @@ fn reasoning_goes_back_with_its_signatures() {
 fn a_refusal_mid_stream_is_read_as_a_refusal() {
     for (api, name, message) in [
         (
-            Api::OpenAiChat,
+            Api::OPENAI_CHAT,
             "openai-chat-refusal",
             "Maaf, saya tidak bisa membantu permintaan itu.",
         ),
         (
-            Api::Anthropic,
+            Api::ANTHROPIC,
             "anthropic-refusal",
             "Saya bisa bantu soal cuti, tetapi tidak itu.",
         ),
@@ -267,14 +267,14 @@ fn event_types_added_later_are_passed_over() {
         3,
         anthropic_event(json!({"type": "content_block_pause", "index": 0})),
     );
-    assert_eq!(assemble(Api::Anthropic, &anthropic).0, whole("anthropic"));
+    assert_eq!(assemble(Api::ANTHROPIC, &anthropic).0, whole("anthropic"));
     let mut responses = events("openai-responses");
     responses.insert(
         5,
         StreamEvent::named("keepalive", r#"{"type":"keepalive","sequence_number":0}"#),
     );
     assert_eq!(
-        assemble(Api::OpenAiResponses, &responses).0,
+        assemble(Api::OPENAI_RESPONSES, &responses).0,
         whole("openai-responses")
     );
     let mut bedrock = events("bedrock-converse");
@@ -283,7 +283,7 @@ fn event_types_added_later_are_passed_over() {
         StreamEvent::data(r#"{"contentBlockPause": {"contentBlockIndex": 0}}"#),
     );
     assert_eq!(
-        assemble(Api::BedrockConverse, &bedrock).0,
+        assemble(Api::BEDROCK_CONVERSE, &bedrock).0,
         whole("bedrock-converse")
     );
     // Chat: a compatible server's chunk that is not `chat.completion.chunk` (Azure's first).
@@ -291,7 +291,7 @@ fn event_types_added_later_are_passed_over() {
     chat.insert(0, StreamEvent::data(
         r#"{"id":"","object":"","created":0,"model":"","choices":[],"prompt_filter_results":[]}"#,
     ));
-    let (response, _) = assemble(Api::OpenAiChat, &chat);
+    let (response, _) = assemble(Api::OPENAI_CHAT, &chat);
     assert_eq!(response["choices"], whole("openai-chat")["choices"]);
 }
 
@@ -396,7 +396,7 @@ fn provider_data_of_the_wrong_type_is_an_error_never_a_panic() {
 
 #[test]
 fn a_response_over_the_size_limit_is_cut_off() {
-    let mut stream = ResponseStream::new(Api::Anthropic).max_bytes(1000);
+    let mut stream = ResponseStream::new(Api::ANTHROPIC).max_bytes(1000);
     let mut result = Ok(Vec::new());
     for event in events("anthropic") {
         result = stream.push(&event);
@@ -414,7 +414,7 @@ fn a_broken_stream_ends_with_an_error_naming_the_event() {
     let n = anthropic.len();
     // Truncated: the body ended before `message_stop`.
     assert_eq!(
-        broken(Api::Anthropic, &anthropic[..n - 2]),
+        broken(Api::ANTHROPIC, &anthropic[..n - 2]),
         "Anthropic Messages stream, the end of the stream after 19 events: the stream ended \
          before `message_stop`"
     );
@@ -422,7 +422,7 @@ fn a_broken_stream_ends_with_an_error_naming_the_event() {
     let mut out_of_order = anthropic.clone();
     out_of_order.swap(11, 12);
     assert_eq!(
-        broken(Api::Anthropic, &out_of_order),
+        broken(Api::ANTHROPIC, &out_of_order),
         "Anthropic Messages stream, event 12 (content_block_delta): a delta for block 2, which \
          never started"
     );
@@ -430,7 +430,7 @@ fn a_broken_stream_ends_with_an_error_naming_the_event() {
     let mut cut_json = anthropic.clone();
     cut_json[14] = anthropic_event(json!({"type": "content_block_delta", "index": 2,
         "delta": {"type": "input_json_delta", "partial_json": "01"}}));
-    let message = broken(Api::Anthropic, &cut_json);
+    let message = broken(Api::ANTHROPIC, &cut_json);
     assert!(
         message.starts_with(
             "Anthropic Messages stream, event 16 (content_block_stop): the input of block 2 \
@@ -446,7 +446,7 @@ fn a_broken_stream_ends_with_an_error_naming_the_event() {
         "delta": {"type": "thinking_summary_delta", "text": "?"}})),
     );
     assert_eq!(
-        broken(Api::Anthropic, &unknown),
+        broken(Api::ANTHROPIC, &unknown),
         "Anthropic Messages stream, event 4 (content_block_delta): unknown delta type \
          \"thinking_summary_delta\""
     );
@@ -455,7 +455,7 @@ fn a_broken_stream_ends_with_an_error_naming_the_event() {
     overloaded.push(anthropic_event(json!({"type": "error",
         "error": {"type": "overloaded_error", "message": "Overloaded"}})));
     assert_eq!(
-        broken(Api::Anthropic, &overloaded),
+        broken(Api::ANTHROPIC, &overloaded),
         "Anthropic Messages stream, event 6 (error): the provider sent an error: \
          \"overloaded_error\": \"Overloaded\""
     );
@@ -464,7 +464,7 @@ fn a_broken_stream_ends_with_an_error_naming_the_event() {
     let mut chat = events("openai-chat");
     chat.remove(6);
     assert_eq!(
-        broken(Api::OpenAiChat, &chat),
+        broken(Api::OPENAI_CHAT, &chat),
         "OpenAI Chat Completions stream, event 7 (chat.completion.chunk): tool call 1 ended with \
          incomplete JSON arguments: {\"a\": 2, "
     );
@@ -475,20 +475,20 @@ fn a_broken_stream_ends_with_an_error_naming_the_event() {
         r#"{"id":"chatcmpl-9","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"length"}]}"#,
     ));
     assert_eq!(
-        broken(Api::OpenAiChat, &cut),
+        broken(Api::OPENAI_CHAT, &cut),
         "OpenAI Chat Completions stream, event 7 (chat.completion.chunk): the response was cut \
          off (`finish_reason` length) before tool call 1 was complete: {\"a\": 2, "
     );
     // Chat: cut before `finish_reason`.
     assert_eq!(
-        broken(Api::OpenAiChat, &events("openai-chat")[..6]),
+        broken(Api::OPENAI_CHAT, &events("openai-chat")[..6]),
         "OpenAI Chat Completions stream, the end of the stream after 6 events: the stream ended \
          before a chunk with `finish_reason`"
     );
     // Responses: `.done` arguments that differ from the deltas.
     let mut responses = events("openai-responses");
     responses[11].data = responses[11].data.replace("K-001", "K-002");
-    let message = broken(Api::OpenAiResponses, &responses);
+    let message = broken(Api::OPENAI_RESPONSES, &responses);
     assert!(
         message.starts_with(
             "OpenAI Responses stream, event 13 (response.function_call_arguments.done): output \
@@ -507,14 +507,14 @@ fn a_broken_stream_ends_with_an_error_naming_the_event() {
         json!({"type": "response.incomplete", "sequence_number": 99, "response": last}).to_string(),
     ));
     assert_eq!(
-        broken(Api::OpenAiResponses, &incomplete),
+        broken(Api::OPENAI_RESPONSES, &incomplete),
         "OpenAI Responses stream, event 17 (response.incomplete): the response was cut off \
          (\"max_output_tokens\") before call \"call_b\" was complete"
     );
     // Gemini: no chunk with a `finishReason`.
     let gemini = events("gemini");
     assert_eq!(
-        broken(Api::Gemini, &gemini[..gemini.len() - 1]),
+        broken(Api::GEMINI, &gemini[..gemini.len() - 1]),
         "Gemini generateContent stream, the end of the stream after 3 events: the stream ended \
          before a chunk with `finishReason`"
     );
@@ -526,12 +526,12 @@ fn a_broken_stream_ends_with_an_error_naming_the_event() {
         r#"{"message": "Too many requests"}"#,
     ));
     assert_eq!(
-        broken(Api::BedrockConverse, &throttled),
+        broken(Api::BEDROCK_CONVERSE, &throttled),
         "Amazon Bedrock Converse stream, event 4 (throttlingException): the provider sent \
          throttlingException: \"Too many requests\""
     );
     assert_eq!(
-        broken(Api::BedrockConverse, &bedrock[..12]),
+        broken(Api::BEDROCK_CONVERSE, &bedrock[..12]),
         "Amazon Bedrock Converse stream, the end of the stream after 12 events: the stream \
          ended before `messageStop`"
     );
@@ -587,11 +587,11 @@ fn collect(stream: tool_runtime::agent::AgentStream<'_>) -> Vec<AgentEvent> {
 #[test]
 fn a_streamed_turn_goes_into_the_conversation_exactly_as_the_unstreamed_one() {
     for (api, name) in [
-        (Api::OpenAiChat, "openai-chat"),
-        (Api::OpenAiResponses, "openai-responses"),
-        (Api::Anthropic, "anthropic"),
-        (Api::Gemini, "gemini"),
-        (Api::BedrockConverse, "bedrock-converse"),
+        (Api::OPENAI_CHAT, "openai-chat"),
+        (Api::OPENAI_RESPONSES, "openai-responses"),
+        (Api::ANTHROPIC, "anthropic"),
+        (Api::GEMINI, "gemini"),
+        (Api::BEDROCK_CONVERSE, "bedrock-converse"),
     ] {
         let runs = Arc::new(AtomicUsize::new(0));
         let set = tools(runs.clone());
@@ -705,7 +705,7 @@ fn a_call_starts_before_the_response_ends() {
     let agent = Agent::new(&set).idle_timeout(Duration::from_secs(5));
     let cx = Context::new();
     let rx = Arc::new(Mutex::new(Some(rx)));
-    let mut conversation = Conversation::new(Api::Anthropic);
+    let mut conversation = Conversation::new(Api::ANTHROPIC);
     conversation.push_user("Berapa 2 + 3?");
     let mut turn = 0;
     let run = agent.run_streamed(&cx, conversation, move |_: &Conversation| {
@@ -764,7 +764,7 @@ fn a_stalled_stream_ends_the_run_and_nothing_incomplete_runs() {
     let sent = anthropic[..14].to_vec();
     let run = agent.run_streamed(
         &cx,
-        Conversation::new(Api::Anthropic),
+        Conversation::new(Api::ANTHROPIC),
         move |_: &Conversation| {
             let stalled = ready(sent.clone()).chain(stream::pending()).boxed();
             async move { Ok::<_, Boxed>(stalled) }
@@ -828,7 +828,7 @@ fn dropping_the_host_stream_cancels_the_running_call() {
     let cx = Context::new();
     let mut run = agent.run_streamed(
         &cx,
-        Conversation::new(Api::Anthropic),
+        Conversation::new(Api::ANTHROPIC),
         |_: &Conversation| {
             // The response never ends after the call: only the host can stop the run.
             let stream = call_then_silence();
@@ -871,7 +871,7 @@ fn a_held_call_of_a_failed_turn_cannot_be_approved_later() {
     let cx = Context::new();
     let run = agent.run_streamed(
         &cx,
-        Conversation::new(Api::Anthropic),
+        Conversation::new(Api::ANTHROPIC),
         |_: &Conversation| {
             // The call is complete and held; then the stream breaks.
             let mut events = anthropic_jumlah_turn()[..4].to_vec();
@@ -900,7 +900,7 @@ fn a_held_call_of_a_failed_turn_cannot_be_approved_later() {
 fn host_stream_is_send<'a>(agent: &'a Agent<'a>, cx: &'a Context) -> impl Stream + Send + 'a {
     agent.run_streamed(
         cx,
-        Conversation::new(Api::Gemini),
+        Conversation::new(Api::GEMINI),
         |_: &Conversation| async { Ok::<_, Boxed>(ready(Vec::new())) },
     )
 }
@@ -927,7 +927,7 @@ fn a_tool_reports_progress_on_the_host_stream_between_start_and_finish() {
     let cx = Context::new();
     let events = collect(agent.run_streamed(
         &cx,
-        Conversation::new(Api::Anthropic),
+        Conversation::new(Api::ANTHROPIC),
         |_: &Conversation| {
             let events: Vec<StreamEvent> = anthropic_jumlah_turn()
                 .into_iter()
@@ -996,7 +996,7 @@ fn held_mid_turn<'a>(
     tool_runtime::agent::AgentStream<'a>,
     tool_runtime::PendingCall,
 ) {
-    let mut run = agent.run_streamed(cx, Conversation::new(Api::Anthropic), |_: &Conversation| {
+    let mut run = agent.run_streamed(cx, Conversation::new(Api::ANTHROPIC), |_: &Conversation| {
         let stream = call_then_silence();
         async move { Ok::<_, Boxed>(stream) }
     });
@@ -1086,7 +1086,7 @@ fn answered_with(offload: Option<fn(tool_runtime::agent::Job)>) -> String {
     let cx = Context::new();
     let events = collect(agent.run_streamed(
         &cx,
-        Conversation::new(Api::Anthropic),
+        Conversation::new(Api::ANTHROPIC),
         |_: &Conversation| {
             let events = jumlah_di_turn();
             async move { Ok::<_, Boxed>(ready(events)) }
@@ -1129,7 +1129,7 @@ fn a_blocking_tool_runs_where_the_host_offloads_it() {
     let response = anthropic_sum_call("jumlah_di");
     let finished = pollster::block_on(agent.run(
         &Context::new(),
-        Conversation::new(Api::Anthropic),
+        Conversation::new(Api::ANTHROPIC),
         |_: &Conversation| {
             let response = response.clone();
             async move { Ok::<_, Boxed>(response) }
@@ -1164,7 +1164,7 @@ fn an_approved_blocking_call_runs_where_the_host_offloads_it() {
         let response = response.clone();
         async move { Ok::<_, Boxed>(response) }
     };
-    let first = pollster::block_on(agent.run(&cx, Conversation::new(Api::Anthropic), send));
+    let first = pollster::block_on(agent.run(&cx, Conversation::new(Api::ANTHROPIC), send));
     let Ok(Finished::Paused(paused)) = first else {
         panic!("{first:?}")
     };
@@ -1254,7 +1254,7 @@ fn bedrocks_binary_event_stream_reads_as_its_events() {
             recorded("bedrock-converse.jsonl").lines().count()
         );
         assert_eq!(
-            assemble(Api::BedrockConverse, &events).0,
+            assemble(Api::BEDROCK_CONVERSE, &events).0,
             whole("bedrock-converse"),
             "in chunks of {size}"
         );
@@ -1303,7 +1303,7 @@ fn a_broken_event_stream_is_an_error() {
         .into_iter()
         .map(Result::unwrap)
         .collect();
-    let error = broken(Api::BedrockConverse, &events);
+    let error = broken(Api::BEDROCK_CONVERSE, &events);
     assert!(
         error.contains("throttlingException") && error.contains("Too many requests"),
         "{error}"

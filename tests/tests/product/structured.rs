@@ -36,11 +36,11 @@ where
 }
 
 const PROVIDERS: [(Api, &str); 5] = [
-    (Api::OpenAiChat, "openai-chat"),
-    (Api::OpenAiResponses, "openai-responses"),
-    (Api::Anthropic, "anthropic"),
-    (Api::Gemini, "gemini"),
-    (Api::BedrockConverse, "bedrock-converse"),
+    (Api::OPENAI_CHAT, "openai-chat"),
+    (Api::OPENAI_RESPONSES, "openai-responses"),
+    (Api::ANTHROPIC, "anthropic"),
+    (Api::GEMINI, "gemini"),
+    (Api::BEDROCK_CONVERSE, "bedrock-converse"),
 ];
 
 fn kind(r: &Result<impl std::fmt::Debug, Failure>) -> &'static str {
@@ -103,7 +103,7 @@ fn a_wrong_shape_lists_every_violation_for_the_repair() {
 #[test]
 fn the_business_rule_names_the_field_and_the_value() {
     let Err(f) = paper(
-        Api::Anthropic,
+        Api::ANTHROPIC,
         &recorded("anthropic", "paper-rule_violation"),
     ) else {
         panic!()
@@ -114,7 +114,7 @@ fn the_business_rule_names_the_field_and_the_value() {
         "{repair}"
     );
     let Err(f) =
-        structured::parse::<Lowongan>(Api::Gemini, &recorded("gemini", "lowongan-rule_violation"))
+        structured::parse::<Lowongan>(Api::GEMINI, &recorded("gemini", "lowongan-rule_violation"))
     else {
         panic!()
     };
@@ -124,7 +124,7 @@ fn the_business_rule_names_the_field_and_the_value() {
 #[test]
 fn nullable_fields_are_the_way_out_for_missing_data() {
     let raw = json!({"choices": [{"message": {"content": r#"{"judul": "X", "tahun": null, "metode": [], "dataset_publik": "tidak_jelas"}"#}, "finish_reason": "stop"}]});
-    let paper: Paper = structured::parse(Api::OpenAiChat, &raw).unwrap();
+    let paper: Paper = structured::parse(Api::OPENAI_CHAT, &raw).unwrap();
     assert_eq!((paper.tahun, paper.metode.len()), (None, 0));
     // Field order follows declaration order in the schema the model is given.
     let schema = tool_runtime::structured::schema::<Paper>();
@@ -144,7 +144,7 @@ fn nullable_fields_are_the_way_out_for_missing_data() {
 #[test]
 fn replies_are_read_before_they_are_parsed() {
     let reply = structured::read_reply(
-        Api::OpenAiResponses,
+        Api::OPENAI_RESPONSES,
         &recorded("openai-responses", "paper-truncated"),
     )
     .unwrap();
@@ -154,7 +154,7 @@ fn replies_are_read_before_they_are_parsed() {
             reason: "max_output_tokens".into()
         }
     );
-    let reply = structured::read_reply(Api::Gemini, &recorded("gemini", "paper-refused")).unwrap();
+    let reply = structured::read_reply(Api::GEMINI, &recorded("gemini", "paper-refused")).unwrap();
     assert_eq!(
         reply.finish,
         Finish::Refused {
@@ -162,12 +162,12 @@ fn replies_are_read_before_they_are_parsed() {
         }
     );
     assert!(matches!(
-        paper(Api::Anthropic, &json!({"unexpected": true})),
+        paper(Api::ANTHROPIC, &json!({"unexpected": true})),
         Err(Failure::Unreadable { .. })
     ));
     // A JSON answer wrapped in a Markdown fence is still read.
     let fenced = json!({"content": [{"type": "text", "text": "```json\n{\"judul\": \"X\", \"tahun\": 2020, \"metode\": [], \"dataset_publik\": \"ya\"}\n```"}], "stop_reason": "end_turn"});
-    assert!(paper(Api::Anthropic, &fenced).is_ok());
+    assert!(paper(Api::ANTHROPIC, &fenced).is_ok());
 }
 
 /// A model client replaying recorded responses, recording what it was asked.
@@ -221,7 +221,7 @@ fn the_driver_stops_at_the_limit() {
         "paper-good",
     ];
     let failed = pollster::block_on(extract_paper(
-        Api::OpenAiChat,
+        Api::OPENAI_CHAT,
         2,
         client("openai-chat", &script, &log),
     ))
@@ -259,7 +259,7 @@ fn a_refusal_is_never_retried() {
 fn truncation_asks_for_a_larger_budget_and_transport_errors_stop() {
     let log = RefCell::new(Vec::new());
     let got = pollster::block_on(structured::extract::<Lowongan, _, _, _>(
-        Api::Anthropic,
+        Api::ANTHROPIC,
         2,
         client("anthropic", &["lowongan-truncated", "lowongan-good"], &log),
     ))
@@ -273,7 +273,7 @@ fn truncation_asks_for_a_larger_budget_and_transport_errors_stop() {
         *calls.borrow_mut() += 1;
         std::future::ready(Err::<Value, _>("connection reset"))
     };
-    let failed = pollster::block_on(extract_paper(Api::Gemini, 2, failing)).unwrap_err();
+    let failed = pollster::block_on(extract_paper(Api::GEMINI, 2, failing)).unwrap_err();
     assert!(matches!(failed.last, Failure::Transport { .. }));
     assert_eq!(*calls.borrow(), 1);
 }
@@ -283,10 +283,10 @@ fn truncation_asks_for_a_larger_budget_and_transport_errors_stop() {
 #[test]
 fn thoughts_are_not_the_answer() {
     for (api, dir, name) in [
-        (Api::Gemini, "gemini", "paper-thoughts"),
-        (Api::Anthropic, "anthropic", "paper-thinking"),
-        (Api::OpenAiResponses, "openai-responses", "paper-reasoning"),
-        (Api::BedrockConverse, "bedrock-converse", "paper-reasoning"),
+        (Api::GEMINI, "gemini", "paper-thoughts"),
+        (Api::ANTHROPIC, "anthropic", "paper-thinking"),
+        (Api::OPENAI_RESPONSES, "openai-responses", "paper-reasoning"),
+        (Api::BEDROCK_CONVERSE, "bedrock-converse", "paper-reasoning"),
     ] {
         let good = structured::read_reply(api, &recorded(dir, "paper-good")).unwrap();
         let reply = structured::read_reply(api, &recorded(dir, name)).unwrap();
@@ -303,7 +303,7 @@ fn thoughts_are_not_the_answer() {
 #[test]
 fn a_content_filter_stop_is_a_refusal_and_is_not_retried() {
     let reply = structured::read_reply(
-        Api::OpenAiChat,
+        Api::OPENAI_CHAT,
         &recorded("openai-chat", "paper-content_filter"),
     )
     .unwrap();
@@ -315,7 +315,7 @@ fn a_content_filter_stop_is_a_refusal_and_is_not_retried() {
     );
     let log = RefCell::new(Vec::new());
     let got = pollster::block_on(extract_paper(
-        Api::OpenAiChat,
+        Api::OPENAI_CHAT,
         2,
         client("openai-chat", &["paper-content_filter", "paper-good"], &log),
     ));

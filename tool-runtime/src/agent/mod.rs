@@ -36,7 +36,7 @@
 //!     async move { Ok::<Value, String>(reply) }
 //! };
 //! let tools = ToolSet::new([add::tool()]).unwrap();
-//! let mut conversation = Conversation::new(Api::OpenAiChat);
+//! let mut conversation = Conversation::new(Api::OPENAI_CHAT);
 //! conversation.push_user("What is 2 + 3?");
 //! let finished = pollster::block_on(Agent::new(&tools).run(&Context::new(), conversation, send));
 //! let Ok(Finished::Answered { reply, conversation }) = finished else { panic!() };
@@ -57,20 +57,18 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use crate::dialect::{Delta, MAX_RESPONSE_BYTES, ResponseStream, StreamError, StreamEvent};
-pub use read::{CallArguments, ModelTurn, ToolCall, read_turn};
+pub use read::{ModelTurn, read_turn};
 pub use run::{Job, Outcome, run_calls};
 use run::{resume_one, run_all};
-#[cfg(feature = "aws-event-stream")]
-pub use stream::aws_events;
-pub use stream::{AgentEvent, AgentStream, sse_events};
-pub use write::{ToolAnswer, render};
+pub use stream::{AgentEvent, AgentStream};
+pub use write::render;
 
 use crate::approval::PendingCall;
 use crate::context::Context;
-use crate::dialect::Api;
+use crate::provider::{
+    Api, HttpRequest, ReadError, Reply, Request, RequestError, StreamError, ToolAnswer,
+};
 use crate::set::ToolSet;
-use crate::structured::{Failure, Reply};
 
 /// A conversation in one API's format: the messages (Chat, Anthropic), input items (Responses)
 /// or contents (Gemini) of the next request. The system prompt, the tools and the model are the
@@ -94,7 +92,13 @@ impl Conversation {
 
     /// Appends what the user said, in the API's format.
     pub fn push_user(&mut self, text: &str) {
-        self.messages.push(self.api.dialect().user_message(text));
+        self.messages.push(self.api.provider().user_message(text));
+    }
+
+    /// The request that sends this conversation as `request` describes, in the API's format:
+    /// post its body to its [`url`](HttpRequest::url) with its headers and your credentials.
+    pub fn request(&self, request: &Request<'_>) -> Result<HttpRequest, RequestError> {
+        self.api.provider().request(request, &self.messages)
     }
 }
 
@@ -151,25 +155,25 @@ pub enum Decision {
     Reject,
 }
 
-/// Why a run could not go on.
+/// Why a run could not go on. What went wrong is the [`source`](Error::source).
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum AgentError {
-    /// The sending closure failed; its error is the [`source`](Error::source).
+    /// The sending closure failed.
     Transport(Box<dyn Error + Send + Sync>),
-    /// The response could not be read as the API's format.
-    Unreadable(Failure),
+    /// The response is not in the API's format.
+    Unreadable(ReadError),
     /// A streamed response broke off, stalled, or broke its API's event order.
     Stream(StreamError),
 }
 
 impl fmt::Display for AgentError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            AgentError::Transport(e) => write!(f, "the request failed: {e}"),
-            AgentError::Unreadable(e) => write!(f, "the response could not be read: {e}"),
-            AgentError::Stream(e) => write!(f, "the streamed response failed: {e}"),
-        }
+        f.write_str(match self {
+            AgentError::Transport(_) => "the request to the model failed",
+            AgentError::Unreadable(_) => "the model's response could not be read",
+            AgentError::Stream(_) => "the model's streamed response failed",
+        })
     }
 }
 

@@ -2,9 +2,7 @@
 
 use serde_json::Value;
 
-use crate::dialect::Api;
-pub use crate::dialect::{CallArguments, ToolCall};
-use crate::structured::{Failure, Reply, read_reply};
+use crate::provider::{Api, ReadError, Reply, ToolCall};
 
 /// What one response holds: the tool calls (in the order the model wrote them), the text and
 /// stop reason, and what to append to the conversation for this turn.
@@ -22,12 +20,10 @@ pub struct ModelTurn {
 /// Reads a raw response of `api`: its tool calls, its text and stop reason, and the turn to
 /// append to the conversation. A call without a name (or, where the API numbers calls, without
 /// an id) makes the whole response unreadable: answering it would break the conversation.
-pub fn read_turn(api: Api, raw: &Value) -> Result<ModelTurn, Failure> {
-    let reply = read_reply(api, raw)?;
-    let (calls, append) = api
-        .dialect()
-        .read_calls(raw)
-        .map_err(|message| Failure::Unreadable { message })?;
+pub fn read_turn(api: Api, raw: &Value) -> Result<ModelTurn, ReadError> {
+    let provider = api.provider();
+    let reply = provider.read_reply(raw)?;
+    let (calls, append) = provider.read_calls(raw)?;
     Ok(ModelTurn {
         calls,
         reply,

@@ -3,13 +3,12 @@
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 
-use super::read::ToolCall;
-use super::write::ToolAnswer;
 use crate::approval::PendingCall;
 use crate::call::{Call, Pipeline};
 use crate::context::Context;
 use crate::error::ToolError;
 use crate::output::CallOutput;
+use crate::provider::{CallArguments, ToolAnswer, ToolCall};
 use crate::set::{ToolRef, ToolSet};
 
 /// One call of a blocking tool, handed to the host to run where blocking is allowed
@@ -117,7 +116,7 @@ pub(crate) async fn resume_one(
 /// What a job does with its tool.
 enum Work {
     /// A call with the model's arguments.
-    Run(super::CallArguments),
+    Run(CallArguments),
     /// The call held under this ticket, approved.
     Resume(String),
 }

@@ -2,7 +2,6 @@
 //! run as soon as its arguments are complete.
 
 use std::collections::VecDeque;
-use std::error::Error;
 use std::future::{Future, poll_fn};
 use std::pin::{Pin, pin};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -11,11 +10,11 @@ use std::task::{Context as TaskContext, Poll, Waker};
 use futures_util::FutureExt;
 use futures_util::stream::{FuturesUnordered, Stream, StreamExt};
 
-use super::read::{ModelTurn, ToolCall, read_turn};
+use super::read::{ModelTurn, read_turn};
 use super::run::{Outcome, run_one};
 use super::{Agent, AgentError, Conversation, Finished, Paused};
 use crate::context::Context;
-use crate::dialect::{Api, Delta, ResponseStream, StreamError, StreamEvent};
+use crate::provider::{Api, Delta, ReadError, ResponseStream, StreamError, StreamEvent, ToolCall};
 use crate::future::BoxFuture;
 use crate::progress::{Progress, ProgressReport};
 
@@ -183,197 +182,14 @@ impl Events {
     }
 }
 
-/// Server-sent events from a response body's bytes (`reqwest::Response::bytes_stream`, a
-/// hyper body's data frames), for the APIs that stream SSE (Chat Completions, Responses,
-/// Anthropic, Gemini with `alt=sse`). Comments and events without data are skipped; an event
-/// cut off by the end of the body is dropped, as the SSE standard says; a body over
-/// [`MAX_RESPONSE_BYTES`](crate::agent::MAX_RESPONSE_BYTES) is cut off with an error.
-pub fn sse_events<S, B, E>(
-    bytes: S,
-) -> impl Stream<Item = Result<StreamEvent, Box<dyn Error + Send + Sync>>> + Send
-where
-    S: Stream<Item = Result<B, E>> + Send,
-    B: bytes::Buf + Send,
-    E: Error + Send + Sync + 'static,
-{
-    sse_stream::SseStream::from_bytes_stream(capped(bytes)).filter_map(|event| async move {
-        match event {
-            Ok(sse) => sse.data.map(|data| {
-                Ok(StreamEvent {
-                    event: sse.event,
-                    data,
-                })
-            }),
-            Err(e) => Some(Err(format!("the event stream is unreadable: {e}").into())),
-        }
-    })
-}
 
-type Boxed = Box<dyn Error + Send + Sync>;
-
-/// The whole body, capped at [`MAX_RESPONSE_BYTES`](crate::agent::MAX_RESPONSE_BYTES): a
-/// chunk past it is an error.
-fn capped<S, B, E>(bytes: S) -> impl Stream<Item = Result<B, std::io::Error>> + Send
-where
-    S: Stream<Item = Result<B, E>> + Send,
-    B: bytes::Buf + Send,
-    E: Error + Send + Sync + 'static,
-{
-    let mut seen = 0usize;
-    bytes.map(move |chunk| {
-        let chunk = chunk.map_err(std::io::Error::other)?;
-        seen = seen.saturating_add(bytes::Buf::remaining(&chunk));
-        if seen > crate::dialect::MAX_RESPONSE_BYTES {
-            return Err(std::io::Error::other(format!(
-                "the response body exceeds {} bytes",
-                crate::dialect::MAX_RESPONSE_BYTES
-            )));
-        }
-        Ok(chunk)
-    })
-}
-
-/// Bedrock `ConverseStream`'s events from the response body's bytes, without the AWS SDK: the
-/// body is AWS's binary event stream, whose messages (length prelude, headers, payload, CRCs)
-/// `aws-smithy-eventstream` decodes and checks. Each message is an event named by its
-/// `:event-type` header with its JSON payload as data; an exception by its `:exception-type`
-/// (`throttlingException`, ...), which ends the turn. A message that fails its checksum, an
-/// `error` message, a body that ends inside a message or passes
-/// [`MAX_RESPONSE_BYTES`](crate::agent::MAX_RESPONSE_BYTES) is an error, after which the
-/// stream ends.
-#[cfg(feature = "aws-event-stream")]
-pub fn aws_events<S, B, E>(bytes: S) -> impl Stream<Item = Result<StreamEvent, Boxed>> + Send
-where
-    S: Stream<Item = Result<B, E>> + Send,
-    B: bytes::Buf + Send,
-    E: Error + Send + Sync + 'static,
-{
-    use aws_smithy_eventstream::frame::{DecodedFrame, MessageFrameDecoder};
-    use bytes::{Buf, BufMut};
-
-    struct Reading<S> {
-        body: Pin<Box<S>>,
-        buffer: bytes::BytesMut,
-        decoder: MessageFrameDecoder,
-        /// Bytes of a message not decoded yet were read.
-        inside: bool,
-        /// The buffer starts with a message's prelude (not read by the decoder yet).
-        at_start: bool,
-        done: bool,
-    }
-    let start = Reading {
-        body: Box::pin(capped(bytes)),
-        buffer: bytes::BytesMut::new(),
-        decoder: MessageFrameDecoder::new(),
-        inside: false,
-        at_start: true,
-        done: false,
-    };
-    futures_util::stream::unfold(start, |mut r| async move {
-        while !r.done {
-            // A body that is not an event stream (an HTTP error's JSON, say) is refused at its
-            // first bytes, not read to its end as one huge message.
-            if r.at_start && r.buffer.len() >= 12 {
-                let b = &r.buffer;
-                let total = u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as usize;
-                if !(16..=MAX_AWS_MESSAGE).contains(&total) {
-                    r.done = true;
-                    let start = String::from_utf8_lossy(&b[..b.len().min(200)]).into_owned();
-                    let refused = format!(
-                        "the body is not an AWS event stream (a message of {total} bytes \
-                         announced): {start}"
-                    );
-                    return Some((Err(refused.into()), r));
-                }
-                r.at_start = false;
-            }
-            match r.decoder.decode_frame(&mut r.buffer) {
-                Ok(DecodedFrame::Complete(message)) => {
-                    r.at_start = true;
-                    r.inside = r.buffer.has_remaining();
-                    let headers: Vec<(&str, Option<&str>)> = message
-                        .headers()
-                        .iter()
-                        .map(|h| {
-                            (
-                                h.name().as_str(),
-                                h.value().as_string().ok().map(|v| v.as_str()),
-                            )
-                        })
-                        .collect();
-                    let event = aws_event(&headers, message.payload());
-                    r.done = event.is_err();
-                    return Some((event, r));
-                }
-                Ok(DecodedFrame::Incomplete) => {}
-                Err(e) => {
-                    r.done = true;
-                    return Some((
-                        Err(format!("the event stream is unreadable: {e}").into()),
-                        r,
-                    ));
-                }
-            }
-            match r.body.next().await {
-                Some(Ok(mut chunk)) => {
-                    r.inside |= chunk.has_remaining();
-                    while chunk.has_remaining() {
-                        let part = chunk.chunk();
-                        let n = part.len();
-                        r.buffer.put_slice(part);
-                        chunk.advance(n);
-                    }
-                }
-                Some(Err(e)) => {
-                    r.done = true;
-                    return Some((Err(e.into()), r));
-                }
-                None => {
-                    r.done = true;
-                    if r.inside {
-                        let cut = "the event stream ends inside a message".into();
-                        return Some((Err(cut), r));
-                    }
-                }
-            }
-        }
-        None
-    })
-}
-
-/// The largest event stream message (AWS's limit is 16 MB).
-#[cfg(feature = "aws-event-stream")]
-const MAX_AWS_MESSAGE: usize = 16 << 20;
-
-/// One event stream message, its string headers and payload, as an event.
-#[cfg(feature = "aws-event-stream")]
-fn aws_event(headers: &[(&str, Option<&str>)], payload: &[u8]) -> Result<StreamEvent, Boxed> {
-    let header = |name: &str| {
-        headers
-            .iter()
-            .find(|(n, _)| *n == name)
-            .and_then(|(_, v)| v.map(str::to_owned))
-    };
-    let data = std::str::from_utf8(payload)
-        .map_err(|_| "an event stream message whose payload is not UTF-8")?;
-    let (kind, name) = match header(":message-type").as_deref() {
-        Some("event") => ("event", header(":event-type")),
-        Some("exception") => ("exception", header(":exception-type")),
-        Some("error") => {
-            let code = header(":error-code").unwrap_or_default();
-            let text = header(":error-message").unwrap_or_default();
-            return Err(format!("the event stream sent an error: {code}: {text}").into());
-        }
-        other => return Err(format!("an event stream message of type {other:?}").into()),
-    };
-    let name = name.ok_or_else(|| format!("an {kind} message without its type header"))?;
-    Ok(StreamEvent::named(name, data))
-}
+type Boxed = Box<dyn std::error::Error + Send + Sync>;
 
 impl<'a> Agent<'a> {
     /// [`run`](Agent::run) over streamed responses: `send` returns the response's events
-    /// (for SSE APIs, [`sse_events`] over the body's bytes; for Bedrock's `ConverseStream`,
-    /// `aws_events` over them (feature `aws-event-stream`) or the events the AWS SDK decoded), and the run is a stream of [`AgentEvent`]s a web server can
+    /// (the API's [`Framing`](crate::provider::Framing) over the body's bytes:
+    /// `conversation.api.provider().framing().events(body)`; for Bedrock, or the events the
+    /// AWS SDK decoded), and the run is a stream of [`AgentEvent`]s a web server can
     /// forward. Each call starts as soon as its arguments are complete; the model's turn is
     /// kept exactly as the unstreamed response would have been. A stream that is cut short,
     /// breaks the API's event order, or sends nothing for [`idle_timeout`](Agent::idle_timeout)
@@ -574,7 +390,9 @@ impl<'t> Turn<'t, '_> {
                     return Err(AgentError::Stream(StreamError {
                         api,
                         event: "the stream".into(),
-                        message: format!("no event for {idle:?}; the provider stalled"),
+                        error: ReadError::malformed(format!(
+                            "no event for {idle:?}; the provider stalled"
+                        )),
                     }));
                 }
                 Step::Event(Some(Err(e))) => return Err(AgentError::Transport(e.into())),
@@ -598,7 +416,9 @@ impl<'t> Turn<'t, '_> {
             return Err(AgentError::Stream(StreamError {
                 api,
                 event: "the end of the stream".into(),
-                message: "the response's tool calls differ from the calls streamed".into(),
+                error: ReadError::malformed(
+                    "the response's tool calls differ from the calls streamed",
+                ),
             }));
         }
         let outcomes = std::mem::take(&mut self.outcomes)
@@ -668,7 +488,7 @@ fn unreachable_state(api: Api) -> AgentError {
     AgentError::Stream(StreamError {
         api,
         event: "the end of the stream".into(),
-        message: "the stream's state is inconsistent (a bug in the toolkit)".into(),
+        error: ReadError::malformed("the stream's state is inconsistent (a bug in the toolkit)"),
     })
 }
 

@@ -2,8 +2,7 @@
 
 use serde_json::Value;
 
-use crate::dialect::Api;
-pub use crate::dialect::ToolAnswer;
+use crate::provider::{Api, ToolAnswer};
 
 /// The answers as the messages (Chat: one `tool` message per call; Anthropic, Gemini, Bedrock:
 /// one user message with a block or part per call) or input items (Responses: one
@@ -15,5 +14,5 @@ pub fn render(api: Api, answers: &[ToolAnswer]) -> Vec<Value> {
     if answers.is_empty() {
         return Vec::new();
     }
-    api.dialect().render(answers)
+    api.provider().render(answers)
 }

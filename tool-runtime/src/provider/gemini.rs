@@ -8,10 +8,13 @@
 use serde_json::{Map, Value, json};
 
 use super::lower::{each_subschema, note, one_of_to_any_of, take};
-use super::stream::{self, Assemble, Delta};
+use super::request::path_segment;
+use super::stream::{self, Assemble, Delta, StreamEvent};
+use super::turn::{names, words};
 use super::{
-    Api, CallArguments, Dialect, ExportError, Exported, Finish, Lowered, Reply, ToolAnswer,
-    ToolCall, str_at,
+    CallArguments, ExportError, Exported, Finish, HttpRequest, Lowered, Message, Provider,
+    ReadError, Reply, Request, RequestError, SentRequest, ToolAnswer, ToolCall, ToolChoice,
+    ToolResult, Turn, str_at,
 };
 use crate::tool::Tool;
 
@@ -85,7 +88,11 @@ fn gemini_node(v: &mut Value) {
 /// Google Gemini `generateContent`.
 pub(super) struct Gemini;
 
-impl Dialect for Gemini {
+impl Provider for Gemini {
+    fn id(&self) -> &'static str {
+        "gemini"
+    }
+
     fn name(&self) -> &'static str {
         "Gemini generateContent"
     }
@@ -106,7 +113,7 @@ impl Dialect for Gemini {
     }
 
     fn tools(&self, entries: Vec<(&Tool, Exported)>) -> Result<Vec<Value>, ExportError> {
-        check(&entries)?;
+        check(self.name(), &entries)?;
         let declarations: Vec<Value> = entries.into_iter().map(|(_, e)| e.json).collect();
         Ok(vec![json!({ "functionDeclarations": declarations })])
     }
@@ -121,57 +128,44 @@ impl Dialect for Gemini {
         }
     }
 
-    fn read_reply(&self, raw: &Value) -> Result<Reply, String> {
-        if let Some(reason) = raw["promptFeedback"]["blockReason"].as_str() {
-            return Ok(Reply {
-                text: None,
-                finish: Finish::Refused {
-                    message: reason.into(),
-                },
-            });
+    /// `POST /v1beta/models/{model}:generateContent` (streamed:
+    /// `:streamGenerateContent?alt=sse`): the system text as `systemInstruction`, the tool
+    /// choice as `toolConfig`, structured output and the token limit in `generationConfig`.
+    fn request(
+        &self,
+        request: &Request<'_>,
+        messages: &[Value],
+    ) -> Result<HttpRequest, RequestError> {
+        let mut body = json!({"contents": messages});
+        if let Some(system) = &request.system {
+            body["systemInstruction"] = json!({"parts": [{"text": system}]});
         }
-        let candidate = raw["candidates"].get(0).ok_or("no `candidates[0]`")?;
-        // Parts marked `thought` are the model's thought summaries, not its answer.
-        let text: String = candidate["content"]["parts"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|p| p["thought"] != true)
-            .filter_map(|p| p["text"].as_str())
-            .collect();
-        let finish = match candidate["finishReason"].as_str() {
-            Some("STOP") => Finish::Completed,
-            Some("MAX_TOKENS") => Finish::Truncated {
-                reason: "MAX_TOKENS".into(),
-            },
-            Some(
-                r @ ("SAFETY"
-                | "RECITATION"
-                | "PROHIBITED_CONTENT"
-                | "BLOCKLIST"
-                | "SPII"
-                | "IMAGE_SAFETY"
-                | "IMAGE_PROHIBITED_CONTENT"
-                | "IMAGE_RECITATION"),
-            ) => Finish::Refused { message: r.into() },
-            Some(other) => Finish::Other {
-                reason: other.into(),
-            },
-            None => return Err("no `finishReason`".into()),
+        if let Some(tools) = request.tool_entries(self)? {
+            body["tools"] = tools.into();
+        }
+        let calling = match &request.tool_choice {
+            ToolChoice::Auto => None,
+            ToolChoice::None => Some(json!({"mode": "NONE"})),
+            ToolChoice::Required => Some(json!({"mode": "ANY"})),
+            ToolChoice::Tool(name) => Some(json!({"mode": "ANY", "allowedFunctionNames": [name]})),
         };
-        Ok(Reply::new(text, finish))
-    }
-
-    fn read_calls(&self, raw: &Value) -> Result<(Vec<ToolCall>, Vec<Value>), String> {
-        let content = raw["candidates"][0]["content"].clone();
-        let calls = content["parts"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|p| p.get("functionCall"))
-            .map(call_of)
-            .collect::<Result<_, _>>()?;
-        Ok((calls, vec![content]))
+        if let Some(calling) = calling {
+            body["toolConfig"] = json!({"functionCallingConfig": calling});
+        }
+        let mut generation = request.output_field(self).unwrap_or_else(|| json!({}));
+        if let Some(n) = request.max_tokens {
+            generation["maxOutputTokens"] = n.into();
+        }
+        if generation.as_object().is_some_and(|g| !g.is_empty()) {
+            body["generationConfig"] = generation;
+        }
+        let model = path_segment(request.model.trim_start_matches("models/"));
+        let path = if request.stream {
+            format!("/v1beta/models/{model}:streamGenerateContent?alt=sse")
+        } else {
+            format!("/v1beta/models/{model}:generateContent")
+        };
+        Ok(HttpRequest::post(path, request.finish_body(body), request.stream))
     }
 
     /// One user content of `functionResponse` parts; images are named in the text.
@@ -201,15 +195,203 @@ impl Dialect for Gemini {
         json!({"role": "user", "parts": [{"text": text}]})
     }
 
-    fn stream(&self) -> Box<dyn Assemble> {
+    fn read_reply(&self, raw: &Value) -> Result<Reply, ReadError> {
+        if let Some(reason) = raw["promptFeedback"]["blockReason"].as_str() {
+            return Ok(Reply {
+                text: None,
+                finish: Finish::Refused {
+                    message: reason.into(),
+                },
+            });
+        }
+        let candidate = raw["candidates"]
+            .get(0)
+            .ok_or_else(|| ReadError::missing("`candidates[0]`", raw))?;
+        // Parts marked `thought` are the model's thought summaries, not its answer.
+        let text: String = candidate["content"]["parts"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|p| p["thought"] != true)
+            .filter_map(|p| p["text"].as_str())
+            .collect();
+        let finish = match candidate["finishReason"].as_str() {
+            Some("STOP") => Finish::Completed,
+            Some("MAX_TOKENS") => Finish::Truncated {
+                reason: "MAX_TOKENS".into(),
+            },
+            Some(
+                r @ ("SAFETY"
+                | "RECITATION"
+                | "PROHIBITED_CONTENT"
+                | "BLOCKLIST"
+                | "SPII"
+                | "IMAGE_SAFETY"
+                | "IMAGE_PROHIBITED_CONTENT"
+                | "IMAGE_RECITATION"),
+            ) => Finish::Refused { message: r.into() },
+            Some(other) => Finish::Other {
+                reason: other.into(),
+            },
+            None => return Err(ReadError::missing("`finishReason` string", candidate)),
+        };
+        Ok(Reply::new(text, finish))
+    }
+
+    fn read_calls(&self, raw: &Value) -> Result<(Vec<ToolCall>, Vec<Value>), ReadError> {
+        let content = raw["candidates"][0]["content"].clone();
+        let calls = calls_in(&content)?;
+        Ok((calls, vec![content]))
+    }
+
+    fn assembler(&self) -> Box<dyn Assemble> {
         Box::<GeminiStream>::default()
+    }
+
+    fn write_response(&self, turn: &Turn) -> Option<Value> {
+        Some(response_of(turn, parts_of(turn), true))
+    }
+
+    /// The parts in order, a text in two chunks, a call whole in its own; the last chunk has
+    /// the `finishReason`.
+    fn write_stream(&self, turn: &Turn) -> Option<Vec<StreamEvent>> {
+        let mut chunks: Vec<Vec<Value>> = Vec::new();
+        for part in parts_of(turn) {
+            match part["text"].as_str() {
+                Some(text) => {
+                    for piece in words(text) {
+                        let mut p = part.clone();
+                        p["text"] = piece.into();
+                        chunks.push(vec![p]);
+                    }
+                }
+                None => chunks.push(vec![part]),
+            }
+        }
+        if chunks.is_empty() {
+            chunks.push(Vec::new());
+        }
+        let last = chunks.len() - 1;
+        Some(
+            chunks
+                .into_iter()
+                .enumerate()
+                .map(|(i, parts)| StreamEvent::data(response_of(turn, parts, i == last).to_string()))
+                .collect(),
+        )
+    }
+
+    fn read_request(&self, request: &HttpRequest) -> Result<SentRequest, ReadError> {
+        let body = &request.body;
+        let mut messages = Vec::new();
+        for content in body["contents"]
+            .as_array()
+            .ok_or_else(|| ReadError::missing("`contents` array", body))?
+        {
+            let parts = content["parts"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+            let text: String = parts
+                .iter()
+                .filter(|p| p["thought"] != true)
+                .filter_map(|p| p["text"].as_str())
+                .collect();
+            match content["role"].as_str() {
+                Some("model") => messages.push(Message::Model {
+                    text: (!text.is_empty()).then_some(text),
+                    calls: calls_in(content)?,
+                }),
+                Some("user") => {
+                    let results: Vec<ToolResult> = parts
+                        .iter()
+                        .filter_map(|p| p.get("functionResponse"))
+                        .map(|r| {
+                            let error = r["response"].get("error");
+                            let said = error.or(r["response"].get("output")).unwrap_or(&Value::Null);
+                            ToolResult::new(
+                                r["id"].as_str().map(str::to_owned),
+                                r["name"].as_str().map(str::to_owned),
+                                Some(error.is_some()),
+                                said.as_str().map_or_else(|| said.to_string(), str::to_owned),
+                            )
+                        })
+                        .collect();
+                    if results.is_empty() {
+                        messages.push(Message::User(text));
+                    } else {
+                        messages.push(Message::Results(results));
+                    }
+                }
+                _ => return Err(ReadError::missing("content `role` string", content)),
+            }
+        }
+        let mut sent = SentRequest::new(messages);
+        sent.model = request
+            .path
+            .split_once("/models/")
+            .and_then(|(_, rest)| rest.split(':').next())
+            .map(str::to_owned);
+        sent.system = body["systemInstruction"]["parts"]
+            .as_array()
+            .map(|parts| parts.iter().filter_map(|p| p["text"].as_str()).collect());
+        sent.tools = body["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|t| names(t["functionDeclarations"].as_array(), |d| &d["name"]))
+            .collect();
+        sent.stream = request.path.contains(":streamGenerateContent");
+        Ok(sent)
     }
 }
 
-fn check(entries: &[(&Tool, Exported)]) -> Result<(), ExportError> {
+/// The parts of a turn: its thought, its text, its function calls.
+fn parts_of(turn: &Turn) -> Vec<Value> {
+    let mut parts = Vec::new();
+    if let Some(thinking) = &turn.thinking {
+        parts.push(json!({"text": thinking, "thought": true}));
+    }
+    if let Some(text) = &turn.text {
+        parts.push(json!({"text": text}));
+    }
+    for c in &turn.calls {
+        let mut call = json!({"name": c.name, "args": c.arguments.as_value()});
+        if let Some(id) = &c.id {
+            call["id"] = id.as_str().into();
+        }
+        parts.push(json!({"functionCall": call}));
+    }
+    parts
+}
+
+/// A response (or a streamed chunk) holding `parts`; the last one says why the model stopped.
+fn response_of(turn: &Turn, parts: Vec<Value>, last: bool) -> Value {
+    let mut candidate = json!({"index": 0, "content": {"role": "model", "parts": parts}});
+    if last {
+        candidate["finishReason"] = match &turn.finish {
+            Finish::Truncated { .. } => "MAX_TOKENS",
+            Finish::Refused { .. } => "SAFETY",
+            Finish::Other { reason } => reason.as_str(),
+            _ => "STOP",
+        }
+        .into();
+    }
+    json!({"candidates": [candidate], "modelVersion": "test"})
+}
+
+/// The `functionCall` parts of a content as calls.
+fn calls_in(content: &Value) -> Result<Vec<ToolCall>, ReadError> {
+    content["parts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p.get("functionCall"))
+        .map(call_of)
+        .collect()
+}
+
+fn check(provider: &'static str, entries: &[(&Tool, Exported)]) -> Result<(), ExportError> {
     if entries.len() > GEMINI_MAX_DECLARATIONS {
         return Err(ExportError::Limit {
-            api: Api::Gemini,
+            provider,
             message: format!(
                 "{} function declarations, over the limit of {GEMINI_MAX_DECLARATIONS}",
                 entries.len()
@@ -231,7 +413,7 @@ fn check(entries: &[(&Tool, Exported)]) -> Result<(), ExportError> {
                 && name.len() <= 64;
             if !ok {
                 return Err(ExportError::Name {
-                    api: Api::Gemini,
+                    provider,
                     message: format!(
                         "tool `{}`: parameter name `{name}` is not accepted (letters, digits, `_`; starting with a letter or `_`; at most 64)",
                         t.name()
@@ -244,7 +426,7 @@ fn check(entries: &[(&Tool, Exported)]) -> Result<(), ExportError> {
 }
 
 /// A part's `functionCall` as a call.
-fn call_of(call: &Value) -> Result<ToolCall, String> {
+fn call_of(call: &Value) -> Result<ToolCall, ReadError> {
     Ok(ToolCall {
         id: call["id"].as_str().map(str::to_owned),
         name: str_at(call, "name", "a functionCall part")?,
@@ -276,10 +458,10 @@ impl Assemble for GeminiStream {
         _name: Option<&str>,
         data: &str,
         out: &mut Vec<Delta>,
-    ) -> Result<(), String> {
+    ) -> Result<(), ReadError> {
         let chunk = stream::object(&stream::json(data)?, "the chunk")?;
         if let Some(error) = chunk.get("error") {
-            return Err(format!("the provider sent an error: {error}"));
+            return Err(ReadError::provider(error));
         }
         let candidate = chunk["candidates"].get(0).cloned().unwrap_or_default();
         let parts = candidate["content"]["parts"]
@@ -287,7 +469,7 @@ impl Assemble for GeminiStream {
             .cloned()
             .unwrap_or_default();
         if self.finished && !parts.is_empty() {
-            return Err("parts after the chunk with `finishReason`".into());
+            return Err(ReadError::malformed("parts after the chunk with `finishReason`"));
         }
         for part in parts {
             if let Some(call) = part.get("functionCall") {
@@ -334,9 +516,9 @@ impl Assemble for GeminiStream {
         Ok(())
     }
 
-    fn finish(&mut self, _out: &mut Vec<Delta>) -> Result<Value, String> {
+    fn finish(&mut self, _out: &mut Vec<Delta>) -> Result<Value, ReadError> {
         if !self.finished {
-            return Err("the stream ended before a chunk with `finishReason`".into());
+            return Err(ReadError::malformed("the stream ended before a chunk with `finishReason`"));
         }
         let mut response = self.last.take().unwrap_or_default();
         let mut candidate = std::mem::take(&mut self.candidate);

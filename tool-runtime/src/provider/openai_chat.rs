@@ -9,12 +9,14 @@
 use serde_json::{Value, json};
 
 use super::lower::{OPEN_MAP, each_subschema, is_closed, note, one_of_to_any_of, take};
-use super::stream::{self, Assemble, Delta};
+use super::error::clip;
+use super::stream::{self, Assemble, Delta, StreamEvent};
+use super::turn::{halves, names, words};
 use super::{
-    CallArguments, Dialect, ExportError, Exported, Finish, Lowered, Reply, ToolAnswer, ToolCall,
+    CallArguments, Exported, Finish, HttpRequest, Lowered, Message, Provider, ReadError, Reply,
+    Request, RequestError, SentRequest, ToolAnswer, ToolCall, ToolChoice, ToolResult, Turn,
     str_at,
 };
-use crate::tool::Tool;
 
 /// Formats OpenAI's strict mode accepts.
 const OPENAI_FORMATS: &[&str] = &[
@@ -216,7 +218,11 @@ fn said_with(description: &str, meaning: &str) -> String {
 /// OpenAI Chat Completions.
 pub(super) struct OpenAiChat;
 
-impl Dialect for OpenAiChat {
+impl Provider for OpenAiChat {
+    fn id(&self) -> &'static str {
+        "openai-chat"
+    }
+
     fn name(&self) -> &'static str {
         "OpenAI Chat Completions"
     }
@@ -226,42 +232,77 @@ impl Dialect for OpenAiChat {
     }
 
     fn tool(&self, name: &str, description: &str, input: &Value) -> Exported {
-        let Lowered {
-            schema,
-            strict,
-            reasons,
-        } = strict(input);
-        let json = json!({
-            "type": "function",
-            "function": { "name": name, "description": description, "parameters": schema, "strict": strict }
-        });
-        Exported {
-            json,
-            strict,
-            reasons,
-        }
-    }
-
-    fn tools(&self, entries: Vec<(&Tool, Exported)>) -> Result<Vec<Value>, ExportError> {
-        Ok(entries.into_iter().map(|(_, e)| e.json).collect())
+        strict(input).wrap(|schema, strict| {
+            json!({
+                "type": "function",
+                "function": { "name": name, "description": description, "parameters": schema, "strict": strict }
+            })
+        })
     }
 
     fn structured_output(&self, name: &str, canonical: &Value) -> Exported {
-        let Lowered {
-            schema,
-            strict,
-            reasons,
-        } = strict(canonical);
-        let json = json!({ "type": "json_schema", "json_schema": { "name": name, "schema": schema, "strict": strict } });
-        Exported {
-            json,
-            strict,
-            reasons,
-        }
+        strict(canonical).wrap(|schema, strict| {
+            json!({ "type": "json_schema", "json_schema": { "name": name, "schema": schema, "strict": strict } })
+        })
     }
 
-    fn read_reply(&self, raw: &Value) -> Result<Reply, String> {
-        let choice = raw["choices"].get(0).ok_or("no `choices[0]`")?;
+    /// `POST /v1/chat/completions`: the system text as the first message, the token limit as
+    /// `max_completion_tokens`; a stream asks for its usage too.
+    fn request(
+        &self,
+        request: &Request<'_>,
+        messages: &[Value],
+    ) -> Result<HttpRequest, RequestError> {
+        let mut all = Vec::with_capacity(messages.len() + 1);
+        if let Some(system) = &request.system {
+            all.push(json!({"role": "system", "content": system}));
+        }
+        all.extend(messages.iter().cloned());
+        let mut body = json!({"model": request.model, "messages": all});
+        if let Some(tools) = request.tool_entries(self)? {
+            body["tools"] = tools.into();
+        }
+        match &request.tool_choice {
+            ToolChoice::Auto => {}
+            ToolChoice::None => body["tool_choice"] = "none".into(),
+            ToolChoice::Required => body["tool_choice"] = "required".into(),
+            ToolChoice::Tool(name) => {
+                body["tool_choice"] = json!({"type": "function", "function": {"name": name}});
+            }
+        }
+        if let Some(format) = request.output_field(self) {
+            body["response_format"] = format;
+        }
+        if let Some(n) = request.max_tokens {
+            body["max_completion_tokens"] = n.into();
+        }
+        if request.stream {
+            body["stream"] = true.into();
+            body["stream_options"] = json!({"include_usage": true});
+        }
+        Ok(HttpRequest::post(
+            "/v1/chat/completions",
+            request.finish_body(body),
+            request.stream,
+        ))
+    }
+
+    /// Tool messages carry text only: images are named in the text.
+    fn render(&self, answers: &[ToolAnswer]) -> Vec<Value> {
+        answers
+            .iter()
+            .map(|a| json!({"role": "tool", "tool_call_id": a.id(), "content": a.text()}))
+            .collect()
+    }
+
+    fn user_message(&self, text: &str) -> Value {
+        json!({"role": "user", "content": text})
+    }
+
+    fn read_reply(&self, raw: &Value) -> Result<Reply, ReadError> {
+        let choice = raw["choices"]
+            .get(0)
+            .ok_or_else(|| ReadError::missing("`choices[0]`", raw))?;
         let message = &choice["message"];
         if let Some(r) = message["refusal"].as_str() {
             return Ok(Reply {
@@ -281,12 +322,12 @@ impl Dialect for OpenAiChat {
             Some(other) => Finish::Other {
                 reason: other.into(),
             },
-            None => return Err("no `finish_reason`".into()),
+            None => return Err(ReadError::missing("`finish_reason` string", choice)),
         };
         Ok(Reply { text, finish })
     }
 
-    fn read_calls(&self, raw: &Value) -> Result<(Vec<ToolCall>, Vec<Value>), String> {
+    fn read_calls(&self, raw: &Value) -> Result<(Vec<ToolCall>, Vec<Value>), ReadError> {
         let message = &raw["choices"][0]["message"];
         let calls = message["tool_calls"]
             .as_array()
@@ -297,25 +338,141 @@ impl Dialect for OpenAiChat {
         Ok((calls, vec![message.clone()]))
     }
 
-    /// Tool messages carry text only: images are named in the text.
-    fn render(&self, answers: &[ToolAnswer]) -> Vec<Value> {
-        answers
-            .iter()
-            .map(|a| json!({"role": "tool", "tool_call_id": a.id(), "content": a.text()}))
-            .collect()
-    }
-
-    fn user_message(&self, text: &str) -> Value {
-        json!({"role": "user", "content": text})
-    }
-
-    fn stream(&self) -> Box<dyn Assemble> {
+    fn assembler(&self) -> Box<dyn Assemble> {
         Box::<ChatStream>::default()
+    }
+
+    fn write_response(&self, turn: &Turn) -> Option<Value> {
+        let (message, finish) = message_of(turn);
+        Some(json!({
+            "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": "test",
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        }))
+    }
+
+    /// A role chunk, the text in two pieces, each call's head and then its arguments in two
+    /// pieces, the chunk with `finish_reason`, `[DONE]`.
+    fn write_stream(&self, turn: &Turn) -> Option<Vec<StreamEvent>> {
+        let chunk = |delta: Value, finish: Value| {
+            StreamEvent::data(
+                json!({"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 0,
+                    "model": "test", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+                .to_string(),
+            )
+        };
+        let mut events = vec![chunk(json!({"role": "assistant", "content": ""}), Value::Null)];
+        if let Some(text) = &turn.text {
+            for piece in words(text) {
+                events.push(chunk(json!({"content": piece}), Value::Null));
+            }
+        }
+        if let Finish::Refused { message } = &turn.finish {
+            events.push(chunk(json!({"refusal": message}), Value::Null));
+        }
+        for (index, call) in turn.calls.iter().enumerate() {
+            events.push(chunk(
+                json!({"tool_calls": [{"index": index, "id": call.id, "type": "function",
+                    "function": {"name": call.name, "arguments": ""}}]}),
+                Value::Null,
+            ));
+            for piece in halves(&call.arguments.as_text()) {
+                events.push(chunk(
+                    json!({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}),
+                    Value::Null,
+                ));
+            }
+        }
+        let (_, finish) = message_of(turn);
+        events.push(chunk(json!({}), finish.into()));
+        events.push(StreamEvent::data("[DONE]"));
+        Some(events)
+    }
+
+    fn read_request(&self, request: &HttpRequest) -> Result<SentRequest, ReadError> {
+        let body = &request.body;
+        let mut system = None;
+        let mut messages = Vec::new();
+        for m in body["messages"]
+            .as_array()
+            .ok_or_else(|| ReadError::missing("`messages` array", body))?
+        {
+            match m["role"].as_str() {
+                Some("system" | "developer") => system = Some(text_of(&m["content"])),
+                Some("user") => messages.push(Message::User(text_of(&m["content"]))),
+                Some("assistant") => messages.push(Message::Model {
+                    text: m["content"].as_str().map(str::to_owned),
+                    calls: m["tool_calls"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .map(call_of)
+                        .collect::<Result<_, _>>()?,
+                }),
+                Some("tool") => {
+                    let result = ToolResult::new(
+                        m["tool_call_id"].as_str().map(str::to_owned),
+                        None,
+                        None,
+                        text_of(&m["content"]),
+                    );
+                    match messages.last_mut() {
+                        Some(Message::Results(results)) => results.push(result),
+                        _ => messages.push(Message::Results(vec![result])),
+                    }
+                }
+                _ => return Err(ReadError::missing("message `role` string", m)),
+            }
+        }
+        let mut sent = SentRequest::new(messages);
+        sent.model = body["model"].as_str().map(str::to_owned);
+        sent.system = system;
+        sent.tools = names(body["tools"].as_array(), |t| &t["function"]["name"]);
+        sent.stream = body["stream"] == true;
+        Ok(sent)
+    }
+}
+
+/// The assistant message of a turn and its `finish_reason`.
+fn message_of(turn: &Turn) -> (Value, &'static str) {
+    let mut message = json!({"role": "assistant", "content": turn.text});
+    if !turn.calls.is_empty() {
+        message["tool_calls"] = turn
+            .calls
+            .iter()
+            .map(|c| match &c.arguments {
+                CallArguments::NotAFunction(raw) => raw.clone(),
+                arguments => json!({"id": c.id, "type": "function",
+                    "function": {"name": c.name, "arguments": arguments.as_text()}}),
+            })
+            .collect();
+    }
+    let finish = match &turn.finish {
+        Finish::Refused { message: text } => {
+            message["refusal"] = text.as_str().into();
+            "stop"
+        }
+        Finish::Truncated { .. } => "length",
+        Finish::Other { reason } if reason == "content_filter" => "content_filter",
+        _ if !turn.calls.is_empty() => "tool_calls",
+        _ => "stop",
+    };
+    (message, finish)
+}
+
+/// The text of a message's `content`: a string, or its text parts joined.
+pub(super) fn text_of(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect(),
+        _ => String::new(),
     }
 }
 
 /// One entry of `message.tool_calls` as a call.
-fn call_of(c: &Value) -> Result<ToolCall, String> {
+fn call_of(c: &Value) -> Result<ToolCall, ReadError> {
     let id = Some(str_at(c, "id", "a tool call")?);
     if c["type"] != "function" {
         // A `custom` call (free-form input) or one without a type: no tool here takes it, yet
@@ -371,10 +528,10 @@ struct StreamedCall {
 }
 
 impl ChatStream {
-    fn fragment(&mut self, tc: &Value) -> Result<(), String> {
+    fn fragment(&mut self, tc: &Value) -> Result<(), ReadError> {
         let index = tc["index"]
             .as_u64()
-            .ok_or_else(|| format!("a tool_calls fragment without an `index`: {tc}"))?;
+            .ok_or_else(|| ReadError::malformed(format!("a tool_calls fragment without an `index`: {tc}")))?;
         let at = match self.calls.iter().position(|c| c.index == index) {
             Some(at) => at,
             None => {
@@ -393,9 +550,9 @@ impl ChatStream {
         };
         let call = &mut self.calls[at];
         if call.ready {
-            return Err(format!(
+            return Err(ReadError::malformed(format!(
                 "a fragment for tool call {index} after its arguments were complete and it started"
-            ));
+            )));
         }
         for (key, value) in [("id", &tc["id"]), ("type", &tc["type"])] {
             set_once(&mut call.json[key], value, index, key)?;
@@ -416,7 +573,7 @@ impl ChatStream {
     /// Hands out the calls that are complete: those whose JSON is complete and which a later
     /// call follows, and at the end all of them (unless the response was cut off: a call not
     /// complete by then is an error, never run).
-    fn ready(&mut self, end: Option<&str>, out: &mut Vec<Delta>) -> Result<(), String> {
+    fn ready(&mut self, end: Option<&str>, out: &mut Vec<Delta>) -> Result<(), ReadError> {
         let started = self.calls.len();
         for (at, call) in self.calls.iter_mut().enumerate() {
             // Only a call that changed is parsed again: no re-reading of long arguments.
@@ -432,19 +589,19 @@ impl ChatStream {
             let complete = stream::complete_json(arguments);
             if let Some(reason) = end {
                 if reason == "length" && !complete {
-                    return Err(format!(
+                    return Err(ReadError::malformed(format!(
                         "the response was cut off (`finish_reason` length) before tool call {} \
                          was complete: {}",
                         call.index,
-                        stream::clip(arguments)
-                    ));
+                        clip(arguments)
+                    )));
                 }
                 if !complete && !arguments.trim().is_empty() {
-                    return Err(format!(
+                    return Err(ReadError::malformed(format!(
                         "tool call {} ended with incomplete JSON arguments: {}",
                         call.index,
-                        stream::clip(arguments)
-                    ));
+                        clip(arguments)
+                    )));
                 }
             } else if !complete {
                 continue;
@@ -457,7 +614,7 @@ impl ChatStream {
 }
 
 /// Sets `slot` to `value` the first time; a later different value is an error.
-fn set_once(slot: &mut Value, value: &Value, index: u64, key: &str) -> Result<(), String> {
+fn set_once(slot: &mut Value, value: &Value, index: u64, key: &str) -> Result<(), ReadError> {
     match (&*slot, value) {
         (_, Value::Null) => Ok(()),
         (Value::Null, v) => {
@@ -465,9 +622,9 @@ fn set_once(slot: &mut Value, value: &Value, index: u64, key: &str) -> Result<()
             Ok(())
         }
         (old, new) if old == new => Ok(()),
-        (old, new) => Err(format!(
+        (old, new) => Err(ReadError::malformed(format!(
             "tool call {index} changed its `{key}` from {old} to {new}"
-        )),
+        ))),
     }
 }
 
@@ -477,20 +634,20 @@ impl Assemble for ChatStream {
         _name: Option<&str>,
         data: &str,
         out: &mut Vec<Delta>,
-    ) -> Result<(), String> {
+    ) -> Result<(), ReadError> {
         if data.trim() == "[DONE]" {
             if self.finish.is_none() {
-                return Err("`[DONE]` before any `finish_reason`".into());
+                return Err(ReadError::malformed("`[DONE]` before any `finish_reason`"));
             }
             self.done = true;
             return Ok(());
         }
         if self.done {
-            return Err("an event after `[DONE]`".into());
+            return Err(ReadError::malformed("an event after `[DONE]`"));
         }
         let chunk = stream::json(data)?;
         if let Some(error) = chunk.get("error") {
-            return Err(format!("the provider sent an error: {error}"));
+            return Err(ReadError::provider(error));
         }
         // Compatible servers send other chunks too (Azure's first one has `object: ""` and its
         // prompt filter results): what matters is `choices`.
@@ -514,7 +671,7 @@ impl Assemble for ChatStream {
                     .any(|(k, v)| !v.is_null() && k != "role" && v != &json!([]))
             });
             if self.finish.is_some() && has_delta {
-                return Err("a delta after `finish_reason`".into());
+                return Err(ReadError::malformed("a delta after `finish_reason`"));
             }
             if let Some(text) = delta["content"].as_str() {
                 self.content.get_or_insert_default().push_str(text);
@@ -537,9 +694,9 @@ impl Assemble for ChatStream {
         Ok(())
     }
 
-    fn finish(&mut self, _out: &mut Vec<Delta>) -> Result<Value, String> {
+    fn finish(&mut self, _out: &mut Vec<Delta>) -> Result<Value, ReadError> {
         let Some(finish) = self.finish.take() else {
-            return Err("the stream ended before a chunk with `finish_reason`".into());
+            return Err(ReadError::malformed("the stream ended before a chunk with `finish_reason`"));
         };
         let head = self.head.take().unwrap_or_default();
         let mut message = json!({

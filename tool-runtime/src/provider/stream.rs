@@ -11,7 +11,8 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use super::{Api, ToolCall};
+use super::error::clip;
+use super::{Api, ReadError, ToolCall};
 
 /// One event of a streamed response, as its API sent it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -56,44 +57,49 @@ pub enum Delta {
 }
 
 /// Why a streamed response could not be assembled: the provider's event (its position and
-/// name) and what was wrong with it.
+/// name); what was wrong with it is the [`source`](std::error::Error::source).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StreamError {
     /// The API whose stream it is.
     pub api: Api,
-    /// The event: `event 7 (content_block_delta)`, or `the end of the stream`.
+    /// The event: `event 7 (content_block_delta)`, or `the end of the stream after 9 events`.
     pub event: String,
     /// What was wrong.
-    pub message: String,
+    pub error: ReadError,
 }
 
 impl fmt::Display for StreamError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} stream, {}: {}", self.api, self.event, self.message)
+        write!(f, "{} stream, {}", self.api, self.event)
     }
 }
 
-impl std::error::Error for StreamError {}
+impl std::error::Error for StreamError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}
 
-/// One API's assembler. `event` reads one event; `finish` is called at the end of the stream
-/// and returns the whole response as the API returns it unstreamed.
-pub(crate) trait Assemble: Send {
+/// One API's assembler of streamed events ([`Provider::assembler`](super::Provider::assembler)).
+/// `event` reads one event; `finish` is called at the end of the stream and returns the whole
+/// response as the API returns it unstreamed, so it is read by the same code as an unstreamed
+/// one.
+pub trait Assemble: Send {
     /// Reads one event (its name, if any, and data); what it adds goes to `out`.
     fn event(&mut self, name: Option<&str>, data: &str, out: &mut Vec<Delta>)
-    -> Result<(), String>;
+    -> Result<(), ReadError>;
     /// The stream ended: the whole response, and any calls it completed; `Err` when the stream
     /// ended before the API's last event.
-    fn finish(&mut self, out: &mut Vec<Delta>) -> Result<Value, String>;
+    fn finish(&mut self, out: &mut Vec<Delta>) -> Result<Value, ReadError>;
 }
 
 /// A streamed response being assembled: push each event as it arrives, take what it adds,
 /// and [`finish`](ResponseStream::finish) when the stream ends.
 ///
 /// ```
-/// use tool_runtime::Api;
-/// use tool_runtime::agent::{Delta, ResponseStream, StreamEvent};
+/// use tool_runtime::provider::{Api, Delta, ResponseStream, StreamEvent};
 ///
-/// let mut stream = ResponseStream::new(Api::OpenAiChat);
+/// let mut stream = ResponseStream::new(Api::OPENAI_CHAT);
 /// let chunk = |delta: &str, finish: &str| StreamEvent::data(format!(
 ///     r#"{{"id":"c1","object":"chat.completion.chunk","choices":[{{"index":0,"delta":{delta},"finish_reason":{finish}}}]}}"#
 /// ));
@@ -131,7 +137,7 @@ impl ResponseStream {
     pub fn new(api: Api) -> Self {
         ResponseStream {
             api,
-            assembler: api.dialect().stream(),
+            assembler: api.provider().assembler(),
             events: 0,
             bytes: 0,
             max_bytes: MAX_RESPONSE_BYTES,
@@ -154,19 +160,19 @@ impl ResponseStream {
         self.bytes = self.bytes.saturating_add(event.data.len());
         let mut out = Vec::new();
         let read = if self.bytes > self.max_bytes {
-            Err(format!(
+            Err(ReadError::malformed(format!(
                 "the response's events exceed {} bytes",
                 self.max_bytes
-            ))
+            )))
         } else {
             self.assembler
                 .event(event.event.as_deref(), &event.data, &mut out)
         };
-        read.map_err(|message| {
+        read.map_err(|error| {
             let e = StreamError {
                 api: self.api,
                 event: format!("event {} ({})", self.events, event_name(event)),
-                message,
+                error,
             };
             self.failed = Some(e.clone());
             e
@@ -184,10 +190,10 @@ impl ResponseStream {
         let response = self
             .assembler
             .finish(&mut out)
-            .map_err(|message| StreamError {
+            .map_err(|error| StreamError {
                 api: self.api,
                 event: format!("the end of the stream after {} events", self.events),
-                message,
+                error,
             })?;
         Ok((response, out))
     }
@@ -210,17 +216,19 @@ fn event_name(event: &StreamEvent) -> String {
 }
 
 /// An event's data as JSON, or why not.
-pub(super) fn json(data: &str) -> Result<Value, String> {
-    serde_json::from_str(data).map_err(|e| format!("the data is not JSON ({e}): {}", clip(data)))
+pub(super) fn json(data: &str) -> Result<Value, ReadError> {
+    serde_json::from_str(data).map_err(|e| ReadError::not_json(&e, data))
 }
 
 /// The event's `type` (Anthropic, Responses), which must agree with its SSE name, if any.
-pub(super) fn typed<'e>(name: Option<&str>, event: &'e Value) -> Result<&'e str, String> {
-    let kind = event["type"].as_str().ok_or("no `type`")?;
+pub(super) fn typed<'e>(name: Option<&str>, event: &'e Value) -> Result<&'e str, ReadError> {
+    let kind = event["type"]
+        .as_str()
+        .ok_or_else(|| ReadError::missing("`type` string", event))?;
     match name {
-        Some(name) if name != kind => Err(format!(
+        Some(name) if name != kind => Err(ReadError::malformed(format!(
             "the event is named `{name}` but its type is `{kind}`"
-        )),
+        ))),
         _ => Ok(kind),
     }
 }
@@ -232,37 +240,33 @@ pub(super) fn complete_json(text: &str) -> bool {
 
 /// Arguments streamed as JSON text fragments, parsed when the call ends: `""` is `{}` (a call
 /// without arguments), anything else must be complete.
-pub(super) fn parse_input(partial: &str, what: &str) -> Result<Value, String> {
+pub(super) fn parse_input(partial: &str, what: &str) -> Result<Value, ReadError> {
     if partial.trim().is_empty() {
         return Ok(Value::Object(Map::new()));
     }
-    serde_json::from_str(partial)
-        .map_err(|e| format!("{what} ended with incomplete JSON ({e}): {}", clip(partial)))
-}
-
-/// At most 200 characters of `s`, for messages.
-pub(super) fn clip(s: &str) -> String {
-    match s.char_indices().nth(200) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_owned(),
-    }
+    serde_json::from_str(partial).map_err(|e| {
+        ReadError::malformed(format!(
+            "{what} ended with incomplete JSON ({e}): {}",
+            clip(partial)
+        ))
+    })
 }
 
 /// `v[key]` as an index.
-pub(super) fn index(v: &Value, key: &str) -> Result<usize, String> {
+pub(super) fn index(v: &Value, key: &str) -> Result<usize, ReadError> {
     v[key]
         .as_u64()
         .map(|i| i as usize)
-        .ok_or_else(|| format!("no `{key}` number"))
+        .ok_or_else(|| ReadError::missing(format!("`{key}` number"), v))
 }
 
 /// Appends `more` to the string at `v[key]` (created empty); `v` must be an object.
-pub(super) fn append(v: &mut Value, key: &str, more: &str) -> Result<(), String> {
+pub(super) fn append(v: &mut Value, key: &str, more: &str) -> Result<(), ReadError> {
     let Value::Object(fields) = v else {
-        return Err(format!(
+        return Err(ReadError::malformed(format!(
             "`{key}` text for a value that is not an object: {}",
             clip(&v.to_string())
-        ));
+        )));
     };
     match fields.entry(key).or_insert(Value::Null) {
         Value::String(s) => s.push_str(more),
@@ -272,11 +276,14 @@ pub(super) fn append(v: &mut Value, key: &str, more: &str) -> Result<(), String>
 }
 
 /// `v` itself when it is an object: what the provider sent that the assembly will add to.
-pub(super) fn object(v: &Value, what: &str) -> Result<Value, String> {
+pub(super) fn object(v: &Value, what: &str) -> Result<Value, ReadError> {
     if v.is_object() {
         Ok(v.clone())
     } else {
-        Err(format!("{what} is not an object: {}", clip(&v.to_string())))
+        Err(ReadError::malformed(format!(
+            "{what} is not an object: {}",
+            clip(&v.to_string())
+        )))
     }
 }
 
@@ -295,13 +302,13 @@ struct Block {
 
 impl Blocks {
     /// Opens block `index`, which must be the next one and an object.
-    pub(super) fn open(&mut self, index: usize, json: Value) -> Result<(), String> {
+    pub(super) fn open(&mut self, index: usize, json: Value) -> Result<(), ReadError> {
         let json = object(&json, &format!("block {index}"))?;
         if index != self.blocks.len() {
-            return Err(format!(
+            return Err(ReadError::malformed(format!(
                 "block {index} started out of order (expected block {})",
                 self.blocks.len()
-            ));
+            )));
         }
         self.blocks.push(Block {
             json,
@@ -317,36 +324,42 @@ impl Blocks {
     }
 
     /// The open block `index`, and its input fragments so far.
-    pub(super) fn get(&mut self, index: usize) -> Result<(&mut Value, &mut String), String> {
+    pub(super) fn get(&mut self, index: usize) -> Result<(&mut Value, &mut String), ReadError> {
         match self.blocks.get_mut(index) {
             Some(b) if b.open => Ok((&mut b.json, &mut b.partial)),
-            Some(_) => Err(format!("a delta for block {index} after it stopped")),
-            None => Err(format!("a delta for block {index}, which never started")),
+            Some(_) => Err(ReadError::malformed(format!(
+                "a delta for block {index} after it stopped"
+            ))),
+            None => Err(ReadError::malformed(format!(
+                "a delta for block {index}, which never started"
+            ))),
         }
     }
 
     /// Closes block `index`: its JSON and its input fragments.
-    pub(super) fn close(&mut self, index: usize) -> Result<(&mut Value, String), String> {
+    pub(super) fn close(&mut self, index: usize) -> Result<(&mut Value, String), ReadError> {
         match self.blocks.get_mut(index) {
             Some(b) if b.open => {
                 b.open = false;
                 Ok((&mut b.json, std::mem::take(&mut b.partial)))
             }
-            Some(_) => Err(format!("block {index} stopped twice")),
-            None => Err(format!("block {index} stopped but never started")),
+            Some(_) => Err(ReadError::malformed(format!("block {index} stopped twice"))),
+            None => Err(ReadError::malformed(format!(
+                "block {index} stopped but never started"
+            ))),
         }
     }
 
     /// Every block, when all are closed.
-    pub(super) fn into_closed(self) -> Result<Vec<Value>, String> {
+    pub(super) fn into_closed(self) -> Result<Vec<Value>, ReadError> {
         if let Some(i) = self.blocks.iter().position(|b| b.open) {
-            return Err(format!("block {i} never stopped"));
+            return Err(ReadError::malformed(format!("block {i} never stopped")));
         }
         Ok(self.blocks.into_iter().map(|b| b.json).collect())
     }
 
     /// Every block, taken out (for `finish`), when all are closed.
-    pub(super) fn take_closed(&mut self) -> Result<Vec<Value>, String> {
+    pub(super) fn take_closed(&mut self) -> Result<Vec<Value>, ReadError> {
         std::mem::take(self).into_closed()
     }
 }

@@ -11,10 +11,13 @@ use serde_json::{Value, json};
 use super::lower::{
     OPEN_MAP, each_subschema, has_refs_into_defs, is_closed, note, one_of_to_any_of, take,
 };
-use super::stream::{self, Assemble, Blocks, Delta};
+use super::openai_chat::text_of;
+use super::stream::{self, Assemble, Blocks, Delta, StreamEvent};
+use super::turn::{halves, names, words};
 use super::{
-    Api, CallArguments, Dialect, ExportError, Exported, Finish, Lowered, Reply, ToolAnswer,
-    ToolCall, str_at,
+    CallArguments, ExportError, Exported, Finish, HttpRequest, Lowered, Message, Provider,
+    ReadError, Reply, Request, RequestError, SentRequest, ToolAnswer, ToolCall, ToolChoice,
+    ToolResult, Turn, str_at,
 };
 use crate::host::Content;
 use crate::schema::required_names;
@@ -80,7 +83,16 @@ fn anthropic_node(v: &mut Value, reasons: &mut Vec<String>) {
 /// Anthropic Messages.
 pub(super) struct Anthropic;
 
-impl Dialect for Anthropic {
+/// The API version every request names (`anthropic-version`).
+const ANTHROPIC_VERSION: &str = "2023-06-01";
+/// The output-token limit of a request that names none: Anthropic requires one.
+const DEFAULT_MAX_TOKENS: u32 = 4096;
+
+impl Provider for Anthropic {
+    fn id(&self) -> &'static str {
+        "anthropic"
+    }
+
     fn name(&self) -> &'static str {
         "Anthropic Messages"
     }
@@ -90,74 +102,56 @@ impl Dialect for Anthropic {
     }
 
     fn tool(&self, name: &str, description: &str, input: &Value) -> Exported {
-        let Lowered {
-            schema,
-            strict,
-            reasons,
-        } = lower(input);
-        let json = json!({ "name": name, "description": description, "input_schema": schema, "strict": strict });
-        Exported {
-            json,
-            strict,
-            reasons,
-        }
+        lower(input).wrap(|schema, strict| {
+            json!({ "name": name, "description": description, "input_schema": schema, "strict": strict })
+        })
     }
 
     fn tools(&self, entries: Vec<(&Tool, Exported)>) -> Result<Vec<Value>, ExportError> {
-        check_strict_limits(Api::Anthropic, &entries)?;
+        check_strict_limits(self.name(), &entries)?;
         Ok(entries.into_iter().map(|(_, e)| e.json).collect())
     }
 
     fn structured_output(&self, _name: &str, canonical: &Value) -> Exported {
-        let Lowered {
-            schema,
-            strict,
-            reasons,
-        } = lower(canonical);
-        let json = json!({ "format": { "type": "json_schema", "schema": schema } });
-        Exported {
-            json,
-            strict,
-            reasons,
+        lower(canonical)
+            .wrap(|schema, _| json!({ "format": { "type": "json_schema", "schema": schema } }))
+    }
+
+    /// `POST /v1/messages` with `anthropic-version`; `max_tokens` is required (4096 when the
+    /// request names no limit); structured output as `output_config`.
+    fn request(
+        &self,
+        request: &Request<'_>,
+        messages: &[Value],
+    ) -> Result<HttpRequest, RequestError> {
+        let max_tokens = request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
+        let mut body =
+            json!({"model": request.model, "max_tokens": max_tokens, "messages": messages});
+        if let Some(system) = &request.system {
+            body["system"] = system.as_str().into();
         }
-    }
-
-    fn read_reply(&self, raw: &Value) -> Result<Reply, String> {
-        let blocks = raw["content"].as_array().ok_or("no `content` array")?;
-        let text: String = blocks
-            .iter()
-            .filter(|b| b["type"] == "text")
-            .filter_map(|b| b["text"].as_str())
-            .collect();
-        let finish = match raw["stop_reason"].as_str() {
-            Some("end_turn") | Some("stop_sequence") => Finish::Completed,
-            Some(r @ ("max_tokens" | "model_context_window_exceeded")) => {
-                Finish::Truncated { reason: r.into() }
-            }
-            Some("refusal") => Finish::Refused {
-                message: text.clone(),
-            },
-            Some(other) => Finish::Other {
-                reason: other.into(),
-            },
-            None => return Err("no `stop_reason`".into()),
+        if let Some(tools) = request.tool_entries(self)? {
+            body["tools"] = tools.into();
+        }
+        body["tool_choice"] = match &request.tool_choice {
+            ToolChoice::Auto => Value::Null,
+            ToolChoice::None => json!({"type": "none"}),
+            ToolChoice::Required => json!({"type": "any"}),
+            ToolChoice::Tool(name) => json!({"type": "tool", "name": name}),
         };
-        Ok(Reply::new(text, finish))
-    }
-
-    fn read_calls(&self, raw: &Value) -> Result<(Vec<ToolCall>, Vec<Value>), String> {
-        let content = raw["content"].clone();
-        let calls = content
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|b| b["type"] == "tool_use")
-            .map(call_of)
-            .collect::<Result<_, _>>()?;
-        Ok((
-            calls,
-            vec![json!({"role": "assistant", "content": content})],
-        ))
+        if body["tool_choice"].is_null() {
+            body.as_object_mut().map(|b| b.remove("tool_choice"));
+        }
+        if let Some(format) = request.output_field(self) {
+            body["output_config"] = format;
+        }
+        if request.stream {
+            body["stream"] = true.into();
+        }
+        Ok(
+            HttpRequest::post("/v1/messages", request.finish_body(body), request.stream)
+                .header("anthropic-version", ANTHROPIC_VERSION),
+        )
     }
 
     /// One user message of `tool_result` blocks, with `text` and `image` blocks.
@@ -190,18 +184,211 @@ impl Dialect for Anthropic {
         json!({"role": "user", "content": text})
     }
 
-    fn stream(&self) -> Box<dyn Assemble> {
+    fn read_reply(&self, raw: &Value) -> Result<Reply, ReadError> {
+        let blocks = raw["content"]
+            .as_array()
+            .ok_or_else(|| ReadError::missing("`content` array", raw))?;
+        let text: String = blocks
+            .iter()
+            .filter(|b| b["type"] == "text")
+            .filter_map(|b| b["text"].as_str())
+            .collect();
+        let finish = match raw["stop_reason"].as_str() {
+            Some("end_turn") | Some("stop_sequence") => Finish::Completed,
+            Some(r @ ("max_tokens" | "model_context_window_exceeded")) => {
+                Finish::Truncated { reason: r.into() }
+            }
+            Some("refusal") => Finish::Refused {
+                message: text.clone(),
+            },
+            Some(other) => Finish::Other {
+                reason: other.into(),
+            },
+            None => return Err(ReadError::missing("`stop_reason` string", raw)),
+        };
+        Ok(Reply::new(text, finish))
+    }
+
+    fn read_calls(&self, raw: &Value) -> Result<(Vec<ToolCall>, Vec<Value>), ReadError> {
+        let content = raw["content"].clone();
+        let calls = calls_in(&content)?;
+        Ok((
+            calls,
+            vec![json!({"role": "assistant", "content": content})],
+        ))
+    }
+
+    fn assembler(&self) -> Box<dyn Assemble> {
         Box::<AnthropicStream>::default()
     }
+
+    fn write_response(&self, turn: &Turn) -> Option<Value> {
+        Some(json!({
+            "id": "msg_test", "type": "message", "role": "assistant", "model": "test",
+            "content": blocks_of(turn), "stop_reason": stop_reason(turn), "stop_sequence": null,
+            "usage": {"input_tokens": 0, "output_tokens": 0},
+        }))
+    }
+
+    /// `message_start`, each block opened, filled in two deltas and stopped, `message_delta`
+    /// with the stop reason, `message_stop`.
+    fn write_stream(&self, turn: &Turn) -> Option<Vec<StreamEvent>> {
+        let event = |v: Value| StreamEvent::named(v["type"].as_str().unwrap_or_default(), v.to_string());
+        let mut events = vec![event(json!({"type": "message_start", "message": {
+            "id": "msg_test", "type": "message", "role": "assistant", "model": "test",
+            "content": [], "stop_reason": null, "stop_sequence": null,
+            "usage": {"input_tokens": 0, "output_tokens": 0}}}))];
+        for (index, block) in blocks_of(turn).into_iter().enumerate() {
+            let (start, deltas) = match block["type"].as_str() {
+                Some("thinking") => (
+                    json!({"type": "thinking", "thinking": "", "signature": ""}),
+                    words(block["thinking"].as_str().unwrap_or_default())
+                        .into_iter()
+                        .map(|p| json!({"type": "thinking_delta", "thinking": p}))
+                        .chain([json!({"type": "signature_delta", "signature": block["signature"]})])
+                        .collect::<Vec<_>>(),
+                ),
+                Some("tool_use") => {
+                    let input = block["input"].to_string();
+                    let mut head = block.clone();
+                    head["input"] = json!({});
+                    (
+                        head,
+                        halves(&input)
+                            .into_iter()
+                            .map(|p| json!({"type": "input_json_delta", "partial_json": p}))
+                            .collect(),
+                    )
+                }
+                _ => (
+                    json!({"type": "text", "text": ""}),
+                    words(block["text"].as_str().unwrap_or_default())
+                        .into_iter()
+                        .map(|p| json!({"type": "text_delta", "text": p}))
+                        .collect(),
+                ),
+            };
+            events.push(event(json!({"type": "content_block_start", "index": index, "content_block": start})));
+            for delta in deltas {
+                events.push(event(json!({"type": "content_block_delta", "index": index, "delta": delta})));
+            }
+            events.push(event(json!({"type": "content_block_stop", "index": index})));
+        }
+        events.push(event(json!({"type": "message_delta",
+            "delta": {"stop_reason": stop_reason(turn), "stop_sequence": null},
+            "usage": {"output_tokens": 0}})));
+        events.push(event(json!({"type": "message_stop"})));
+        Some(events)
+    }
+
+    fn read_request(&self, request: &HttpRequest) -> Result<SentRequest, ReadError> {
+        read_messages_request(&request.body, "messages", |t| &t["name"])
+    }
+}
+
+/// The content blocks of a turn: its thinking (with a stand-in signature), its text, its
+/// `tool_use` blocks (shared with Bedrock's shape of the same turn).
+fn blocks_of(turn: &Turn) -> Vec<Value> {
+    let mut blocks = Vec::new();
+    if let Some(thinking) = &turn.thinking {
+        blocks.push(json!({"type": "thinking", "thinking": thinking, "signature": "sig-test"}));
+    }
+    let text = match &turn.finish {
+        Finish::Refused { message } => Some(message),
+        _ => turn.text.as_ref(),
+    };
+    if let Some(text) = text {
+        blocks.push(json!({"type": "text", "text": text}));
+    }
+    for c in &turn.calls {
+        blocks.push(json!({"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments.as_value()}));
+    }
+    blocks
+}
+
+/// A turn's `stop_reason`.
+fn stop_reason(turn: &Turn) -> &str {
+    match &turn.finish {
+        Finish::Refused { .. } => "refusal",
+        Finish::Truncated { reason } => reason,
+        Finish::Other { reason } => reason,
+        _ if !turn.calls.is_empty() => "tool_use",
+        _ => "end_turn",
+    }
+}
+
+/// The `tool_use` blocks of a content array as calls.
+fn calls_in(content: &Value) -> Result<Vec<ToolCall>, ReadError> {
+    content
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|b| b["type"] == "tool_use")
+        .map(call_of)
+        .collect()
+}
+
+/// A Messages-shaped request read back (Anthropic's): `system`, and `messages` of `user` and
+/// `assistant` turns whose content is text or blocks (`text`, `tool_use`, `tool_result`).
+fn read_messages_request(
+    body: &Value,
+    key: &str,
+    tool_name: impl Fn(&Value) -> &Value,
+) -> Result<SentRequest, ReadError> {
+    let mut messages = Vec::new();
+    for m in body[key]
+        .as_array()
+        .ok_or_else(|| ReadError::missing(format!("`{key}` array"), body))?
+    {
+        let content = &m["content"];
+        let text = text_of(content);
+        match m["role"].as_str() {
+            Some("assistant") => messages.push(Message::Model {
+                text: (!text.is_empty()).then_some(text),
+                calls: calls_in(content)?,
+            }),
+            Some("user") => {
+                let results: Vec<ToolResult> = content
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|b| b["type"] == "tool_result")
+                    .map(|b| {
+                        ToolResult::new(
+                            b["tool_use_id"].as_str().map(str::to_owned),
+                            None,
+                            Some(b["is_error"] == true),
+                            text_of(&b["content"]),
+                        )
+                    })
+                    .collect();
+                if results.is_empty() {
+                    messages.push(Message::User(text));
+                } else {
+                    messages.push(Message::Results(results));
+                }
+            }
+            _ => return Err(ReadError::missing("message `role` string", m)),
+        }
+    }
+    let mut sent = SentRequest::new(messages);
+    sent.model = body["model"].as_str().map(str::to_owned);
+    sent.system = match &body["system"] {
+        Value::Null => None,
+        system => Some(text_of(system)),
+    };
+    sent.tools = names(body["tools"].as_array(), tool_name);
+    sent.stream = body["stream"] == true;
+    Ok(sent)
 }
 
 /// Anthropic's per-request limits of strict tools (also Claude's on Bedrock), over the tools sent
 /// as strict.
 pub(super) fn check_strict_limits(
-    api: Api,
+    provider: &'static str,
     entries: &[(&Tool, Exported)],
 ) -> Result<(), ExportError> {
-    let limit = |message: String| ExportError::Limit { api, message };
+    let limit = |message: String| ExportError::Limit { provider, message };
     let strict: Vec<&Tool> = entries
         .iter()
         .filter(|(_, e)| e.strict)
@@ -257,7 +444,7 @@ fn count_params(schema: &Value, optional: &mut usize, unions: &mut usize) {
 }
 
 /// A `tool_use` block as a call.
-fn call_of(block: &Value) -> Result<ToolCall, String> {
+fn call_of(block: &Value) -> Result<ToolCall, ReadError> {
     Ok(ToolCall {
         id: Some(str_at(block, "id", "a tool_use block")?),
         name: str_at(block, "name", "a tool_use block")?,
@@ -285,26 +472,23 @@ impl Assemble for AnthropicStream {
         name: Option<&str>,
         data: &str,
         out: &mut Vec<Delta>,
-    ) -> Result<(), String> {
+    ) -> Result<(), ReadError> {
         let event = stream::json(data)?;
         let kind = stream::typed(name, &event)?;
         if self.stopped {
-            return Err("an event after `message_stop`".into());
+            return Err(ReadError::malformed("an event after `message_stop`"));
         }
         if self.message.is_none() && !matches!(kind, "message_start" | "ping" | "error") {
-            return Err("an event before `message_start`".into());
+            return Err(ReadError::malformed("an event before `message_start`"));
         }
         match kind {
             "ping" => {}
             "error" => {
-                return Err(format!(
-                    "the provider sent an error: {}: {}",
-                    event["error"]["type"], event["error"]["message"]
-                ));
+                return Err(ReadError::provider(format!("{}: {}", event["error"]["type"], event["error"]["message"])));
             }
             "message_start" => {
                 if self.message.is_some() {
-                    return Err("a second `message_start`".into());
+                    return Err(ReadError::malformed("a second `message_start`"));
                 }
                 self.message = Some(stream::object(&event["message"], "the message")?);
             }
@@ -320,7 +504,7 @@ impl Assemble for AnthropicStream {
                     delta[key]
                         .as_str()
                         .map(str::to_owned)
-                        .ok_or_else(|| format!("a `{}` without a `{key}` string", delta["type"]))
+                        .ok_or_else(|| ReadError::malformed(format!("a `{}` without a `{key}` string", delta["type"])))
                 };
                 match delta["type"].as_str() {
                     Some("text_delta") => {
@@ -340,7 +524,7 @@ impl Assemble for AnthropicStream {
                         slot => *slot = json!([delta["citation"]]),
                     },
                     // Skipping a delta would lose part of the block: the turn ends.
-                    other => return Err(format!("unknown delta type {}", json!(other))),
+                    other => return Err(ReadError::malformed(format!("unknown delta type {}", json!(other)))),
                 }
             }
             "content_block_stop" => {
@@ -355,7 +539,7 @@ impl Assemble for AnthropicStream {
                 }
             }
             "message_delta" => {
-                let message = self.message.as_mut().ok_or("no message")?;
+                let message = self.message.as_mut().ok_or(ReadError::malformed("a `message_delta` before `message_start`"))?;
                 for (key, value) in event["delta"].as_object().into_iter().flatten() {
                     message[key] = value.clone();
                 }
@@ -376,9 +560,9 @@ impl Assemble for AnthropicStream {
         Ok(())
     }
 
-    fn finish(&mut self, _out: &mut Vec<Delta>) -> Result<Value, String> {
+    fn finish(&mut self, _out: &mut Vec<Delta>) -> Result<Value, ReadError> {
         if !self.stopped {
-            return Err("the stream ended before `message_stop`".into());
+            return Err(ReadError::malformed("the stream ended before `message_stop`"));
         }
         let mut message = self.message.take().unwrap_or_default();
         message["content"] = Value::Array(self.blocks.take_closed()?);

@@ -1,0 +1,319 @@
+//! The model APIs: requests written, responses read, streams assembled, one file each.
+//!
+//! Each built-in API is one file that owns everything about it: how the canonical schema is
+//! lowered into its dialect, its tool entries and per-request limits, its request body and
+//! path ([`Provider::request`]), how its responses and streamed events are read, how tool
+//! results and the user's message are written, and, for the test kit, how it writes a response
+//! and reads a request back. [`Api`] is a handle on one of them; nothing else matches on it.
+//!
+//! An API this crate does not ship is one file of yours: implement [`Provider`] for a type and
+//! make an [`Api`] of it with [`Api::new`]. Most are a built-in API with a few quirks, so a
+//! provider can hand everything else to the built-in one:
+//!
+//! ```
+//! use serde_json::Value;
+//! use tool_runtime::provider::{
+//!     Api, Assemble, ExportError, Exported, HttpRequest, Lowered, Provider, ReadError, Reply,
+//!     Request, RequestError, SentRequest, ToolAnswer, ToolCall, Turn,
+//! };
+//!
+//! /// An OpenAI-compatible server that takes Chat Completions but no `strict` flag.
+//! struct Local;
+//!
+//! impl Provider for Local {
+//!     fn id(&self) -> &'static str { "local-chat" }
+//!     fn name(&self) -> &'static str { "a local Chat Completions server" }
+//!     fn lower(&self, canonical: &Value) -> Lowered { Api::OPENAI_CHAT.provider().lower(canonical) }
+//!     fn tool(&self, name: &str, description: &str, input: &Value) -> Exported {
+//!         let mut tool = Api::OPENAI_CHAT.provider().tool(name, description, input);
+//!         tool.json["function"].as_object_mut().unwrap().remove("strict");
+//!         tool
+//!     }
+//!     fn structured_output(&self, name: &str, canonical: &Value) -> Exported {
+//!         Api::OPENAI_CHAT.provider().structured_output(name, canonical)
+//!     }
+//!     fn request(&self, request: &Request<'_>, messages: &[Value]) -> Result<HttpRequest, RequestError> {
+//!         // The body as Chat Completions writes it, with this provider's tool entries.
+//!         let mut http = Api::OPENAI_CHAT.provider().request(&request.without_tools(), messages)?;
+//!         if let Some(tools) = request.tools {
+//!             http.body["tools"] = tools.export_in(self)?.into();
+//!         }
+//!         Ok(http)
+//!     }
+//!     fn user_message(&self, text: &str) -> Value { Api::OPENAI_CHAT.provider().user_message(text) }
+//!     fn render(&self, answers: &[ToolAnswer]) -> Vec<Value> { Api::OPENAI_CHAT.provider().render(answers) }
+//!     fn read_reply(&self, raw: &Value) -> Result<Reply, ReadError> { Api::OPENAI_CHAT.provider().read_reply(raw) }
+//!     fn read_calls(&self, raw: &Value) -> Result<(Vec<ToolCall>, Vec<Value>), ReadError> {
+//!         Api::OPENAI_CHAT.provider().read_calls(raw)
+//!     }
+//!     fn assembler(&self) -> Box<dyn Assemble> { Api::OPENAI_CHAT.provider().assembler() }
+//! }
+//!
+//! static LOCAL: Local = Local;
+//! const LOCAL_CHAT: Api = Api::new(&LOCAL);
+//!
+//! let tools = tool_runtime::ToolSet::new(Vec::<tool_runtime::ToolRef>::new()).unwrap();
+//! let http = LOCAL_CHAT.provider().request(&Request::new("qwen").tools(&tools), &[]).unwrap();
+//! assert_eq!(http.path, "/v1/chat/completions");
+//! assert_eq!(LOCAL_CHAT.to_string(), "a local Chat Completions server");
+//! ```
+
+mod anthropic;
+mod bedrock;
+mod error;
+mod framing;
+mod gemini;
+mod lower;
+mod openai_chat;
+mod openai_responses;
+mod request;
+mod schema;
+mod stream;
+mod turn;
+
+use std::fmt;
+use std::hash::{Hash, Hasher};
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+
+use crate::tool::Tool;
+
+pub use error::ReadError;
+#[cfg(feature = "aws-event-stream")]
+pub use framing::aws_events;
+pub use framing::{EventStream, Framing, sse_events};
+pub use request::{HttpRequest, OutputFormat, Request, RequestError, SentRequest, ToolChoice};
+pub use schema::{ExportError, Exported, Lowered};
+pub use stream::{Assemble, Delta, MAX_RESPONSE_BYTES, ResponseStream, StreamError, StreamEvent};
+pub use turn::{CallArguments, Finish, Message, Reply, ToolAnswer, ToolCall, ToolResult, Turn};
+
+/// A model API: a handle on its [`Provider`], cheap to copy, compared and saved by its
+/// [`id`](Provider::id). The five this crate ships are constants; an API of yours is
+/// [`Api::new`] over your provider.
+///
+/// Saved (in a paused conversation, say) an API is its id. The built-in ids are read back
+/// anywhere; an id of yours is read back inside [`Api::reading`], which names the APIs the
+/// program defines.
+#[derive(Clone, Copy)]
+pub struct Api(&'static dyn Provider);
+
+impl Api {
+    /// OpenAI Chat Completions: `tools[]` of `{type: "function", function: {...}}`; structured
+    /// output as `response_format`; replies in `choices[0].message`.
+    pub const OPENAI_CHAT: Api = Api(&openai_chat::OpenAiChat);
+    /// OpenAI Responses: flat `tools[]`; structured output as `text.format`; replies as
+    /// `output[]` items.
+    pub const OPENAI_RESPONSES: Api = Api(&openai_responses::OpenAiResponses);
+    /// Anthropic Messages: `tools[]` with `input_schema` and `strict`; structured output as
+    /// `output_config.format`; replies as `content[]` blocks.
+    pub const ANTHROPIC: Api = Api(&anthropic::Anthropic);
+    /// Google Gemini `generateContent`: one `{functionDeclarations: [...]}` tool with
+    /// `parametersJsonSchema`; structured output as `generationConfig`; replies as
+    /// `candidates[0].content.parts[]`.
+    pub const GEMINI: Api = Api(&gemini::Gemini);
+    /// Amazon Bedrock Converse: `toolConfig.tools[]` of `{toolSpec: {name, description,
+    /// inputSchema: {json}}}`; structured output as `outputConfig.textFormat`; replies as
+    /// `output.message.content[]` blocks (`text`, `toolUse`, `reasoningContent`).
+    pub const BEDROCK_CONVERSE: Api = Api(&bedrock::BedrockConverse);
+
+    /// The APIs this crate ships, in a fixed order.
+    pub const BUILT_IN: &'static [Api] = &[
+        Api::OPENAI_CHAT,
+        Api::OPENAI_RESPONSES,
+        Api::ANTHROPIC,
+        Api::GEMINI,
+        Api::BEDROCK_CONVERSE,
+    ];
+
+    /// An API of your own: see the [module](self) for an example.
+    pub const fn new(provider: &'static dyn Provider) -> Api {
+        Api(provider)
+    }
+
+    /// What writes this API's requests and reads its responses.
+    pub fn provider(self) -> &'static dyn Provider {
+        self.0
+    }
+
+    /// The API's id, as it is saved ([`Provider::id`]).
+    pub fn id(self) -> &'static str {
+        self.0.id()
+    }
+
+    /// The canonical schema (JSON Schema 2020-12) rewritten into what this API accepts: what
+    /// it cannot express moves into the description as readable text, and `strict` says
+    /// whether the provider can enforce the rest.
+    pub fn lower(self, canonical: &Value) -> Lowered {
+        self.0.lower(canonical)
+    }
+
+    /// The built-in API with this id (ids saved by earlier versions included), or `None`.
+    pub fn built_in(id: &str) -> Option<Api> {
+        // Earlier versions saved the variant names of an enum, kebab-cased.
+        let id = match id {
+            "open-ai-chat" => "openai-chat",
+            "open-ai-responses" => "openai-responses",
+            other => other,
+        };
+        Api::BUILT_IN.iter().copied().find(|a| a.id() == id)
+    }
+
+    /// Runs `read` with `apis` known to [`Deserialize`] besides the built-in ones: how a saved
+    /// conversation of an API of yours is read back.
+    ///
+    /// ```
+    /// # use tool_runtime::provider::Api;
+    /// # use tool_runtime::agent::Conversation;
+    /// let saved = serde_json::to_string(&Conversation::new(Api::GEMINI)).unwrap();
+    /// let read: Conversation = Api::reading(&[], || serde_json::from_str(&saved)).unwrap();
+    /// assert_eq!(read.api, Api::GEMINI);
+    /// ```
+    pub fn reading<R>(apis: &[Api], read: impl FnOnce() -> R) -> R {
+        struct Restore(Vec<Api>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                let before = std::mem::take(&mut self.0);
+                KNOWN.with(|k| *k.borrow_mut() = before);
+            }
+        }
+        let before = KNOWN.with(|k| std::mem::replace(&mut *k.borrow_mut(), apis.to_vec()));
+        let _restore = Restore(before);
+        read()
+    }
+}
+
+thread_local! {
+    /// The APIs of the program that [`Api::reading`] names for the read it wraps.
+    static KNOWN: std::cell::RefCell<Vec<Api>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+impl PartialEq for Api {
+    fn eq(&self, other: &Api) -> bool {
+        self.id() == other.id()
+    }
+}
+
+impl Eq for Api {}
+
+impl Hash for Api {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.id().hash(state);
+    }
+}
+
+impl fmt::Debug for Api {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Api({})", self.id())
+    }
+}
+
+impl fmt::Display for Api {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0.name())
+    }
+}
+
+impl Serialize for Api {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.id())
+    }
+}
+
+impl<'de> Deserialize<'de> for Api {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Api, D::Error> {
+        let id = std::borrow::Cow::<'de, str>::deserialize(deserializer)?;
+        if let Some(api) = Api::built_in(&id) {
+            return Ok(api);
+        }
+        KNOWN
+            .with(|k| k.borrow().iter().copied().find(|a| a.id() == id))
+            .ok_or_else(|| {
+                serde::de::Error::custom(format_args!(
+                    "unknown model API `{id}`: the built-in ones are {}; an API of the program's own is read inside Api::reading",
+                    Api::BUILT_IN
+                        .iter()
+                        .map(|a| format!("`{}`", a.id()))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            })
+    }
+}
+
+/// What one model API needs written and read: implemented once per file of this module, and
+/// by a program for an API of its own ([`Api::new`]).
+///
+/// The methods that write a response and read a request back are the test kit's
+/// ([`testing`](crate::testing), feature `testing`): a provider that leaves them out works
+/// everywhere else.
+pub trait Provider: Send + Sync {
+    /// A short, stable id, written when a conversation is saved: `openai-chat`.
+    fn id(&self) -> &'static str;
+    /// The API's name, for messages: `OpenAI Chat Completions`.
+    fn name(&self) -> &'static str;
+
+    /// The canonical schema in this API's dialect.
+    fn lower(&self, canonical: &Value) -> Lowered;
+    /// One tool's entry in the request's tool list.
+    fn tool(&self, name: &str, description: &str, input: &Value) -> Exported;
+    /// The request's tool list from every tool's entry, with the API's per-request limits
+    /// checked. By default, the entries as they are.
+    fn tools(&self, entries: Vec<(&Tool, Exported)>) -> Result<Vec<Value>, ExportError> {
+        Ok(entries.into_iter().map(|(_, e)| e.json).collect())
+    }
+    /// The structured-output request field for a type with this canonical schema.
+    fn structured_output(&self, name: &str, canonical: &Value) -> Exported;
+
+    /// The request that sends `messages` (the conversation, in this API's format) as
+    /// `request` describes: its path, headers and JSON body.
+    fn request(
+        &self,
+        request: &Request<'_>,
+        messages: &[Value],
+    ) -> Result<HttpRequest, RequestError>;
+    /// What the user said, as a message.
+    fn user_message(&self, text: &str) -> Value;
+    /// The answers to one turn's calls, as the messages (or items) that follow it.
+    fn render(&self, answers: &[ToolAnswer]) -> Vec<Value>;
+
+    /// The answer text and why the model stopped.
+    fn read_reply(&self, raw: &Value) -> Result<Reply, ReadError>;
+    /// The tool calls of a response, and the model's turn as the next request repeats it.
+    fn read_calls(&self, raw: &Value) -> Result<(Vec<ToolCall>, Vec<Value>), ReadError>;
+    /// How a streamed response's body is framed into events. Server-sent events by default.
+    fn framing(&self) -> Framing {
+        Framing::ServerSentEvents
+    }
+    /// An assembler for this API's streamed events.
+    fn assembler(&self) -> Box<dyn Assemble>;
+
+    /// The response holding `turn`, as the API writes it (the test kit's models). `None` when
+    /// this provider does not write responses.
+    fn write_response(&self, turn: &Turn) -> Option<Value> {
+        let _ = turn;
+        None
+    }
+    /// The events of the streamed response holding `turn`, in order. `None` when this
+    /// provider does not write streamed responses.
+    fn write_stream(&self, turn: &Turn) -> Option<Vec<StreamEvent>> {
+        let _ = turn;
+        None
+    }
+    /// A request this provider wrote, read back: the conversation, the tools offered, whether
+    /// it streams (what a stand-in model sees).
+    fn read_request(&self, request: &HttpRequest) -> Result<SentRequest, ReadError> {
+        let _ = request;
+        Err(ReadError::Unsupported {
+            what: "reading requests back",
+        })
+    }
+}
+
+/// The string at `v[key]`, or a [`ReadError::Missing`] naming it in `what`.
+fn str_at(v: &Value, key: &str, what: &str) -> Result<String, ReadError> {
+    v[key]
+        .as_str()
+        .map(str::to_owned)
+        .ok_or_else(|| ReadError::missing(format!("{what}'s `{key}` string"), v))
+}

@@ -1,0 +1,110 @@
+//! A schema lowered into an API's dialect, and what a request carries made of it.
+
+use std::fmt;
+
+use serde_json::Value;
+
+use super::{Api, Provider};
+use crate::set::ToolSet;
+use crate::tool::Tool;
+
+/// A lowered schema, whether it can be sent in the provider's strict mode, and why not.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Lowered {
+    /// The schema in the provider's dialect.
+    pub schema: Value,
+    /// Whether the schema can be sent in the provider's strict mode.
+    pub strict: bool,
+    /// Why `strict` is false: what the provider's strict mode cannot express without changing
+    /// the schema's meaning.
+    pub reasons: Vec<String>,
+}
+
+impl Lowered {
+    /// The schema wrapped into what a request carries (a tool entry, a structured-output
+    /// field) by `wrap`, which is given the schema and whether it is strict.
+    pub fn wrap(self, wrap: impl FnOnce(Value, bool) -> Value) -> Exported {
+        let Lowered {
+            schema,
+            strict,
+            reasons,
+        } = self;
+        Exported {
+            json: wrap(schema, strict),
+            strict,
+            reasons,
+        }
+    }
+}
+
+/// A tool, or a structured-output format, written for one API: the JSON to put in the request,
+/// whether it is sent as strict, and why not.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Exported {
+    /// The JSON for the request (a tool-list entry, or the structured-output field).
+    pub json: Value,
+    /// Whether the provider enforces the schema (`strict: true`).
+    pub strict: bool,
+    /// Why `strict` is off, one reason per feature the API cannot enforce.
+    pub reasons: Vec<String>,
+}
+
+/// Why a tool set could not be exported for an API.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ExportError {
+    /// The set breaks a per-request limit of the provider.
+    Limit {
+        /// The provider whose limit it is ([`Provider::name`](super::Provider::name)).
+        provider: &'static str,
+        /// What the set has too many of, how many, and the limit.
+        message: String,
+    },
+    /// A name the provider does not accept.
+    Name {
+        /// The provider that refuses the name.
+        provider: &'static str,
+        /// Which tool and name, and the rule the name breaks.
+        message: String,
+    },
+}
+
+impl fmt::Display for ExportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ExportError::Limit { provider, message } | ExportError::Name { provider, message } => {
+                write!(f, "{provider}: {message}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ExportError {}
+
+impl ToolSet {
+    /// One tool for `api`, with the boundary sentence in this set's wording.
+    pub fn export_tool(&self, tool: &Tool, api: Api) -> Exported {
+        api.provider()
+            .tool(tool.name(), &self.description(tool), tool.input_schema())
+    }
+
+    /// Every tool of the set in `api`'s format, ready for the request's tool list (for Gemini:
+    /// one tool holding all `functionDeclarations`; for Bedrock: `toolConfig.tools`). Checks
+    /// the provider's per-request limits.
+    pub fn export(&self, api: Api) -> Result<Vec<Value>, ExportError> {
+        self.export_in(api.provider())
+    }
+
+    /// [`export`](ToolSet::export) by a provider itself (inside its
+    /// [`Provider::request`](super::Provider::request)).
+    pub fn export_in(&self, provider: &dyn Provider) -> Result<Vec<Value>, ExportError> {
+        let entries = self
+            .iter()
+            .map(|t| {
+                let entry = provider.tool(t.name(), &self.description(t), t.input_schema());
+                (&**t, entry)
+            })
+            .collect();
+        provider.tools(entries)
+    }
+}

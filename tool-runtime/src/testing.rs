@@ -1,0 +1,343 @@
+//! Stand-in models for tests (feature `testing`): they read the requests the agent loop sends,
+//! check them, and answer in the API's own wire format, streamed or not, from a script or from
+//! a function of the conversation. Nothing here calls a model.
+//!
+//! A test of an agent, start to end:
+//!
+//! ```
+//! use serde_json::json;
+//! use tool_runtime::agent::{Agent, Finished};
+//! use tool_runtime::provider::{Api, Request, Turn};
+//! use tool_runtime::testing::TestModel;
+//! use tool_runtime::{Context, ToolSet, tool};
+//!
+//! #[tool(description = "Add two whole numbers and return the sum.")]
+//! fn add(#[arg(description = "A number", range = 0..=100)] a: u8, #[arg(description = "A number", range = 0..=100)] b: u8) -> u16 {
+//!     u16::from(a) + u16::from(b)
+//! }
+//!
+//! let tools = ToolSet::new([add::tool()]).unwrap();
+//! let model = TestModel::scripted(Api::ANTHROPIC, [
+//!     Turn::call("add", json!({"a": 2, "b": 3})),
+//!     Turn::text("2 + 3 = 5"),
+//! ]);
+//! let request = Request::new("claude-sonnet-4-5").tools(&tools);
+//! let run = model.run(&Agent::new(&tools), &Context::new(), "What is 2 + 3?", &request);
+//! let Ok(Finished::Answered { reply, .. }) = pollster::block_on(run) else { panic!() };
+//! assert_eq!(reply.text.as_deref(), Some("2 + 3 = 5"));
+//! assert_eq!(model.requests()[1].messages.len(), 3); // the question, the call, its result
+//! ```
+//!
+//! Every request is read back by the API's provider and checked before it is answered: it is
+//! in the API's format, it streams exactly when the model is asked for a stream, and each
+//! model turn's calls are answered by the next message, once each, in order, under their ids.
+//! A request that breaks one of these is a [`TestModelError`], which the agent loop reports as
+//! [`AgentError::Transport`](crate::agent::AgentError::Transport).
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::future::{Ready, ready};
+use std::sync::{Mutex, PoisonError};
+
+use futures_util::stream::{self, Iter};
+use serde_json::Value;
+
+use crate::agent::{Agent, AgentError, AgentStream, Conversation, Finished};
+use crate::context::Context;
+use crate::provider::{
+    Api, HttpRequest, Message, ReadError, Request, RequestError, SentRequest, StreamEvent, Turn,
+};
+
+/// A stand-in model of one API: answers each request with the next turn of a script, or with
+/// what a function of the request says.
+pub struct TestModel {
+    api: Api,
+    state: Mutex<State>,
+}
+
+struct State {
+    answer: Answer,
+    requests: Vec<SentRequest>,
+    /// Calls numbered so far (ids given to calls the turns left without one).
+    calls: usize,
+}
+
+enum Answer {
+    Script(VecDeque<Turn>),
+    Function(Box<dyn FnMut(&SentRequest) -> Turn + Send>),
+}
+
+impl fmt::Debug for TestModel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TestModel")
+            .field("api", &self.api)
+            .field("requests", &self.lock().requests.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The events of a streamed answer, as the agent's streamed loop takes them.
+pub type TestEvents = Iter<std::vec::IntoIter<Result<StreamEvent, TestModelError>>>;
+
+impl TestModel {
+    /// A model that answers request after request with these turns, in order; a request after
+    /// the last is [`TestModelError::ScriptEnded`].
+    pub fn scripted(api: Api, turns: impl IntoIterator<Item = Turn>) -> Self {
+        TestModel::new(api, Answer::Script(turns.into_iter().collect()))
+    }
+
+    /// A model whose answer is a function of the request (the conversation so far, read
+    /// back).
+    pub fn function(api: Api, answer: impl FnMut(&SentRequest) -> Turn + Send + 'static) -> Self {
+        TestModel::new(api, Answer::Function(Box::new(answer)))
+    }
+
+    fn new(api: Api, answer: Answer) -> Self {
+        TestModel {
+            api,
+            state: Mutex::new(State {
+                answer,
+                requests: Vec::new(),
+                calls: 0,
+            }),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The API it answers in.
+    pub fn api(&self) -> Api {
+        self.api
+    }
+
+    /// The requests it was sent, read back, in order.
+    pub fn requests(&self) -> Vec<SentRequest> {
+        self.lock().requests.clone()
+    }
+
+    /// The response to `request`, as the API writes it unstreamed.
+    pub fn respond(&self, request: &HttpRequest) -> Result<Value, TestModelError> {
+        let turn = self.next(request, false)?;
+        self.api
+            .provider()
+            .write_response(&turn)
+            .ok_or(TestModelError::Unsupported { api: self.api })
+    }
+
+    /// The events of the streamed response to `request`, in order.
+    pub fn respond_streamed(
+        &self,
+        request: &HttpRequest,
+    ) -> Result<Vec<StreamEvent>, TestModelError> {
+        let turn = self.next(request, true)?;
+        self.api
+            .provider()
+            .write_stream(&turn)
+            .ok_or(TestModelError::Unsupported { api: self.api })
+    }
+
+    /// A sending closure for [`Agent::run`]: writes the conversation as `request` describes,
+    /// and answers it.
+    pub fn sender<'m>(
+        &'m self,
+        request: &'m Request<'m>,
+    ) -> impl FnMut(&Conversation) -> Ready<Result<Value, TestModelError>> + 'm {
+        move |conversation| ready(self.written(conversation, request).and_then(|http| self.respond(&http)))
+    }
+
+    /// A sending closure for [`Agent::run_streamed`]: as [`sender`](TestModel::sender), with
+    /// `request` streamed.
+    pub fn streamed_sender<'m>(
+        &'m self,
+        request: &'m Request<'m>,
+    ) -> impl FnMut(&Conversation) -> Ready<Result<TestEvents, TestModelError>> + Send + 'm {
+        move |conversation| {
+            let streamed = self
+                .written_streamed(conversation, request)
+                .and_then(|http| self.respond_streamed(&http))
+                .map(|events| stream::iter(events.into_iter().map(Ok).collect::<Vec<_>>()));
+            ready(streamed)
+        }
+    }
+
+    /// Runs `agent` on `user`'s message in this model's API: the request described by
+    /// `request`, the answers from this model.
+    pub async fn run(
+        &self,
+        agent: &Agent<'_>,
+        cx: &Context,
+        user: &str,
+        request: &Request<'_>,
+    ) -> Result<Finished, AgentError> {
+        let mut conversation = Conversation::new(self.api);
+        conversation.push_user(user);
+        agent.run(cx, conversation, self.sender(request)).await
+    }
+
+    /// [`run`](TestModel::run) over streamed responses: the run's events.
+    pub fn run_streamed<'s>(
+        &'s self,
+        agent: &Agent<'s>,
+        cx: &'s Context,
+        user: &str,
+        request: &'s Request<'s>,
+    ) -> AgentStream<'s> {
+        let mut conversation = Conversation::new(self.api);
+        conversation.push_user(user);
+        agent.run_streamed(cx, conversation, self.streamed_sender(request))
+    }
+
+    fn written(
+        &self,
+        conversation: &Conversation,
+        request: &Request<'_>,
+    ) -> Result<HttpRequest, TestModelError> {
+        conversation.request(request).map_err(TestModelError::Request)
+    }
+
+    fn written_streamed(
+        &self,
+        conversation: &Conversation,
+        request: &Request<'_>,
+    ) -> Result<HttpRequest, TestModelError> {
+        if request.stream {
+            return self.written(conversation, request);
+        }
+        self.written(conversation, &request.clone().streamed())
+    }
+
+    /// The request read back and checked, and the turn that answers it, its calls numbered.
+    fn next(&self, request: &HttpRequest, stream: bool) -> Result<Turn, TestModelError> {
+        let mut sent = self
+            .api
+            .provider()
+            .read_request(request)
+            .map_err(TestModelError::Unreadable)?;
+        sent.api = Some(self.api);
+        if sent.stream != stream {
+            return Err(TestModelError::Stream {
+                asked: sent.stream,
+                answered: stream,
+            });
+        }
+        check_answers(&sent.messages)?;
+        let mut state = self.lock();
+        state.requests.push(sent.clone());
+        let mut turn = match &mut state.answer {
+            Answer::Script(turns) => turns.pop_front().ok_or(TestModelError::ScriptEnded {
+                requests: state.requests.len(),
+            })?,
+            Answer::Function(answer) => answer(&sent),
+        };
+        for call in &mut turn.calls {
+            if call.id.is_none() {
+                state.calls += 1;
+                call.id = Some(format!("call_{}", state.calls));
+            }
+        }
+        Ok(turn)
+    }
+}
+
+/// Each model turn's calls answered by the next message, once each, in order, by id.
+fn check_answers(messages: &[Message]) -> Result<(), TestModelError> {
+    for (at, message) in messages.iter().enumerate() {
+        let Message::Model { calls, .. } = message else {
+            continue;
+        };
+        if calls.is_empty() {
+            continue;
+        }
+        let expected: Vec<Option<String>> = calls.iter().map(|c| c.id.clone()).collect();
+        let answered: Vec<Option<String>> = match messages.get(at + 1) {
+            Some(Message::Results(results)) => results.iter().map(|r| r.call_id.clone()).collect(),
+            _ => Vec::new(),
+        };
+        if answered != expected {
+            return Err(TestModelError::Unanswered {
+                turn: at,
+                expected,
+                answered,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Why a test model did not answer a request: the request is not what the API takes, or not
+/// what an agent should send.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum TestModelError {
+    /// The conversation could not be written as a request.
+    Request(RequestError),
+    /// The request could not be read back in the model's API.
+    Unreadable(ReadError),
+    /// The request asks for a stream and was answered whole, or the other way round.
+    Stream {
+        /// Whether the request asks for a stream.
+        asked: bool,
+        /// Whether it was answered as a stream.
+        answered: bool,
+    },
+    /// A model turn's calls are not answered by the next message, once each, in order.
+    Unanswered {
+        /// The model turn's position in the conversation.
+        turn: usize,
+        /// The ids of its calls.
+        expected: Vec<Option<String>>,
+        /// The ids the next message answers.
+        answered: Vec<Option<String>>,
+    },
+    /// The script has no turn for this request.
+    ScriptEnded {
+        /// The requests sent, this one included.
+        requests: usize,
+    },
+    /// The API's provider does not write responses.
+    Unsupported {
+        /// The API.
+        api: Api,
+    },
+}
+
+impl fmt::Display for TestModelError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TestModelError::Request(_) => f.write_str("the conversation could not be written as a request"),
+            TestModelError::Unreadable(_) => f.write_str("the request is not in the model's API format"),
+            TestModelError::Stream { asked, .. } => write!(
+                f,
+                "the request {} a stream but was answered {}",
+                if *asked { "asks for" } else { "does not ask for" },
+                if *asked { "whole" } else { "as a stream" },
+            ),
+            TestModelError::Unanswered {
+                turn,
+                expected,
+                answered,
+            } => write!(
+                f,
+                "the calls of the model's turn at message {turn} ({expected:?}) are answered by {answered:?}, not once each in order"
+            ),
+            TestModelError::ScriptEnded { requests } => {
+                write!(f, "request {requests} came after the script's last turn")
+            }
+            TestModelError::Unsupported { api } => {
+                write!(f, "the {api} provider does not write responses")
+            }
+        }
+    }
+}
+
+impl std::error::Error for TestModelError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            TestModelError::Request(e) => Some(e),
+            TestModelError::Unreadable(e) => Some(e),
+            _ => None,
+        }
+    }
+}

@@ -15,6 +15,7 @@ pub mod gateway;
 pub mod hr;
 pub mod katering;
 pub mod laporan_penjualan;
+pub mod llama_cpp;
 pub mod model_server;
 pub mod perpustakaan;
 pub mod show;

@@ -19,7 +19,7 @@ use crate::symbol::{ARG, CTX};
 const MAX_ARGS: usize = 12;
 
 /// One `#[tool]` function or method.
-pub struct Tool<'a> {
+pub(crate) struct Tool<'a> {
     pub attr: ToolAttr,
     /// The name the model calls it by.
     pub name: String,
@@ -34,7 +34,7 @@ pub struct Tool<'a> {
 }
 
 /// What a tool function returns.
-pub enum Output {
+pub(crate) enum Output {
     Plain(Type),
     /// `Result<T, E>`: `T`, with `E` shown as a tool failure.
     Result(Type),
@@ -42,7 +42,7 @@ pub enum Output {
 }
 
 impl Output {
-    pub fn ty(&self) -> Option<&Type> {
+    pub(crate) fn ty(&self) -> Option<&Type> {
         match self {
             Output::Plain(t) | Output::Result(t) => Some(t),
             Output::Unit => None,
@@ -51,7 +51,7 @@ impl Output {
 }
 
 impl<'a> Tool<'a> {
-    pub fn from_signature(
+    pub(crate) fn from_signature(
         cx: &mut Ctxt,
         attr: ToolAttr,
         sig: &'a Signature,
@@ -148,7 +148,7 @@ impl<'a> Tool<'a> {
     }
 
     /// The span of the name: the `name = ".."` literal, or the function's identifier.
-    pub fn name_span(&self) -> Span {
+    pub(crate) fn name_span(&self) -> Span {
         self.attr
             .name
             .as_ref()
@@ -156,7 +156,7 @@ impl<'a> Tool<'a> {
     }
 
     /// The description as written (`description = ..`, or else the doc comment), trimmed.
-    pub fn description(&self) -> String {
+    pub(crate) fn description(&self) -> String {
         self.attr
             .description_text()
             .map(|(d, _)| d.trim().to_owned())
@@ -165,7 +165,7 @@ impl<'a> Tool<'a> {
 
     /// Whether each call waits for a person: `needs_approval` when given, otherwise whether
     /// the tool is `destructive`.
-    pub fn needs_approval(&self) -> bool {
+    pub(crate) fn needs_approval(&self) -> bool {
         let a = &self.attr;
         match &a.needs_approval {
             Some(b) => b.value,
@@ -191,7 +191,7 @@ fn result_ok_type(ty: &Type) -> Option<&Type> {
 }
 
 /// One argument of a tool, or one field of a derived struct or struct variant.
-pub struct Arg<'a> {
+pub(crate) struct Arg<'a> {
     /// `argument` or `field`, for messages.
     pub what: &'static str,
     pub ident: &'a Ident,
@@ -211,7 +211,7 @@ pub struct Arg<'a> {
 
 /// Whether a field is in a schema, and if so whether it is required.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Presence {
+pub(crate) enum Presence {
     Required,
     Optional,
     Absent,
@@ -219,7 +219,7 @@ pub enum Presence {
 
 impl<'a> Arg<'a> {
     /// A tool parameter: `name: Type`, with its `#[arg(...)]` and doc comment.
-    pub fn param(
+    pub(crate) fn param(
         cx: &mut Ctxt,
         ident: &'a Ident,
         ty: &'a Type,
@@ -284,7 +284,7 @@ impl<'a> Arg<'a> {
     }
 
     /// Presence in the input schema (what serde reads).
-    pub fn input(&self) -> Presence {
+    pub(crate) fn input(&self) -> Presence {
         if self.skip_de {
             Presence::Absent
         } else if self.attr.default.is_some() || self.serde_default || is_option(self.ty) {
@@ -294,12 +294,12 @@ impl<'a> Arg<'a> {
         }
     }
 
-    pub fn span(&self) -> Span {
+    pub(crate) fn span(&self) -> Span {
         self.ident.span()
     }
 
     /// Whether the value is an integer type, looking through `Option`, `Box` and `Vec`.
-    pub fn is_integer(&self) -> bool {
+    pub(crate) fn is_integer(&self) -> bool {
         matches!(number_inside(self.ty).map(limits), Some((_, _, true)))
     }
 }
@@ -307,7 +307,7 @@ impl<'a> Arg<'a> {
 /// A `#[derive(ToolArg)]` type, as serde's own reading of its attributes
 /// (`serde_derive_internals`, which `serde_derive` is built on) describes it: names after
 /// `rename`, `rename_all` and `rename_all_fields`, defaults, skips, tags.
-pub struct Container<'a> {
+pub(crate) struct Container<'a> {
     pub ident: &'a Ident,
     /// `#[arg(description, validate, crate)]` and the doc comment on the type.
     pub attr: ArgAttr,
@@ -316,13 +316,13 @@ pub struct Container<'a> {
 }
 
 /// How serde tags an enum's variants.
-pub enum Tagging {
+pub(crate) enum Tagging {
     External,
     Internal { tag: String },
     Adjacent { tag: String, content: String },
 }
 
-pub enum Body<'a> {
+pub(crate) enum Body<'a> {
     /// A struct with named fields: an object.
     Struct(Vec<Arg<'a>>),
     /// A newtype, or a `#[serde(transparent)]` struct: the inner value's schema.
@@ -332,7 +332,7 @@ pub enum Body<'a> {
     Unsupported,
 }
 
-pub struct Variant<'a> {
+pub(crate) struct Variant<'a> {
     pub ident: &'a Ident,
     /// The JSON name serde reads.
     pub name: String,
@@ -346,14 +346,14 @@ pub struct Variant<'a> {
     pub shape: VariantShape<'a>,
 }
 
-pub enum VariantShape<'a> {
+pub(crate) enum VariantShape<'a> {
     Unit,
     Fields(Vec<Arg<'a>>),
     Newtype(&'a Type),
 }
 
 impl<'a> Container<'a> {
-    pub fn from_derive(cx: &mut Ctxt, input: &'a syn::DeriveInput) -> Container<'a> {
+    pub(crate) fn from_derive(cx: &mut Ctxt, input: &'a syn::DeriveInput) -> Container<'a> {
         let ident = &input.ident;
         let attr = attr::parse_arg_attrs(cx, &input.attrs, ArgPosition::Container);
         if !input.generics.params.is_empty() {
@@ -443,7 +443,7 @@ impl<'a> Container<'a> {
     }
 
     /// The description the model reads, or empty.
-    pub fn description(&self) -> String {
+    pub(crate) fn description(&self) -> String {
         self.attr
             .description_text()
             .map(|(d, _)| d)
@@ -667,7 +667,7 @@ fn single_generic<'t>(ty: &'t Type, names: &[&str]) -> Option<&'t Type> {
     }
 }
 
-pub fn is_option(ty: &Type) -> bool {
+pub(crate) fn is_option(ty: &Type) -> bool {
     single_generic(ty, &["Option"]).is_some()
 }
 
@@ -685,7 +685,7 @@ fn ident_of(ty: &Type) -> Option<String> {
 
 /// What the macro can see of a type without resolving it.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Shape {
+pub(crate) enum Shape {
     /// A primitive number, by name.
     Number(&'static str),
     String,
@@ -695,13 +695,13 @@ pub enum Shape {
     Unknown,
 }
 
-pub const NUMBERS: &[&str] = &[
+pub(crate) const NUMBERS: &[&str] = &[
     "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize", "f32",
     "f64",
 ];
 
 /// The shape of `ty` once `Option` and `Box` are looked through.
-pub fn shape(ty: &Type) -> Shape {
+pub(crate) fn shape(ty: &Type) -> Shape {
     if let Some(inner) = single_generic(ty, &["Option", "Box"]) {
         return shape(inner);
     }
@@ -724,7 +724,7 @@ pub fn shape(ty: &Type) -> Shape {
 
 /// The primitive number inside `ty`, looking through `Option`, `Box` and `Vec` (a `Vec<u32>` is
 /// a list of unbounded numbers unless `range` bounds its items).
-pub fn number_inside(ty: &Type) -> Option<&'static str> {
+pub(crate) fn number_inside(ty: &Type) -> Option<&'static str> {
     if let Some(inner) = single_generic(ty, &["Option", "Box", "Vec"]) {
         return number_inside(inner);
     }
@@ -735,7 +735,7 @@ pub fn number_inside(ty: &Type) -> Option<&'static str> {
 }
 
 /// `(min, max, integer)` of a primitive number type.
-pub fn limits(num: &str) -> (f64, f64, bool) {
+pub(crate) fn limits(num: &str) -> (f64, f64, bool) {
     match num {
         "i8" => (i8::MIN as f64, i8::MAX as f64, true),
         "i16" => (i16::MIN as f64, i16::MAX as f64, true),
@@ -753,12 +753,12 @@ pub fn limits(num: &str) -> (f64, f64, bool) {
 }
 
 /// The span to blame for a type: the type itself.
-pub fn type_span(ty: &Type) -> Span {
+pub(crate) fn type_span(ty: &Type) -> Span {
     ty.span()
 }
 
 /// A tool or field name as serde reads it: `r#type` is `type`.
-pub fn unraw(ident: &Ident) -> String {
+pub(crate) fn unraw(ident: &Ident) -> String {
     let s = ident.to_string();
     s.strip_prefix("r#").map(str::to_owned).unwrap_or(s)
 }

@@ -13,7 +13,7 @@ use crate::symbol::*;
 
 /// `#[tool(...)]`, plus the function's doc comment.
 #[derive(Default)]
-pub struct ToolAttr {
+pub(crate) struct ToolAttr {
     pub description: Option<LitStr>,
     /// The function's doc comment: the description when `description` is not given.
     pub doc: Option<(String, Span)>,
@@ -42,7 +42,7 @@ pub struct ToolAttr {
 
 impl ToolAttr {
     /// The description the model reads: `description = ..` wins over the doc comment.
-    pub fn description_text(&self) -> Option<(String, Span)> {
+    pub(crate) fn description_text(&self) -> Option<(String, Span)> {
         match &self.description {
             Some(d) => Some((d.value(), d.span())),
             None => self.doc.clone(),
@@ -61,18 +61,18 @@ fn flag(meta: &ParseNestedMeta) -> syn::Result<syn::LitBool> {
 
 /// A number as written in an attribute, with its span.
 #[derive(Clone, Copy)]
-pub struct NumLit {
+pub(crate) struct NumLit {
     pub value: f64,
     pub int: Option<i128>,
     pub span: Span,
 }
 
 impl NumLit {
-    pub fn is_int(&self) -> bool {
+    pub(crate) fn is_int(&self) -> bool {
         self.int.is_some()
     }
 
-    pub fn show(&self) -> String {
+    pub(crate) fn show(&self) -> String {
         match self.int {
             Some(i) => i.to_string(),
             None => format!("{:?}", self.value),
@@ -82,7 +82,7 @@ impl NumLit {
 
 /// `#[arg(...)]` on a parameter, field, variant or derived type, plus its doc comment.
 #[derive(Default)]
-pub struct ArgAttr {
+pub(crate) struct ArgAttr {
     pub description: Option<LitStr>,
     pub doc: Option<(String, Span)>,
     pub min: Option<NumLit>,
@@ -109,19 +109,19 @@ pub struct ArgAttr {
 
 impl ArgAttr {
     /// The description the model reads: `description = ..` wins over the doc comment.
-    pub fn description_text(&self) -> Option<(String, Span)> {
+    pub(crate) fn description_text(&self) -> Option<(String, Span)> {
         match &self.description {
             Some(d) => Some((d.value(), d.span())),
             None => self.doc.clone(),
         }
     }
 
-    pub fn has_range(&self) -> bool {
+    pub(crate) fn has_range(&self) -> bool {
         self.min.is_some() || self.max.is_some() || self.dates.is_some()
     }
 
     /// Where the first bound's value starts (after `range =`, `min =` or `max =`).
-    pub fn bound_span(&self) -> Option<Span> {
+    pub(crate) fn bound_span(&self) -> Option<Span> {
         let tokens = self.range_tokens.clone()?;
         tokens.into_iter().nth(2).map(|t| t.span())
     }
@@ -146,7 +146,7 @@ fn key_of(meta: &ParseNestedMeta) -> String {
 }
 
 /// Consumes the value of a key this parser does not interpret.
-pub fn skip_value(meta: &ParseNestedMeta) -> syn::Result<()> {
+pub(crate) fn skip_value(meta: &ParseNestedMeta) -> syn::Result<()> {
     if meta.input.peek(syn::Token![=]) {
         meta.value()?.parse::<Expr>()?;
     } else if meta.input.peek(syn::token::Paren) {
@@ -192,7 +192,7 @@ fn crate_path(meta: &ParseNestedMeta) -> syn::Result<syn::Path> {
 }
 
 /// `#[tool(description = "...", not_for = "...", name = "...", ...)]`
-pub fn parse_tool_attr(cx: &mut Ctxt, args: TokenStream) -> ToolAttr {
+pub(crate) fn parse_tool_attr(cx: &mut Ctxt, args: TokenStream) -> ToolAttr {
     let mut attr = ToolAttr::default();
     let parser = syn::meta::parser(|meta| {
         let key = key_of(&meta);
@@ -276,7 +276,7 @@ pub fn parse_tool_attr(cx: &mut Ctxt, args: TokenStream) -> ToolAttr {
 }
 
 /// `#[tools(crate = "path")]` on an impl block.
-pub fn parse_group_attr(cx: &mut Ctxt, args: TokenStream) -> Option<syn::Path> {
+pub(crate) fn parse_group_attr(cx: &mut Ctxt, args: TokenStream) -> Option<syn::Path> {
     let mut krate = None;
     let parser = syn::meta::parser(|meta| {
         let key = key_of(&meta);
@@ -305,7 +305,7 @@ pub fn parse_group_attr(cx: &mut Ctxt, args: TokenStream) -> Option<syn::Path> {
 }
 
 /// A doc comment as one line of text, and where it is.
-pub fn doc_comment(attrs: &[Attribute]) -> Option<(String, Span)> {
+pub(crate) fn doc_comment(attrs: &[Attribute]) -> Option<(String, Span)> {
     let mut lines = Vec::new();
     let mut span = None;
     for attr in attrs.iter().filter(|a| a.path().is_ident(DOC)) {
@@ -329,7 +329,7 @@ pub fn doc_comment(attrs: &[Attribute]) -> Option<(String, Span)> {
 
 /// Which `#[arg(...)]` keys a position takes.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub enum ArgPosition {
+pub(crate) enum ArgPosition {
     /// A tool parameter or a field.
     Value,
     /// A `#[derive(ToolArg)]` type itself.
@@ -337,7 +337,7 @@ pub enum ArgPosition {
 }
 
 /// Reads `#[arg(...)]` and doc comments from `attrs`.
-pub fn parse_arg_attrs(cx: &mut Ctxt, attrs: &[Attribute], position: ArgPosition) -> ArgAttr {
+pub(crate) fn parse_arg_attrs(cx: &mut Ctxt, attrs: &[Attribute], position: ArgPosition) -> ArgAttr {
     let mut arg = ArgAttr {
         doc: doc_comment(attrs),
         ..ArgAttr::default()
@@ -535,6 +535,6 @@ fn num_lit(cx: &mut Ctxt, e: &Expr) -> Option<NumLit> {
 }
 
 /// Drops the inert attributes this crate reads, so the item compiles as the user wrote it.
-pub fn strip_inert_attrs(attrs: &mut Vec<Attribute>) {
+pub(crate) fn strip_inert_attrs(attrs: &mut Vec<Attribute>) {
     attrs.retain(|a| ![ARG, DOC, CTX].iter().any(|k| a.path().is_ident(k)));
 }

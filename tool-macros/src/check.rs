@@ -13,7 +13,7 @@ use crate::ctxt::Ctxt;
 use crate::symbol::{DESCRIPTION, MAX, MIN, RANGE, UNBOUNDED};
 
 // Every rule of a tool: its description, flags, name, and each argument.
-pub fn check_tool(cx: &mut Ctxt, tool: &Tool) {
+pub(crate) fn check_tool(cx: &mut Ctxt, tool: &Tool) {
     if let Some(t) = &tool.attr.timeout
         && timeout_ms(&t.value()).is_none()
     {
@@ -43,7 +43,7 @@ pub fn check_tool(cx: &mut Ctxt, tool: &Tool) {
 
 // Every rule of a derived type: its fields follow the argument rules, a newtype's value is
 // bounded like an argument, a variant takes only a description.
-pub fn check_container(cx: &mut Ctxt, c: &Container) {
+pub(crate) fn check_container(cx: &mut Ctxt, c: &Container) {
     check_allow_lints(cx, &c.attr.allow_lints);
     match &c.body {
         Body::Struct(args) => args.iter().for_each(|a| check_arg(cx, a)),
@@ -82,7 +82,7 @@ pub fn check_container(cx: &mut Ctxt, c: &Container) {
 
 // A tool is described (by `description`, or else its doc comment) and, if it says what it is
 // not for, says something.
-pub fn check_tool_description(cx: &mut Ctxt, attr: &ToolAttr) {
+pub(crate) fn check_tool_description(cx: &mut Ctxt, attr: &ToolAttr) {
     match (&attr.description, &attr.doc) {
         // A misspelt `description` is reported where it is written.
         (None, None) if attr.misspelt.contains(&DESCRIPTION) => {}
@@ -111,7 +111,7 @@ pub fn check_tool_description(cx: &mut Ctxt, attr: &ToolAttr) {
 }
 
 // Annotations do not contradict each other, and permissions and titles say something.
-pub fn check_tool_flags(cx: &mut Ctxt, attr: &ToolAttr) {
+pub(crate) fn check_tool_flags(cx: &mut Ctxt, attr: &ToolAttr) {
     let on = |f: &Option<syn::LitBool>| f.as_ref().is_some_and(|b| b.value);
     if on(&attr.read_only) && on(&attr.destructive) {
         cx.error_spanned_by(
@@ -146,7 +146,7 @@ pub fn check_tool_flags(cx: &mut Ctxt, attr: &ToolAttr) {
 }
 
 /// `allow_lint = "id: reason"`: a lint silenced says why.
-pub fn check_allow_lints(cx: &mut Ctxt, allows: &[LitStr]) {
+pub(crate) fn check_allow_lints(cx: &mut Ctxt, allows: &[LitStr]) {
     let mut seen = Vec::new();
     for a in allows {
         let v = a.value();
@@ -167,7 +167,7 @@ pub fn check_allow_lints(cx: &mut Ctxt, allows: &[LitStr]) {
 }
 
 /// The pairs `(id, reason)` of `allow_lint` keys, for the generated code.
-pub fn allow_lint_pairs(allows: &[LitStr]) -> Vec<(String, String)> {
+pub(crate) fn allow_lint_pairs(allows: &[LitStr]) -> Vec<(String, String)> {
     allows
         .iter()
         .filter_map(|l| {
@@ -179,7 +179,7 @@ pub fn allow_lint_pairs(allows: &[LitStr]) -> Vec<(String, String)> {
 }
 
 // Tool names are what every provider and MCP accept: ^[A-Za-z_][A-Za-z0-9_-]{0,63}$.
-pub fn check_tool_name(cx: &mut Ctxt, name: &str, span: Span) {
+pub(crate) fn check_tool_name(cx: &mut Ctxt, name: &str, span: Span) {
     let mut chars = name.chars();
     let first_ok = chars
         .next()
@@ -196,7 +196,7 @@ pub fn check_tool_name(cx: &mut Ctxt, name: &str, span: Span) {
 }
 
 // Every argument and field has a description (a doc comment counts).
-pub fn check_description(cx: &mut Ctxt, arg: &Arg) {
+pub(crate) fn check_description(cx: &mut Ctxt, arg: &Arg) {
     match arg.attr.description_text() {
         None if arg.attr.misspelt.contains(&DESCRIPTION) => {}
         None => cx.error_at(
@@ -285,7 +285,7 @@ fn is_calendar_date(s: &str) -> bool {
     digits && (1..=days).contains(&d)
 }
 
-pub fn check_bounds(cx: &mut Ctxt, arg: &Arg) {
+pub(crate) fn check_bounds(cx: &mut Ctxt, arg: &Arg) {
     let a = &arg.attr;
     let num = number_inside(arg.ty);
     let shape = shape(arg.ty);
@@ -428,7 +428,7 @@ fn compiled_pattern(cx: &mut Ctxt, arg: &Arg) -> Option<regress::Regex> {
 
 // A default or example is a value the argument accepts: inside its range, its length and its
 // pattern.
-pub fn check_values(cx: &mut Ctxt, arg: &Arg) {
+pub(crate) fn check_values(cx: &mut Ctxt, arg: &Arg) {
     let pattern = compiled_pattern(cx, arg);
     let a = &arg.attr;
     let values = a
@@ -517,7 +517,7 @@ fn literal_string(e: &Expr) -> Option<LitStr> {
 }
 
 // The checks every argument and field goes through.
-pub fn check_arg(cx: &mut Ctxt, arg: &Arg) {
+pub(crate) fn check_arg(cx: &mut Ctxt, arg: &Arg) {
     if let Some(v) = &arg.attr.validate {
         cx.error_spanned_by(
             v,
@@ -530,7 +530,7 @@ pub fn check_arg(cx: &mut Ctxt, arg: &Arg) {
 }
 
 /// `"500ms"`, `"30s"`, `"2m"` in milliseconds: more than zero, at most a day.
-pub fn timeout_ms(text: &str) -> Option<u64> {
+pub(crate) fn timeout_ms(text: &str) -> Option<u64> {
     let text = text.trim();
     let (digits, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit())?);
     let n: u64 = digits.parse().ok()?;

@@ -6,13 +6,13 @@ use proc_macro2::TokenStream;
 use quote::ToTokens;
 use std::fmt::Display;
 
-pub struct Ctxt {
+pub(crate) struct Ctxt {
     /// `None` once checked.
     errors: Option<Vec<syn::Error>>,
 }
 
 impl Ctxt {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Ctxt {
             errors: Some(Vec::new()),
         }
@@ -25,21 +25,21 @@ impl Ctxt {
             .push(error);
     }
 
-    pub fn error_spanned_by(&mut self, tokens: impl ToTokens, message: impl Display) {
+    pub(crate) fn error_spanned_by(&mut self, tokens: impl ToTokens, message: impl Display) {
         self.push(syn::Error::new_spanned(tokens, message));
     }
 
-    pub fn error_at(&mut self, span: proc_macro2::Span, message: impl Display) {
+    pub(crate) fn error_at(&mut self, span: proc_macro2::Span, message: impl Display) {
         self.push(syn::Error::new(span, message));
     }
 
-    pub fn syn_error(&mut self, error: syn::Error) {
+    pub(crate) fn syn_error(&mut self, error: syn::Error) {
         self.push(error);
     }
 
     /// Every error collected, as compile errors (empty when there are none). Consumes the
     /// collector.
-    pub fn check(mut self) -> Result<(), TokenStream> {
+    pub(crate) fn check(mut self) -> Result<(), TokenStream> {
         let errors = self.errors.take().unwrap_or_default();
         if errors.is_empty() {
             Ok(())

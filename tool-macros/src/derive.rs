@@ -10,7 +10,7 @@ use crate::ctxt::Ctxt;
 use crate::expand::runtime_path;
 use crate::field;
 
-pub fn derive(input: TokenStream) -> TokenStream {
+pub(crate) fn derive(input: TokenStream) -> TokenStream {
     let input: DeriveInput = match syn::parse2(input) {
         Ok(i) => i,
         Err(e) => return e.to_compile_error(),

@@ -77,7 +77,7 @@ fn arguments_table(model: &Tool) -> String {
 }
 
 /// The handle's rustdoc.
-pub fn handle(model: &Tool) -> String {
+pub(crate) fn handle(model: &Tool) -> String {
     let a = &model.attr;
     let mut doc = format!("The tool `{}`", model.name);
     if let Some(t) = &a.title {

@@ -16,7 +16,7 @@ use crate::field;
 use crate::symbol::TOOL;
 
 /// The path generated code names the runtime by: `::tool_runtime`, or `crate = "..."`.
-pub fn runtime_path(krate: Option<&syn::Path>) -> TokenStream {
+pub(crate) fn runtime_path(krate: Option<&syn::Path>) -> TokenStream {
     match krate {
         Some(p) => quote!(#p),
         None => quote!(::tool_runtime),
@@ -32,7 +32,7 @@ fn parse_item<T: syn::parse::Parse>(item: TokenStream, message: &str) -> Result<
 }
 
 /// `#[tool(...)] fn ...`
-pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
+pub(crate) fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     let mut func: ItemFn = match parse_item(
         item,
         "#[tool] applies to functions (and to methods inside a #[tools] impl block)",
@@ -99,7 +99,7 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 /// `#[tools] impl Type { #[tool(...)] fn ...(&self, ...) }`
-pub fn tools(args: TokenStream, item: TokenStream) -> TokenStream {
+pub(crate) fn tools(args: TokenStream, item: TokenStream) -> TokenStream {
     let mut imp: ItemImpl = match parse_item(
         item,
         "#[tools] applies to an `impl` block whose methods carry #[tool(...)]",
@@ -238,7 +238,9 @@ fn parts(rt: &TokenStream, model: &Tool, self_ty: Option<&Type>) -> TokenStream 
         #input
         #output
         #invoke
-        #rt::__private::inventory::submit! { #rt::__private::Registration(&#static_name) }
+        #rt::__private::inventory::submit! {
+            #rt::__private::Registration::new(&#static_name, ::core::module_path!())
+        }
         #(#assertions)*
     }
 }
@@ -436,7 +438,11 @@ fn invoke_fn(rt: &TokenStream, model: &Tool, names: &Names, self_ty: Option<&Typ
         Output::Result(_) => quote! {
             match #value {
                 ::core::result::Result::Ok(v) => (#fns.ok)(v, &#hooks),
-                ::core::result::Result::Err(e) => #rt::__private::failed(e),
+                ::core::result::Result::Err(e) => {
+                    #[allow(unused_imports)]
+                    use #rt::__private::{KeepsBoxedKind as _, KeepsErrorKind as _, TextOnlyKind as _};
+                    (&e).tool_failure().failed(e)
+                }
             }
         },
         _ => quote!((#fns.ok)(#value, &#hooks)),

@@ -37,7 +37,7 @@ fn opt_u64(v: Option<u64>) -> TokenStream {
 }
 
 /// The `Field` describing one argument or struct field.
-pub fn field(rt: &TokenStream, arg: &Arg) -> TokenStream {
+pub(crate) fn field(rt: &TokenStream, arg: &Arg) -> TokenStream {
     let a = &arg.attr;
     let (name, output_name) = (&arg.name, &arg.output_name);
     let ty = arg.ty;
@@ -167,7 +167,7 @@ fn respan(tokens: TokenStream, span: Span) -> TokenStream {
 
 /// Trait-bound checks for what the macro cannot see: `length` and `pattern` on an alias, and a
 /// `range` that may not fit an aliased number type.
-pub fn assertions(rt: &TokenStream, arg: &Arg) -> TokenStream {
+pub(crate) fn assertions(rt: &TokenStream, arg: &Arg) -> TokenStream {
     let a = &arg.attr;
     let ty = arg.ty;
     let unknown = shape(ty) == Shape::Unknown && !is_option(ty);

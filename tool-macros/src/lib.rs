@@ -1,6 +1,8 @@
 //! Implementation detail of `tool-runtime`: use these macros through `tool_runtime`, which
 //! documents them in full.
 
+#![warn(unreachable_pub)]
+
 mod ast;
 mod attr;
 mod check;

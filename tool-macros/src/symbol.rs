@@ -2,42 +2,42 @@
 //! lists are made from them.
 
 // #[tool(...)]
-pub const DESCRIPTION: &str = "description";
-pub const NOT_FOR: &str = "not_for";
-pub const NAME: &str = "name";
-pub const TITLE: &str = "title";
-pub const REQUIRES: &str = "requires";
-pub const NEEDS_APPROVAL: &str = "needs_approval";
-pub const READ_ONLY: &str = "read_only";
-pub const DESTRUCTIVE: &str = "destructive";
-pub const IDEMPOTENT: &str = "idempotent";
-pub const OPEN_WORLD: &str = "open_world";
-pub const TO_MODEL: &str = "to_model";
-pub const REDACT: &str = "redact";
-pub const PANIC_TO_MODEL: &str = "panic_to_model";
-pub const ALLOW_LINT: &str = "allow_lint";
-pub const CRATE: &str = "crate";
-pub const TIMEOUT: &str = "timeout";
-pub const BLOCKING: &str = "blocking";
+pub(crate) const DESCRIPTION: &str = "description";
+pub(crate) const NOT_FOR: &str = "not_for";
+pub(crate) const NAME: &str = "name";
+pub(crate) const TITLE: &str = "title";
+pub(crate) const REQUIRES: &str = "requires";
+pub(crate) const NEEDS_APPROVAL: &str = "needs_approval";
+pub(crate) const READ_ONLY: &str = "read_only";
+pub(crate) const DESTRUCTIVE: &str = "destructive";
+pub(crate) const IDEMPOTENT: &str = "idempotent";
+pub(crate) const OPEN_WORLD: &str = "open_world";
+pub(crate) const TO_MODEL: &str = "to_model";
+pub(crate) const REDACT: &str = "redact";
+pub(crate) const PANIC_TO_MODEL: &str = "panic_to_model";
+pub(crate) const ALLOW_LINT: &str = "allow_lint";
+pub(crate) const CRATE: &str = "crate";
+pub(crate) const TIMEOUT: &str = "timeout";
+pub(crate) const BLOCKING: &str = "blocking";
 
 // #[arg(...)]
-pub const RANGE: &str = "range";
-pub const MIN: &str = "min";
-pub const MAX: &str = "max";
-pub const LENGTH: &str = "length";
-pub const PATTERN: &str = "pattern";
-pub const DEFAULT: &str = "default";
-pub const EXAMPLE: &str = "example";
-pub const UNBOUNDED: &str = "unbounded";
-pub const VALIDATE: &str = "validate";
+pub(crate) const RANGE: &str = "range";
+pub(crate) const MIN: &str = "min";
+pub(crate) const MAX: &str = "max";
+pub(crate) const LENGTH: &str = "length";
+pub(crate) const PATTERN: &str = "pattern";
+pub(crate) const DEFAULT: &str = "default";
+pub(crate) const EXAMPLE: &str = "example";
+pub(crate) const UNBOUNDED: &str = "unbounded";
+pub(crate) const VALIDATE: &str = "validate";
 
 // Attribute names.
-pub const ARG: &str = "arg";
-pub const CTX: &str = "ctx";
-pub const DOC: &str = "doc";
-pub const TOOL: &str = "tool";
+pub(crate) const ARG: &str = "arg";
+pub(crate) const CTX: &str = "ctx";
+pub(crate) const DOC: &str = "doc";
+pub(crate) const TOOL: &str = "tool";
 
-pub const TOOL_KEYS: &[&str] = &[
+pub(crate) const TOOL_KEYS: &[&str] = &[
     DESCRIPTION,
     NOT_FOR,
     NAME,
@@ -58,9 +58,9 @@ pub const TOOL_KEYS: &[&str] = &[
 ];
 
 /// `#[tools(...)]` on an impl block: what every tool of the group shares.
-pub const GROUP_KEYS: &[&str] = &[CRATE];
+pub(crate) const GROUP_KEYS: &[&str] = &[CRATE];
 
-pub const ARG_KEYS: &[&str] = &[
+pub(crate) const ARG_KEYS: &[&str] = &[
     DESCRIPTION,
     RANGE,
     MIN,
@@ -74,9 +74,9 @@ pub const ARG_KEYS: &[&str] = &[
 ];
 
 /// `#[arg(...)]` on a `#[derive(ToolArg)]` type itself.
-pub const CONTAINER_KEYS: &[&str] = &[DESCRIPTION, VALIDATE, ALLOW_LINT, CRATE];
+pub(crate) const CONTAINER_KEYS: &[&str] = &[DESCRIPTION, VALIDATE, ALLOW_LINT, CRATE];
 
-pub fn list(keys: &[&str]) -> String {
+pub(crate) fn list(keys: &[&str]) -> String {
     keys.iter()
         .map(|k| format!("`{k}`"))
         .collect::<Vec<_>>()

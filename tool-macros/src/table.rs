@@ -4,7 +4,7 @@
 //! the wording of constraints and the escaping are defined here only.
 
 /// One argument, as text.
-pub struct Row<'a> {
+pub(crate) struct Row<'a> {
     pub name: &'a str,
     pub ty: &'a str,
     pub required: bool,
@@ -15,7 +15,7 @@ pub struct Row<'a> {
 
 /// What bounds an argument, in the forms both sources have.
 #[derive(Default)]
-pub struct Bounds<'a> {
+pub(crate) struct Bounds<'a> {
     pub min: Option<String>,
     pub max: Option<String>,
     /// `max` is excluded (`a..b`).
@@ -32,7 +32,7 @@ pub struct Bounds<'a> {
 }
 
 /// `1..=500`, `>= 1`, `length 1..=64`, `pattern `^K-`...
-pub fn constraints(b: &Bounds) -> String {
+pub(crate) fn constraints(b: &Bounds) -> String {
     let mut parts = Vec::new();
     let up_to = if b.exclusive_max { ".." } else { "..=" };
     match (&b.min, &b.max) {
@@ -64,7 +64,7 @@ pub fn constraints(b: &Bounds) -> String {
 }
 
 /// The table in Markdown, or "No arguments." for a tool without any.
-pub fn markdown(rows: &[Row]) -> String {
+pub(crate) fn markdown(rows: &[Row]) -> String {
     if rows.is_empty() {
         return "No arguments.".to_owned();
     }
@@ -86,6 +86,6 @@ pub fn markdown(rows: &[Row]) -> String {
 }
 
 /// Text that stays inside one table cell.
-pub fn cell(text: &str) -> String {
+pub(crate) fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
 }

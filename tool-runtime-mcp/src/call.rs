@@ -127,9 +127,7 @@ impl McpServer {
                     }
                     None => {
                         let _ = tools.reject(&pending.ticket).await;
-                        refuse(ToolError::Failed {
-                            message: "no key to sign the approval request".into(),
-                        })
+                        refuse(ToolError::failed("no key to sign the approval request"))
                     }
                 }
             }

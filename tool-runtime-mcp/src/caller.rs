@@ -15,7 +15,7 @@ pub struct Caller {
     /// On HTTP: the request's method, URI, headers and extensions (shared: a caller is cloned
     /// for each context the host makes).
     #[cfg(feature = "http")]
-    pub http: Option<std::sync::Arc<::http::request::Parts>>,
+    pub http: Option<std::sync::Arc<axum::http::request::Parts>>,
     /// On HTTP: the address of the connection's peer.
     pub peer: Option<SocketAddr>,
 }

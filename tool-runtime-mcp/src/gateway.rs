@@ -23,7 +23,7 @@ use crate::remote::Remote;
 /// use tool_runtime_mcp::remote::{Remote, RemoteOptions};
 ///
 /// let hr = Remote::stdio("hr", || tokio::process::Command::new("hr-mcp"), RemoteOptions::prefixed("hr")).await?;
-/// let gateway = Arc::new(Gateway::new(ToolSet::all()?).with_remote(hr));
+/// let gateway = Arc::new(Gateway::new(ToolSet::from_module(module_path!())?).with_remote(hr));
 /// let server = McpServer::new(gateway.tool_set().await?);
 /// gateway.clone().keep_current(server.clone()); // follows the remotes' tools/list_changed
 /// server.serve_stdio().await?;

@@ -29,7 +29,7 @@
 //! # async fn run() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
 //! use tool_runtime::{Context, Grants, ToolSet};
 //! use tool_runtime_mcp::McpServer;
-//! let tools = ToolSet::all()?;
+//! let tools = ToolSet::from_module(module_path!())?;
 //! McpServer::new(tools)
 //!     .with_context(|_caller| async { Ok(Context::new().with(Grants::new(["hr.leave.read"]))) })
 //!     .serve_stdio()
@@ -37,7 +37,7 @@
 //! # Ok(()) }
 //! ```
 
-#![warn(missing_docs)]
+#![warn(missing_docs, unreachable_pub)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(doctest)]
@@ -65,3 +65,25 @@ mod uri;
 pub use caller::{Caller, PeerAddr, Principal, REFUSED, Refusal};
 pub use limits::Limits;
 pub use server::{McpServer, StateKeyError};
+
+/// The crates whose types this crate's API takes or returns, re-exported so that a program
+/// names the very versions this crate was built with: Tokio (the stdio transport's readers and
+/// writers, [`gateway::Gateway::keep_current`]'s task, [`remote::Remote::changed`]), and with
+/// the `http` feature axum and its `http` types ([`Caller`]'s request parts,
+/// [`http::Authenticate`]).
+pub use tokio;
+#[cfg(feature = "http")]
+pub use axum;
+
+/// An error and its causes on one line, for the log: `what: why: ...`.
+#[cfg(feature = "client")]
+pub(crate) fn report(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        text.push_str(&format!(": {c}"));
+        cause = c.source();
+    }
+    text
+}
+

@@ -189,7 +189,7 @@ impl McpServer {
     {
         let (transport, writer) =
             crate::stdio::StdioTransport::new(input, output, self.limits.max_in_flight);
-        let served = match self.serve(transport).await {
+        let served = match Served(self).serve(transport).await {
             Ok(service) => service.waiting().await.map(drop).map_err(Into::into),
             Err(e) => Err(e.into()),
         };
@@ -314,7 +314,20 @@ fn decode_cursor(cursor: &str) -> Option<usize> {
     usize::from_str_radix(cursor.strip_prefix('o')?, 16).ok()
 }
 
-impl ServerHandler for McpServer {
+/// The server as rmcp's handler: private, so that only this crate's transports (with their
+/// limits and checks) serve it.
+#[derive(Clone)]
+pub(crate) struct Served(pub(crate) McpServer);
+
+impl std::ops::Deref for Served {
+    type Target = McpServer;
+
+    fn deref(&self) -> &McpServer {
+        &self.0
+    }
+}
+
+impl ServerHandler for Served {
     fn get_info(&self) -> ServerConfig {
         InitializeResult::new(
             ServerCapabilities::builder()

@@ -36,16 +36,16 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tool_runtime::json::Distinct;
 
 /// Lines longer than this are refused (rmcp's own limit is 16 MiB).
-pub const MAX_LINE: usize = 8 * 1024 * 1024;
+pub(crate) const MAX_LINE: usize = 8 * 1024 * 1024;
 /// Requests read and not yet answered, by default.
-pub const MAX_IN_FLIGHT: usize = 256;
+pub(crate) const MAX_IN_FLIGHT: usize = 256;
 /// Answers queued for the writer before senders wait.
 const WRITE_QUEUE: usize = 64;
 /// JSON-RPC nesting serde_json accepts.
 const MAX_NESTING: usize = 127;
 /// JSON values in one line, at most: memory to parse a line grows with them, not with its bytes
 /// (a 4 MB line of `{},` is 1.3 million values).
-pub const MAX_VALUES: usize = 100_000;
+pub(crate) const MAX_VALUES: usize = 100_000;
 
 /// The requests read and not yet answered, by key: each holds one in-flight permit until its
 /// answer is written.

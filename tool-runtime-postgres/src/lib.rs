@@ -16,11 +16,11 @@
 //! let config: tokio_postgres::Config = "postgresql://app@db/app".parse()?;
 //! let manager = deadpool_postgres::Manager::new(config, tokio_postgres::NoTls);
 //! let pool = deadpool_postgres::Pool::builder(manager).max_size(8).build()?;
-//! let tools = ToolSet::all()?.with_approvals(Arc::new(PostgresApprovals::new(pool).await?));
+//! let tools = ToolSet::from_module(module_path!())?.with_approvals(Arc::new(PostgresApprovals::new(pool).await?));
 //! # Ok(()) }
 //! ```
 
-#![warn(missing_docs)]
+#![warn(missing_docs, unreachable_pub)]
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -9,7 +9,7 @@
 //! use rig_core::providers::openai::OpenAIConfig;
 //! use tool_runtime::{Context, ToolSet};
 //!
-//! let tools = Arc::new(ToolSet::all()?);
+//! let tools = Arc::new(ToolSet::from_module(module_path!())?);
 //! let cx = Arc::new(Context::new()); // the session and grants of whoever is asking
 //! let model = OpenAIConfig::new(std::env::var("OPENAI_API_KEY")?).client().chat("gpt-4.1");
 //! let agent = rig_agent::AgentBuilder::new(model)
@@ -25,11 +25,14 @@
 //!
 //! rig-core is pinned to 0.44: 0.45 and later need Rust 1.97.
 
-#![warn(missing_docs)]
+#![warn(missing_docs, unreachable_pub)]
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
+
+/// rig, whose [`DynamicTool`] these functions return: the version this crate is built with.
+pub use rig_core;
 
 use std::sync::Arc;
 

@@ -6,7 +6,7 @@
 //! use std::sync::Arc;
 //! use tool_runtime::ToolSet;
 //! use tool_runtime_sqlite::SqliteApprovals;
-//! let tools = ToolSet::all()?.with_approvals(Arc::new(SqliteApprovals::open("held.sqlite")?));
+//! let tools = ToolSet::from_module(module_path!())?.with_approvals(Arc::new(SqliteApprovals::open("held.sqlite")?));
 //! # Ok(()) }
 //! ```
 //!
@@ -15,11 +15,15 @@
 //! compiles SQLite in; a program that already links its own SQLite (another `rusqlite` or
 //! `sqlx-sqlite` version) turns it off, as only one `libsqlite3-sys` may be linked.
 
-#![warn(missing_docs)]
+#![warn(missing_docs, unreachable_pub)]
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
+
+/// `rusqlite`, whose [`Connection`] [`SqliteApprovals::new`] takes: the version this crate is
+/// built with.
+pub use rusqlite;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};

@@ -10,16 +10,17 @@
 //! copy of the pending call says.
 //!
 //! Where calls wait is the tool set's choice ([`ToolSet::with_approvals`](crate::ToolSet::with_approvals)).
-//! By default it is [`MemoryApprovals::shared`]: one bounded store for the whole process, so a
-//! call held by one `ToolSet` or `Agent` can be resumed by another in the same process. Calls
-//! that must outlive the process, or be resumed by another replica, go in a shared store: the
-//! `tool-runtime-sqlite` and `tool-runtime-postgres` crates, or any type implementing the two
-//! methods of [`ApprovalStore`].
+//! By default each set has its own bounded [`MemoryApprovals`], shared only with its clones and
+//! the sets made from it ([`visible_to`](crate::ToolSet::visible_to)): nothing is shared between
+//! sets unless the host gives them one store. Calls that must outlive the process, or be
+//! resumed by another replica, go in a shared store: the `tool-runtime-sqlite` and
+//! `tool-runtime-postgres` crates, or any type implementing the two methods of
+//! [`ApprovalStore`].
 
 use std::collections::{HashMap, VecDeque};
 use std::error::Error;
 use std::fmt;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
@@ -126,7 +127,8 @@ impl StoreError {
         }
     }
 
-    /// A failure caused by `source`; the message is its `Display` and those of its own causes.
+    /// A failure caused by `source` (its [`source`](Error::source)); the message is its
+    /// `Display` and those of its own causes.
     pub fn from_source(source: impl Into<Box<dyn Error + Send + Sync>>) -> Self {
         let source = source.into();
         let mut message = source.to_string();
@@ -150,9 +152,14 @@ impl StoreError {
     }
 }
 
+/// "the approval store failed", with the message where there is no source to say it (an error
+/// reporter prints the source after it, once).
 impl fmt::Display for StoreError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "the approval store failed: {}", self.message)
+        match self.source {
+            Some(_) => f.write_str("the approval store failed"),
+            None => write!(f, "the approval store failed: {}", self.message),
+        }
     }
 }
 
@@ -220,15 +227,6 @@ impl MemoryApprovals {
     /// An empty store with the default bounds.
     pub fn new() -> Self {
         Self::default()
-    }
-
-    /// The process-wide store every [`ToolSet`](crate::ToolSet) uses unless given another: a
-    /// call held through one set (or agent) can be resumed through any other in this process.
-    pub fn shared() -> Arc<MemoryApprovals> {
-        static SHARED: OnceLock<Arc<MemoryApprovals>> = OnceLock::new();
-        SHARED
-            .get_or_init(|| Arc::new(MemoryApprovals::new()))
-            .clone()
     }
 
     /// An empty store keeping at most `capacity` calls (at least one), none older than `max_age`,

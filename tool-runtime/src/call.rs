@@ -76,7 +76,7 @@ pub(crate) trait Lookup: Sync {
 }
 
 /// What a call runs through besides its tool: where it is held for approval, and the middleware
-/// around it. A tool set owns one; a lone tool's call uses the process-wide one.
+/// around it. Each tool set owns one (its clones and the sets made from it share it).
 #[derive(Clone)]
 pub(crate) struct Pipeline {
     pub(crate) approvals: Arc<dyn ApprovalStore>,
@@ -84,13 +84,12 @@ pub(crate) struct Pipeline {
 }
 
 impl Pipeline {
-    /// The process-wide store, no middleware.
-    pub(crate) fn shared() -> &'static Pipeline {
-        static SHARED: std::sync::OnceLock<Pipeline> = std::sync::OnceLock::new();
-        SHARED.get_or_init(|| Pipeline {
-            approvals: MemoryApprovals::shared(),
+    /// A store of its own, with the default bounds; no middleware.
+    pub(crate) fn new() -> Pipeline {
+        Pipeline {
+            approvals: Arc::new(MemoryApprovals::new()),
             layers: Arc::new([]),
-        })
+        }
     }
 }
 
@@ -454,26 +453,11 @@ impl Future for CallFuture<'_> {
             }
             State::Boxed(f) => f.as_mut().poll(task),
             State::Start(_) => unreachable!("started above"),
-            State::Done => Poll::Ready(Err(ToolError::Failed {
-                message: "internal error: a finished call was polled again".into(),
-            })),
+            State::Done => Poll::Ready(Err(ToolError::failed("internal error: a finished call was polled again"))),
         };
         if out.is_ready() {
             *this = State::Done;
         }
         out
-    }
-}
-
-impl Tool {
-    /// Calls the tool alone (outside any [`ToolSet`](crate::ToolSet)): `.await` the [`Call`], or
-    /// run it with [`Call::blocking`]. A call that needs approval is held in the process-wide
-    /// store ([`MemoryApprovals::shared`]).
-    pub fn call<'a>(
-        &'static self,
-        cx: &'a Context,
-        arguments: impl Into<Arguments<'a>>,
-    ) -> Call<'a> {
-        Call::new(Ok(self), cx, arguments.into(), Pipeline::shared())
     }
 }

@@ -666,9 +666,9 @@ pub fn decode(
     names: &'static [&'static str],
     slots: &mut [&mut dyn Slot],
 ) -> Result<(), ToolError> {
-    let only = ONLY.get();
+    let (complete_only, single_pass_only) = only();
     // Empty text fails here and is read as `{}` by the complete path.
-    let fast = only != Some(Only::Complete)
+    let fast = !complete_only
         && match &input.arguments.0 {
             Repr::Text(text) => fill(text, input.validator, names, slots),
             // Arguments a transport has already parsed (MCP): writing them back as text and taking
@@ -682,7 +682,7 @@ pub fn decode(
     if fast {
         return Ok(());
     }
-    if only == Some(Only::SinglePass) {
+    if single_pass_only {
         return Err(ToolError::InvalidArguments(Violations(vec![Violation {
             path: Path::default(),
             kind: ViolationKind::Decode,
@@ -754,7 +754,9 @@ pub fn common_instances() -> ([&'static dyn Slot; 30], [FieldSchema; 20]) {
     )
 }
 
-/// One decoding path alone, for tests that check each against an independent validator.
+/// One decoding path alone, for tests that check each against an independent validator (the
+/// `testing` feature: never in a build without it).
+#[cfg(feature = "testing")]
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Only {
@@ -764,22 +766,36 @@ pub enum Only {
     Complete,
 }
 
+#[cfg(feature = "testing")]
 thread_local! {
     static ONLY: std::cell::Cell<Option<Only>> = const { std::cell::Cell::new(None) };
 }
 
 /// Makes calls on this thread take one decoding path (`None`: both, as always). A test hook.
+#[cfg(feature = "testing")]
 #[doc(hidden)]
 pub fn decode_only(path: Option<Only>) {
     ONLY.set(path);
 }
 
+/// Whether this thread's calls take the complete path only, or the single pass only.
+#[inline(always)]
+fn only() -> (bool, bool) {
+    #[cfg(feature = "testing")]
+    {
+        let only = ONLY.get();
+        (only == Some(Only::Complete), only == Some(Only::SinglePass))
+    }
+    #[cfg(not(feature = "testing"))]
+    {
+        (false, false)
+    }
+}
+
 /// A slot left empty after a successful `decode`: a bug in this crate, reported, not panicked.
 #[cold]
 pub fn unfilled() -> ToolError {
-    ToolError::Failed {
-        message: "internal error: an argument was not decoded".into(),
-    }
+    ToolError::failed("internal error: an argument was not decoded")
 }
 
 #[cfg(test)]

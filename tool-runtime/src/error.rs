@@ -35,10 +35,14 @@ use crate::validate::{SchemaError, Violations};
 ///
 /// // The tool ran and returned `Err`.
 /// let err = tools.call(&cx, "divide", r#"{"a": 6, "b": 0}"#).blocking().unwrap_err();
-/// assert_eq!(err, ToolError::Failed { message: "the divisor must not be zero".into() });
+/// assert_eq!(err, ToolError::failed("the divisor must not be zero"));
 /// assert!(err.model_message().contains("the divisor must not be zero"));
 /// ```
-#[derive(Clone, Debug, PartialEq)]
+///
+/// A tool's own error, when it is an [`Error`](std::error::Error), is kept as the
+/// [`source`](std::error::Error::source) of [`Failed`](ToolError::Failed): the host can
+/// downcast it; the model reads its text.
+#[derive(Clone, Debug)]
 #[non_exhaustive]
 pub enum ToolError {
     /// No tool of that name in the set.
@@ -52,8 +56,12 @@ pub enum ToolError {
     InvalidArguments(Violations),
     /// The tool ran and returned `Err`; the message is the error's `Display`.
     Failed {
-        /// The error's `Display` (or why the tool's output could not be serialized).
+        /// The error's `Display` (or why the tool's output could not be serialized): what the
+        /// model reads.
         message: String,
+        /// The tool's error itself, when it is an [`Error`](std::error::Error): the
+        /// [`source`](std::error::Error::source) of this one.
+        error: Option<Arc<dyn std::error::Error + Send + Sync>>,
     },
     /// The tool panicked. The message is for the application; the model sees it only when the
     /// tool opted in with `#[tool(panic_to_model = true)]`.
@@ -110,13 +118,14 @@ impl fmt::Display for ToolError {
                 }
             }
             ToolError::InvalidArguments(v) => v.fmt(f),
-            ToolError::Failed { message } => write!(f, "the tool failed: {message}"),
+            ToolError::Failed { error: Some(_), .. } => f.write_str("the tool failed"),
+            ToolError::Failed { message, .. } => write!(f, "the tool failed: {message}"),
             ToolError::Panicked { message, .. } => write!(f, "the tool panicked: {message}"),
             ToolError::MissingContext { type_name } => write!(
                 f,
                 "the tool needs a `{type_name}` from the host, and the call's Context has none: add it with Context::with"
             ),
-            ToolError::Schema(e) => write!(f, "the tool's schema is invalid: {e}"),
+            ToolError::Schema(_) => f.write_str("the tool's schema is invalid"),
             ToolError::Forbidden { tool, missing } => write!(
                 f,
                 "the caller may not use `{tool}`: it lacks {}",
@@ -134,7 +143,7 @@ impl fmt::Display for ToolError {
             ToolError::NotPending { ticket } => {
                 write!(f, "no call is waiting for approval under ticket {ticket}")
             }
-            ToolError::ApprovalStore(e) => e.fmt(f),
+            ToolError::ApprovalStore(_) => f.write_str("the call could not be held or resumed"),
             ToolError::TimedOut { seconds } => {
                 write!(
                     f,
@@ -151,7 +160,51 @@ impl std::error::Error for ToolError {
         match self {
             ToolError::Schema(e) => Some(e),
             ToolError::ApprovalStore(e) => Some(&**e),
+            ToolError::Failed { error: Some(e), .. } => Some(&**e),
             _ => None,
+        }
+    }
+}
+
+/// Errors are equal when they are of one kind with equal data; two failures of tools, when
+/// their messages are (an error's source is not compared).
+impl PartialEq for ToolError {
+    fn eq(&self, other: &ToolError) -> bool {
+        use ToolError::*;
+        match (self, other) {
+            (
+                UnknownTool {
+                    name: a,
+                    did_you_mean: x,
+                },
+                UnknownTool {
+                    name: b,
+                    did_you_mean: y,
+                },
+            ) => a == b && x == y,
+            (InvalidArguments(a), InvalidArguments(b)) => a == b,
+            (Failed { message: a, .. }, Failed { message: b, .. }) => a == b,
+            (
+                Panicked {
+                    message: a,
+                    to_model: x,
+                },
+                Panicked {
+                    message: b,
+                    to_model: y,
+                },
+            ) => a == b && x == y,
+            (MissingContext { type_name: a }, MissingContext { type_name: b }) => a == b,
+            (Schema(a), Schema(b)) => a == b,
+            (Forbidden { tool: a, missing: x }, Forbidden { tool: b, missing: y }) => {
+                a == b && x == y
+            }
+            (ApprovalRequired(a), ApprovalRequired(b)) => a == b,
+            (NotPending { ticket: a }, NotPending { ticket: b }) => a == b,
+            (ApprovalStore(a), ApprovalStore(b)) => a == b,
+            (TimedOut { seconds: a }, TimedOut { seconds: b }) => a == b,
+            (Busy, Busy) => true,
+            _ => false,
         }
     }
 }
@@ -163,6 +216,23 @@ impl From<StoreError> for ToolError {
 }
 
 impl ToolError {
+    /// A failure described by `message`, with no error behind it.
+    pub fn failed(message: impl Into<String>) -> ToolError {
+        ToolError::Failed {
+            message: message.into(),
+            error: None,
+        }
+    }
+
+    /// A failure caused by `error`: the model reads its text, the host can downcast it from
+    /// [`source`](std::error::Error::source).
+    pub fn failed_with(error: impl std::error::Error + Send + Sync + 'static) -> ToolError {
+        ToolError::Failed {
+            message: error.to_string(),
+            error: Some(Arc::new(error)),
+        }
+    }
+
     /// The span field `outcome` of a call that ended in this error.
     pub(crate) fn kind(&self) -> &'static str {
         match self {

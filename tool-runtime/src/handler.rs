@@ -67,12 +67,10 @@ impl Run {
                 let violations = output.validate(&mut value);
                 if !violations.is_empty() {
                     let each: Vec<String> = violations.iter().map(ToString::to_string).collect();
-                    return Err(ToolError::Failed {
-                        message: format!(
+                    return Err(ToolError::failed(format!(
                             "its result does not match its output schema: {}",
                             each.join("; ")
-                        ),
-                    });
+                        )));
                 }
             }
             Ok(CallOutput::of_value(value))

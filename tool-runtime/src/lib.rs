@@ -46,7 +46,7 @@
 //!
 //! See [`tool`] for every attribute key and the checks each one makes.
 
-#![warn(missing_docs)]
+#![warn(missing_docs, unreachable_pub)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(doctest)]

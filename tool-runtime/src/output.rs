@@ -45,11 +45,68 @@ fn schema_of<T: JsonSchema>(g: &mut SchemaGenerator) -> Schema {
     g.subschema_for::<T>()
 }
 
-/// A tool's `Err` as the call's result: [`ToolError::Failed`] with the error's `Display`.
-pub fn failed<E: fmt::Display>(e: E) -> Result<CallOutput, ToolError> {
-    Err(ToolError::Failed {
-        message: e.to_string(),
-    })
+/// How a tool's `Err` becomes [`ToolError::Failed`], chosen by the error's type: the generated
+/// code calls `(&e).tool_failure().failed(e)`, and method lookup takes the first of these that
+/// applies (an impl for the type itself before one for a reference to it). An
+/// [`Error`](std::error::Error) is kept as the source; a boxed error too; anything else that
+/// only displays (`String`, `&str`) gives its text.
+pub struct KeepsError;
+/// See [`KeepsError`].
+pub trait KeepsErrorKind {
+    /// The way to a tool error.
+    fn tool_failure(&self) -> KeepsError {
+        KeepsError
+    }
+}
+impl<E: std::error::Error + Send + Sync + 'static> KeepsErrorKind for E {}
+impl KeepsError {
+    /// The failure, the error kept as its source.
+    pub fn failed<E: std::error::Error + Send + Sync + 'static>(
+        self,
+        e: E,
+    ) -> Result<CallOutput, ToolError> {
+        Err(ToolError::failed_with(e))
+    }
+}
+
+/// See [`KeepsError`]: a boxed error, kept.
+pub struct KeepsBoxed;
+/// See [`KeepsError`].
+pub trait KeepsBoxedKind {
+    /// The way to a tool error.
+    fn tool_failure(&self) -> KeepsBoxed {
+        KeepsBoxed
+    }
+}
+impl KeepsBoxedKind for Box<dyn std::error::Error + Send + Sync> {}
+impl KeepsBoxed {
+    /// The failure, the error kept as its source.
+    pub fn failed(
+        self,
+        e: Box<dyn std::error::Error + Send + Sync>,
+    ) -> Result<CallOutput, ToolError> {
+        Err(ToolError::Failed {
+            message: e.to_string(),
+            error: Some(std::sync::Arc::from(e)),
+        })
+    }
+}
+
+/// See [`KeepsError`]: text only.
+pub struct TextOnly;
+/// See [`KeepsError`].
+pub trait TextOnlyKind {
+    /// The way to a tool error.
+    fn tool_failure(&self) -> TextOnly {
+        TextOnly
+    }
+}
+impl<E: fmt::Display + ?Sized> TextOnlyKind for &E {}
+impl TextOnly {
+    /// The failure, with the error's `Display`.
+    pub fn failed<E: fmt::Display>(self, e: E) -> Result<CallOutput, ToolError> {
+        Err(ToolError::failed(e.to_string()))
+    }
 }
 
 /// A finished call, for each of its audiences: the application's value, what the model
@@ -211,7 +268,7 @@ pub fn redacted<U: Serialize, E: std::fmt::Display>(r: Result<U, E>) -> Result<V
 
 /// A tool's value as its `CallOutput`. Only the serialization and the hook calls are generic;
 /// the rest is shared by every tool.
-pub fn ok<T: ToolOutput>(value: T, hooks: &Hooks<T>) -> Result<CallOutput, ToolError> {
+pub(crate) fn ok<T: ToolOutput>(value: T, hooks: &Hooks<T>) -> Result<CallOutput, ToolError> {
     let json = serde_json::to_string(&value);
     let hooked = match (hooks.to_model, hooks.redact) {
         (None, None) => None,
@@ -250,7 +307,5 @@ fn output(
 
 #[cold]
 fn unserializable(e: serde_json::Error) -> ToolError {
-    ToolError::Failed {
-        message: format!("the output could not be serialized: {e}"),
-    }
+    ToolError::failed(format!("the output could not be serialized: {e}"))
 }

@@ -11,10 +11,15 @@ pub use crate::arg::{
     to_json,
 };
 pub use crate::context::{Context, state};
-pub use crate::decode::{Input, Only, Slot, common_instances, decode, decode_only, unfilled};
+#[cfg(feature = "testing")]
+pub use crate::decode::{Only, decode_only};
+pub use crate::decode::{Input, Slot, common_instances, decode, unfilled};
 pub use crate::error::ToolError;
 pub use crate::host::{Annotations, ModelOutput};
-pub use crate::output::{CallOutput, Hooks, OutputFns, RedactFn, failed, output_fns, redacted};
+pub use crate::output::{
+    CallOutput, Hooks, KeepsBoxed, KeepsBoxedKind, KeepsError, KeepsErrorKind, OutputFns, RedactFn,
+    TextOnly, TextOnlyKind, output_fns, redacted,
+};
 pub use crate::schema::{
     ArgSpec, Field, FieldSchema, Presence, Tagging, Variant, VariantBody, describe, enum_schema,
     input_schema_of, object, output_schema_of,

@@ -15,9 +15,20 @@ use crate::tool::Tool;
 use crate::validate::SchemaError;
 use crate::wording::Wording;
 
-/// Registers a tool in the program-wide registry; `#[tool]` submits one for every tool.
+/// Registers a tool in the program's registry with the module that declares it; `#[tool]`
+/// submits one for every tool. Read only by [`ToolSet::from_module`].
 #[doc(hidden)]
-pub struct Registration(pub &'static Tool);
+pub struct Registration {
+    tool: &'static Tool,
+    module: &'static str,
+}
+
+impl Registration {
+    /// `tool`, declared in `module` (its `module_path!()`).
+    pub const fn new(tool: &'static Tool, module: &'static str) -> Self {
+        Registration { tool, module }
+    }
+}
 
 inventory::collect!(Registration);
 
@@ -181,7 +192,7 @@ impl ToolSet {
             tools: Vec::new(),
             by_name: FxHashMap::default(),
             wording: Arc::default(),
-            pipeline: Pipeline::shared().clone(),
+            pipeline: Pipeline::new(),
         }
         .with_tools(tools)
     }
@@ -209,11 +220,37 @@ impl ToolSet {
         Ok(self)
     }
 
-    /// Every `#[tool]` linked into the program, ordered by name.
-    pub fn all() -> Result<ToolSet, ToolSetError> {
+    /// Every `#[tool]` declared in `module` or a module inside it, ordered by name:
+    /// `ToolSet::from_module(module_path!())` at the root of a crate is every tool of that
+    /// crate, and in a module, that module's. A dependency's tools are never in it, however
+    /// they are linked: name them with [`new`](ToolSet::new) or [`with_tools`](ToolSet::with_tools).
+    ///
+    /// ```
+    /// mod leave {
+    ///     #[tool_runtime::tool(description = "Return the leave days left of the signed-in employee.")]
+    ///     pub fn leave_left() -> u8 { 7 }
+    /// }
+    /// mod weather {
+    ///     #[tool_runtime::tool(description = "Return today's weather in the office's city.")]
+    ///     pub fn weather() -> String { "sunny".into() }
+    /// }
+    /// # fn main() {
+    /// let here = module_path!();
+    /// let all = tool_runtime::ToolSet::from_module(here).unwrap();
+    /// assert_eq!(all.names().collect::<Vec<_>>(), ["leave_left", "weather"]);
+    /// let leave = tool_runtime::ToolSet::from_module(&format!("{here}::leave")).unwrap();
+    /// assert_eq!(leave.names().collect::<Vec<_>>(), ["leave_left"]);
+    /// # }
+    /// ```
+    pub fn from_module(module: &str) -> Result<ToolSet, ToolSetError> {
+        let within = |m: &str| {
+            m.strip_prefix(module)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with("::"))
+        };
         let mut tools: Vec<&'static Tool> = inventory::iter::<Registration>
             .into_iter()
-            .map(|r| r.0)
+            .filter(|r| within(r.module))
+            .map(|r| r.tool)
             .collect();
         tools.sort_by_key(|t| t.name());
         ToolSet::new(tools)
@@ -292,9 +329,9 @@ impl ToolSet {
         Ok(self.pipeline.approvals.take(ticket).await?.is_some())
     }
 
-    /// The set with its calls held for approval in `store` instead of the process-wide
-    /// [`MemoryApprovals::shared`](crate::MemoryApprovals::shared): a SQLite or PostgreSQL store lets another process (or
-    /// replica) resume them.
+    /// The set with its calls held for approval in `store` instead of its own: a store shared by
+    /// several sets (and their clones, which share it already) lets any of them resume a call;
+    /// a SQLite or PostgreSQL store lets another process (or replica) resume them.
     pub fn with_approvals(mut self, store: Arc<dyn ApprovalStore>) -> Self {
         self.pipeline.approvals = store;
         self

@@ -41,9 +41,9 @@ pub enum Invocation<'a> {
 }
 
 /// Invokes a tool: decodes its arguments from `Input` and runs it.
-pub type InvokeFn = for<'a> fn(&'a Context, Input<'_>) -> Invocation<'a>;
+pub(crate) type InvokeFn = for<'a> fn(&'a Context, Input<'_>) -> Invocation<'a>;
 /// Builds a schema body.
-pub type SchemaFn = fn(&mut SchemaGenerator) -> Schema;
+pub(crate) type SchemaFn = fn(&mut SchemaGenerator) -> Schema;
 
 /// What `#[tool]` declares about a tool; the generated code fills it in.
 #[doc(hidden)]

@@ -197,7 +197,7 @@ impl Wording {
     pub fn error_message(&self, error: &ToolError) -> String {
         match error {
             ToolError::InvalidArguments(v) => self.repair_message(v),
-            ToolError::Failed { message } => fill(&self.failed, &[("message", message)]),
+            ToolError::Failed { message, .. } => fill(&self.failed, &[("message", message)]),
             ToolError::Panicked {
                 message,
                 to_model: true,

@@ -146,7 +146,7 @@ async fn a_remote_that_goes_away_answers_a_clear_error_and_the_next_call_reconne
         let err = call(&set, &cx, "cek-riwayat-cuti", json!({}))
             .await
             .unwrap_err();
-        let ToolError::Failed { message } = &err else {
+        let ToolError::Failed { message, .. } = &err else {
             panic!("{err:?}")
         };
         assert!(message.contains("`hr` is unreachable"), "{message}");
@@ -440,7 +440,8 @@ async fn a_server_listing_ten_thousand_tools_is_refused() {
             err,
             tool_runtime_mcp::remote::RemoteError::TooManyTools {
                 listed: 10_001,
-                max: 1_000
+                max: 1_000,
+                ..
             }
         ),
         "{err}"
@@ -509,7 +510,7 @@ async fn lies_in_tools_list_and_in_results_are_caught_and_lose_nothing() {
     let wrong = call(&set, &cx, "wrong_output", json!({"n": 1}))
         .await
         .unwrap_err();
-    let ToolError::Failed { message } = &wrong else {
+    let ToolError::Failed { message, .. } = &wrong else {
         panic!("{wrong:?}")
     };
     assert!(
@@ -548,7 +549,7 @@ async fn lies_in_tools_list_and_in_results_are_caught_and_lose_nothing() {
     let dropped = call(&set, &cx, "hang_up", json!({"n": 1}))
         .await
         .unwrap_err();
-    let ToolError::Failed { message } = &dropped else {
+    let ToolError::Failed { message, .. } = &dropped else {
         panic!("{dropped:?}")
     };
     assert!(message.contains("`liar`"), "{message}");

@@ -115,7 +115,7 @@ fn defaults_are_filled_in_and_a_result_off_its_output_schema_is_a_tool_error() {
         json!({"teks": "halo", "kali": 2})
     );
     let err = call(&set, &cx, "gema", r#"{"teks": "rusak"}"#).unwrap_err();
-    let ToolError::Failed { message } = &err else {
+    let ToolError::Failed { message, .. } = &err else {
         panic!("{err:?}")
     };
     assert!(

@@ -12,7 +12,6 @@ use std::collections::BTreeSet;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tool_runtime::Api;
-use tool_runtime::export;
 use tool_runtime::{Tool, ToolArg, tool};
 
 #[tool(description = "Pesan katering.")]
@@ -128,12 +127,9 @@ const INTENDED: &[(&str, &str, &str, &str)] = &[
     ),
 ];
 
+/// The schema of `tool` as `target`'s entry carries it.
 fn ours(tool: &Tool, target: Api) -> Value {
-    let e = export::tool(tool, target).json;
-    match target {
-        Api::OPENAI_CHAT => e["function"]["parameters"].clone(),
-        _ => e["input_schema"].clone(),
-    }
+    target.lower(tool.input_schema()).schema
 }
 
 /// A description split into its text and its `{key: value, ...}` notes (order-free).

@@ -8,10 +8,10 @@ use examples::hr::{Peran, Session, domain::Db};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use tool_runtime::agent::{
-    Agent, CallArguments, Conversation, Decision, Finished, Outcome, ToolCall, read_turn, render,
-    run_calls,
+    Agent, Conversation, Decision, Finished, Outcome, read_turn, render, run_calls,
 };
-use tool_runtime::{Api, Context, ToolSet};
+use tool_runtime::provider::{Api, CallArguments, Message, Request, ToolCall, Turn};
+use tool_runtime::{Context, ToolSet};
 
 /// A turn of four tool calls, written for each API from its reference: Chat Completions
 /// (platform.openai.com/docs/api-reference/chat/object), Responses
@@ -19,16 +19,13 @@ use tool_runtime::{Api, Context, ToolSet};
 /// (docs.anthropic.com/en/api/messages), Gemini (ai.google.dev/api/generate-content#response-body),
 /// Bedrock Converse (docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html:
 /// `output.message.content[].toolUse` with `toolUseId`, `name`, `input`; `stopReason: tool_use`).
+/// Each is in the file named by its API's id.
 fn recorded(api: Api) -> Value {
-    let name = match api {
-        Api::OPENAI_CHAT => "openai-chat",
-        Api::OPENAI_RESPONSES => "openai-responses",
-        Api::ANTHROPIC => "anthropic",
-        Api::GEMINI => "gemini",
-        Api::BEDROCK_CONVERSE => "bedrock-converse",
-        _ => unreachable!("a recording for every model API"),
-    };
-    let path = format!("{}/recorded/agent/{name}.json", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/recorded/agent/{}.json",
+        env!("CARGO_MANIFEST_DIR"),
+        api.id()
+    );
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
@@ -36,86 +33,55 @@ fn sari() -> Context {
     Session::new("K-001", Peran::Karyawan).context(Arc::new(Db::in_memory().unwrap()))
 }
 
-/// The rendered results' call ids, in order, and which are errors.
-fn answered(api: Api, rendered: &[Value]) -> Vec<(String, bool)> {
-    if rendered.is_empty() {
-        return Vec::new();
-    }
-    match api {
-        Api::OPENAI_CHAT => rendered
-            .iter()
-            .map(|m| {
-                assert_eq!(m["role"], "tool");
-                let text = m["content"].as_str().unwrap();
-                // Chat has no error flag: the text says it.
-                (
-                    m["tool_call_id"].as_str().unwrap().into(),
-                    !text.starts_with('{'),
-                )
-            })
-            .collect(),
-        Api::OPENAI_RESPONSES => rendered
-            .iter()
-            .map(|i| {
-                assert_eq!(i["type"], "function_call_output");
-                let text = i["output"].as_str().unwrap();
-                (
-                    i["call_id"].as_str().unwrap().into(),
-                    !text.starts_with('{'),
-                )
-            })
-            .collect(),
-        Api::ANTHROPIC => {
-            assert_eq!(rendered.len(), 1, "one user message for the whole turn");
-            assert_eq!(rendered[0]["role"], "user");
-            rendered[0]["content"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|b| {
-                    assert_eq!(b["type"], "tool_result");
-                    let flag = b.get("is_error");
-                    assert!(flag.is_none() || flag == Some(&json!(true)), "{b}");
-                    (b["tool_use_id"].as_str().unwrap().into(), flag.is_some())
+/// A response of `api` holding these calls (id, name, arguments), written by its provider.
+fn response(api: Api, calls: &[(String, String, Value)]) -> Value {
+    let turn = Turn::calls(calls.iter().map(|(id, name, args)| ToolCall {
+        id: Some(id.clone()),
+        name: name.clone(),
+        arguments: CallArguments::Value(args.clone()),
+    }));
+    api.provider().write_response(&turn).unwrap()
+}
+
+/// A response of `api` with a final text, written by its provider.
+fn text_response(api: Api, text: &str) -> Value {
+    api.provider().write_response(&Turn::text(text)).unwrap()
+}
+
+/// The tool results in these messages of `api`'s format, read back by its provider, one list
+/// per turn of results: call id, and whether it reports a failure (where the format has no
+/// flag, OpenAI's, a result that is not the tool's JSON output).
+fn results_of(api: Api, messages: &[Value]) -> Vec<Vec<(String, bool)>> {
+    let mut conversation = Conversation::new(api);
+    conversation.messages = messages.to_vec();
+    let http = conversation.request(&Request::new("model")).unwrap();
+    let sent = api.provider().read_request(&http).unwrap();
+    sent.messages
+        .into_iter()
+        .filter_map(|m| match m {
+            Message::Results(results) => Some(results),
+            _ => None,
+        })
+        .map(|results| {
+            results
+                .into_iter()
+                .map(|r| {
+                    let error = r.is_error.unwrap_or(!r.text.starts_with('{'));
+                    (r.call_id.unwrap_or_default(), error)
                 })
                 .collect()
-        }
-        Api::GEMINI => {
-            assert_eq!(rendered.len(), 1);
-            rendered[0]["parts"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|p| {
-                    let r = &p["functionResponse"];
-                    let error = r["response"].get("error").is_some();
-                    assert!(error || r["response"].get("output").is_some(), "{r}");
-                    (r["id"].as_str().unwrap().into(), error)
-                })
-                .collect()
-        }
-        Api::BEDROCK_CONVERSE => {
-            assert_eq!(rendered.len(), 1, "one user message for the whole turn");
-            assert_eq!(rendered[0]["role"], "user");
-            rendered[0]["content"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|b| {
-                    let r = &b["toolResult"];
-                    let status = r.get("status");
-                    assert!(status.is_none() || status == Some(&json!("error")), "{r}");
-                    assert!(
-                        r["content"][0].get("json").is_some()
-                            || r["content"][0]["text"].is_string(),
-                        "{r}"
-                    );
-                    (r["toolUseId"].as_str().unwrap().into(), status.is_some())
-                })
-                .collect()
-        }
-        _ => unreachable!(),
-    }
+        })
+        .collect()
+}
+
+/// Every tool result in these messages.
+fn answered(api: Api, messages: &[Value]) -> Vec<(String, bool)> {
+    results_of(api, messages).concat()
+}
+
+/// The results of the conversation's last turn of results.
+fn last_results(api: Api, messages: &[Value]) -> Vec<(String, bool)> {
+    results_of(api, messages).pop().unwrap_or_default()
 }
 
 #[test]
@@ -216,7 +182,6 @@ fn tambah(
     a + b
 }
 
-use examples::mock_provider::{calls_response as response, text_response};
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
@@ -312,14 +277,8 @@ fn a_held_call_is_resumed_from_stored_state_and_runs_once() {
             before - 1,
             "{api}: booked once"
         );
-        // The results come right before the final answer: one message or item per call (Chat,
-        // Responses), or one message for the turn (Anthropic, Gemini, Bedrock).
-        let per_call = matches!(api, Api::OPENAI_CHAT | Api::OPENAI_RESPONSES);
-        let end = conversation.messages.len() - 1;
-        let results = answered(
-            api,
-            &conversation.messages[end - if per_call { 2 } else { 1 }..end],
-        );
+        // The results come right before the final answer.
+        let results = last_results(api, &conversation.messages);
         assert_eq!(
             results,
             [("k1".to_owned(), false), ("k2".to_owned(), false)],
@@ -351,16 +310,18 @@ fn a_held_call_is_resumed_from_stored_state_and_runs_once() {
 }
 
 /// The README's flow: a run pauses, the pause is written to a file, and every `Agent` and tool
-/// set is dropped; later a new tool set and a new `Agent` read the file and resume. The default
-/// approval store is the process's, so the approved call runs, once.
+/// set is dropped; later a new tool set and a new `Agent` read the file and resume. The sets
+/// share one store, so the approved call runs, once; a set with a store of its own (the
+/// default) has nothing held, and runs nothing.
 #[test]
 fn the_readmes_pause_to_disk_and_resume_runs_the_approved_call_once() {
     let db = Arc::new(Db::in_memory().unwrap());
     let cx = Session::new("K-001", Peran::Karyawan).context(db.clone());
     let path = std::env::temp_dir().join(format!("paused-{}.json", std::process::id()));
     let api = Api::ANTHROPIC;
+    let store = Arc::new(tool_runtime::MemoryApprovals::new());
     {
-        let tools = examples::hr::tool_set();
+        let tools = examples::hr::tool_set().with_approvals(store.clone());
         let call = response(
             api,
             &[(
@@ -385,7 +346,17 @@ fn the_readmes_pause_to_disk_and_resume_runs_the_approved_call_once() {
     let paused: tool_runtime::agent::Paused =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     let _ = std::fs::remove_file(&path);
-    let tools = examples::hr::tool_set();
+    // Another set, with its own store: the call is not held there, and nothing runs.
+    let elsewhere = examples::hr::tool_set();
+    let send = |_: &Conversation| {
+        let r = text_response(api, ".");
+        async move { Ok::<_, String>(r) }
+    };
+    let finished =
+        pollster::block_on(Agent::new(&elsewhere).resume(&cx, paused.clone(), |_| Decision::Approve, send));
+    assert!(matches!(finished, Ok(Finished::Answered { .. })), "{finished:?}");
+    assert_eq!(db.karyawan("K-001").unwrap().unwrap().sisa_cuti, before);
+    let tools = examples::hr::tool_set().with_approvals(store);
     let done = text_response(api, "Sudah diajukan.");
     let send = |_: &Conversation| {
         let r = done.clone();
@@ -405,9 +376,8 @@ fn the_readmes_pause_to_disk_and_resume_runs_the_approved_call_once() {
         before - 2,
         "the approved booking ran"
     );
-    let results = &conversation.messages[conversation.messages.len() - 2];
     assert_eq!(
-        answered(api, std::slice::from_ref(results)),
+        last_results(api, &conversation.messages),
         [("b1".to_owned(), false)]
     );
     // Rejected after the fact, or approved again: nothing more runs.
@@ -519,14 +489,34 @@ fn chat_calls_that_are_not_functions_are_answered_and_object_arguments_are_read(
 fn a_reasoning_models_turn_goes_back_unchanged() {
     let tools = examples::hr::tool_set();
     let cx = sari();
-    for (api, dir) in [
-        (Api::OPENAI_RESPONSES, "openai-responses"),
-        (Api::ANTHROPIC, "anthropic"),
-        (Api::GEMINI, "gemini"),
-        (Api::BEDROCK_CONVERSE, "bedrock-converse"),
-    ] {
-        let call = examples::ekstraksi::recorded(dir, "agent-reasoning-call");
-        let answer = examples::ekstraksi::recorded(dir, "agent-reasoning-answer");
+    // Each API: what it requires back, byte for byte, right after the user's message (from its
+    // reference), and the id its result is answered under (Gemini's call had none: by name).
+    type Required = fn(&Value) -> Vec<Value>;
+    let cases: [(Api, Required, &str); 4] = [
+        (
+            Api::OPENAI_RESPONSES,
+            |call| call["output"].as_array().unwrap().clone(),
+            "call_Think1",
+        ),
+        (
+            Api::ANTHROPIC,
+            |call| vec![json!({"role": "assistant", "content": call["content"]})],
+            "toolu_01Think",
+        ),
+        (
+            Api::GEMINI,
+            |call| vec![call["candidates"][0]["content"].clone()],
+            "",
+        ),
+        (
+            Api::BEDROCK_CONVERSE,
+            |call| vec![call["output"]["message"].clone()],
+            "tooluse_Think1",
+        ),
+    ];
+    for (api, required, result_id) in cases {
+        let call = examples::ekstraksi::recorded(api.id(), "agent-reasoning-call");
+        let answer = examples::ekstraksi::recorded(api.id(), "agent-reasoning-answer");
         let sent = std::cell::RefCell::new(Vec::new());
         let send = |c: &Conversation| {
             sent.borrow_mut().push(c.messages.clone());
@@ -551,13 +541,7 @@ fn a_reasoning_models_turn_goes_back_unchanged() {
         let sent = sent.into_inner();
         assert_eq!(sent.len(), 2, "{api}");
         let second = &sent[1];
-        // What the provider requires back, byte for byte, right after the user's message.
-        let required: Vec<Value> = match api {
-            Api::OPENAI_RESPONSES => call["output"].as_array().unwrap().clone(),
-            Api::ANTHROPIC => vec![json!({"role": "assistant", "content": call["content"]})],
-            Api::BEDROCK_CONVERSE => vec![call["output"]["message"].clone()],
-            _ => vec![call["candidates"][0]["content"].clone()],
-        };
+        let required = required(&call);
         let echoed = &second[1..1 + required.len()];
         for (got, want) in echoed.iter().zip(&required) {
             assert_eq!(
@@ -577,23 +561,13 @@ fn a_reasoning_models_turn_goes_back_unchanged() {
             let in_reply = serde_json::to_string(&call).unwrap().contains(opaque);
             assert_eq!(text.contains(opaque), in_reply, "{api}: {opaque}");
         }
-        // Then the tool's result, answered under the call's id (Gemini's call had none: by name).
+        // Then the tool's result, answered under the call's id.
         let results = &second[1 + required.len()..];
-        match api {
-            Api::OPENAI_RESPONSES => {
-                assert_eq!(answered(api, results), [("call_Think1".into(), false)])
-            }
-            Api::ANTHROPIC => assert_eq!(answered(api, results), [("toolu_01Think".into(), false)]),
-            Api::BEDROCK_CONVERSE => {
-                assert_eq!(answered(api, results), [("tooluse_Think1".into(), false)])
-            }
-            _ => {
-                assert_eq!(results.len(), 1, "{api}: one content of function responses");
-                let response = &results[0]["parts"][0]["functionResponse"];
-                assert_eq!(response["name"], "cek-sisa-cuti");
-                assert!(response["response"].get("output").is_some(), "{response}");
-            }
-        }
+        assert_eq!(
+            answered(api, results),
+            [(result_id.to_owned(), false)],
+            "{api}"
+        );
     }
 }
 

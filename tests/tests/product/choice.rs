@@ -4,44 +4,22 @@
 //! format, and that a wrong pick, a missing ask-back and a failed request are reported as such.
 
 use serde_json::{Value, json};
-use tool_runtime::Api;
 use tool_runtime::choice::{self, Expect, Picked};
+use tool_runtime::provider::{Api, CallArguments, ToolCall, Turn};
 
-/// A response calling `tool`, or answering in text when `tool` is `None`, in `target`'s format.
+/// A response calling `tool`, or answering in text when `tool` is `None`, in `target`'s format
+/// (written by the test kit).
 fn response(target: Api, tool: Option<&str>) -> Value {
-    match (target, tool) {
-        (Api::OPENAI_CHAT, Some(t)) => {
-            json!({"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": t, "arguments": "{}"}}]}, "finish_reason": "tool_calls"}]})
-        }
-        (Api::OPENAI_CHAT, None) => {
-            json!({"choices": [{"message": {"role": "assistant", "content": "Judul atau penulis bukunya apa?"}, "finish_reason": "stop"}]})
-        }
-        (Api::OPENAI_RESPONSES, Some(t)) => {
-            json!({"status": "completed", "output": [{"type": "function_call", "call_id": "c1", "name": t, "arguments": "{}"}]})
-        }
-        (Api::OPENAI_RESPONSES, None) => {
-            json!({"status": "completed", "output": [{"type": "message", "content": [{"type": "output_text", "text": "Judul bukunya apa?"}]}]})
-        }
-        (Api::ANTHROPIC, Some(t)) => {
-            json!({"content": [{"type": "text", "text": "Saya cek dulu."}, {"type": "tool_use", "id": "toolu_1", "name": t, "input": {}}], "stop_reason": "tool_use"})
-        }
-        (Api::ANTHROPIC, None) => {
-            json!({"content": [{"type": "text", "text": "Judul bukunya apa?"}], "stop_reason": "end_turn"})
-        }
-        (Api::GEMINI, Some(t)) => {
-            json!({"candidates": [{"content": {"role": "model", "parts": [{"functionCall": {"name": t, "args": {}}}]}, "finishReason": "STOP"}]})
-        }
-        (Api::GEMINI, None) => {
-            json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "Judul bukunya apa?"}]}, "finishReason": "STOP"}]})
-        }
-        (Api::BEDROCK_CONVERSE, Some(t)) => {
-            json!({"output": {"message": {"role": "assistant", "content": [{"text": "Saya cek dulu."}, {"toolUse": {"toolUseId": "tooluse_1", "name": t, "input": {}}}]}}, "stopReason": "tool_use"})
-        }
-        (Api::BEDROCK_CONVERSE, None) => {
-            json!({"output": {"message": {"role": "assistant", "content": [{"text": "Judul bukunya apa?"}]}}, "stopReason": "end_turn"})
-        }
-        _ => unreachable!("every model API has a stand-in"),
-    }
+    let turn = match tool {
+        Some(t) => Turn::calls([ToolCall {
+            id: Some("call_1".into()),
+            name: t.into(),
+            arguments: CallArguments::Value(json!({})),
+        }])
+        .with_text("Saya cek dulu."),
+        None => Turn::text("Judul atau penulis bukunya apa?"),
+    };
+    target.provider().write_response(&turn).unwrap()
 }
 
 /// A keyword stand-in for a model: "ISBN" picks `detail-buku` (`cari-buku` when `confused`),

@@ -14,6 +14,8 @@ mod export;
 mod fuzz;
 mod hr;
 mod lint;
+mod provider;
+mod registry;
 mod rig;
 mod streaming;
 mod structured;

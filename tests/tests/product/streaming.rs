@@ -24,11 +24,12 @@ use futures_util::{Stream, StreamExt, stream};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use tool_runtime::agent::{
-    Agent, AgentError, AgentEvent, Conversation, Delta, Finished, Outcome, ResponseStream,
-    StreamEvent, read_turn, sse_events,
+    Agent, AgentError, AgentEvent, Conversation, Finished, Outcome, read_turn,
 };
-use tool_runtime::structured::Finish;
-use tool_runtime::{Api, Context, Tool, ToolSet, tool};
+use tool_runtime::provider::{
+    Api, Delta, Finish, ReadError, ResponseStream, StreamEvent, aws_events, sse_events,
+};
+use tool_runtime::{Context, Tool, ToolSet, tool};
 
 type Boxed = Box<dyn std::error::Error + Send + Sync>;
 
@@ -242,15 +243,26 @@ proptest! {
 }
 
 /// The error a stream ends with.
+/// An error and its causes, as an error reporter prints them: `what: why: ...`.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        text.push_str(&format!(": {c}"));
+        cause = c.source();
+    }
+    text
+}
+
 fn broken(api: Api, events: &[StreamEvent]) -> String {
     let mut stream = ResponseStream::new(api);
     for event in events {
         if let Err(e) = stream.push(event) {
-            return e.to_string();
+            return chain(&e);
         }
     }
     match stream.finish() {
-        Err(e) => e.to_string(),
+        Err(e) => chain(&e),
         Ok((response, _)) => panic!("assembled a broken stream: {response}"),
     }
 }
@@ -405,7 +417,7 @@ fn a_response_over_the_size_limit_is_cut_off() {
         }
     }
     let e = result.unwrap_err();
-    assert!(e.message.contains("exceed 1000 bytes"), "{e}");
+    assert!(e.error.to_string().contains("exceed 1000 bytes"), "{e}");
 }
 
 #[test]
@@ -527,9 +539,13 @@ fn a_broken_stream_ends_with_an_error_naming_the_event() {
     ));
     assert_eq!(
         broken(Api::BEDROCK_CONVERSE, &throttled),
-        "Amazon Bedrock Converse stream, event 4 (throttlingException): the provider sent \
-         throttlingException: \"Too many requests\""
+        "Amazon Bedrock Converse stream, event 4 (throttlingException): the provider sent an \
+         error: throttlingException: \"Too many requests\""
     );
+    // An error the provider sent is told apart from a broken stream: a host may retry it.
+    let mut stream = ResponseStream::new(Api::BEDROCK_CONVERSE);
+    let e = throttled.iter().find_map(|e| stream.push(e).err()).unwrap();
+    assert!(matches!(e.error, ReadError::Provider { .. }), "{e:?}");
     assert_eq!(
         broken(Api::BEDROCK_CONVERSE, &bedrock[..12]),
         "Amazon Bedrock Converse stream, the end of the stream after 12 events: the stream \
@@ -775,7 +791,7 @@ fn a_stalled_stream_ends_the_run_and_nothing_incomplete_runs() {
         panic!("{events:?}");
     };
     assert_eq!(
-        e.to_string(),
+        chain(e),
         "Anthropic Messages stream, the stream: no event for 200ms; the provider stalled"
     );
     assert_eq!(runs.load(Ordering::SeqCst), 0);
@@ -1237,7 +1253,7 @@ fn aws_read(body: &[u8], size: usize) -> Vec<Result<StreamEvent, String>> {
         .chunks(size)
         .map(|c| Ok::<_, std::io::Error>(std::io::Cursor::new(c.to_vec())))
         .collect();
-    let events = tool_runtime::agent::aws_events(stream::iter(chunks));
+    let events = aws_events(stream::iter(chunks));
     pollster::block_on(events.map(|e| e.map_err(|e| e.to_string())).collect())
 }
 

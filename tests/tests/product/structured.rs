@@ -6,7 +6,8 @@ use std::cell::RefCell;
 use examples::ekstraksi::{Lowongan, Paper, aturan_paper, recorded};
 use serde_json::{Value, json};
 use tool_runtime::Api;
-use tool_runtime::structured::{self, Attempt, Extractor, Failure, Finish};
+use tool_runtime::provider::Finish;
+use tool_runtime::structured::{self, Attempt, Extractor, Failure};
 
 /// The year the recorded replies were made, passed to the paper's rule (no clock is read).
 const TAHUN_REKAMAN: u16 = 2026;
@@ -27,7 +28,7 @@ fn extract_paper<F, Fut, E>(
 where
     F: FnMut(Attempt) -> Fut,
     Fut: std::future::Future<Output = Result<serde_json::Value, E>>,
-    E: std::fmt::Display,
+    E: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     Extractor::<Paper>::new(api)
         .max_retries(max_retries)

@@ -15,7 +15,7 @@
 //! # async fn run() -> std::io::Result<()> {
 //! use tool_runtime_mcp::{McpServer, http::HttpServer};
 //! use tool_runtime::ToolSet;
-//! let mcp = McpServer::new(ToolSet::all().unwrap());
+//! let mcp = McpServer::new(ToolSet::from_module(module_path!()).unwrap());
 //! HttpServer::new(mcp).bind("127.0.0.1:8080".parse().unwrap()).await?.serve().await
 //! # }
 //! ```
@@ -39,7 +39,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::caller::PeerAddr;
-use crate::server::McpServer;
+use crate::server::{McpServer, Served};
 
 mod connections;
 mod shares;
@@ -259,7 +259,7 @@ impl HttpServer {
             .with_cancellation_token(self.shutdown.child_token());
         let mcp = self.mcp.clone();
         let service = axum::routing::any(endpoint).with_state(Arc::new(
-            StreamableHttpService::new(move || Ok(mcp.clone()), sessions.clone(), rmcp_config),
+            StreamableHttpService::new(move || Ok(Served(mcp.clone())), sessions.clone(), rmcp_config),
         ));
         let shares = Arc::new(Shares::new(&self.config, sessions));
         // The checks are layers around the endpoint, outermost first: credentials, then each
@@ -280,7 +280,7 @@ impl HttpServer {
 /// for every request, and rmcp's clone copies its whole configuration (the allowed hosts and
 /// origins, a `String` each): about 12,000 instructions per request, for eight clones. Behind
 /// an `Arc` in a handler's state, a clone is a count.
-type Endpoint = Arc<StreamableHttpService<McpServer, LocalSessionManager>>;
+type Endpoint = Arc<StreamableHttpService<Served, LocalSessionManager>>;
 
 async fn endpoint(State(endpoint): State<Endpoint>, request: Request) -> Response {
     endpoint.handle(request).await.map(Body::new)

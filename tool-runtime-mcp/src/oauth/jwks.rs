@@ -57,25 +57,27 @@ impl Fetcher {
             match get_json(&client, &url).await {
                 Ok((metadata, _)) => {
                     if metadata.get("issuer").and_then(Value::as_str) != Some(issuer) {
-                        return Err(KeyError(format!(
-                            "the metadata at {url} names another issuer than {issuer} (RFC 8414 §3.3)"
-                        )));
+                        return Err(KeyError::Metadata {
+                            url,
+                            problem: format!("it names another issuer than {issuer} (RFC 8414 §3.3)"),
+                        });
                     }
                     let jwks_uri = metadata
                         .get("jwks_uri")
                         .and_then(Value::as_str)
-                        .ok_or_else(|| {
-                            KeyError(format!("the metadata at {url} has no jwks_uri"))
+                        .ok_or_else(|| KeyError::Metadata {
+                            url: url.clone(),
+                            problem: "it has no jwks_uri".into(),
                         })?;
                     return Fetcher::start(client, jwks_uri.to_owned()).await;
                 }
                 Err(e) => errors.push(format!("{url}: {e}")),
             }
         }
-        Err(KeyError(format!(
-            "no authorization server metadata for {issuer}: {}",
-            errors.join("; ")
-        )))
+        Err(KeyError::Metadata {
+            url: issuer.to_owned(),
+            problem: format!("none was found: {}", errors.join("; ")),
+        })
     }
 
     /// The keys at `jwks_uri`.
@@ -133,7 +135,10 @@ impl Fetcher {
         }
         let (set, ttl) = get_json(&self.client, &self.jwks_uri)
             .await
-            .map_err(|e| KeyError(format!("JWK set at {}: {e}", self.jwks_uri)))?;
+            .map_err(|problem| KeyError::Fetch {
+                url: self.jwks_uri.clone(),
+                problem,
+            })?;
         let keys = Keys::jwks(&set.to_string())?;
         self.state().fresh_until = Instant::now() + ttl;
         Ok(keys)
@@ -145,7 +150,7 @@ fn client() -> Result<reqwest::Client, KeyError> {
         .timeout(FETCH_TIMEOUT)
         .redirect(reqwest::redirect::Policy::limited(3))
         .build()
-        .map_err(|e| KeyError(format!("HTTP client: {e}")))
+        .map_err(|e| KeyError::unreadable("the HTTP client", e))
 }
 
 /// A JSON document at `url` (at most `MAX_BYTES`), and how long its caching headers let it be

@@ -24,7 +24,7 @@
 //!     Keys::rsa_pem(&std::fs::read("login-public.pem")?)?, // its key, or Keys::jwks(..)
 //! )
 //! .with_required_scopes(["mcp"]);
-//! let mcp = McpServer::new(ToolSet::all()?).with_context(|caller| async move {
+//! let mcp = McpServer::new(ToolSet::from_module(module_path!())?).with_context(|caller| async move {
 //!     let who = caller.principal.expect("the server checks tokens");
 //!     Ok(Context::new().with(Grants::new(who.scopes)))
 //! });
@@ -66,29 +66,100 @@ enum KeySet {
     Jwks(Vec<(Option<String>, DecodingKey, Algorithm)>),
 }
 
-/// A key that could not be read.
+/// Keys that could not be read or fetched. Where a library's error is the cause, it is the
+/// [`source`](std::error::Error::source).
 #[derive(Debug)]
-pub struct KeyError(String);
+#[non_exhaustive]
+pub enum KeyError {
+    /// An HMAC secret shorter than 32 bytes.
+    SecretTooShort {
+        /// Its length.
+        bytes: usize,
+    },
+    /// A PEM key, or a key of a JWK set, that is not a key of its kind.
+    Unreadable {
+        /// Which key: `RSA key`, `EC key`, `JWK <kid>`, `the JWK set`.
+        key: String,
+        /// Why.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A key of a JWK set that does not name its algorithm (`alg`), or names one that is not
+    /// for signatures.
+    Algorithm {
+        /// The key (`JWK <kid>`).
+        key: String,
+        /// The algorithm it names, if any.
+        alg: Option<String>,
+    },
+    /// A JWK set with no keys.
+    NoKeys,
+    /// The authorization server's metadata could not be used: `problem` says why.
+    Metadata {
+        /// Where it was read (or, when none could be, the issuer).
+        url: String,
+        /// What is wrong with it, or why each place failed.
+        problem: String,
+    },
+    /// A JWK set or metadata document could not be fetched.
+    Fetch {
+        /// Its URL.
+        url: String,
+        /// Why (an HTTP status, a body too large or not JSON, the connection).
+        problem: String,
+    },
+}
 
 impl std::fmt::Display for KeyError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        match self {
+            KeyError::SecretTooShort { bytes } => {
+                write!(f, "an HMAC secret needs at least 32 bytes, got {bytes}")
+            }
+            KeyError::Unreadable { key, .. } => write!(f, "{key} could not be read"),
+            KeyError::Algorithm { key, alg: None } => {
+                write!(f, "{key} does not name its algorithm (alg)")
+            }
+            KeyError::Algorithm { key, alg: Some(alg) } => {
+                write!(f, "{key}: algorithm {alg} is not for signatures")
+            }
+            KeyError::NoKeys => f.write_str("the JWK set has no keys"),
+            KeyError::Metadata { url, problem } => {
+                write!(f, "the authorization server metadata at {url}: {problem}")
+            }
+            KeyError::Fetch { url, problem } => write!(f, "{url} could not be fetched: {problem}"),
+        }
     }
 }
 
-impl std::error::Error for KeyError {}
+impl std::error::Error for KeyError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            KeyError::Unreadable { source, .. } => Some(&**source),
+            _ => None,
+        }
+    }
+}
+
+impl KeyError {
+    fn unreadable(key: impl Into<String>, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        KeyError::Unreadable {
+            key: key.into(),
+            source: Box::new(source),
+        }
+    }
+}
 
 impl Keys {
     /// A shared secret (HS256/384/512): for an authorization server you run yourself and tests.
     /// Shorter than 32 bytes is refused.
     pub fn hmac_secret(secret: &[u8]) -> Result<Keys, KeyError> {
         if secret.len() < 32 {
-            return Err(KeyError(format!(
-                "an HMAC secret needs at least 32 bytes, got {}",
-                secret.len()
-            )));
+            return Err(KeyError::SecretTooShort {
+                bytes: secret.len(),
+            });
         }
-        let key = DecodingKey::from_secret(secret).map_err(|e| KeyError(e.to_string()))?;
+        let key =
+            DecodingKey::from_secret(secret).map_err(|e| KeyError::unreadable("the secret", e))?;
         Ok(Keys(KeySet::One(
             key,
             vec![Algorithm::HS256, Algorithm::HS384, Algorithm::HS512],
@@ -97,7 +168,7 @@ impl Keys {
 
     /// An RSA public key in PEM (RS256/384/512, PS256/384/512).
     pub fn rsa_pem(pem: &[u8]) -> Result<Keys, KeyError> {
-        let key = DecodingKey::from_rsa_pem(pem).map_err(|e| KeyError(format!("RSA key: {e}")))?;
+        let key = DecodingKey::from_rsa_pem(pem).map_err(|e| KeyError::unreadable("RSA key", e))?;
         Ok(Keys(KeySet::One(
             key,
             vec![
@@ -113,7 +184,7 @@ impl Keys {
 
     /// An EC public key in PEM (ES256/384).
     pub fn ec_pem(pem: &[u8]) -> Result<Keys, KeyError> {
-        let key = DecodingKey::from_ec_pem(pem).map_err(|e| KeyError(format!("EC key: {e}")))?;
+        let key = DecodingKey::from_ec_pem(pem).map_err(|e| KeyError::unreadable("EC key", e))?;
         Ok(Keys(KeySet::One(
             key,
             vec![Algorithm::ES256, Algorithm::ES384],
@@ -124,24 +195,25 @@ impl Keys {
     /// algorithm (`alg`); keys this crate cannot use are refused rather than skipped.
     pub fn jwks(json: &str) -> Result<Keys, KeyError> {
         let set: JwkSet =
-            serde_json::from_str(json).map_err(|e| KeyError(format!("JWK set: {e}")))?;
+            serde_json::from_str(json).map_err(|e| KeyError::unreadable("the JWK set", e))?;
         let mut keys = Vec::with_capacity(set.keys.len());
         for jwk in &set.keys {
             let kid = jwk.common.key_id.clone();
             let name = kid.as_deref().unwrap_or("(no kid)");
-            let alg = jwk
-                .common
-                .key_algorithm
-                .ok_or_else(|| KeyError(format!("JWK {name} does not name its algorithm (alg)")))?;
-            let alg: Algorithm = alg.to_string().parse().map_err(|_| {
-                KeyError(format!("JWK {name}: algorithm {alg} is not for signatures"))
+            let alg = jwk.common.key_algorithm.ok_or_else(|| KeyError::Algorithm {
+                key: format!("JWK {name}"),
+                alg: None,
             })?;
-            let key =
-                DecodingKey::from_jwk(jwk).map_err(|e| KeyError(format!("JWK {name}: {e}")))?;
+            let alg: Algorithm = alg.to_string().parse().map_err(|_| KeyError::Algorithm {
+                key: format!("JWK {name}"),
+                alg: Some(alg.to_string()),
+            })?;
+            let key = DecodingKey::from_jwk(jwk)
+                .map_err(|e| KeyError::unreadable(format!("JWK {name}"), e))?;
             keys.push((kid, key, alg));
         }
         if keys.is_empty() {
-            return Err(KeyError("the JWK set has no keys".into()));
+            return Err(KeyError::NoKeys);
         }
         Ok(Keys(KeySet::Jwks(keys)))
     }
@@ -176,16 +248,82 @@ pub struct ResourceServer {
     metadata_url: String,
 }
 
-/// Why a token naming a key this server lacks is refused (then the keys are fetched again).
-const UNKNOWN_KEY: &str = "the token is signed with a key this server does not know";
-
-/// Why a token was refused; the text goes to the client in `error_description`.
-enum Refused {
-    /// 401: no token, or one that is not valid for this server.
-    Token(&'static str, String),
-    /// 403: a valid token without the scopes needed.
-    Scope(String),
+/// Why a token was refused. Its `Display` goes to the client in `error_description`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TokenError {
+    /// The request has no `Authorization: Bearer <token>` header.
+    Missing,
+    /// The token is not a JWT.
+    NotAJwt,
+    /// The token names a signing key this server does not know (even after fetching the keys
+    /// again, where they are fetched).
+    UnknownKey,
+    /// The token has expired.
+    Expired,
+    /// The token is not valid yet (`nbf`).
+    NotYetValid,
+    /// The token's `aud` is another resource.
+    WrongAudience,
+    /// The token's `iss` is an issuer this server does not trust.
+    UntrustedIssuer,
+    /// The signature does not verify.
+    BadSignature,
+    /// The token is signed with an algorithm this server does not accept.
+    WrongAlgorithm,
+    /// The token lacks a required claim (`exp`, `aud`, `iss`, `sub`), or its `sub` is not a
+    /// string.
+    MissingClaim,
+    /// The token is not valid for another reason.
+    Invalid,
+    /// A valid token without the scopes this server requires.
+    MissingScopes {
+        /// The scopes it lacks.
+        missing: Vec<String>,
+    },
 }
+
+impl TokenError {
+    /// The OAuth error code (RFC 6750 §3.1) and the HTTP status that answers it.
+    fn code(&self) -> (http::StatusCode, &'static str) {
+        match self {
+            TokenError::Missing => (http::StatusCode::UNAUTHORIZED, "invalid_request"),
+            TokenError::MissingScopes { .. } => {
+                (http::StatusCode::FORBIDDEN, "insufficient_scope")
+            }
+            _ => (http::StatusCode::UNAUTHORIZED, "invalid_token"),
+        }
+    }
+}
+
+impl std::fmt::Display for TokenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            TokenError::Missing => "expected Authorization: Bearer <token>",
+            TokenError::NotAJwt => "the token is not a JWT",
+            TokenError::UnknownKey => "the token is signed with a key this server does not know",
+            TokenError::Expired => "the token has expired",
+            TokenError::NotYetValid => "the token is not valid yet",
+            TokenError::WrongAudience => "the token is for another resource",
+            TokenError::UntrustedIssuer => {
+                "the token is from an issuer this server does not trust"
+            }
+            TokenError::BadSignature => "the token's signature does not verify",
+            TokenError::WrongAlgorithm => {
+                "the token is signed with an algorithm this server does not accept"
+            }
+            TokenError::MissingClaim => {
+                "the token lacks a required claim (exp, aud, iss, sub as a string)"
+            }
+            TokenError::Invalid => "the token is not valid",
+            TokenError::MissingScopes { missing } => {
+                return write!(f, "the token lacks the scope {}", missing.join(" "));
+            }
+        })
+    }
+}
+
+impl std::error::Error for TokenError {}
 
 impl ResourceServer {
     /// A resource server at `resource` (its canonical URI: the `aud` tokens must carry, e.g.
@@ -336,20 +474,14 @@ impl ResourceServer {
     }
 
     /// Checks a token and names its principal (with the keys there are: no fetch).
-    pub fn authenticate(&self, token: &str) -> Result<Principal, String> {
-        self.check(token).map_err(|r| match r {
-            Refused::Token(_, why) | Refused::Scope(why) => why,
-        })
+    pub fn authenticate(&self, token: &str) -> Result<Principal, TokenError> {
+        self.check(token)
     }
 
-    fn check(&self, token: &str) -> Result<Principal, Refused> {
-        let invalid = |why: &str| Refused::Token("invalid_token", why.to_owned());
-        let header =
-            jsonwebtoken::decode_header(token).map_err(|_| invalid("the token is not a JWT"))?;
+    fn check(&self, token: &str) -> Result<Principal, TokenError> {
+        let header = jsonwebtoken::decode_header(token).map_err(|_| TokenError::NotAJwt)?;
         let keys = self.keys.read().unwrap_or_else(|e| e.into_inner()).clone();
-        let (key, algorithms) = keys
-            .for_token(&header)
-            .ok_or(Refused::Token("invalid_token", UNKNOWN_KEY.to_owned()))?;
+        let (key, algorithms) = keys.for_token(&header).ok_or(TokenError::UnknownKey)?;
         let mut validation = Validation::new(algorithms[0]);
         validation.algorithms = algorithms;
         validation.leeway = self.leeway.as_secs();
@@ -359,36 +491,26 @@ impl ResourceServer {
         validation.set_required_spec_claims(&["exp", "aud", "iss", "sub"]);
         let data =
             jsonwebtoken::decode::<Map<String, Value>>(token, key, &validation).map_err(|e| {
-                invalid(match e.kind() {
-                    ErrorKind::ExpiredSignature => "the token has expired",
-                    ErrorKind::ImmatureSignature => "the token is not valid yet",
-                    ErrorKind::InvalidAudience => "the token is for another resource",
-                    ErrorKind::InvalidIssuer => {
-                        "the token is from an issuer this server does not trust"
-                    }
-                    ErrorKind::InvalidSignature => "the token's signature does not verify",
-                    ErrorKind::InvalidAlgorithm => {
-                        "the token is signed with an algorithm this server does not accept"
-                    }
-                    ErrorKind::MissingRequiredClaim(_) => {
-                        "the token lacks a required claim (exp, aud, iss, sub)"
-                    }
-                    _ => "the token is not valid",
-                })
+                match e.kind() {
+                    ErrorKind::ExpiredSignature => TokenError::Expired,
+                    ErrorKind::ImmatureSignature => TokenError::NotYetValid,
+                    ErrorKind::InvalidAudience => TokenError::WrongAudience,
+                    ErrorKind::InvalidIssuer => TokenError::UntrustedIssuer,
+                    ErrorKind::InvalidSignature => TokenError::BadSignature,
+                    ErrorKind::InvalidAlgorithm => TokenError::WrongAlgorithm,
+                    ErrorKind::MissingRequiredClaim(_) => TokenError::MissingClaim,
+                    _ => TokenError::Invalid,
+                }
             })?;
-        let principal =
-            principal(data.claims).ok_or_else(|| invalid("the token's sub is not a string"))?;
-        let missing: Vec<&str> = self
+        let principal = principal(data.claims).ok_or(TokenError::MissingClaim)?;
+        let missing: Vec<String> = self
             .required_scopes
             .iter()
             .filter(|s| !principal.scopes.contains(s))
-            .map(String::as_str)
+            .cloned()
             .collect();
         if !missing.is_empty() {
-            return Err(Refused::Scope(format!(
-                "the token lacks the scope {}",
-                missing.join(" ")
-            )));
+            return Err(TokenError::MissingScopes { missing });
         }
         Ok(principal)
     }
@@ -407,10 +529,7 @@ impl ResourceServer {
             .map(|(_, token)| token.trim());
         let outcome = match token {
             Some(t) if !t.is_empty() => self.check_fetching(t).await,
-            _ => Err(Refused::Token(
-                "invalid_request",
-                "expected Authorization: Bearer <token>".into(),
-            )),
+            _ => Err(TokenError::Missing),
         };
         match outcome {
             Ok(principal) => {
@@ -424,7 +543,7 @@ impl ResourceServer {
 
     /// [`check`](Self::check), with the keys fetched again first when they are stale, and
     /// once more when the token names a key they lack.
-    async fn check_fetching(&self, token: &str) -> Result<Principal, Refused> {
+    async fn check_fetching(&self, token: &str) -> Result<Principal, TokenError> {
         let Some(fetcher) = &self.fetcher else {
             return self.check(token);
         };
@@ -433,11 +552,11 @@ impl ResourceServer {
         }
         let seen = fetcher.last_fetch();
         match self.check(token) {
-            Err(Refused::Token(_, why)) if why == UNKNOWN_KEY => {
+            Err(TokenError::UnknownKey) => {
                 if self.refresh_keys(fetcher, seen).await {
                     self.check(token)
                 } else {
-                    Err(Refused::Token("invalid_token", why))
+                    Err(TokenError::UnknownKey)
                 }
             }
             outcome => outcome,
@@ -446,7 +565,7 @@ impl ResourceServer {
 
     /// 401 (no or bad token) or 403 (too few scopes), with the `WWW-Authenticate` challenge
     /// that tells a client where the metadata is and what to ask for.
-    fn challenge(&self, refused: Option<Refused>) -> Response {
+    fn challenge(&self, refused: Option<TokenError>) -> Response {
         let scope = self.required_scopes.join(" ");
         let mut challenge = format!("Bearer resource_metadata=\"{}\"", self.metadata_url);
         if !scope.is_empty() {
@@ -458,8 +577,10 @@ impl ResourceServer {
                 "invalid_token",
                 "this server needs an access token (Authorization: Bearer)".to_owned(),
             ),
-            Some(Refused::Token(error, why)) => (http::StatusCode::UNAUTHORIZED, error, why),
-            Some(Refused::Scope(why)) => (http::StatusCode::FORBIDDEN, "insufficient_scope", why),
+            Some(refused) => {
+                let (status, error) = refused.code();
+                (status, error, refused.to_string())
+            }
         };
         // Every refusal names its error (RFC 6750 §3).
         challenge.push_str(&format!(

@@ -190,10 +190,10 @@ impl Error for AgentError {
 /// Runs the loop for one tool set.
 ///
 /// Calls that need approval are held in the tool set's approval store
-/// ([`ToolSet::with_approvals`]; by default the process-wide
-/// [`MemoryApprovals::shared`](crate::MemoryApprovals::shared)), so a [`Paused`] run can be
-/// resumed by another `Agent` over the same store: in this process by default, in another
-/// process or replica with a SQLite or PostgreSQL store.
+/// ([`ToolSet::with_approvals`]; by default the set's own), so a [`Paused`] run can be resumed
+/// by another `Agent` over a set with the same store: a clone of the set, a set given the same
+/// [`MemoryApprovals`](crate::MemoryApprovals), or, in another process or replica, a SQLite or
+/// PostgreSQL store.
 #[derive(Clone, Copy, Debug)]
 pub struct Agent<'a> {
     tools: &'a ToolSet,

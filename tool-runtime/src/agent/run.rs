@@ -170,8 +170,6 @@ async fn off_thread(
         let _ = answer.send(out);
     }));
     answered.await.unwrap_or_else(|_| {
-        Err(ToolError::Failed {
-            message: "the host dropped the call before it ended (Agent::offload)".into(),
-        })
+        Err(ToolError::failed("the host dropped the call before it ended (Agent::offload)"))
     })
 }

@@ -310,7 +310,8 @@ fn blocks_of(turn: &Turn) -> Vec<Value> {
 fn stop_reason(turn: &Turn) -> &str {
     match &turn.finish {
         Finish::Refused { .. } => "refusal",
-        Finish::Truncated { reason } => reason,
+        Finish::Truncated { reason } if reason == "model_context_window_exceeded" => reason,
+        Finish::Truncated { .. } => "max_tokens",
         Finish::Other { reason } => reason,
         _ if !turn.calls.is_empty() => "tool_use",
         _ => "end_turn",

@@ -242,12 +242,14 @@ impl<'de> Deserialize<'de> for Api {
 }
 
 /// What one model API needs written and read: implemented once per file of this module, and
-/// by a program for an API of its own ([`Api::new`]).
+/// by a program for an API of its own ([`Api::new`]). A provider is shared by every thread and
+/// survives a panic in one ([`RefUnwindSafe`](std::panic::RefUnwindSafe)): keep it stateless,
+/// or its state behind a lock.
 ///
 /// The methods that write a response and read a request back are the test kit's
 /// ([`testing`](crate::testing), feature `testing`): a provider that leaves them out works
 /// everywhere else.
-pub trait Provider: Send + Sync {
+pub trait Provider: Send + Sync + std::panic::RefUnwindSafe {
     /// A short, stable id, written when a conversation is saved: `openai-chat`.
     fn id(&self) -> &'static str;
     /// The API's name, for messages: `OpenAI Chat Completions`.

@@ -310,7 +310,11 @@ impl Provider for OpenAiChat {
                 finish: Finish::Refused { message: r.into() },
             });
         }
-        let text = message["content"].as_str().map(str::to_owned);
+        // A streamed turn's content starts as "" (the role chunk's): no text is no text.
+        let text = message["content"]
+            .as_str()
+            .filter(|t| !t.is_empty())
+            .map(str::to_owned);
         let finish = match choice["finish_reason"].as_str() {
             Some("stop") => Finish::Completed,
             Some("content_filter") => Finish::Refused {

@@ -247,6 +247,16 @@ impl Turn {
         .and_call(name, arguments)
     }
 
+    /// A turn of these calls, exactly as given (ids included).
+    pub fn calls(calls: impl IntoIterator<Item = ToolCall>) -> Turn {
+        Turn {
+            text: None,
+            thinking: None,
+            calls: calls.into_iter().collect(),
+            finish: Finish::Completed,
+        }
+    }
+
     /// The turn with one more tool call.
     pub fn and_call(mut self, name: impl Into<String>, arguments: Value) -> Turn {
         self.calls.push(ToolCall {

@@ -191,7 +191,7 @@ pub fn describe(mut s: Schema, description: &str) -> Schema {
 }
 
 /// One property of an object schema under construction.
-pub struct Property {
+pub(crate) struct Property {
     pub name: &'static str,
     pub schema: Schema,
     pub required: bool,

@@ -1,0 +1,186 @@
+//! One call of a remote tool: sent under its remote name, bounded by its time limit,
+//! cancelled at the server when it is dropped, its result read back as the tool's value.
+
+use std::sync::Arc;
+
+use rmcp::RoleClient;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
+    CancelledNotificationParam, ClientRequest, ContentBlock, ServerResult,
+};
+use rmcp::service::{Peer, PeerRequestOptions};
+use serde_json::{Map, Value};
+use tool_runtime::{BoxFuture, Context, Handler, Progress, ToolError};
+
+use super::connection::{Inner, Live};
+use super::progress::Reports;
+
+/// One remote tool: a call is sent to the server under its remote name.
+pub(super) struct RemoteTool {
+    pub(super) remote: Arc<Inner>,
+    pub(super) name: String,
+}
+
+impl Handler for RemoteTool {
+    fn call<'a>(
+        &'a self,
+        cx: &'a Context,
+        arguments: Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(async move {
+            let Live {
+                peer,
+                n: connection,
+                reports,
+            } = self.remote.peer().await?;
+            let arguments = match arguments {
+                Value::Object(map) => map,
+                _ => Map::new(),
+            };
+            let params = CallToolRequestParams::new(self.name.clone()).with_arguments(arguments);
+            let timeout = self.remote.options.call_timeout;
+            // Dropping the request (the time limit, or the caller's call dropped) sends
+            // `notifications/cancelled` to the server.
+            let call = call_tool(&peer, params, cx.get::<Progress>(), &reports);
+            let result = match tokio::time::timeout(timeout, call).await {
+                Err(_) => {
+                    tokio::spawn(self.remote.clone().probe(peer, connection));
+                    return Err(ToolError::TimedOut {
+                        seconds: timeout.as_secs_f64(),
+                    });
+                }
+                Ok(Err(
+                    rmcp::ServiceError::TransportSend(_) | rmcp::ServiceError::TransportClosed,
+                )) => {
+                    self.remote.forget(connection);
+                    return Err(ToolError::failed(format!(
+                            "the connection to the MCP server `{}` was lost during the call (the \
+                             server went away, or its answer was larger than the transport's \
+                             16 MiB limit); the next call connects again",
+                            self.remote.label
+                        )));
+                }
+                Ok(Err(e)) => {
+                    let message = format!(
+                        "the MCP server `{}` failed the call: {}",
+                        self.remote.label,
+                        said(&e)
+                    );
+                    return Err(ToolError::Failed {
+                        message,
+                        error: Some(Arc::new(e)),
+                    });
+                }
+                Ok(Ok(result)) => result,
+            };
+            answer(result)
+        })
+    }
+}
+
+/// Sends a `tools/call` and waits for its result, passing the server's progress reports on
+/// to `progress` meanwhile (rmcp gives every request a `progressToken`). Dropped before the
+/// answer, it tells the server the call was cancelled.
+pub(super) async fn call_tool(
+    peer: &Peer<RoleClient>,
+    params: CallToolRequestParams,
+    progress: Option<&Progress>,
+    reports: &Reports,
+) -> Result<CallToolResult, rmcp::ServiceError> {
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    let handle = peer
+        .send_request_with_option(request, PeerRequestOptions::no_options())
+        .await?;
+    // Every call is registered, so reports of a call no one follows are dropped at once.
+    let _following = reports.follow(handle.progress_token.clone(), progress.cloned());
+    let mut abandoned = Abandoned::new(peer, handle.id.clone());
+    let answer = handle.await_response().await;
+    abandoned.answered();
+    match answer? {
+        ServerResult::CallToolResult(result) => Ok(result),
+        // A result with nothing but `_meta`, or none at all: a call without content.
+        ServerResult::EmptyResult(_) => Ok(CallToolResult::success(Vec::new())),
+        ServerResult::CustomResult(custom) => {
+            serde_json::from_value(custom.0).map_err(|_| rmcp::ServiceError::UnexpectedResponse)
+        }
+        _ => Err(rmcp::ServiceError::UnexpectedResponse),
+    }
+}
+
+/// A request dropped before its answer: the server is told it was cancelled (on the runtime
+/// the request was sent from, wherever the drop happens).
+pub(super) struct Abandoned(
+    Option<(
+        Peer<RoleClient>,
+        rmcp::model::RequestId,
+        tokio::runtime::Handle,
+    )>,
+);
+
+impl Abandoned {
+    pub(super) fn new(peer: &Peer<RoleClient>, id: rmcp::model::RequestId) -> Self {
+        Abandoned(
+            tokio::runtime::Handle::try_current()
+                .ok()
+                .map(|runtime| (peer.clone(), id, runtime)),
+        )
+    }
+
+    pub(super) fn answered(&mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for Abandoned {
+    fn drop(&mut self) {
+        let Some((peer, id, runtime)) = self.0.take() else {
+            return;
+        };
+        let cancelled = CancelledNotification::new(CancelledNotificationParam::new(
+            Some(id),
+            Some("the caller dropped the call".into()),
+        ));
+        runtime.spawn(async move { peer.send_notification(cancelled.into()).await });
+    }
+}
+
+/// A remote result as the tool's value: its structured content, else its text (one block) or
+/// its content blocks; an `isError` result is a tool error carrying its text.
+pub(super) fn answer(result: CallToolResult) -> Result<Value, ToolError> {
+    let text = || {
+        result
+            .content
+            .iter()
+            .filter_map(|c| match c {
+                ContentBlock::Text(t) => Some(t.text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    if result.is_error == Some(true) {
+        return Err(ToolError::failed(text()));
+    }
+    if let Some(structured) = result.structured_content {
+        return Ok(structured);
+    }
+    match result.content.as_slice() {
+        [ContentBlock::Text(t)] => Ok(Value::String(t.text.clone())),
+        blocks => serde_json::to_value(blocks).map_err(|e| ToolError::failed(format!("the MCP server's content could not be read: {e}"))),
+    }
+}
+
+/// What the model reads of a failed request: the server's own error message, or what happened,
+/// in words (never a Rust type's name, which rmcp's errors carry).
+fn said(e: &rmcp::ServiceError) -> String {
+    match e {
+        rmcp::ServiceError::McpError(data) => data.message.to_string(),
+        rmcp::ServiceError::Timeout { timeout } => format!("no answer within {timeout:?}"),
+        rmcp::ServiceError::Cancelled { .. } => "the request was cancelled".into(),
+        rmcp::ServiceError::UnexpectedResponse => "its answer was not a tool result".into(),
+        rmcp::ServiceError::TransportSend(_) | rmcp::ServiceError::TransportClosed => {
+            "the connection was lost".into()
+        }
+        _ => "the request failed".into(),
+    }
+}

@@ -6,6 +6,12 @@
 //! and a leave request that waits for approval and is resumed by a new process.
 //!
 //! `cargo run -p examples --example hr_agent`
+//!
+//! With `--real URL [--stream]`, the same agent runs against a real model: llama.cpp's
+//! OpenAI-compatible server at `URL` (a sixth API, `examples::llama_cpp`), started by
+//! `scripts/real-model.sh` with a small model from PyPI. It prints what the model did: each
+//! call, its arguments, whether the toolkit refused them (and the repair the model got), and
+//! the answer.
 
 use std::sync::Arc;
 
@@ -14,10 +20,10 @@ use examples::hr::{Peran, Persetujuan, Session, tool_set};
 use examples::model_server;
 use examples::show::{check, fail};
 use serde_json::{Value, json};
+use tool_runtime::ToolSet;
 use tool_runtime::agent::{Agent, Conversation, Decision, Finished, Paused};
 use tool_runtime::provider::{Api, HttpRequest, Message, Request, Turn};
 use tool_runtime::testing::TestModel;
-use tool_runtime::ToolSet;
 
 const SYSTEM: &str = "Kamu asisten HR. Jawab hanya dari data tool.";
 
@@ -29,13 +35,18 @@ fn script() -> Vec<Turn> {
         Turn::call("cek-riwayat-cuti", json!({"tahun": 2026})),
         Turn::call("cek-cuti-tim", json!({})),
         Turn::call("ajukan-cuti", json!({"mulai": "2026-12-21", "hari": 2})),
-        Turn::text("Sisa cuti Anda 7 hari; reimburse R-88 masih diproses. Cuti 21-22 Desember sudah diajukan dan disetujui: sisa cuti sekarang 5 hari."),
+        Turn::text(
+            "Sisa cuti Anda 7 hari; reimburse R-88 masih diproses. Cuti 21-22 Desember sudah diajukan dan disetujui: sisa cuti sekarang 5 hari.",
+        ),
     ]
 }
 
 /// The request of every turn, described once: the provider writes it in its API's format.
 fn request(tools: &ToolSet) -> Request<'_> {
-    Request::new("hr-model").system(SYSTEM).tools(tools).max_tokens(1024)
+    Request::new("hr-model")
+        .system(SYSTEM)
+        .tools(tools)
+        .max_tokens(1024)
 }
 
 /// One request over HTTP, with any client: the provider wrote its path, headers and body.
@@ -82,11 +93,16 @@ async fn resume(state: &str, base: &str) {
     let client = reqwest::Client::new();
     let agent = Agent::new(&tools);
     let finished = agent
-        .resume(&cx, paused, |_| Decision::Approve, |c: &Conversation| {
-            let http = c.request(&request).map_err(|e| e.to_string());
-            let (client, base) = (client.clone(), base.to_owned());
-            async move { send(client, base, http?).await }
-        })
+        .resume(
+            &cx,
+            paused,
+            |_| Decision::Approve,
+            |c: &Conversation| {
+                let http = c.request(&request).map_err(|e| e.to_string());
+                let (client, base) = (client.clone(), base.to_owned());
+                async move { send(client, base, http?).await }
+            },
+        )
         .await;
     match finished {
         Ok(Finished::Answered { reply, .. }) => {
@@ -102,9 +118,134 @@ async fn resume(state: &str, base: &str) {
     }
 }
 
+/// The HR agent against a real model at `url` (llama.cpp's server). A small model decides
+/// poorly when to call a tool, so the first two turns name the tool it must call (the server
+/// enforces the call's shape with a grammar; the values are the model's) and the third leaves
+/// the choice to it.
+async fn real(url: &str, streamed: bool) {
+    use examples::llama_cpp::LLAMA_CPP;
+    use futures_util::StreamExt;
+    use tool_runtime::agent::{AgentEvent, Outcome};
+    use tool_runtime::provider::ToolChoice;
+
+    let db = Arc::new(Db::in_memory().expect("the database"));
+    let cx = sari(db);
+    let tools = tool_set();
+    let visible = tools.visible_to(&cx);
+    let base = Request::new("smollm2-135m")
+        .system(SYSTEM)
+        .tools(&visible)
+        .max_tokens(160);
+    let plan = [
+        ToolChoice::Tool("cek-sisa-cuti".into()),
+        ToolChoice::Tool("cek-riwayat-cuti".into()),
+        ToolChoice::Auto,
+    ];
+    // The tool choice of each turn: as many model turns as the conversation holds so far.
+    let request_for = |c: &Conversation| {
+        let turns = c
+            .messages
+            .iter()
+            .filter(|m| m["role"] == "assistant")
+            .count();
+        let mut request = base.clone().tool_choice(plan[turns.min(2)].clone());
+        request.stream = streamed;
+        c.request(&request)
+    };
+    let client = reqwest::Client::new();
+    let agent = Agent::new(&tools).max_turns(3);
+    let mut conversation = Conversation::new(LLAMA_CPP);
+    conversation.push_user("Berapa sisa cuti saya, dan cuti apa saja yang saya ambil tahun 2026?");
+    println!(
+        "== {LLAMA_CPP} at {url}, {}",
+        if streamed { "streamed" } else { "unstreamed" }
+    );
+    let finished = if streamed {
+        let send = |c: &Conversation| {
+            let http = request_for(c);
+            let (client, url) = (client.clone(), url.to_owned());
+            async move {
+                let http = http?;
+                let response = client
+                    .post(http.url(&url))
+                    .json(&http.body)
+                    .send()
+                    .await?
+                    .error_for_status()?;
+                let events = LLAMA_CPP
+                    .provider()
+                    .framing()
+                    .events(response.bytes_stream());
+                Ok::<_, Box<dyn std::error::Error + Send + Sync>>(events)
+            }
+        };
+        let mut run = agent.run_streamed(&cx, conversation, send);
+        let mut finished = None;
+        while let Some(event) = run.next().await {
+            match event {
+                AgentEvent::CallStarted(call) => {
+                    println!("    call {} {:?}", call.name, call.arguments)
+                }
+                AgentEvent::CallFinished(Outcome::Answered(a)) => {
+                    println!(
+                        "    result{}: {}",
+                        if a.is_error { " (refused)" } else { "" },
+                        a.text()
+                    );
+                }
+                AgentEvent::Done(done) => finished = Some(done),
+                _ => {}
+            }
+        }
+        finished.expect("the run ends with Done")
+    } else {
+        agent
+            .run(&cx, conversation, |c: &Conversation| {
+                let http = request_for(c).map_err(|e| e.to_string());
+                let (client, url) = (client.clone(), url.to_owned());
+                async move { send(client, url, http?).await }
+            })
+            .await
+    };
+    let conversation = match finished {
+        Ok(Finished::Answered {
+            reply,
+            conversation,
+        }) => {
+            println!("    answer: {}", reply.text.unwrap_or_default().trim());
+            conversation
+        }
+        Ok(Finished::TurnLimit { conversation }) => {
+            println!("    still calling tools after {} turns", 3);
+            conversation
+        }
+        other => fail(format!(
+            "{LLAMA_CPP}: the run ends with an answer, not {other:?}"
+        )),
+    };
+    // What went back to the model, read back by the provider: every call answered once.
+    let http = conversation.request(&base).expect("a request");
+    let sent = LLAMA_CPP.provider().read_request(&http).expect("readable");
+    let (mut calls, mut answered) = (0, 0);
+    for m in &sent.messages {
+        match m {
+            Message::Model { calls: c, .. } => calls += c.len(),
+            Message::Results(r) => answered += r.len(),
+            _ => {}
+        }
+    }
+    println!("    {calls} calls, {answered} results sent back");
+    check(calls >= 2 && calls == answered, "every call answered once");
+}
+
 #[tokio::main]
 async fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if let [_, flag, url, rest @ ..] = args.as_slice()
+        && flag == "--real"
+    {
+        return real(url, rest.iter().any(|a| a == "--stream")).await;
+    }
     if let [_, flag, state, base] = args.as_slice()
         && flag == "--resume"
     {
@@ -119,7 +260,8 @@ async fn main() {
     for (&api, model) in Api::BUILT_IN.iter().zip(&models) {
         let base = model_server::base(addr, api);
         println!("== {api}");
-        let dir = std::env::temp_dir().join(format!("hr_agent-{}-{}", std::process::id(), api.id()));
+        let dir =
+            std::env::temp_dir().join(format!("hr_agent-{}-{}", std::process::id(), api.id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("a temp dir");
         let db_path = dir.join("hr.sqlite");

@@ -128,19 +128,22 @@ fn paced(
     hold: Option<(usize, watch::Receiver<bool>)>,
 ) -> impl futures_util::Stream<Item = Result<StreamEvent, Boxed>> + Send + 'static {
     let events = events.into_iter().zip(is_text);
-    futures_util::stream::unfold((events, 0, hold), move |(mut events, mut words, mut hold)| async move {
-        let (event, text) = events.next()?;
-        if text {
-            if let Some((at, rx)) = &mut hold
-                && words == *at
-            {
-                let _ = rx.wait_for(|released| *released).await;
+    futures_util::stream::unfold(
+        (events, 0, hold),
+        move |(mut events, mut words, mut hold)| async move {
+            let (event, text) = events.next()?;
+            if text {
+                if let Some((at, rx)) = &mut hold
+                    && words == *at
+                {
+                    let _ = rx.wait_for(|released| *released).await;
+                }
+                words += 1;
+                tokio::time::sleep(delay).await;
             }
-            words += 1;
-            tokio::time::sleep(delay).await;
-        }
-        Some((Ok(event), (events, words, hold)))
-    })
+            Some((Ok(event), (events, words, hold)))
+        },
+    )
 }
 
 /// The answer the scripted model writes from `cek-sisa-cuti`'s result.

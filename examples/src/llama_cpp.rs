@@ -60,7 +60,10 @@ impl Provider for LlamaCppServer {
     ) -> Result<HttpRequest, RequestError> {
         let mut chat_request = request.clone();
         if chat_request.tool_choice == ToolChoice::Required {
-            let only = request.tools.filter(|t| t.len() == 1).map(|t| t.names().next());
+            let only = request
+                .tools
+                .filter(|t| t.len() == 1)
+                .map(|t| t.names().next());
             chat_request.tool_choice = match only.flatten() {
                 Some(name) => ToolChoice::Tool(name.to_owned()),
                 None => {
@@ -73,7 +76,11 @@ impl Provider for LlamaCppServer {
         }
         chat_request.output = None;
         let mut http = chat().request(&chat_request, messages)?;
-        if let Some(n) = http.body.as_object_mut().and_then(|b| b.remove("max_completion_tokens")) {
+        if let Some(n) = http
+            .body
+            .as_object_mut()
+            .and_then(|b| b.remove("max_completion_tokens"))
+        {
             http.body["max_tokens"] = n;
         }
         if let Some(format) = request.output_field(self) {

@@ -42,10 +42,7 @@ pub fn base(addr: SocketAddr, api: Api) -> String {
 type Models = Arc<HashMap<&'static str, Arc<TestModel>>>;
 
 async fn answer(State(models): State<Models>, uri: Uri, body: Bytes) -> Response {
-    let path = uri
-        .path_and_query()
-        .map(|p| p.as_str())
-        .unwrap_or_default();
+    let path = uri.path_and_query().map(|p| p.as_str()).unwrap_or_default();
     let Some((id, rest)) = path.strip_prefix('/').and_then(|p| p.split_once('/')) else {
         return (StatusCode::NOT_FOUND, format!("no API at {path}")).into_response();
     };

@@ -26,7 +26,10 @@ const CRATES: &[(&str, &str)] = &[
 ];
 
 fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_owned()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_owned()
 }
 
 /// One module's file, parsed, with the path it is known by and whether it is public.
@@ -88,7 +91,10 @@ fn modules(lib: &Path) -> Vec<Module> {
 }
 
 fn walk(file: &Path, path: &str, public: bool, items: Vec<Item>, out: &mut Vec<Module>) {
-    let dir = if file.file_name().is_some_and(|n| n == "lib.rs" || n == "mod.rs") {
+    let dir = if file
+        .file_name()
+        .is_some_and(|n| n == "lib.rs" || n == "mod.rs")
+    {
         file.parent().unwrap().to_owned()
     } else {
         file.with_extension("")
@@ -109,12 +115,21 @@ fn walk(file: &Path, path: &str, public: bool, items: Vec<Item>, out: &mut Vec<M
             if !a.path().is_ident("path") {
                 return None;
             }
-            let syn::Meta::NameValue(nv) = &a.meta else { return None };
-            let syn::Expr::Lit(l) = &nv.value else { return None };
-            let syn::Lit::Str(s) = &l.lit else { return None };
+            let syn::Meta::NameValue(nv) = &a.meta else {
+                return None;
+            };
+            let syn::Expr::Lit(l) = &nv.value else {
+                return None;
+            };
+            let syn::Lit::Str(s) = &l.lit else {
+                return None;
+            };
             Some(file.parent().unwrap().join(s.value()))
         });
-        let candidates = [dir.join(format!("{name}.rs")), dir.join(&name).join("mod.rs")];
+        let candidates = [
+            dir.join(format!("{name}.rs")),
+            dir.join(&name).join("mod.rs"),
+        ];
         let Some(found) = explicit.or_else(|| candidates.into_iter().find(|c| c.exists())) else {
             continue;
         };
@@ -218,11 +233,18 @@ fn api(dir: &str, name: &str) -> String {
             }
         }
     }
-    let public: BTreeSet<&str> = modules.iter().filter(|m| m.public).map(|m| m.path.as_str()).collect();
-    for (here, _) in &aliases {
+    let public: BTreeSet<&str> = modules
+        .iter()
+        .filter(|m| m.public)
+        .map(|m| m.path.as_str())
+        .collect();
+    for here in aliases.keys() {
         let module = here.rsplit_once("::").map(|(m, _)| m).unwrap_or_default();
         if public.contains(module) {
-            known.entry(defining(here.clone())).or_default().insert(here.clone());
+            known
+                .entry(defining(here.clone()))
+                .or_default()
+                .insert(here.clone());
         }
     }
     let mut lines = external;
@@ -273,8 +295,12 @@ fn paths_of(
     imports: &BTreeMap<String, String>,
     known: &BTreeMap<String, BTreeSet<String>>,
 ) -> Vec<String> {
-    let syn::Type::Path(p) = ty else { return Vec::new() };
-    let Some(last) = p.path.segments.last() else { return Vec::new() };
+    let syn::Type::Path(p) = ty else {
+        return Vec::new();
+    };
+    let Some(last) = p.path.segments.last() else {
+        return Vec::new();
+    };
     let ident = last.ident.to_string();
     let at = imports
         .get(&ident)
@@ -322,10 +348,17 @@ fn describe(
                     } else {
                         format!(": {}", tokens(&t.supertraits))
                     };
-                    out.insert(format!("{mark}pub trait {path}{}{supers}", tokens(&t.generics)));
+                    out.insert(format!(
+                        "{mark}pub trait {path}{}{supers}",
+                        tokens(&t.generics)
+                    ));
                     for i in &t.items {
                         if let TraitItem::Fn(f) = i {
-                            let provided = if f.default.is_some() { " (provided)" } else { "" };
+                            let provided = if f.default.is_some() {
+                                " (provided)"
+                            } else {
+                                ""
+                            };
                             out.insert(format!("{path}::{}{provided}", tokens(&f.sig)));
                         }
                     }
@@ -333,7 +366,9 @@ fn describe(
                 }
                 Item::Type(t) => out.insert(format!("{mark}pub type {path} = {}", tokens(&t.ty))),
                 Item::Const(c) => out.insert(format!("{mark}pub const {path}: {}", tokens(&c.ty))),
-                Item::Static(s) => out.insert(format!("{mark}pub static {path}: {}", tokens(&s.ty))),
+                Item::Static(s) => {
+                    out.insert(format!("{mark}pub static {path}: {}", tokens(&s.ty)))
+                }
                 _ => false,
             };
         }

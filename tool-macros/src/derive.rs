@@ -4,11 +4,11 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::DeriveInput;
 
-use crate::ast::{Body, Container, Tagging, Variant, VariantShape};
-use crate::check;
-use crate::ctxt::Ctxt;
 use crate::expand::runtime_path;
 use crate::field;
+use crate::internals::ast::{Body, Container, Tagging, Variant, VariantShape};
+use crate::internals::check;
+use crate::internals::ctxt::Ctxt;
 
 pub(crate) fn derive(input: TokenStream) -> TokenStream {
     let input: DeriveInput = match syn::parse2(input) {

@@ -3,7 +3,7 @@
 
 use quote::{ToTokens, quote};
 
-use crate::ast::{Presence, Tool};
+use crate::internals::ast::{Presence, Tool};
 use crate::table::{self, Bounds, Row};
 
 /// A type or expression as inline code: `Option<u32>`.

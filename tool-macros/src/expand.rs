@@ -7,13 +7,14 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{FnArg, Ident, ImplItem, ItemFn, ItemImpl, Signature, Type};
 
-use crate::ast::{Output, Tool, unraw};
-use crate::attr;
-use crate::check;
-use crate::ctxt::Ctxt;
 use crate::doc;
 use crate::field;
-use crate::symbol::TOOL;
+use crate::internals::ast::{Output, Tool};
+use crate::internals::attr;
+use crate::internals::check;
+use crate::internals::ctxt::Ctxt;
+use crate::internals::symbol::TOOL;
+use crate::internals::types::unraw;
 
 /// The path generated code names the runtime by: `::tool_runtime`, or `crate = "..."`.
 pub(crate) fn runtime_path(krate: Option<&syn::Path>) -> TokenStream {

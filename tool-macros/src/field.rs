@@ -7,8 +7,9 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::Type;
 use syn::spanned::Spanned;
 
-use crate::ast::{Arg, Presence, Shape, is_option, shape};
-use crate::attr::NumLit;
+use crate::internals::ast::{Arg, Presence};
+use crate::internals::attr::NumLit;
+use crate::internals::types::{Shape, is_option, shape};
 
 fn num(rt: &TokenStream, n: Option<NumLit>, integer_exclusive_max: bool) -> TokenStream {
     match n {
@@ -185,7 +186,7 @@ pub(crate) fn assertions(rt: &TokenStream, arg: &Arg) -> TokenStream {
     if a.dates.is_some() {
         let span = a.bound_span().unwrap_or_else(|| ty.span());
         out.extend(quote_spanned!(span=> let _ = <#ty as #rt::__private::DateArg>::__IS;));
-    } else if a.has_range() && crate::ast::number_inside(ty).is_none() {
+    } else if a.has_range() && crate::internals::types::number_inside(ty).is_none() {
         let span = a.bound_span().unwrap_or_else(|| ty.span());
         let min = num(rt, a.min, false);
         let max = num(rt, a.max, false);

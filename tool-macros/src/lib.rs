@@ -3,15 +3,13 @@
 
 #![warn(unreachable_pub)]
 
-mod ast;
-mod attr;
-mod check;
-mod ctxt;
+// The model: what a `#[tool]` or `#[derive(ToolArg)]` says, parsed and checked.
+mod internals;
+// The code generated from the checked model.
 mod derive;
 mod doc;
 mod expand;
 mod field;
-mod symbol;
 mod table;
 
 use proc_macro::TokenStream;

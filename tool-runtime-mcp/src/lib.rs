@@ -66,14 +66,14 @@ pub use caller::{Caller, PeerAddr, Principal, REFUSED, Refusal};
 pub use limits::Limits;
 pub use server::{McpServer, StateKeyError};
 
+#[cfg(feature = "http")]
+pub use axum;
 /// The crates whose types this crate's API takes or returns, re-exported so that a program
 /// names the very versions this crate was built with: Tokio (the stdio transport's readers and
 /// writers, [`gateway::Gateway::keep_current`]'s task, [`remote::Remote::changed`]), and with
 /// the `http` feature axum and its `http` types ([`Caller`]'s request parts,
 /// [`http::Authenticate`]).
 pub use tokio;
-#[cfg(feature = "http")]
-pub use axum;
 
 /// An error and its causes on one line, for the log: `what: why: ...`.
 #[cfg(feature = "client")]
@@ -86,4 +86,3 @@ pub(crate) fn report(e: &dyn std::error::Error) -> String {
     }
     text
 }
-

@@ -31,7 +31,7 @@ use std::time::Duration;
 pub use deadpool_postgres;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 pub use tokio_postgres;
-use tool_runtime::approval::unix_now;
+use tool_runtime::approval::{MAX_AGE, PER_OWNER, unix_now};
 use tool_runtime::{ApprovalStore, BoxFuture, PendingCall, StoreError};
 
 /// Held calls in a PostgreSQL table (`tool_runtime_pending_calls`), for replicas behind a load
@@ -85,8 +85,8 @@ impl PostgresApprovals {
     pub async fn new(pool: Pool) -> Result<Self, StoreError> {
         let store = PostgresApprovals {
             pool,
-            max_age: Duration::from_secs(24 * 3600),
-            per_owner: 100,
+            max_age: MAX_AGE,
+            per_owner: PER_OWNER,
         };
         store
             .client()

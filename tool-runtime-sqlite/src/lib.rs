@@ -30,7 +30,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, params};
-use tool_runtime::approval::unix_now;
+use tool_runtime::approval::{MAX_AGE, PER_OWNER, unix_now};
 use tool_runtime::{ApprovalStore, BoxFuture, PendingCall, StoreError};
 
 /// Held calls in a table of a SQLite file (`tool_runtime_pending_calls`), shared by every process
@@ -77,8 +77,8 @@ impl SqliteApprovals {
         db.execute_batch(CREATE).map_err(StoreError::from_source)?;
         Ok(SqliteApprovals {
             db: Arc::new(Mutex::new(db)),
-            max_age: Duration::from_secs(24 * 3600),
-            per_owner: 100,
+            max_age: MAX_AGE,
+            per_owner: PER_OWNER,
         })
     }
 
@@ -206,6 +206,18 @@ impl ApprovalStore for SqliteApprovals {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_sqlite_store_keeps_the_rules_of_every_store() {
+        let path = std::env::temp_dir().join(format!("held-suite-{}.sqlite", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let open = || {
+            Arc::new(SqliteApprovals::open(&path).unwrap().with_per_owner(4))
+                as Arc<dyn ApprovalStore>
+        };
+        tool_runtime::testing::approval_store_suite(open, 4).await;
+        let _ = std::fs::remove_file(&path);
+    }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn one_of_many_takers_on_one_file_gets_the_call() {

@@ -28,6 +28,14 @@ use serde_json::Value;
 
 use crate::future::BoxFuture;
 
+/// How long a store keeps a held call unless told otherwise: a day. Every store of this
+/// toolkit's (memory, SQLite, PostgreSQL) starts with this bound.
+pub const MAX_AGE: Duration = Duration::from_secs(24 * 3600);
+
+/// How many held calls of one owner a store keeps unless told otherwise (holding one more
+/// forgets that owner's oldest): one caller cannot fill a store others share.
+pub const PER_OWNER: usize = 100;
+
 /// A validated call waiting for a person's approval: the ticket it is held under, the tool that
 /// will run and the arguments as validated (defaults filled in).
 ///
@@ -192,7 +200,7 @@ pub trait ApprovalStore: Send + Sync {
 }
 
 /// Held calls in this process's memory, bounded: at most [`MemoryApprovals::CAPACITY`] calls
-/// (when full, holding one more forgets the oldest), at most [`MemoryApprovals::PER_OWNER`] of
+/// (when full, holding one more forgets the oldest), at most [`PER_OWNER`] of
 /// one owner (holding one more forgets that owner's oldest), none older than a day or past its
 /// own expiry. A call forgotten any way is answered as no longer waiting; nothing runs.
 #[derive(Debug)]
@@ -214,15 +222,13 @@ struct Held {
 
 impl Default for MemoryApprovals {
     fn default() -> Self {
-        MemoryApprovals::bounded(Self::CAPACITY, Duration::from_secs(24 * 3600))
+        MemoryApprovals::bounded(Self::CAPACITY, MAX_AGE)
     }
 }
 
 impl MemoryApprovals {
     /// How many calls the default store keeps.
     pub const CAPACITY: usize = 10_000;
-    /// How many calls of one owner the default store keeps.
-    pub const PER_OWNER: usize = 100;
 
     /// An empty store with the default bounds.
     pub fn new() -> Self {
@@ -230,13 +236,13 @@ impl MemoryApprovals {
     }
 
     /// An empty store keeping at most `capacity` calls (at least one), none older than `max_age`,
-    /// and at most [`PER_OWNER`](Self::PER_OWNER) of one owner.
+    /// and at most [`PER_OWNER`] of one owner.
     pub fn bounded(capacity: usize, max_age: Duration) -> Self {
         MemoryApprovals {
             held: Mutex::default(),
             capacity: capacity.max(1),
             max_age,
-            per_owner: Self::PER_OWNER,
+            per_owner: PER_OWNER,
         }
     }
 
@@ -429,7 +435,15 @@ mod tests {
     fn a_store_error_keeps_its_cause() {
         let io = std::io::Error::other("disk full");
         let e = StoreError::from_source(io);
-        assert_eq!(e.to_string(), "the approval store failed: disk full");
+        // The cause is the source, printed once by a reporter; the message has it all.
+        assert_eq!(e.to_string(), "the approval store failed");
         assert!(e.source().is_some_and(|s| s.to_string() == "disk full"));
+        assert_eq!(e.message(), "disk full");
+        let plain = StoreError::new("the table is missing");
+        assert_eq!(
+            plain.to_string(),
+            "the approval store failed: the table is missing"
+        );
+        assert!(plain.source().is_none());
     }
 }

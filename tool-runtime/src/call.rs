@@ -453,7 +453,9 @@ impl Future for CallFuture<'_> {
             }
             State::Boxed(f) => f.as_mut().poll(task),
             State::Start(_) => unreachable!("started above"),
-            State::Done => Poll::Ready(Err(ToolError::failed("internal error: a finished call was polled again"))),
+            State::Done => Poll::Ready(Err(ToolError::failed(
+                "internal error: a finished call was polled again",
+            ))),
         };
         if out.is_ready() {
             *this = State::Done;

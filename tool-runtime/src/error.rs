@@ -196,9 +196,16 @@ impl PartialEq for ToolError {
             ) => a == b && x == y,
             (MissingContext { type_name: a }, MissingContext { type_name: b }) => a == b,
             (Schema(a), Schema(b)) => a == b,
-            (Forbidden { tool: a, missing: x }, Forbidden { tool: b, missing: y }) => {
-                a == b && x == y
-            }
+            (
+                Forbidden {
+                    tool: a,
+                    missing: x,
+                },
+                Forbidden {
+                    tool: b,
+                    missing: y,
+                },
+            ) => a == b && x == y,
             (ApprovalRequired(a), ApprovalRequired(b)) => a == b,
             (NotPending { ticket: a }, NotPending { ticket: b }) => a == b,
             (ApprovalStore(a), ApprovalStore(b)) => a == b,

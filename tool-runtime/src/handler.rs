@@ -68,9 +68,9 @@ impl Run {
                 if !violations.is_empty() {
                     let each: Vec<String> = violations.iter().map(ToString::to_string).collect();
                     return Err(ToolError::failed(format!(
-                            "its result does not match its output schema: {}",
-                            each.join("; ")
-                        )));
+                        "its result does not match its output schema: {}",
+                        each.join("; ")
+                    )));
                 }
             }
             Ok(CallOutput::of_value(value))

@@ -11,9 +11,9 @@ pub use crate::arg::{
     to_json,
 };
 pub use crate::context::{Context, state};
+pub use crate::decode::{Input, Slot, common_instances, decode, unfilled};
 #[cfg(feature = "testing")]
 pub use crate::decode::{Only, decode_only};
-pub use crate::decode::{Input, Slot, common_instances, decode, unfilled};
 pub use crate::error::ToolError;
 pub use crate::host::{Annotations, ModelOutput};
 pub use crate::output::{

@@ -209,9 +209,7 @@ impl std::error::Error for Failure {
 /// left out. A refusal, a content filter or a safety block is [`Finish::Refused`] in every API,
 /// and is never retried.
 pub fn read_reply(api: Api, raw: &Value) -> Result<Reply, Failure> {
-    api.provider()
-        .read_reply(raw)
-        .map_err(Failure::Unreadable)
+    api.provider().read_reply(raw).map_err(Failure::Unreadable)
 }
 
 /// One response turned into `T`, or the reason it could not be. Classifies the stop reason

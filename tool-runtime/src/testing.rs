@@ -22,8 +22,8 @@
 //!     Turn::text("2 + 3 = 5"),
 //! ]);
 //! let request = Request::new("claude-sonnet-4-5").tools(&tools);
-//! let run = model.run(&Agent::new(&tools), &Context::new(), "What is 2 + 3?", &request);
-//! let Ok(Finished::Answered { reply, .. }) = pollster::block_on(run) else { panic!() };
+//! let finished = pollster::block_on(model.run(&Agent::new(&tools), &Context::new(), "What is 2 + 3?", &request));
+//! let Ok(Finished::Answered { reply, .. }) = finished else { panic!() };
 //! assert_eq!(reply.text.as_deref(), Some("2 + 3 = 5"));
 //! assert_eq!(model.requests()[1].messages.len(), 3); // the question, the call, its result
 //! ```
@@ -144,7 +144,12 @@ impl TestModel {
         &'m self,
         request: &'m Request<'m>,
     ) -> impl FnMut(&Conversation) -> Ready<Result<Value, TestModelError>> + 'm {
-        move |conversation| ready(self.written(conversation, request).and_then(|http| self.respond(&http)))
+        move |conversation| {
+            ready(
+                self.written(conversation, request)
+                    .and_then(|http| self.respond(&http)),
+            )
+        }
     }
 
     /// A sending closure for [`Agent::run_streamed`]: as [`sender`](TestModel::sender), with
@@ -194,7 +199,9 @@ impl TestModel {
         conversation: &Conversation,
         request: &Request<'_>,
     ) -> Result<HttpRequest, TestModelError> {
-        conversation.request(request).map_err(TestModelError::Request)
+        conversation
+            .request(request)
+            .map_err(TestModelError::Request)
     }
 
     fn written_streamed(
@@ -306,12 +313,20 @@ pub enum TestModelError {
 impl fmt::Display for TestModelError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            TestModelError::Request(_) => f.write_str("the conversation could not be written as a request"),
-            TestModelError::Unreadable(_) => f.write_str("the request is not in the model's API format"),
+            TestModelError::Request(_) => {
+                f.write_str("the conversation could not be written as a request")
+            }
+            TestModelError::Unreadable(_) => {
+                f.write_str("the request is not in the model's API format")
+            }
             TestModelError::Stream { asked, .. } => write!(
                 f,
                 "the request {} a stream but was answered {}",
-                if *asked { "asks for" } else { "does not ask for" },
+                if *asked {
+                    "asks for"
+                } else {
+                    "does not ask for"
+                },
                 if *asked { "whole" } else { "as a stream" },
             ),
             TestModelError::Unanswered {
@@ -340,4 +355,112 @@ impl std::error::Error for TestModelError {
             _ => None,
         }
     }
+}
+
+/// The behaviour every [`ApprovalStore`](crate::approval::ApprovalStore) must have, checked on one: a held
+/// call is handed out once (also to many takers at once, and through another handle on the
+/// same store, as another process or replica would take it); an unknown ticket is nothing; a
+/// call past its expiry is not handed out; one owner cannot hold more than `per_owner` calls
+/// (its oldest are forgotten, nobody else's). `open` gives a handle on the store under test,
+/// opened with `per_owner` as its bound; every call gives one on the same data. Tickets and
+/// owners are fresh, so stores that other tests share are fine. Panics, naming the rule, when
+/// the store breaks one.
+///
+/// ```
+/// # pollster::block_on(async {
+/// use std::sync::Arc;
+/// use tool_runtime::{ApprovalStore, MemoryApprovals};
+/// let store = Arc::new(MemoryApprovals::new().per_owner(5));
+/// tool_runtime::testing::approval_store_suite(|| store.clone() as Arc<dyn ApprovalStore>, 5).await;
+/// # });
+/// ```
+pub async fn approval_store_suite<F>(open: F, per_owner: usize)
+where
+    F: Fn() -> std::sync::Arc<dyn crate::approval::ApprovalStore>,
+{
+    use crate::approval::{PendingCall, new_ticket, unix_now};
+    let fresh = || new_ticket().expect("a ticket");
+    let store = open();
+
+    // Held, then handed out once, with the arguments it was held with.
+    let call = PendingCall::new(
+        fresh(),
+        "hapus-draf",
+        serde_json::json!({"id": 7, "teks": "ä"}),
+    )
+    .with_owner(Some(format!("sub:{}", fresh())));
+    store.hold(call.clone()).await.expect("held");
+    let taken = store.take(&call.ticket).await.expect("taken");
+    assert_eq!(
+        taken.as_ref().map(|c| (&c.ticket, &c.tool, &c.arguments)),
+        Some((&call.ticket, &call.tool, &call.arguments)),
+        "a held call is handed out as held"
+    );
+    assert_eq!(
+        store.take(&call.ticket).await.expect("taken"),
+        None,
+        "a held call is handed out once"
+    );
+    assert_eq!(
+        store.take(&fresh()).await.expect("taken"),
+        None,
+        "an unknown ticket is nothing"
+    );
+
+    // Through another handle on the same store (another process, another replica).
+    let call = PendingCall::new(fresh(), "hapus-draf", serde_json::json!({}));
+    store.hold(call.clone()).await.expect("held");
+    let other = open();
+    assert!(
+        other.take(&call.ticket).await.expect("taken").is_some(),
+        "another handle takes it"
+    );
+    assert!(
+        store.take(&call.ticket).await.expect("taken").is_none(),
+        "and then nobody"
+    );
+
+    // Many takers at once: one gets it.
+    let call = PendingCall::new(fresh(), "hapus-draf", serde_json::json!({}));
+    store.hold(call.clone()).await.expect("held");
+    let handles: Vec<_> = (0..8).map(|_| open()).collect();
+    let takes = handles.iter().map(|h| h.take(&call.ticket));
+    let got = futures_util::future::join_all(takes).await;
+    let handed = got.into_iter().filter(|t| matches!(t, Ok(Some(_)))).count();
+    assert_eq!(handed, 1, "eight takers at once: one gets the call");
+
+    // A call past its own expiry is not handed out.
+    let expired = PendingCall::new(fresh(), "hapus-draf", serde_json::json!({}))
+        .with_expiry(Some(unix_now().saturating_sub(1)));
+    store.hold(expired.clone()).await.expect("held");
+    assert!(
+        store.take(&expired.ticket).await.expect("taken").is_none(),
+        "an expired call is not handed out"
+    );
+
+    // One owner holds at most `per_owner`: its oldest go, another owner's stay.
+    let (mallory, sari) = (
+        format!("sub:mallory-{}", fresh()),
+        format!("sub:sari-{}", fresh()),
+    );
+    let theirs = PendingCall::new(fresh(), "pesan", serde_json::json!({})).with_owner(Some(sari));
+    store.hold(theirs.clone()).await.expect("held");
+    let tickets: Vec<String> = (0..per_owner + 3).map(|_| fresh()).collect();
+    for ticket in &tickets {
+        let call = PendingCall::new(ticket.clone(), "pesan", serde_json::json!({}))
+            .with_owner(Some(mallory.clone()));
+        store.hold(call).await.expect("held");
+    }
+    for (n, ticket) in tickets.iter().enumerate() {
+        let kept = store.take(ticket).await.expect("taken").is_some();
+        assert_eq!(
+            kept,
+            n >= 3,
+            "call {n} of one owner past the bound of {per_owner}: only the newest {per_owner} are kept"
+        );
+    }
+    assert!(
+        store.take(&theirs.ticket).await.expect("taken").is_some(),
+        "another owner's call is kept"
+    );
 }

@@ -260,10 +260,7 @@ fn arguments_that_are_not_json_or_not_an_object() {
 #[test]
 fn a_tool_error_is_data_for_the_model() {
     let err = call("selalu_gagal", "{}").unwrap_err();
-    assert_eq!(
-        err,
-        ToolError::failed("stok habis")
-    );
+    assert_eq!(err, ToolError::failed("stok habis"));
     assert_eq!(err.model_message(), "The tool failed: stok habis");
 }
 

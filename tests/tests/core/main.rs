@@ -8,4 +8,5 @@ mod defined;
 mod host;
 mod oracle;
 mod provision;
+mod stores;
 mod tracing;

@@ -182,7 +182,6 @@ fn tambah(
     a + b
 }
 
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
@@ -352,9 +351,16 @@ fn the_readmes_pause_to_disk_and_resume_runs_the_approved_call_once() {
         let r = text_response(api, ".");
         async move { Ok::<_, String>(r) }
     };
-    let finished =
-        pollster::block_on(Agent::new(&elsewhere).resume(&cx, paused.clone(), |_| Decision::Approve, send));
-    assert!(matches!(finished, Ok(Finished::Answered { .. })), "{finished:?}");
+    let finished = pollster::block_on(Agent::new(&elsewhere).resume(
+        &cx,
+        paused.clone(),
+        |_| Decision::Approve,
+        send,
+    ));
+    assert!(
+        matches!(finished, Ok(Finished::Answered { .. })),
+        "{finished:?}"
+    );
     assert_eq!(db.karyawan("K-001").unwrap().unwrap().sisa_cuti, before);
     let tools = examples::hr::tool_set().with_approvals(store);
     let done = text_response(api, "Sudah diajukan.");

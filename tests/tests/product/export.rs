@@ -161,8 +161,14 @@ fn openai_strict_defaults_are_nullable_and_null_decodes_as_the_default() {
     let set = ToolSet::new([cari_tiket::tool()]).unwrap();
     for api in [Api::OPENAI_CHAT, Api::OPENAI_RESPONSES] {
         let tools = set.export(api).unwrap();
-        let params = &api.lower(set.get("cari_tiket").unwrap().input_schema()).schema;
-        assert!(serde_json::to_string(&tools[0]).unwrap().contains(&params.to_string()));
+        let params = &api
+            .lower(set.get("cari_tiket").unwrap().input_schema())
+            .schema;
+        assert!(
+            serde_json::to_string(&tools[0])
+                .unwrap()
+                .contains(&params.to_string())
+        );
         let limit = &params["properties"]["limit"];
         assert_eq!(limit["type"], json!(["integer", "null"]), "{limit}");
         assert!(
@@ -399,7 +405,9 @@ fn every_example_export_is_valid_json_schema() {
             let e = export::tool(t, target);
             let schema = &target.lower(t.input_schema()).schema;
             assert!(
-                serde_json::to_string(&e.json).unwrap().contains(&schema.to_string()),
+                serde_json::to_string(&e.json)
+                    .unwrap()
+                    .contains(&schema.to_string()),
                 "{target:?} {}: the entry carries the lowered schema",
                 t.name()
             );

@@ -14,7 +14,10 @@ use tool_runtime::{Context, ToolSet, tool};
 
 use examples::llama_cpp::LLAMA_CPP;
 
-#[tool(name = "hitung-jumlah", description = "Jumlahkan dua bilangan bulat; alat uji penyedia.")]
+#[tool(
+    name = "hitung-jumlah",
+    description = "Jumlahkan dua bilangan bulat; alat uji penyedia."
+)]
 fn jumlah(
     #[arg(description = "Bilangan pertama", range = -1000..=1000)] a: i32,
     #[arg(description = "Bilangan kedua", range = -1000..=1000)] b: i32,
@@ -34,7 +37,10 @@ fn call(id: &str, name: &str, arguments: Value) -> ToolCall {
 fn turns() -> Vec<(&'static str, Turn)> {
     vec![
         ("text", Turn::text("Sisa cuti Anda 7 hari.")),
-        ("one call", Turn::calls([call("c1", "hitung-jumlah", json!({"a": 2, "b": 3}))])),
+        (
+            "one call",
+            Turn::calls([call("c1", "hitung-jumlah", json!({"a": 2, "b": 3}))]),
+        ),
         (
             "two calls after text",
             Turn::calls([
@@ -76,7 +82,10 @@ fn a_written_response_reads_back_as_the_turn_it_holds() {
             let (calls, text, finish) = said(api, &raw);
             assert_eq!(
                 calls.iter().map(|c| (&c.id, &c.name)).collect::<Vec<_>>(),
-                turn.calls.iter().map(|c| (&c.id, &c.name)).collect::<Vec<_>>(),
+                turn.calls
+                    .iter()
+                    .map(|c| (&c.id, &c.name))
+                    .collect::<Vec<_>>(),
                 "{api}, {case}"
             );
             for (got, want) in calls.iter().zip(&turn.calls) {
@@ -90,7 +99,10 @@ fn a_written_response_reads_back_as_the_turn_it_holds() {
                 };
                 assert_eq!(&got, want, "{api}, {case}");
             }
-            assert_eq!(text, turn.text, "{api}, {case}: the text, without the thinking");
+            assert_eq!(
+                text, turn.text,
+                "{api}, {case}: the text, without the thinking"
+            );
             let want = match turn.finish {
                 Finish::Truncated { .. } => "truncated",
                 // A turn of calls stops for its calls: neither an answer nor a failure.
@@ -110,7 +122,11 @@ fn a_written_stream_assembles_into_the_written_response() {
             let mut stream = ResponseStream::new(api);
             let mut deltas = Vec::new();
             for e in &events {
-                deltas.extend(stream.push(e).unwrap_or_else(|e| panic!("{api}, {case}: {e:?}")));
+                deltas.extend(
+                    stream
+                        .push(e)
+                        .unwrap_or_else(|e| panic!("{api}, {case}: {e:?}")),
+                );
             }
             let (assembled, rest) = stream.finish().unwrap();
             deltas.extend(rest);
@@ -134,7 +150,10 @@ fn a_written_stream_assembles_into_the_written_response() {
                 })
                 .collect();
             assert_eq!(text, turn.text.clone().unwrap_or_default(), "{api}, {case}");
-            let texts = deltas.iter().filter(|d| matches!(d, Delta::Text(_))).count();
+            let texts = deltas
+                .iter()
+                .filter(|d| matches!(d, Delta::Text(_)))
+                .count();
             let words = turn.text.as_deref().map_or(0, |t| t.split(' ').count());
             assert_eq!(texts, words, "{api}, {case}: one event per word");
         }
@@ -180,16 +199,28 @@ fn one_description_writes_every_apis_request() {
         conversation.push_user("2 + 3?");
         let raw = api
             .provider()
-            .write_response(&Turn::calls([call("c1", "hitung-jumlah", json!({"a": 2, "b": 3}))]))
+            .write_response(&Turn::calls([call(
+                "c1",
+                "hitung-jumlah",
+                json!({"a": 2, "b": 3}),
+            )]))
             .unwrap();
         let turn = read_turn(api, &raw).unwrap();
         conversation.messages.extend(turn.append);
         conversation.messages.extend(render(
             api,
-            &[ToolAnswer::error(Some("c1".into()), "hitung-jumlah".into(), "salah".into())],
+            &[ToolAnswer::error(
+                Some("c1".into()),
+                "hitung-jumlah".into(),
+                "salah".into(),
+            )],
         ));
         for stream in [false, true] {
-            let request = if stream { request.clone().streamed() } else { request.clone() };
+            let request = if stream {
+                request.clone().streamed()
+            } else {
+                request.clone()
+            };
             let http = conversation.request(&request).unwrap();
             let body = serde_json::to_string(&http.body).unwrap();
             // Each part of the description is in the body (or, for the model, the path).
@@ -200,7 +231,9 @@ fn one_description_writes_every_apis_request() {
             assert!(body.contains("321"), "{api}: the limit: {body}");
             assert!(body.contains("0.5"), "{api}: the extra member: {body}");
             assert!(
-                http.headers.iter().any(|(k, v)| k == "content-type" && v == "application/json"),
+                http.headers
+                    .iter()
+                    .any(|(k, v)| k == "content-type" && v == "application/json"),
                 "{api}"
             );
             // Read back by the provider that wrote it: the same conversation.
@@ -218,7 +251,11 @@ fn one_description_writes_every_apis_request() {
                 panic!("{api}: {:?}", sent.messages[2])
             };
             assert_eq!(results[0].call_id.as_deref(), Some("c1"), "{api}");
-            assert_ne!(results[0].is_error, Some(false), "{api}: an error is not a success");
+            assert_ne!(
+                results[0].is_error,
+                Some(false),
+                "{api}: an error is not a success"
+            );
             assert!(results[0].text.contains("salah"), "{api}");
         }
     }
@@ -228,11 +265,15 @@ fn one_description_writes_every_apis_request() {
 fn what_an_api_cannot_say_is_an_error_not_a_silent_default() {
     let tools = ToolSet::new([jumlah::tool()]).unwrap();
     let conversation = Conversation::new(Api::BEDROCK_CONVERSE);
-    let request = Request::new("m").tools(&tools).tool_choice(ToolChoice::None);
+    let request = Request::new("m")
+        .tools(&tools)
+        .tool_choice(ToolChoice::None);
     let e = conversation.request(&request).unwrap_err();
     assert!(e.to_string().contains("tool choice `none`"), "{e}");
     // Anthropic requires a limit: a request without one gets the documented default.
-    let http = Conversation::new(Api::ANTHROPIC).request(&Request::new("m")).unwrap();
+    let http = Conversation::new(Api::ANTHROPIC)
+        .request(&Request::new("m"))
+        .unwrap();
     assert_eq!(http.body["max_tokens"], 4096);
 }
 
@@ -245,7 +286,8 @@ fn a_saved_conversation_names_its_api_by_id_and_reads_back() {
         assert_eq!(read.api, api);
     }
     // Written by an earlier version (the enum's kebab-cased names).
-    let old: Conversation = serde_json::from_value(json!({"api": "open-ai-chat", "messages": []})).unwrap();
+    let old: Conversation =
+        serde_json::from_value(json!({"api": "open-ai-chat", "messages": []})).unwrap();
     assert_eq!(old.api, Api::OPENAI_CHAT);
     // An API of the program's own: read inside `Api::reading`, refused (naming it) outside.
     let saved = serde_json::to_string(&Conversation::new(LLAMA_CPP)).unwrap();
@@ -274,7 +316,11 @@ fn an_api_from_outside_the_crate_runs_the_agent_loop() {
     let agent = Agent::new(&tools);
     let cx = Context::new();
     let finished = pollster::block_on(model.run(&agent, &cx, "2 + 3?", &request));
-    let Ok(Finished::Answered { reply, conversation }) = finished else {
+    let Ok(Finished::Answered {
+        reply,
+        conversation,
+    }) = finished
+    else {
         panic!("{finished:?}")
     };
     assert_eq!(reply.text.as_deref(), Some("2 + 3 = 5"));
@@ -287,7 +333,9 @@ fn an_api_from_outside_the_crate_runs_the_agent_loop() {
         json!({"type": "function", "function": {"name": "hitung-jumlah"}}),
         "`required` with one tool is that tool"
     );
-    let with_output = request.clone().output_schema("hasil", json!({"type": "object"}));
+    let with_output = request
+        .clone()
+        .output_schema("hasil", json!({"type": "object"}));
     let http = conversation.request(&with_output).unwrap();
     assert_eq!(http.body["response_format"]["type"], "json_object");
 
@@ -298,7 +346,12 @@ fn an_api_from_outside_the_crate_runs_the_agent_loop() {
             .collect::<Vec<_>>(),
     );
     assert!(
-        matches!(events.last(), Some(tool_runtime::agent::AgentEvent::Done(Ok(Finished::Answered { .. })))),
+        matches!(
+            events.last(),
+            Some(tool_runtime::agent::AgentEvent::Done(Ok(
+                Finished::Answered { .. }
+            )))
+        ),
         "{events:?}"
     );
     assert!(model.requests().iter().all(|r| r.stream));
@@ -309,33 +362,49 @@ fn the_test_model_refuses_a_request_an_agent_should_not_send() {
     let tools = ToolSet::new([jumlah::tool()]).unwrap();
     let request = Request::new("m").tools(&tools);
     for &api in Api::BUILT_IN {
-        let model = TestModel::scripted(api, [Turn::call("hitung-jumlah", json!({"a": 1, "b": 1}))]);
+        let model =
+            TestModel::scripted(api, [Turn::call("hitung-jumlah", json!({"a": 1, "b": 1}))]);
         // A conversation that drops the call's result.
         let mut conversation = Conversation::new(api);
         conversation.push_user("1 + 1?");
         let http = conversation.request(&request).unwrap();
         let raw = model.respond(&http).unwrap();
-        conversation.messages.extend(read_turn(api, &raw).unwrap().append);
+        conversation
+            .messages
+            .extend(read_turn(api, &raw).unwrap().append);
         conversation.push_user("dan?");
-        let e = model.respond(&conversation.request(&request).unwrap()).unwrap_err();
+        let e = model
+            .respond(&conversation.request(&request).unwrap())
+            .unwrap_err();
         assert!(matches!(e, TestModelError::Unanswered { .. }), "{api}: {e}");
         // A streamed request answered whole.
         let e = model
-            .respond(&Conversation::new(api).request(&request.clone().streamed()).unwrap())
+            .respond(
+                &Conversation::new(api)
+                    .request(&request.clone().streamed())
+                    .unwrap(),
+            )
             .unwrap_err();
         assert!(matches!(e, TestModelError::Stream { .. }), "{api}: {e}");
         // Past the script.
         let fresh = Conversation::new(api).request(&request).unwrap();
         let e = model.respond(&fresh).unwrap_err();
-        assert!(matches!(e, TestModelError::ScriptEnded { .. }), "{api}: {e}");
+        assert!(
+            matches!(e, TestModelError::ScriptEnded { .. }),
+            "{api}: {e}"
+        );
     }
     // In the agent loop, a refusal is the transport's error, with the test model's reason.
     let model = TestModel::scripted(Api::ANTHROPIC, []);
-    let finished = pollster::block_on(model.run(&Agent::new(&tools), &Context::new(), "?", &request));
+    let finished =
+        pollster::block_on(model.run(&Agent::new(&tools), &Context::new(), "?", &request));
     let Err(AgentError::Transport(e)) = finished else {
         panic!("{finished:?}")
     };
-    assert!(e.to_string().contains("after the script's last turn"), "{e}");
+    assert!(
+        e.to_string().contains("after the script's last turn"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -348,8 +417,12 @@ fn a_function_model_answers_from_the_conversation() {
             _ => Turn::call("hitung-jumlah", json!({"a": 40, "b": 2})),
         });
         let request = Request::new("m").tools(&tools);
-        let finished =
-            pollster::block_on(model.run(&Agent::new(&tools), &Context::new(), "40 + 2?", &request));
+        let finished = pollster::block_on(model.run(
+            &Agent::new(&tools),
+            &Context::new(),
+            "40 + 2?",
+            &request,
+        ));
         let Ok(Finished::Answered { reply, .. }) = finished else {
             panic!("{api}: {finished:?}")
         };

@@ -258,9 +258,12 @@ impl HttpServer {
             .with_json_response(true)
             .with_cancellation_token(self.shutdown.child_token());
         let mcp = self.mcp.clone();
-        let service = axum::routing::any(endpoint).with_state(Arc::new(
-            StreamableHttpService::new(move || Ok(Served(mcp.clone())), sessions.clone(), rmcp_config),
-        ));
+        let service =
+            axum::routing::any(endpoint).with_state(Arc::new(StreamableHttpService::new(
+                move || Ok(Served(mcp.clone())),
+                sessions.clone(),
+                rmcp_config,
+            )));
         let shares = Arc::new(Shares::new(&self.config, sessions));
         // The checks are layers around the endpoint, outermost first: credentials, then each
         // caller's share and the body. The metadata routes stand outside them: they are public.

@@ -59,7 +59,9 @@ impl Fetcher {
                     if metadata.get("issuer").and_then(Value::as_str) != Some(issuer) {
                         return Err(KeyError::Metadata {
                             url,
-                            problem: format!("it names another issuer than {issuer} (RFC 8414 §3.3)"),
+                            problem: format!(
+                                "it names another issuer than {issuer} (RFC 8414 §3.3)"
+                            ),
                         });
                     }
                     let jwks_uri = metadata

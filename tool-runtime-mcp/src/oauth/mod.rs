@@ -119,7 +119,10 @@ impl std::fmt::Display for KeyError {
             KeyError::Algorithm { key, alg: None } => {
                 write!(f, "{key} does not name its algorithm (alg)")
             }
-            KeyError::Algorithm { key, alg: Some(alg) } => {
+            KeyError::Algorithm {
+                key,
+                alg: Some(alg),
+            } => {
                 write!(f, "{key}: algorithm {alg} is not for signatures")
             }
             KeyError::NoKeys => f.write_str("the JWK set has no keys"),
@@ -141,7 +144,10 @@ impl std::error::Error for KeyError {
 }
 
 impl KeyError {
-    fn unreadable(key: impl Into<String>, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+    fn unreadable(
+        key: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
         KeyError::Unreadable {
             key: key.into(),
             source: Box::new(source),
@@ -200,10 +206,13 @@ impl Keys {
         for jwk in &set.keys {
             let kid = jwk.common.key_id.clone();
             let name = kid.as_deref().unwrap_or("(no kid)");
-            let alg = jwk.common.key_algorithm.ok_or_else(|| KeyError::Algorithm {
-                key: format!("JWK {name}"),
-                alg: None,
-            })?;
+            let alg = jwk
+                .common
+                .key_algorithm
+                .ok_or_else(|| KeyError::Algorithm {
+                    key: format!("JWK {name}"),
+                    alg: None,
+                })?;
             let alg: Algorithm = alg.to_string().parse().map_err(|_| KeyError::Algorithm {
                 key: format!("JWK {name}"),
                 alg: Some(alg.to_string()),
@@ -288,9 +297,7 @@ impl TokenError {
     fn code(&self) -> (http::StatusCode, &'static str) {
         match self {
             TokenError::Missing => (http::StatusCode::UNAUTHORIZED, "invalid_request"),
-            TokenError::MissingScopes { .. } => {
-                (http::StatusCode::FORBIDDEN, "insufficient_scope")
-            }
+            TokenError::MissingScopes { .. } => (http::StatusCode::FORBIDDEN, "insufficient_scope"),
             _ => (http::StatusCode::UNAUTHORIZED, "invalid_token"),
         }
     }
@@ -305,9 +312,7 @@ impl std::fmt::Display for TokenError {
             TokenError::Expired => "the token has expired",
             TokenError::NotYetValid => "the token is not valid yet",
             TokenError::WrongAudience => "the token is for another resource",
-            TokenError::UntrustedIssuer => {
-                "the token is from an issuer this server does not trust"
-            }
+            TokenError::UntrustedIssuer => "the token is from an issuer this server does not trust",
             TokenError::BadSignature => "the token's signature does not verify",
             TokenError::WrongAlgorithm => {
                 "the token is signed with an algorithm this server does not accept"
@@ -489,19 +494,18 @@ impl ResourceServer {
         validation.set_audience(&[&self.resource]);
         validation.set_issuer(&self.authorization_servers);
         validation.set_required_spec_claims(&["exp", "aud", "iss", "sub"]);
-        let data =
-            jsonwebtoken::decode::<Map<String, Value>>(token, key, &validation).map_err(|e| {
-                match e.kind() {
-                    ErrorKind::ExpiredSignature => TokenError::Expired,
-                    ErrorKind::ImmatureSignature => TokenError::NotYetValid,
-                    ErrorKind::InvalidAudience => TokenError::WrongAudience,
-                    ErrorKind::InvalidIssuer => TokenError::UntrustedIssuer,
-                    ErrorKind::InvalidSignature => TokenError::BadSignature,
-                    ErrorKind::InvalidAlgorithm => TokenError::WrongAlgorithm,
-                    ErrorKind::MissingRequiredClaim(_) => TokenError::MissingClaim,
-                    _ => TokenError::Invalid,
-                }
-            })?;
+        let data = jsonwebtoken::decode::<Map<String, Value>>(token, key, &validation).map_err(
+            |e| match e.kind() {
+                ErrorKind::ExpiredSignature => TokenError::Expired,
+                ErrorKind::ImmatureSignature => TokenError::NotYetValid,
+                ErrorKind::InvalidAudience => TokenError::WrongAudience,
+                ErrorKind::InvalidIssuer => TokenError::UntrustedIssuer,
+                ErrorKind::InvalidSignature => TokenError::BadSignature,
+                ErrorKind::InvalidAlgorithm => TokenError::WrongAlgorithm,
+                ErrorKind::MissingRequiredClaim(_) => TokenError::MissingClaim,
+                _ => TokenError::Invalid,
+            },
+        )?;
         let principal = principal(data.claims).ok_or(TokenError::MissingClaim)?;
         let missing: Vec<String> = self
             .required_scopes

@@ -54,11 +54,11 @@ impl Handler for RemoteTool {
                 )) => {
                     self.remote.forget(connection);
                     return Err(ToolError::failed(format!(
-                            "the connection to the MCP server `{}` was lost during the call (the \
+                        "the connection to the MCP server `{}` was lost during the call (the \
                              server went away, or its answer was larger than the transport's \
                              16 MiB limit); the next call connects again",
-                            self.remote.label
-                        )));
+                        self.remote.label
+                    )));
                 }
                 Ok(Err(e)) => {
                     let message = format!(
@@ -166,7 +166,9 @@ pub(super) fn answer(result: CallToolResult) -> Result<Value, ToolError> {
     }
     match result.content.as_slice() {
         [ContentBlock::Text(t)] => Ok(Value::String(t.text.clone())),
-        blocks => serde_json::to_value(blocks).map_err(|e| ToolError::failed(format!("the MCP server's content could not be read: {e}"))),
+        blocks => serde_json::to_value(blocks).map_err(|e| {
+            ToolError::failed(format!("the MCP server's content could not be read: {e}"))
+        }),
     }
 }
 

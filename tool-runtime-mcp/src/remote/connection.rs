@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 
 use rmcp::RoleClient;
 use rmcp::model::{ClientConfig, ProtocolVersion, ServerNotification, SubscriptionFilter};
-use rmcp::service::{ClientLifecycleMode, ClientServiceExt, NotificationContext, Peer, RunningService};
+use rmcp::service::{
+    ClientLifecycleMode, ClientServiceExt, NotificationContext, Peer, RunningService,
+};
 use tokio::sync::watch;
 use tool_runtime::ToolError;
 
@@ -209,13 +211,14 @@ impl Inner {
                     {
                         Err(e) if e.auth_challenge().is_some() => {
                             let challenge = e.auth_challenge().unwrap_or_default().to_owned();
-                            let fresh = credentials
-                                .token(url, &challenge)
-                                .await
-                                .map_err(|problem| RemoteError::Credentials {
-                                    server: self.label.clone(),
-                                    problem,
-                                })?;
+                            let fresh =
+                                credentials
+                                    .token(url, &challenge)
+                                    .await
+                                    .map_err(|problem| RemoteError::Credentials {
+                                        server: self.label.clone(),
+                                        problem,
+                                    })?;
                             let bearer = format!("Bearer {fresh}");
                             *token.lock().unwrap_or_else(|e| e.into_inner()) = Some(fresh);
                             let listener = self.listener();
@@ -260,7 +263,12 @@ impl Inner {
         if let Some(live) = self.live() {
             return Ok(live);
         }
-        let unreachable = |why: &str| ToolError::failed(format!("the MCP server `{}` is unreachable: {why}", self.label));
+        let unreachable = |why: &str| {
+            ToolError::failed(format!(
+                "the MCP server `{}` is unreachable: {why}",
+                self.label
+            ))
+        };
         let waited = self
             .failed_at
             .lock()

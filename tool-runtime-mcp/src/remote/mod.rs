@@ -181,21 +181,15 @@ impl Remote {
     /// Lists the server's tools (every page) and makes each one a tool of the toolkit.
     pub async fn tools(&self) -> Result<Imported, RemoteError> {
         let server = || self.inner.label.clone();
-        let Live { peer, .. } = self
-            .inner
-            .peer()
-            .await
-            .map_err(|e| RemoteError::Connect {
-                server: server(),
-                source: Box::new(e),
-            })?;
+        let Live { peer, .. } = self.inner.peer().await.map_err(|e| RemoteError::Connect {
+            server: server(),
+            source: Box::new(e),
+        })?;
         let max = self.inner.options.max_tools;
-        let listed = list_all(&peer, max)
-            .await
-            .map_err(|e| RemoteError::List {
-                server: server(),
-                source: Box::new(e),
-            })?;
+        let listed = list_all(&peer, max).await.map_err(|e| RemoteError::List {
+            server: server(),
+            source: Box::new(e),
+        })?;
         if listed.len() > max {
             return Err(RemoteError::TooManyTools {
                 server: server(),

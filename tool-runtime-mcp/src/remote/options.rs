@@ -113,7 +113,11 @@ impl fmt::Display for RemoteError {
             RemoteError::List { server, .. } => {
                 write!(f, "the MCP server `{server}`'s tools/list failed")
             }
-            RemoteError::TooManyTools { server, listed, max } => write!(
+            RemoteError::TooManyTools {
+                server,
+                listed,
+                max,
+            } => write!(
                 f,
                 "the MCP server `{server}` lists {listed} tools, more than the {max} allowed (RemoteOptions::max_tools)"
             ),

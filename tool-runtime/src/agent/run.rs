@@ -170,6 +170,8 @@ async fn off_thread(
         let _ = answer.send(out);
     }));
     answered.await.unwrap_or_else(|_| {
-        Err(ToolError::failed("the host dropped the call before it ended (Agent::offload)"))
+        Err(ToolError::failed(
+            "the host dropped the call before it ended (Agent::offload)",
+        ))
     })
 }

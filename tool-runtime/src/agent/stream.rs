@@ -14,9 +14,9 @@ use super::read::{ModelTurn, read_turn};
 use super::run::{Outcome, run_one};
 use super::{Agent, AgentError, Conversation, Finished, Paused};
 use crate::context::Context;
-use crate::provider::{Api, Delta, ReadError, ResponseStream, StreamError, StreamEvent, ToolCall};
 use crate::future::BoxFuture;
 use crate::progress::{Progress, ProgressReport};
+use crate::provider::{Api, Delta, ReadError, ResponseStream, StreamError, StreamEvent, ToolCall};
 
 /// What happens during a streamed run, in order. The last event is always [`Done`](AgentEvent::Done).
 #[derive(Debug)]
@@ -181,7 +181,6 @@ impl Events {
         self.lock().waker = Some(waker.clone());
     }
 }
-
 
 type Boxed = Box<dyn std::error::Error + Send + Sync>;
 

@@ -233,7 +233,8 @@ impl Provider for Anthropic {
     /// `message_start`, each block opened, filled in two deltas and stopped, `message_delta`
     /// with the stop reason, `message_stop`.
     fn write_stream(&self, turn: &Turn) -> Option<Vec<StreamEvent>> {
-        let event = |v: Value| StreamEvent::named(v["type"].as_str().unwrap_or_default(), v.to_string());
+        let event =
+            |v: Value| StreamEvent::named(v["type"].as_str().unwrap_or_default(), v.to_string());
         let mut events = vec![event(json!({"type": "message_start", "message": {
             "id": "msg_test", "type": "message", "role": "assistant", "model": "test",
             "content": [], "stop_reason": null, "stop_sequence": null,
@@ -245,7 +246,9 @@ impl Provider for Anthropic {
                     words(block["thinking"].as_str().unwrap_or_default())
                         .into_iter()
                         .map(|p| json!({"type": "thinking_delta", "thinking": p}))
-                        .chain([json!({"type": "signature_delta", "signature": block["signature"]})])
+                        .chain([
+                            json!({"type": "signature_delta", "signature": block["signature"]}),
+                        ])
                         .collect::<Vec<_>>(),
                 ),
                 Some("tool_use") => {
@@ -268,9 +271,13 @@ impl Provider for Anthropic {
                         .collect(),
                 ),
             };
-            events.push(event(json!({"type": "content_block_start", "index": index, "content_block": start})));
+            events.push(event(
+                json!({"type": "content_block_start", "index": index, "content_block": start}),
+            ));
             for delta in deltas {
-                events.push(event(json!({"type": "content_block_delta", "index": index, "delta": delta})));
+                events.push(event(
+                    json!({"type": "content_block_delta", "index": index, "delta": delta}),
+                ));
             }
             events.push(event(json!({"type": "content_block_stop", "index": index})));
         }
@@ -485,7 +492,10 @@ impl Assemble for AnthropicStream {
         match kind {
             "ping" => {}
             "error" => {
-                return Err(ReadError::provider(format!("{}: {}", event["error"]["type"], event["error"]["message"])));
+                return Err(ReadError::provider(format!(
+                    "{}: {}",
+                    event["error"]["type"], event["error"]["message"]
+                )));
             }
             "message_start" => {
                 if self.message.is_some() {
@@ -502,10 +512,12 @@ impl Assemble for AnthropicStream {
                 let (block, partial) = self.blocks.get(index)?;
                 let delta = &event["delta"];
                 let text = |key: &str| {
-                    delta[key]
-                        .as_str()
-                        .map(str::to_owned)
-                        .ok_or_else(|| ReadError::malformed(format!("a `{}` without a `{key}` string", delta["type"])))
+                    delta[key].as_str().map(str::to_owned).ok_or_else(|| {
+                        ReadError::malformed(format!(
+                            "a `{}` without a `{key}` string",
+                            delta["type"]
+                        ))
+                    })
                 };
                 match delta["type"].as_str() {
                     Some("text_delta") => {
@@ -525,7 +537,12 @@ impl Assemble for AnthropicStream {
                         slot => *slot = json!([delta["citation"]]),
                     },
                     // Skipping a delta would lose part of the block: the turn ends.
-                    other => return Err(ReadError::malformed(format!("unknown delta type {}", json!(other)))),
+                    other => {
+                        return Err(ReadError::malformed(format!(
+                            "unknown delta type {}",
+                            json!(other)
+                        )));
+                    }
                 }
             }
             "content_block_stop" => {
@@ -540,7 +557,9 @@ impl Assemble for AnthropicStream {
                 }
             }
             "message_delta" => {
-                let message = self.message.as_mut().ok_or(ReadError::malformed("a `message_delta` before `message_start`"))?;
+                let message = self.message.as_mut().ok_or(ReadError::malformed(
+                    "a `message_delta` before `message_start`",
+                ))?;
                 for (key, value) in event["delta"].as_object().into_iter().flatten() {
                     message[key] = value.clone();
                 }
@@ -563,7 +582,9 @@ impl Assemble for AnthropicStream {
 
     fn finish(&mut self, _out: &mut Vec<Delta>) -> Result<Value, ReadError> {
         if !self.stopped {
-            return Err(ReadError::malformed("the stream ended before `message_stop`"));
+            return Err(ReadError::malformed(
+                "the stream ended before `message_stop`",
+            ));
         }
         let mut message = self.message.take().unwrap_or_default();
         message["content"] = Value::Array(self.blocks.take_closed()?);

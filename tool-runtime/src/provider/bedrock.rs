@@ -24,9 +24,9 @@ use super::request::path_segment;
 use super::stream::{self, Assemble, Blocks, Delta, StreamEvent};
 use super::turn::{halves, names, words};
 use super::{
-    CallArguments, ExportError, Exported, Finish, Framing, HttpRequest, Lowered, Message,
-    Provider, ReadError, Reply, Request, RequestError, SentRequest, ToolAnswer, ToolCall,
-    ToolChoice, ToolResult, Turn, str_at,
+    CallArguments, ExportError, Exported, Finish, Framing, HttpRequest, Lowered, Message, Provider,
+    ReadError, Reply, Request, RequestError, SentRequest, ToolAnswer, ToolCall, ToolChoice,
+    ToolResult, Turn, str_at,
 };
 use crate::tool::Tool;
 
@@ -197,10 +197,18 @@ impl Provider for BedrockConverse {
         let event = |name: &str, v: Value| StreamEvent::named(name, v.to_string());
         let mut events = vec![event("messageStart", json!({"role": "assistant"}))];
         for (index, block) in blocks_of(turn).into_iter().enumerate() {
-            let delta = |d: Value| event("contentBlockDelta", json!({"contentBlockIndex": index, "delta": d}));
+            let delta = |d: Value| {
+                event(
+                    "contentBlockDelta",
+                    json!({"contentBlockIndex": index, "delta": d}),
+                )
+            };
             if let Some(tool) = block.get("toolUse") {
-                events.push(event("contentBlockStart", json!({"contentBlockIndex": index,
-                    "start": {"toolUse": {"toolUseId": tool["toolUseId"], "name": tool["name"]}}})));
+                events.push(event(
+                    "contentBlockStart",
+                    json!({"contentBlockIndex": index,
+                    "start": {"toolUse": {"toolUseId": tool["toolUseId"], "name": tool["name"]}}}),
+                ));
                 for piece in halves(&tool["input"].to_string()) {
                     events.push(delta(json!({"toolUse": {"input": piece}})));
                 }
@@ -209,18 +217,29 @@ impl Provider for BedrockConverse {
                 for piece in words(text["text"].as_str().unwrap_or_default()) {
                     events.push(delta(json!({"reasoningContent": {"text": piece}})));
                 }
-                events.push(delta(json!({"reasoningContent": {"signature": text["signature"]}})));
+                events.push(delta(
+                    json!({"reasoningContent": {"signature": text["signature"]}}),
+                ));
             } else {
                 for piece in words(block["text"].as_str().unwrap_or_default()) {
                     events.push(delta(json!({"text": piece})));
                 }
             }
-            events.push(event("contentBlockStop", json!({"contentBlockIndex": index})));
+            events.push(event(
+                "contentBlockStop",
+                json!({"contentBlockIndex": index}),
+            ));
         }
-        events.push(event("messageStop", json!({"stopReason": stop_reason(turn)})));
-        events.push(event("metadata", json!({
+        events.push(event(
+            "messageStop",
+            json!({"stopReason": stop_reason(turn)}),
+        ));
+        events.push(event(
+            "metadata",
+            json!({
             "usage": {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0},
-            "metrics": {"latencyMs": 0}})));
+            "metrics": {"latencyMs": 0}}),
+        ));
         Some(events)
     }
 
@@ -278,7 +297,10 @@ impl Provider for BedrockConverse {
         sent.system = body["system"]
             .as_array()
             .map(|parts| parts.iter().filter_map(|p| p["text"].as_str()).collect());
-        sent.tools = names(body["toolConfig"]["tools"].as_array(), |t| &t["toolSpec"]["name"]);
+        sent.tools = names(
+            body["toolConfig"]["tools"].as_array(),
+            |t| &t["toolSpec"]["name"],
+        );
         sent.stream = request.path.ends_with("/converse-stream");
         Ok(sent)
     }
@@ -364,7 +386,10 @@ impl Assemble for BedrockStream {
             Some(name) => name.to_owned(),
             None => match event.as_object_mut() {
                 Some(one) if one.len() == 1 => {
-                    let (kind, inner) = one.iter_mut().next().ok_or(ReadError::malformed("an empty event"))?;
+                    let (kind, inner) = one
+                        .iter_mut()
+                        .next()
+                        .ok_or(ReadError::malformed("an empty event"))?;
                     let kind = kind.clone();
                     event = inner.take();
                     kind
@@ -392,7 +417,10 @@ impl Assemble for BedrockStream {
                 let index = stream::index(&event, "contentBlockIndex")?;
                 let tool = &event["start"]["toolUse"];
                 if tool.is_null() {
-                    return Err(ReadError::malformed(format!("an unknown block start: {}", event["start"])));
+                    return Err(ReadError::malformed(format!(
+                        "an unknown block start: {}",
+                        event["start"]
+                    )));
                 }
                 let mut block = json!({"toolUse": stream::object(tool, "the toolUse")?});
                 block["toolUse"]["input"] = json!({});
@@ -408,7 +436,9 @@ impl Assemble for BedrockStream {
                     } else if delta.get("reasoningContent").is_some() {
                         json!({"reasoningContent": {}})
                     } else {
-                        return Err(ReadError::malformed(format!("a delta for block {index}, which never started")));
+                        return Err(ReadError::malformed(format!(
+                            "a delta for block {index}, which never started"
+                        )));
                     };
                     self.blocks.open(index, block)?;
                 }
@@ -444,7 +474,9 @@ impl Assemble for BedrockStream {
                     } else if let Some(redacted) = reasoning.get("redactedContent") {
                         content["redactedContent"] = redacted.clone();
                     } else {
-                        return Err(ReadError::malformed(format!("an unknown reasoning delta: {reasoning}")));
+                        return Err(ReadError::malformed(format!(
+                            "an unknown reasoning delta: {reasoning}"
+                        )));
                     }
                 } else {
                     return Err(ReadError::malformed(format!("an unknown delta: {delta}")));
@@ -469,7 +501,9 @@ impl Assemble for BedrockStream {
 
     fn finish(&mut self, _out: &mut Vec<Delta>) -> Result<Value, ReadError> {
         let Some(stop) = self.stop.take() else {
-            return Err(ReadError::malformed("the stream ended before `messageStop`"));
+            return Err(ReadError::malformed(
+                "the stream ended before `messageStop`",
+            ));
         };
         let content = self.blocks.take_closed()?;
         let mut response = json!({

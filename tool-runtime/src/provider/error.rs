@@ -80,7 +80,9 @@ impl fmt::Display for ReadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ReadError::Missing { what, received } => write!(f, "no {what} in {received}"),
-            ReadError::NotJson { error, data } => write!(f, "the data is not JSON ({error}): {data}"),
+            ReadError::NotJson { error, data } => {
+                write!(f, "the data is not JSON ({error}): {data}")
+            }
             ReadError::Provider { error } => write!(f, "the provider sent an error: {error}"),
             ReadError::Malformed { message } => f.write_str(message),
             ReadError::Unsupported { what } => write!(f, "the provider does not support {what}"),

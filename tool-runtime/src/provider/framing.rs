@@ -96,7 +96,10 @@ fn aws_encode(events: &[StreamEvent]) -> Vec<u8> {
     let mut body = Vec::new();
     for e in events {
         let message = Message::new(e.data.clone().into_bytes())
-            .add_header(Header::new(":message-type", HeaderValue::String("event".into())))
+            .add_header(Header::new(
+                ":message-type",
+                HeaderValue::String("event".into()),
+            ))
             .add_header(Header::new(
                 ":event-type",
                 HeaderValue::String(e.event.clone().unwrap_or_default().into()),
@@ -132,7 +135,10 @@ where
                     data,
                 })
             }),
-            Err(e) => Some(Err(ReadError::malformed(format!("the event stream is unreadable: {e}")).into())),
+            Err(e) => Some(Err(ReadError::malformed(format!(
+                "the event stream is unreadable: {e}"
+            ))
+            .into())),
         }
     })
 }
@@ -237,7 +243,10 @@ where
                 Err(e) => {
                     r.done = true;
                     return Some((
-                        Err(ReadError::malformed(format!("the event stream is unreadable: {e}")).into()),
+                        Err(
+                            ReadError::malformed(format!("the event stream is unreadable: {e}"))
+                                .into(),
+                        ),
                         r,
                     ));
                 }
@@ -290,10 +299,19 @@ fn aws_event(headers: &[(&str, Option<&str>)], payload: &[u8]) -> Result<StreamE
         Some("error") => {
             let code = header(":error-code").unwrap_or_default();
             let text = header(":error-message").unwrap_or_default();
-            return Err(ReadError::malformed(format!("the event stream sent an error: {code}: {text}")).into());
+            return Err(ReadError::malformed(format!(
+                "the event stream sent an error: {code}: {text}"
+            ))
+            .into());
         }
-        other => return Err(ReadError::malformed(format!("an event stream message of type {other:?}")).into()),
+        other => {
+            return Err(
+                ReadError::malformed(format!("an event stream message of type {other:?}")).into(),
+            );
+        }
     };
-    let name = name.ok_or_else(|| ReadError::malformed(format!("an {kind} message without its type header")))?;
+    let name = name.ok_or_else(|| {
+        ReadError::malformed(format!("an {kind} message without its type header"))
+    })?;
     Ok(StreamEvent::named(name, data))
 }

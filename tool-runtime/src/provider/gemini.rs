@@ -165,7 +165,11 @@ impl Provider for Gemini {
         } else {
             format!("/v1beta/models/{model}:generateContent")
         };
-        Ok(HttpRequest::post(path, request.finish_body(body), request.stream))
+        Ok(HttpRequest::post(
+            path,
+            request.finish_body(body),
+            request.stream,
+        ))
     }
 
     /// One user content of `functionResponse` parts; images are named in the text.
@@ -276,7 +280,9 @@ impl Provider for Gemini {
             chunks
                 .into_iter()
                 .enumerate()
-                .map(|(i, parts)| StreamEvent::data(response_of(turn, parts, i == last).to_string()))
+                .map(|(i, parts)| {
+                    StreamEvent::data(response_of(turn, parts, i == last).to_string())
+                })
                 .collect(),
         )
     }
@@ -288,7 +294,10 @@ impl Provider for Gemini {
             .as_array()
             .ok_or_else(|| ReadError::missing("`contents` array", body))?
         {
-            let parts = content["parts"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+            let parts = content["parts"]
+                .as_array()
+                .map(Vec::as_slice)
+                .unwrap_or(&[]);
             let text: String = parts
                 .iter()
                 .filter(|p| p["thought"] != true)
@@ -305,12 +314,15 @@ impl Provider for Gemini {
                         .filter_map(|p| p.get("functionResponse"))
                         .map(|r| {
                             let error = r["response"].get("error");
-                            let said = error.or(r["response"].get("output")).unwrap_or(&Value::Null);
+                            let said = error
+                                .or(r["response"].get("output"))
+                                .unwrap_or(&Value::Null);
                             ToolResult::new(
                                 r["id"].as_str().map(str::to_owned),
                                 r["name"].as_str().map(str::to_owned),
                                 Some(error.is_some()),
-                                said.as_str().map_or_else(|| said.to_string(), str::to_owned),
+                                said.as_str()
+                                    .map_or_else(|| said.to_string(), str::to_owned),
                             )
                         })
                         .collect();
@@ -469,7 +481,9 @@ impl Assemble for GeminiStream {
             .cloned()
             .unwrap_or_default();
         if self.finished && !parts.is_empty() {
-            return Err(ReadError::malformed("parts after the chunk with `finishReason`"));
+            return Err(ReadError::malformed(
+                "parts after the chunk with `finishReason`",
+            ));
         }
         for part in parts {
             if let Some(call) = part.get("functionCall") {
@@ -518,7 +532,9 @@ impl Assemble for GeminiStream {
 
     fn finish(&mut self, _out: &mut Vec<Delta>) -> Result<Value, ReadError> {
         if !self.finished {
-            return Err(ReadError::malformed("the stream ended before a chunk with `finishReason`"));
+            return Err(ReadError::malformed(
+                "the stream ended before a chunk with `finishReason`",
+            ));
         }
         let mut response = self.last.take().unwrap_or_default();
         let mut candidate = std::mem::take(&mut self.candidate);

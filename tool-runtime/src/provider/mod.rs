@@ -34,9 +34,11 @@
 //!     }
 //!     fn request(&self, request: &Request<'_>, messages: &[Value]) -> Result<HttpRequest, RequestError> {
 //!         // The body as Chat Completions writes it, with this provider's tool entries.
-//!         let mut http = Api::OPENAI_CHAT.provider().request(&request.without_tools(), messages)?;
-//!         if let Some(tools) = request.tools {
-//!             http.body["tools"] = tools.export_in(self)?.into();
+//!         let mut chat = request.clone();
+//!         chat.tools = None;
+//!         let mut http = Api::OPENAI_CHAT.provider().request(&chat, messages)?;
+//!         if let Some(tools) = request.tool_entries(self)? {
+//!             http.body["tools"] = tools.into();
 //!         }
 //!         Ok(http)
 //!     }

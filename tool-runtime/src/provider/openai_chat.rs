@@ -8,14 +8,13 @@
 
 use serde_json::{Value, json};
 
-use super::lower::{OPEN_MAP, each_subschema, is_closed, note, one_of_to_any_of, take};
 use super::error::clip;
+use super::lower::{OPEN_MAP, each_subschema, is_closed, note, one_of_to_any_of, take};
 use super::stream::{self, Assemble, Delta, StreamEvent};
 use super::turn::{halves, names, words};
 use super::{
     CallArguments, Exported, Finish, HttpRequest, Lowered, Message, Provider, ReadError, Reply,
-    Request, RequestError, SentRequest, ToolAnswer, ToolCall, ToolChoice, ToolResult, Turn,
-    str_at,
+    Request, RequestError, SentRequest, ToolAnswer, ToolCall, ToolChoice, ToolResult, Turn, str_at,
 };
 
 /// Formats OpenAI's strict mode accepts.
@@ -364,7 +363,10 @@ impl Provider for OpenAiChat {
                 .to_string(),
             )
         };
-        let mut events = vec![chunk(json!({"role": "assistant", "content": ""}), Value::Null)];
+        let mut events = vec![chunk(
+            json!({"role": "assistant", "content": ""}),
+            Value::Null,
+        )];
         if let Some(text) = &turn.text {
             for piece in words(text) {
                 events.push(chunk(json!({"content": piece}), Value::Null));
@@ -467,10 +469,7 @@ fn message_of(turn: &Turn) -> (Value, &'static str) {
 pub(super) fn text_of(content: &Value) -> String {
     match content {
         Value::String(s) => s.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .filter_map(|p| p["text"].as_str())
-            .collect(),
+        Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect(),
         _ => String::new(),
     }
 }
@@ -533,9 +532,9 @@ struct StreamedCall {
 
 impl ChatStream {
     fn fragment(&mut self, tc: &Value) -> Result<(), ReadError> {
-        let index = tc["index"]
-            .as_u64()
-            .ok_or_else(|| ReadError::malformed(format!("a tool_calls fragment without an `index`: {tc}")))?;
+        let index = tc["index"].as_u64().ok_or_else(|| {
+            ReadError::malformed(format!("a tool_calls fragment without an `index`: {tc}"))
+        })?;
         let at = match self.calls.iter().position(|c| c.index == index) {
             Some(at) => at,
             None => {
@@ -700,7 +699,9 @@ impl Assemble for ChatStream {
 
     fn finish(&mut self, _out: &mut Vec<Delta>) -> Result<Value, ReadError> {
         let Some(finish) = self.finish.take() else {
-            return Err(ReadError::malformed("the stream ended before a chunk with `finish_reason`"));
+            return Err(ReadError::malformed(
+                "the stream ended before a chunk with `finish_reason`",
+            ));
         };
         let head = self.head.take().unwrap_or_default();
         let mut message = json!({

@@ -14,8 +14,7 @@ use super::stream::{self, Assemble, Delta, StreamEvent};
 use super::turn::{halves, names, words};
 use super::{
     CallArguments, Exported, Finish, HttpRequest, Lowered, Message, Provider, ReadError, Reply,
-    Request, RequestError, SentRequest, ToolAnswer, ToolCall, ToolChoice, ToolResult, Turn,
-    str_at,
+    Request, RequestError, SentRequest, ToolAnswer, ToolCall, ToolChoice, ToolResult, Turn, str_at,
 };
 use crate::host::Content;
 
@@ -215,8 +214,10 @@ impl Provider for OpenAiResponses {
                 Some("message") => {
                     for part in item["content"].as_array().into_iter().flatten() {
                         for piece in words(part["text"].as_str().unwrap_or_default()) {
-                            event(json!({"type": "response.output_text.delta", "output_index": at,
-                                "item_id": item["id"], "content_index": 0, "delta": piece}));
+                            event(
+                                json!({"type": "response.output_text.delta", "output_index": at,
+                                "item_id": item["id"], "content_index": 0, "delta": piece}),
+                            );
                         }
                     }
                 }
@@ -251,7 +252,9 @@ impl Provider for OpenAiResponses {
         {
             let kind = item["type"].as_str().unwrap_or("message");
             match (kind, item["role"].as_str()) {
-                ("message", Some("user")) => messages.push(Message::User(text_of(&item["content"]))),
+                ("message", Some("user")) => {
+                    messages.push(Message::User(text_of(&item["content"])))
+                }
                 ("message" | "function_call" | "reasoning", _) => {
                     if !matches!(messages.last(), Some(Message::Model { .. })) {
                         messages.push(Message::Model {
@@ -283,7 +286,11 @@ impl Provider for OpenAiResponses {
                         _ => messages.push(Message::Results(vec![result])),
                     }
                 }
-                _ => return Err(ReadError::malformed(format!("an input item of type `{kind}`"))),
+                _ => {
+                    return Err(ReadError::malformed(format!(
+                        "an input item of type `{kind}`"
+                    )));
+                }
             }
         }
         let mut sent = SentRequest::new(messages);
@@ -308,13 +315,17 @@ fn items_of(turn: &Turn) -> Vec<Value> {
         _ => None,
     };
     if let Some(part) = part {
-        items.push(json!({"type": "message", "id": "msg_test", "role": "assistant",
-            "status": "completed", "content": [part]}));
+        items.push(
+            json!({"type": "message", "id": "msg_test", "role": "assistant",
+            "status": "completed", "content": [part]}),
+        );
     }
     for c in &turn.calls {
         let id = c.id.as_deref().unwrap_or_default();
-        items.push(json!({"type": "function_call", "id": format!("fc_{id}"), "call_id": id,
-            "name": c.name, "arguments": c.arguments.as_text(), "status": "completed"}));
+        items.push(
+            json!({"type": "function_call", "id": format!("fc_{id}"), "call_id": id,
+            "name": c.name, "arguments": c.arguments.as_text(), "status": "completed"}),
+        );
     }
     items
 }
@@ -325,7 +336,11 @@ fn response_of(turn: &Turn, output: Vec<Value>) -> Value {
         "model": "test", "status": "completed", "output": output});
     if let Finish::Truncated { reason } = &turn.finish {
         response["status"] = "incomplete".into();
-        let reason = if reason == "length" { "max_output_tokens" } else { reason };
+        let reason = if reason == "length" {
+            "max_output_tokens"
+        } else {
+            reason
+        };
         response["incomplete_details"] = json!({"reason": reason});
     }
     response
@@ -359,11 +374,12 @@ impl ResponsesStream {
     fn call(&mut self, event: &Value) -> Result<&mut (u64, Value, bool), ReadError> {
         let at = event["output_index"]
             .as_u64()
-            .ok_or_else(|| ReadError::missing("`output_index` number", &event))?;
-        self.calls
-            .iter_mut()
-            .find(|c| c.0 == at)
-            .ok_or_else(|| ReadError::malformed(format!("output item {at} is not a function call that was added")))
+            .ok_or_else(|| ReadError::missing("`output_index` number", event))?;
+        self.calls.iter_mut().find(|c| c.0 == at).ok_or_else(|| {
+            ReadError::malformed(format!(
+                "output item {at} is not a function call that was added"
+            ))
+        })
     }
 }
 
@@ -375,7 +391,9 @@ impl Assemble for ResponsesStream {
         out: &mut Vec<Delta>,
     ) -> Result<(), ReadError> {
         if self.response.is_some() {
-            return Err(ReadError::malformed("an event after the response completed"));
+            return Err(ReadError::malformed(
+                "an event after the response completed",
+            ));
         }
         let event = stream::json(data)?;
         let kind = stream::typed(name, &event)?;
@@ -398,12 +416,16 @@ impl Assemble for ResponsesStream {
                         "arguments for output item {at} after it was complete"
                     )));
                 }
-                let more = event["delta"].as_str().ok_or_else(|| ReadError::missing("`delta` string", &event))?;
+                let more = event["delta"]
+                    .as_str()
+                    .ok_or_else(|| ReadError::missing("`delta` string", &event))?;
                 stream::append(item, "arguments", more)?;
             }
             "response.function_call_arguments.done" => {
                 let (at, item, _) = self.call(&event)?;
-                let done = event["arguments"].as_str().ok_or_else(|| ReadError::missing("`arguments` string", &event))?;
+                let done = event["arguments"]
+                    .as_str()
+                    .ok_or_else(|| ReadError::missing("`arguments` string", &event))?;
                 if item["arguments"] != done {
                     return Err(ReadError::malformed(format!(
                         "output item {at}'s arguments are {} but the deltas made {}",
@@ -417,7 +439,9 @@ impl Assemble for ResponsesStream {
                 if item["type"] == "function_call" {
                     let (at, streamed, handed) = self.call(&event)?;
                     if *handed {
-                        return Err(ReadError::malformed(format!("output item {at} was done twice")));
+                        return Err(ReadError::malformed(format!(
+                            "output item {at} was done twice"
+                        )));
                     }
                     if item["status"] == "incomplete" {
                         return Err(ReadError::malformed(format!(
@@ -438,12 +462,18 @@ impl Assemble for ResponsesStream {
             }
             "response.output_text.delta" => {
                 out.push(Delta::Text(
-                    event["delta"].as_str().ok_or_else(|| ReadError::missing("`delta` string", &event))?.into(),
+                    event["delta"]
+                        .as_str()
+                        .ok_or_else(|| ReadError::missing("`delta` string", &event))?
+                        .into(),
                 ));
             }
             "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
                 out.push(Delta::Thinking(
-                    event["delta"].as_str().ok_or_else(|| ReadError::missing("`delta` string", &event))?.into(),
+                    event["delta"]
+                        .as_str()
+                        .ok_or_else(|| ReadError::missing("`delta` string", &event))?
+                        .into(),
                 ));
             }
             "response.completed" | "response.incomplete" => {
@@ -457,7 +487,9 @@ impl Assemble for ResponsesStream {
                     .collect();
                 for (at, item, handed) in &mut self.calls {
                     let Some(last) = finals.iter().find(|f| f["call_id"] == item["call_id"]) else {
-                        return Err(ReadError::malformed(format!("output item {at} is missing from the response")));
+                        return Err(ReadError::malformed(format!(
+                            "output item {at} is missing from the response"
+                        )));
                     };
                     if !*handed {
                         if kind == "response.incomplete" || last["status"] == "incomplete" {
@@ -478,7 +510,9 @@ impl Assemble for ResponsesStream {
                     }
                 }
                 if finals.len() != self.calls.len() {
-                    return Err(ReadError::malformed("the response has function calls that were never streamed"));
+                    return Err(ReadError::malformed(
+                        "the response has function calls that were never streamed",
+                    ));
                 }
                 self.response = Some(response);
             }

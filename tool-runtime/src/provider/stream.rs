@@ -86,8 +86,12 @@ impl std::error::Error for StreamError {
 /// one.
 pub trait Assemble: Send {
     /// Reads one event (its name, if any, and data); what it adds goes to `out`.
-    fn event(&mut self, name: Option<&str>, data: &str, out: &mut Vec<Delta>)
-    -> Result<(), ReadError>;
+    fn event(
+        &mut self,
+        name: Option<&str>,
+        data: &str,
+        out: &mut Vec<Delta>,
+    ) -> Result<(), ReadError>;
     /// The stream ended: the whole response, and any calls it completed; `Err` when the stream
     /// ended before the API's last event.
     fn finish(&mut self, out: &mut Vec<Delta>) -> Result<Value, ReadError>;

@@ -4,13 +4,11 @@
 use proc_macro2::Span;
 use syn::{Expr, ExprLit, Lit, LitStr};
 
-use crate::ast::{
-    Arg, Body, Container, Shape, Tagging, Tool, VariantShape, limits, number_inside, shape,
-    type_span,
-};
-use crate::attr::{NumLit, ToolAttr};
-use crate::ctxt::Ctxt;
-use crate::symbol::{DESCRIPTION, MAX, MIN, RANGE, UNBOUNDED};
+use crate::internals::ast::{Arg, Body, Container, Tagging, Tool, VariantShape};
+use crate::internals::attr::{NumLit, ToolAttr};
+use crate::internals::ctxt::Ctxt;
+use crate::internals::symbol::{DESCRIPTION, MAX, MIN, RANGE, UNBOUNDED};
+use crate::internals::types::{Shape, limits, number_inside, shape, type_span};
 
 // Every rule of a tool: its description, flags, name, and each argument.
 pub(crate) fn check_tool(cx: &mut Ctxt, tool: &Tool) {

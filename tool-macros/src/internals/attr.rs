@@ -8,8 +8,8 @@ use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
 use syn::{Attribute, Expr, ExprLit, ExprRange, ExprUnary, Lit, LitStr, RangeLimits, UnOp};
 
-use crate::ctxt::Ctxt;
-use crate::symbol::*;
+use crate::internals::ctxt::Ctxt;
+use crate::internals::symbol::*;
 
 /// `#[tool(...)]`, plus the function's doc comment.
 #[derive(Default)]
@@ -337,7 +337,11 @@ pub(crate) enum ArgPosition {
 }
 
 /// Reads `#[arg(...)]` and doc comments from `attrs`.
-pub(crate) fn parse_arg_attrs(cx: &mut Ctxt, attrs: &[Attribute], position: ArgPosition) -> ArgAttr {
+pub(crate) fn parse_arg_attrs(
+    cx: &mut Ctxt,
+    attrs: &[Attribute],
+    position: ArgPosition,
+) -> ArgAttr {
     let mut arg = ArgAttr {
         doc: doc_comment(attrs),
         ..ArgAttr::default()

@@ -14,6 +14,9 @@ use crate::arg::ToolArg;
 use crate::set::ToolSet;
 use crate::tool::Tool;
 
+mod words;
+use words::Words;
+
 /// One finding.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Lint {
@@ -112,17 +115,10 @@ pub const OVERLAP: f64 = 0.3;
 /// More tools than this for one agent is a lint.
 pub const MAX_TOOLS: usize = 10;
 
-const STOPWORDS: &[&str] = &[
-    "yang", "dan", "untuk", "di", "ke", "dari", "pada", "dengan", "atau", "ini", "itu", "satu",
-    "seorang", "saat", "bila", "jika", "tidak", "bukan", "pakai", "sedang", "the", "a", "an",
-    "and", "or", "of", "to", "for", "in", "on", "with", "when", "use", "not", "is", "it", "this",
-    "that", "by", "as", "its", "be", "are", "nya",
-];
-
 fn words(text: &str) -> BTreeSet<String> {
     text.to_lowercase()
         .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| w.len() > 2 && !STOPWORDS.contains(w))
+        .filter(|w| w.len() > 2 && !words::all(|p| p.stopwords).any(|s| s == *w))
         .map(str::to_owned)
         .collect()
 }
@@ -148,199 +144,10 @@ fn names_other(t: &Tool, other: &Tool) -> bool {
     t.not_for().is_some_and(|n| n.contains(other.name()))
 }
 
-/// Phrases that say what a tool does or returns; matched at the start of words, so `return`
-/// covers "returns" and "returned" (Indonesian verbs are listed with their prefixes).
-const RETURNS: &[&str] = &[
-    "ambil",
-    "mengambil",
-    "kembalikan",
-    "mengembalikan",
-    "hasil",
-    "menghasilkan",
-    "hitung",
-    "menghitung",
-    "cari",
-    "mencari",
-    "daftar",
-    "buat",
-    "membuat",
-    "ajukan",
-    "mengajukan",
-    "simpan",
-    "menyimpan",
-    "kirim",
-    "mengirim",
-    "pesan",
-    "memesan",
-    "cek",
-    "periksa",
-    "memeriksa",
-    "tampilkan",
-    "menampilkan",
-    "berikan",
-    "memberikan",
-    "dapatkan",
-    "mendapatkan",
-    "lihat",
-    "melihat",
-    "baca",
-    "membaca",
-    "catat",
-    "mencatat",
-    "ubah",
-    "mengubah",
-    "hapus",
-    "menghapus",
-    "batalkan",
-    "membatalkan",
-    "ringkas",
-    "meringkas",
-    "terjemahkan",
-    "menerjemahkan",
-    "jadwalkan",
-    "menjadwalkan",
-    "berisi",
-    "return",
-    "get",
-    "list",
-    "find",
-    "fetch",
-    "look up",
-    "looks up",
-    "lookup",
-    "compute",
-    "calculate",
-    "create",
-    "book",
-    "send",
-    "give",
-    "show",
-    "retrieve",
-    "read",
-    "report",
-    "search",
-    "check",
-    "submit",
-    "record",
-    "update",
-    "add",
-    "cancel",
-    "delete",
-    "remove",
-    "convert",
-    "translate",
-    "summar",
-    "answer",
-    "tell",
-    "produce",
-    "provide",
-    "load",
-    "schedule",
-    "register",
-    "place",
-    "make",
-    "generate",
-    "count",
-    "estimate",
-    "validate",
-    "verify",
-];
-/// Phrases that say when to use a tool.
-const WHEN: &[&str] = &[
-    "pakai",
-    "dipakai",
-    "gunakan",
-    "digunakan",
-    "saat",
-    "ketika",
-    "sewaktu",
-    "bila",
-    "jika",
-    "apabila",
-    "kalau",
-    "setiap kali",
-    "untuk pertanyaan",
-    "untuk menjawab",
-    "hanya untuk",
-    "use when",
-    "use it",
-    "use this",
-    "use for",
-    "use to",
-    "use if",
-    "use only",
-    "call when",
-    "call it",
-    "call this",
-    "when",
-    "whenever",
-    "if the user",
-    "if a user",
-    "if someone",
-    "for questions",
-    "for requests",
-    "to answer",
-    "only for",
-    "only if",
-    "in response to",
-];
-/// Phrases that say what to do when an optional argument is not given, or what null means.
-const NOT_GIVEN: &[&str] = &[
-    "bila tidak",
-    "jika tidak",
-    "kalau tidak",
-    "apabila tidak",
-    "bila kosong",
-    "jika kosong",
-    "kosong",
-    "kosongkan",
-    "biarkan kosong",
-    "abaikan",
-    "tanyakan",
-    "bawaan",
-    "null ",
-    "none ",
-    "default",
-    "if not",
-    "when not",
-    "if the user does not",
-    "unless",
-    "otherwise",
-    "omit",
-    "leave out",
-    "leave empty",
-    "leave it",
-    "leave null",
-    "if unknown",
-    "when unknown",
-    "if absent",
-    "when absent",
-    "if missing",
-    "when missing",
-    "if unspecified",
-    "empty for",
-    "empty means",
-    "blank",
-    "ask",
-];
-
-/// Phrases that introduce examples of an open set.
-const EXAMPLES: &[&str] = &[
-    "misalnya",
-    "contoh",
-    "seperti",
-    "antara lain",
-    "such as",
-    "e g ",
-    "for example",
-    "for instance",
-    "like ",
-];
-
 /// Whether `text` holds one of `phrases`, each starting at the start of a word (case and
 /// punctuation aside); a phrase ending in a space is whole words: `"null "` is found in
 /// "…; null for all" but not in "nullable".
-fn mentions(text: &str, phrases: &[&str]) -> bool {
+fn mentions(text: &str, phrases: fn(&Words) -> &'static [&'static str]) -> bool {
     let mut words = String::with_capacity(text.len() + 2);
     for w in text
         .to_lowercase()
@@ -351,7 +158,7 @@ fn mentions(text: &str, phrases: &[&str]) -> bool {
         words.push_str(w);
     }
     words.push(' ');
-    phrases.iter().any(|p| {
+    words::all(phrases).any(|p| {
         words
             .match_indices(p)
             .any(|(i, _)| i > 0 && words.as_bytes()[i - 1] == b' ')
@@ -389,7 +196,7 @@ pub fn check(set: &ToolSet) -> Vec<Lint> {
     }
     for t in &tools {
         let d = t.spec_description();
-        if !mentions(d, RETURNS) {
+        if !mentions(d, |p| p.returns) {
             out.push(Lint {
                 id: "no-returns",
                 tool: t.name().into(),
@@ -397,7 +204,7 @@ pub fn check(set: &ToolSet) -> Vec<Lint> {
                 fix: "start with what comes back, in a sentence such as \"Returns the ... of the given ...\".".into(),
             });
         }
-        if !mentions(d, WHEN) && t.not_for().is_none() {
+        if !mentions(d, |p| p.when) && t.not_for().is_none() {
             out.push(Lint {
                 id: "no-when",
                 tool: t.name().into(),
@@ -445,7 +252,7 @@ fn check_arguments(t: &Tool, out: &mut Vec<Lint>) {
             });
         }
         let optional = !required.contains(&name.as_str());
-        if optional && p.get("default").is_none() && !mentions(description, NOT_GIVEN) {
+        if optional && p.get("default").is_none() && !mentions(description, |p| p.not_given) {
             out.push(Lint {
                 id: "optional-without-rule",
                 tool: t.name().into(),
@@ -463,7 +270,8 @@ fn lists_values(d: &str) -> bool {
     let quoted = d.matches('"').count() >= 4 || d.matches('\'').count() >= 4;
     let listed = d.split([';', ':', '.', '(', ')']).any(|clause| {
         // Examples name an open set: "such as a, b or c" lists no closed one.
-        if !clause.contains(" atau ") && !clause.contains(" or ") || mentions(clause, EXAMPLES) {
+        let joined = words::all(|p| p.or).any(|or| clause.contains(&format!(" {or} ")));
+        if !joined || mentions(clause, |p| p.examples) {
             return false;
         }
         let items: Vec<&str> = clause
@@ -530,33 +338,6 @@ fn decision_before_reason(at: &str, decision: &str, reason: &str, what: &str) ->
         fix: format!("declare `{reason}` before `{decision}`."),
     }
 }
-
-/// Names of fields that hold the model's reasoning.
-const REASON_NAMES: &[&str] = &[
-    "alasan",
-    "penjelasan",
-    "pertimbangan",
-    "penalaran",
-    "reason",
-    "reasons",
-    "reasoning",
-    "rationale",
-    "explanation",
-    "justification",
-];
-/// Words in a string field's description that make it a reasoning field.
-const REASON_WORDS: &[&str] = &[
-    "alasan",
-    "penjelasan",
-    "jelaskan",
-    "pertimbangan",
-    "penalaran",
-    "reason",
-    "rationale",
-    "explanation",
-    "explain",
-    "justif",
-];
 
 /// Every (decision, reason) pair where a reasoning field follows a decision field (a boolean or a
 /// closed set of values) in one object of `schema`: nested objects, list items, alternatives and
@@ -642,8 +423,8 @@ fn is_reason(name: &str, p: &Value) -> bool {
         return false;
     }
     let description = p["description"].as_str().unwrap_or_default().to_lowercase();
-    REASON_NAMES.contains(&name.to_lowercase().as_str())
-        || REASON_WORDS.iter().any(|w| description.contains(w))
+    words::all(|p| p.reason_names).any(|n| n == name.to_lowercase())
+        || words::all(|p| p.reason_words).any(|w| description.contains(w))
 }
 
 /// Fails a test with every lint of `set`, one per line.

@@ -76,6 +76,10 @@ fn tokens(t: &impl ToTokens) -> String {
         .replace("# [", "#[")
         .replace(" ]", "]")
         .replace("[ ", "[")
+        // A trailing comma is formatting, not API.
+        .replace(",)", ")")
+        .replace(",>", ">")
+        .replace(", }", " }")
 }
 
 fn is_pub(v: &Visibility) -> bool {

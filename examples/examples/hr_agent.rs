@@ -229,8 +229,22 @@ async fn real(url: &str, streamed: bool) {
     let (mut calls, mut answered) = (0, 0);
     for m in &sent.messages {
         match m {
-            Message::Model { calls: c, .. } => calls += c.len(),
-            Message::Results(r) => answered += r.len(),
+            Message::Model { calls: c, .. } => {
+                calls += c.len();
+                if !streamed {
+                    for call in c {
+                        println!("    call {} {:?}", call.name, call.arguments);
+                    }
+                }
+            }
+            Message::Results(r) => {
+                answered += r.len();
+                if !streamed {
+                    for result in r {
+                        println!("    result: {}", result.text);
+                    }
+                }
+            }
             _ => {}
         }
     }

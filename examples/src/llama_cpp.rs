@@ -8,7 +8,9 @@
 //! - structured output is `response_format: {type: "json_object", schema}`: `json_schema` is
 //!   refused;
 //! - `tool_choice: "required"` fails with a server error: with one tool it is that tool by name
-//!   (which the server enforces with a grammar), otherwise it cannot be said.
+//!   (which the server enforces with a grammar), otherwise it cannot be said;
+//! - an assistant message whose `content` is `null` (a turn of tool calls, as OpenAI writes
+//!   it) is refused (500, "Input should be a valid string"): it is sent as `""`.
 //!
 //! Everything else (tools, responses, streams, results) is Chat Completions, handed to the
 //! built-in provider.
@@ -85,6 +87,11 @@ impl Provider for LlamaCppServer {
         }
         if let Some(format) = request.output_field(self) {
             http.body["response_format"] = format;
+        }
+        for m in http.body["messages"].as_array_mut().into_iter().flatten() {
+            if m["role"] == "assistant" && m["content"].is_null() {
+                m["content"] = "".into();
+            }
         }
         Ok(http)
     }

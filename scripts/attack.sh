@@ -5,9 +5,7 @@
 # `scripts/attack.sh` runs the full version on a release build (about 3 minutes);
 # `scripts/attack.sh --short` a smaller one on the debug build (CI). Exits non-zero when a phase
 # fails.
-set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
-cd "$root"
+. "$(dirname "$0")/lib/prelude.sh"
 if [ "${1:-}" = "--short" ]; then
     profile=debug; flag=--short; lines=30000
     cargo build -q -p examples --bin hr-mcp
@@ -17,7 +15,7 @@ else
 fi
 server="$root/target/$profile/hr-mcp"
 work="$(mktemp -d)"
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+on_exit 'rm -rf "$work"'
 port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 export HR_DB="$work/hr.sqlite" HR_APPROVALS="sqlite:$work/approvals.sqlite"
 export HR_OAUTH_ISSUER=https://login.example.test HR_OAUTH_HS256_SECRET=attack-secret-0123456789abcdef-0123

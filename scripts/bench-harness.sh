@@ -5,8 +5,7 @@
 #   scripts/bench-harness.sh --only dispatch,stdio,expand --rounds 3
 #   COMPILE_N=10,50,200 scripts/bench-harness.sh --only compile,expand
 # Release builds and the runs take 15-30 minutes on 2 cores; the table is printed at the end.
-set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+. "$(dirname "$0")/lib/prelude.sh"
 shared="${SHARED_BENCH:-$root/../shared/bench}"
 if [ ! -f "$shared/run.sh" ]; then
     echo "the shared benchmark harness is not at $shared: put it there, or set SHARED_BENCH=dir" >&2

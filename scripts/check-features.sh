@@ -5,8 +5,7 @@
 # - no toolkit crate turns on a serde_json feature that changes its behaviour in a user's
 #   program (preserve_order, float_roundtrip, raw_value, arbitrary_precision).
 # `cargo check` only: nothing is linked or run. Usage: bash scripts/check-features.sh
-set -euo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib/prelude.sh"
 crates=(tool-runtime-macros tool-runtime tool-runtime-mcp tool-runtime-sqlite tool-runtime-postgres tool-runtime-rig)
 features() {
     cargo metadata -q --format-version 1 --no-deps | python3 -c "

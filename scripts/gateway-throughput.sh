@@ -5,16 +5,12 @@
 # over one rmcp client connection). Release code (`--profile perf`); SECONDS_EACH (default 10)
 # per row; ROUNDS (default 3) runs of each row. Prints calls/s, p50 and the gateway's p50 over
 # the direct p50 of the same round. Installs wrk (Debian).
-set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
-cd "$root"
+. "$(dirname "$0")/lib/prelude.sh"
 seconds="${SECONDS_EACH:-10}"
 rounds="${ROUNDS:-3}"
 cargo build -q --profile perf -p benches --bin http-load-server
 command -v wrk >/dev/null || (apt-get install -y -qq wrk >/dev/null)
 server="${CARGO_TARGET_DIR:-$root/target}/perf/http-load-server"
-trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
-wait_port() { for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && return; sleep 0.1; done; echo "no server on $1"; exit 1; }
 "$server" toolkit 127.0.0.1:18991 & wait_port 18991
 "$server" gateway 127.0.0.1:18992 http://127.0.0.1:18991/mcp & wait_port 18992
 measure() { # port tool connections -> "calls/s p50"

@@ -6,15 +6,11 @@
 #   toolkit nonblock  the same server, the same sum declared `#[tool(blocking = false)]`
 #   rmcp              rmcp's own StreamableHttpService in axum, with TCP_NODELAY
 # Release code (`--profile perf`); SECONDS_EACH (default 10) per row. Installs wrk (Debian).
-set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
-cd "$root"
+. "$(dirname "$0")/lib/prelude.sh"
 seconds="${SECONDS_EACH:-10}"
 cargo build -q --profile perf -p benches --bin http-load-server
 command -v wrk >/dev/null || (apt-get install -y -qq wrk >/dev/null)
 server="${CARGO_TARGET_DIR:-$root/target}/perf/http-load-server"
-trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
-wait_port() { for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && return; sleep 0.1; done; echo "no server on $1"; exit 1; }
 "$server" toolkit 127.0.0.1:18971 & wait_port 18971
 "$server" rmcp 127.0.0.1:18972 & wait_port 18972
 row() { # label port tool

@@ -9,9 +9,7 @@
 #     load evenly (a wrk per replica, as a balancer would split it; both on this machine).
 # `scripts/load.sh` runs the full version on a release build (about 3 minutes);
 # `scripts/load.sh --short` a quick one on the debug build (CI).
-set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
-cd "$root"
+. "$(dirname "$0")/lib/prelude.sh"
 if [ "${1:-}" = "--short" ]; then
     profile=debug; seconds=2; sessions=1500; slow=600; hold=3; calls=20000
     cargo build -q -p benches --bin http-load-server
@@ -21,8 +19,6 @@ else
 fi
 command -v wrk >/dev/null || (apt-get install -y -qq wrk >/dev/null)
 server="$root/target/$profile/http-load-server"
-trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
-wait_port() { for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && return; sleep 0.1; done; echo "no server on $1"; exit 1; }
 
 measure() { # name port
     local session

@@ -9,10 +9,9 @@
 # through scripts/token-proxy.js, which adds one minted with a secret made here (and passes the
 # suite's forged Host/Origin headers through unchanged, for dns-rebinding-protection).
 # Prints one line per scenario and exits non-zero if any fails.
-set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+. "$(dirname "$0")/lib/prelude.sh"
 work="$(mktemp -d)"
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+on_exit 'rm -rf "$work"'
 (cd "$work" && npm install --silent --no-audit --no-fund @modelcontextprotocol/conformance@0.1.16 @modelcontextprotocol/sdk@1.32.2 node@22 >/dev/null)
 mkdir -p "$work/next" && echo "{}" > "$work/next/package.json"
 (cd "$work/next" && npm install --silent --no-audit --no-fund @modelcontextprotocol/conformance@0.2.0-alpha.12 >/dev/null)

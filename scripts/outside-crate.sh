@@ -2,10 +2,9 @@
 # Builds a new crate outside the workspace from the README's "Using it in your project" lines
 # (tool-runtime taken from this checkout, as it is not published yet; everything else from
 # crates.io) and runs the README's first example in it.
-set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+. "$(dirname "$0")/lib/prelude.sh"
 work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+on_exit 'rm -rf "$work"'
 cd "$work"
 cargo new -q --name outside app
 cd app

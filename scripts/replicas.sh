@@ -4,13 +4,12 @@
 # 2026-07-28 client (curl) whose leave request is asked for on replica A and approved on
 # replica B. Prints each step; exits non-zero if one differs from what it says.
 # `scripts/replicas.sh --serve` leaves both replicas running (Ctrl-C stops them).
-set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
-cd "$root"
+. "$(dirname "$0")/lib/prelude.sh"
 cargo build -q -p examples --bin hr-mcp
 read -r pg_url pg_dir < <(bash scripts/pg-start.sh 18959)
 work="$(mktemp -d)"
-trap 'kill $(jobs -p) 2>/dev/null || true; bash scripts/pg-start.sh --stop "$pg_dir"; rm -rf "$work"' EXIT
+on_exit 'bash scripts/pg-start.sh --stop "$pg_dir"'
+on_exit 'rm -rf "$work"'
 secret="$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 export HR_DB="$work/hr.sqlite" HR_APPROVALS="$pg_url" \
     HR_STATE_KEY="$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')" \

@@ -3,8 +3,7 @@
 # the same 20,000 `tools/call` requests, counted by callgrind: repeatable on a noisy machine.
 # Uses the servers the shared harness builds (scripts/bench-harness.sh, BENCH_WORK); builds them
 # first when they are missing. Needs valgrind.
-set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+. "$(dirname "$0")/lib/prelude.sh"
 export BENCH_WORK="${BENCH_WORK:-$root/target/bench-work}"
 bin="$BENCH_WORK/bench/target/release"
 if [ ! -x "$bin/toolkit_n50_stdio" ] || [ ! -x "$bin/rmcp_n50_stdio" ]; then

@@ -5,8 +5,16 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
 target="${CARGO_TARGET_DIR:-$root/target}"
 
-# Every background job of the script is stopped when it exits, however it exits.
-trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
+# Every background job of the script is stopped when it exits, however it exits, and then what
+# the script asked with `on_exit 'command'`, in order.
+cleanups=()
+on_exit() { cleanups+=("$1"); }
+run_cleanups() {
+    kill $(jobs -p) 2>/dev/null || true
+    local c
+    for c in "${cleanups[@]}"; do eval "$c" || true; done
+}
+trap run_cleanups EXIT
 
 # Waits until something listens on 127.0.0.1:PORT (at most SECONDS, default 10).
 wait_port() { # port [seconds]

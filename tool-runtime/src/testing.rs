@@ -32,7 +32,7 @@
 //! in the API's format, it streams exactly when the model is asked for a stream, and each
 //! model turn's calls are answered by the next message, once each, in order, under their ids.
 //! A request that breaks one of these is a [`TestModelError`], which the agent loop reports as
-//! [`AgentError::Transport`](crate::agent::AgentError::Transport).
+//! [`AgentError::Transport`].
 
 use std::collections::VecDeque;
 use std::fmt;

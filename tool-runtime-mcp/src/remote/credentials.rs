@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 /// An OAuth client registered with the authorization server a remote server trusts (see
-/// [`Remote::http_client_credentials`]).
+/// [`Remote::http_client_credentials`](super::Remote::http_client_credentials)).
 #[cfg(feature = "client-http")]
 #[derive(Clone)]
 pub struct ClientCredentials {

@@ -7,7 +7,7 @@
 //!   without a description, a duplicate name: that tool is refused at import, with the reason
 //!   ([`Imported::refused`]); the others are imported.
 //! - Results are checked against the remote's `outputSchema`; an `isError` result is a
-//!   [`ToolError::Failed`] with the remote's text.
+//!   [`ToolError::Failed`](tool_runtime::ToolError::Failed) with the remote's text.
 //! - A remote tool that does not say it is read-only (`readOnlyHint: true`) needs a person's
 //!   approval by default, as MCP's defaults make it possibly destructive
 //!   ([`RemoteOptions::approval`] changes that per tool).
@@ -15,7 +15,7 @@
 //!   [`RemoteOptions::tool_requires`]); names can be prefixed per server.
 //! - A call has a time limit; when it ends (or the call is dropped) the remote is sent
 //!   `notifications/cancelled`. A caller that follows a call's progress (a
-//!   [`Progress`] in its context: an MCP request with a
+//!   [`Progress`](tool_runtime::Progress) in its context: an MCP request with a
 //!   `progressToken`, a streamed agent run) gets the remote's progress reports. A server that went away makes its tools answer a clear error,
 //!   and the next call after a pause reconnects.
 //! - `notifications/tools/list_changed` is followed (on a `subscriptions/listen` stream with a

@@ -42,6 +42,8 @@ impl McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let (caller, mut cx) = self.context_for(&context).await?;
+        // On HTTP the arguments arrive as their text, cut out of what rmcp parsed.
+        let mut raw = raw_arguments(&context);
         let key = caller.key();
         // Calls held for approval are the caller's, and wait as long as an approval may take
         // (unless the host's context says otherwise).
@@ -66,6 +68,15 @@ impl McpServer {
             return refuse(ToolError::Busy);
         };
         let timeout = tool.timeout().unwrap_or(self.limits.call_timeout);
+        // An approval binds to the arguments as a value: only then are they parsed here.
+        if stateless
+            && (tool.needs_approval() || request.request_state.is_some())
+            && let Some(text) = raw.take()
+        {
+            request.arguments = Some(serde_json::from_slice(&text).map_err(|e| {
+                ErrorData::invalid_params(format!("the arguments are not a JSON object: {e}"), None)
+            })?);
+        }
         if stateless && request.request_state.is_some() {
             let Some(mrtr) = self.mrtr() else {
                 return Err(ErrorData::invalid_params(
@@ -83,12 +94,17 @@ impl McpServer {
             });
         }
         // A 2026-07-28 approval binds its state to the arguments as sent: only then are they kept.
-        let arguments = if stateless && tool.needs_approval() {
-            request.arguments.clone()
-        } else {
-            request.arguments.take()
+        let arguments = match raw {
+            Some(text) => CallArguments::Text(text),
+            None => {
+                let arguments = if stateless && tool.needs_approval() {
+                    request.arguments.clone()
+                } else {
+                    request.arguments.take()
+                };
+                CallArguments::Value(arguments.map_or_else(|| json!({}), Value::Object))
+            }
         };
-        let arguments = arguments.map_or_else(|| json!({}), Value::Object);
         let progress = Forwarder::start(&context, tool.blocks());
         if let Some(handle) = &progress.handle {
             cx.insert(handle.clone());
@@ -252,6 +268,48 @@ impl Drop for Forwarder {
     }
 }
 
+/// A call's arguments: their text, as the HTTP server cut them out of the body, or the value
+/// rmcp read (stdio).
+enum CallArguments {
+    Text(RawText),
+    Value(Value),
+}
+
+impl CallArguments {
+    /// The arguments for the call: borrowing the text, or taking the value.
+    fn take(&mut self) -> tool_runtime::Arguments<'_> {
+        match self {
+            // Checked to be JSON (so UTF-8) when the body was read.
+            CallArguments::Text(text) => {
+                tool_runtime::Arguments::text(std::str::from_utf8(&text[..]).unwrap_or("not UTF-8"))
+            }
+            CallArguments::Value(v) => tool_runtime::Arguments::value(std::mem::take(v)),
+        }
+    }
+}
+
+#[cfg(feature = "http")]
+type RawText = axum::body::Bytes;
+#[cfg(not(feature = "http"))]
+type RawText = Vec<u8>;
+
+/// The arguments the HTTP server cut out of the body, if it did.
+fn raw_arguments(context: &RequestContext<RoleServer>) -> Option<RawText> {
+    #[cfg(feature = "http")]
+    {
+        let parts = context.extensions.get::<::http::request::Parts>()?;
+        parts
+            .extensions
+            .get::<crate::caller::RawArguments>()
+            .map(|r| r.0.clone())
+    }
+    #[cfg(not(feature = "http"))]
+    {
+        let _ = context;
+        None
+    }
+}
+
 /// Runs one call holding its turn: an async tool, or a sync one that does not block, on this
 /// task; a blocking tool on a blocking thread (which keeps the turn until it returns, so a tool
 /// stopped by its time limit still counts while its thread runs).
@@ -259,16 +317,16 @@ async fn run(
     tools: Arc<ToolSet>,
     tool: ToolRef,
     cx: Arc<Context>,
-    arguments: Value,
+    mut arguments: CallArguments,
     turn: Turn,
 ) -> Result<CallOutput, ToolError> {
     if !tool.blocks() {
-        let out = tools.call(&cx, tool.name(), arguments).await;
+        let out = tools.call(&cx, tool.name(), arguments.take()).await;
         drop(turn);
         return out;
     }
     let blocking = tokio::task::spawn_blocking(move || {
-        let out = tools.call(&cx, tool.name(), arguments).blocking();
+        let out = tools.call(&cx, tool.name(), arguments.take()).blocking();
         drop(turn);
         out
     });

@@ -35,6 +35,13 @@ impl Caller {
     }
 }
 
+/// A `tools/call`'s arguments as their text, cut out of the body rmcp parses (it reads `{}` in
+/// their place): put in the request's extensions by the HTTP server's body check, read once
+/// by the call's decoder.
+#[cfg(feature = "http")]
+#[derive(Clone, Debug)]
+pub(crate) struct RawArguments(pub(crate) axum::body::Bytes);
+
 /// [`Caller::key`] of an HTTP request, put in its extensions by the server's admission layer.
 #[cfg(feature = "http")]
 #[derive(Clone, Debug)]

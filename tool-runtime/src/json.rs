@@ -5,6 +5,7 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt;
+use std::hash::{BuildHasher, BuildHasherDefault, Hasher, RandomState};
 
 use serde::Deserializer;
 
@@ -82,25 +83,49 @@ impl<'de> Visitor<'de> for Unique {
 }
 
 /// The keys of one object read so far. Borrowed from the text unless a key has escapes: no
-/// allocation per key.
+/// allocation per key. Past [`LINEAR`] keys only a 64-bit keyed hash of each is kept (8 bytes a
+/// key rather than the key's 24): an object of many keys costs little more than its text. Two
+/// keys of one hash would be refused as one given twice; with a hash keyed at random per object
+/// that is as likely as guessing 64 random bits.
 #[derive(Default)]
 struct Seen<'de> {
     few: Vec<Cow<'de, str>>,
-    many: HashSet<Cow<'de, str>>,
+    many: Option<(RandomState, HashSet<u64, BuildHasherDefault<Hashed>>)>,
+}
+
+/// A hasher for values that are hashes already.
+#[derive(Default)]
+struct Hashed(u64);
+
+impl Hasher for Hashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(*b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
 }
 
 impl<'de> Seen<'de> {
     /// Records `key`; an error if the object gave it before.
     fn insert<E: de::Error>(&mut self, key: Cow<'de, str>) -> Result<(), E> {
-        let repeated = if self.many.is_empty() {
-            let seen = self.few.contains(&key);
-            self.few.push(key);
-            if self.few.len() > LINEAR {
-                self.many.extend(self.few.drain(..));
+        let repeated = match &mut self.many {
+            None => {
+                let seen = self.few.contains(&key);
+                self.few.push(key);
+                if self.few.len() > LINEAR {
+                    let state = RandomState::new();
+                    let hashes = self.few.drain(..).map(|k| state.hash_one(&k)).collect();
+                    self.many = Some((state, hashes));
+                }
+                seen
             }
-            seen
-        } else {
-            !self.many.insert(key)
+            Some((state, hashes)) => !hashes.insert(state.hash_one(&key)),
         };
         if repeated {
             return Err(E::custom("a key is given twice"));
@@ -317,55 +342,7 @@ impl<'de, A: de::VariantAccess<'de>> de::VariantAccess<'de> for Distinct<A> {
     }
 }
 
-/// How large and deep a JSON text is, counted without parsing it (see [`shape`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Shape {
-    /// The deepest nesting of arrays and objects.
-    pub depth: usize,
-    /// An upper bound of the values in it: each array and object, and each member or item after
-    /// the first of one. Memory to hold the text as a parsed value grows with it.
-    pub values: usize,
-}
-
-/// The [`Shape`] of a JSON text, from one pass over its bytes (strings skipped, escapes
-/// included). Text that is not JSON gets a shape too; a parser refuses it later.
-///
-/// ```
-/// use tool_runtime::json::shape;
-/// let s = shape(br#"{"x": [{}, {}, {}], "s": "[,,{"}"#);
-/// assert_eq!(s.depth, 3);
-/// assert_eq!(s.values, 8);
-/// ```
-pub fn shape(text: &[u8]) -> Shape {
-    let (mut depth, mut deepest, mut values) = (0usize, 0usize, 0usize);
-    let mut i = 0;
-    while i < text.len() {
-        match text[i] {
-            b'"' => {
-                i += 1;
-                while i < text.len() && text[i] != b'"' {
-                    if text[i] == b'\\' {
-                        i += 1;
-                    }
-                    i += 1;
-                }
-            }
-            b'{' | b'[' => {
-                depth += 1;
-                deepest = deepest.max(depth);
-                values += 1;
-            }
-            b'}' | b']' => depth = depth.saturating_sub(1),
-            b',' => values += 1,
-            _ => {}
-        }
-        i += 1;
-    }
-    Shape {
-        depth: deepest,
-        values,
-    }
-}
+pub use crate::validate::parse::{Shape, shape};
 
 #[cfg(test)]
 mod tests {

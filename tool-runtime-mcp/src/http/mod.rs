@@ -41,6 +41,7 @@ use tokio_util::sync::CancellationToken;
 use crate::caller::PeerAddr;
 use crate::server::{McpServer, Served};
 
+mod body;
 mod connections;
 mod shares;
 
@@ -105,17 +106,29 @@ pub struct HttpConfig {
     pub max_connections: usize,
     /// The largest request body (413 beyond it).
     pub max_body_bytes: usize,
-    /// The bytes of all request bodies being read or handled at once; a request that would go
-    /// beyond waits a second, then gets 503.
+    /// The bytes of all request bodies being read or handled at once, counted as they arrive;
+    /// a request whose next bytes would go beyond gets 503. The last
+    /// [`max_body_bytes`](Self::max_body_bytes) of it are kept for callers holding no body
+    /// bytes, so one caller's crowd cannot keep another's first body out.
     pub max_body_bytes_in_flight: usize,
-    /// How long a request body may take to arrive, plus the time its declared length takes at
-    /// [`min_body_rate`](Self::min_body_rate); then 408 and the connection is closed.
+    /// The bytes of one caller's request bodies being read or handled at once; its request
+    /// whose next bytes would go beyond gets 429 (its own excess, never another caller's).
+    pub max_body_bytes_per_caller: usize,
+    /// How long a request body has before it must keep up with
+    /// [`min_body_rate`](Self::min_body_rate): from then on, a sender whose bytes so far fall
+    /// below that rate on average is cut (408, the connection closed), whatever length it
+    /// announced.
     pub body_read_timeout: Duration,
-    /// The slowest rate, in bytes per second, a body is given time for.
+    /// The slowest rate, in bytes per second, a body must keep up after
+    /// [`body_read_timeout`](Self::body_read_timeout).
     pub min_body_rate: usize,
     /// JSON values (arrays, objects, members and items) a request may have: memory to parse a
     /// body grows with them, not with its bytes.
     pub max_json_values: usize,
+    /// JSON values a request may have outside a `tools/call`'s arguments (which are read
+    /// once, from their text, by the tool's decoder): what rmcp's reader parses, at about 150
+    /// bytes a value, is bounded by it.
+    pub max_envelope_values: usize,
     /// How long a shutdown waits for requests in flight.
     pub shutdown_grace: Duration,
     /// Serve a non-loopback address without authorization. Off by default: anyone on the
@@ -141,9 +154,11 @@ impl Default for HttpConfig {
             max_connections: 512,
             max_body_bytes: 4 * 1024 * 1024,
             max_body_bytes_in_flight: 64 * 1024 * 1024,
+            max_body_bytes_per_caller: 8 * 1024 * 1024,
             body_read_timeout: Duration::from_secs(10),
             min_body_rate: 32 * 1024,
             max_json_values: 100_000,
+            max_envelope_values: 1_000,
             shutdown_grace: Duration::from_secs(10),
             allow_unauthenticated_remote: false,
         }

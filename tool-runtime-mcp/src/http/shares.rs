@@ -7,38 +7,31 @@
 //! that is refused: never another caller's.
 
 use std::collections::{HashMap, HashSet};
-use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use axum::body::{Body, Bytes};
+use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use http_body_util::BodyExt;
 use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use serde::de::DeserializeSeed;
 use serde_json::{Value, json};
-use tokio::sync::Semaphore;
-use tool_runtime::json::Distinct;
 
+use super::body::{self, Budget};
 use super::connections::ConnectionOwner;
 use super::{HttpConfig, holding};
-use crate::caller::{OwnerKey, PeerAddr, Principal, owner_key};
+use crate::caller::{OwnerKey, PeerAddr, Principal, RawArguments, owner_key};
 
 /// The header that names a 2025-11-25 session.
 const SESSION: &str = "mcp-session-id";
-/// JSON nesting a request may have (serde_json refuses deeper).
-const MAX_NESTING: usize = 127;
 
 /// The shares of the HTTP server's callers.
 pub(super) struct Shares {
     config: HttpConfig,
     sessions: Arc<LocalSessionManager>,
     state: Mutex<Ledger>,
-    /// KiB of request bodies being read or handled, over all callers.
-    body_kib: Arc<Semaphore>,
+    /// Bytes of request bodies being read or handled: over all callers, and each caller's.
+    bodies: Arc<Budget>,
 }
 
 #[derive(Default)]
@@ -59,12 +52,11 @@ struct Opened {
 
 impl Shares {
     pub(super) fn new(config: &HttpConfig, sessions: Arc<LocalSessionManager>) -> Self {
-        let kib = (config.max_body_bytes_in_flight / 1024).max(config.max_body_bytes / 1024 + 1);
         Shares {
             config: config.clone(),
             sessions,
             state: Mutex::default(),
-            body_kib: Arc::new(Semaphore::new(kib.min(Semaphore::MAX_PERMITS))),
+            bodies: Arc::new(Budget::new(config)),
         }
     }
 
@@ -186,18 +178,9 @@ impl Drop for InProgress {
     }
 }
 
-fn refuse(status: http::StatusCode, code: i64, message: &str, id: Value) -> Response {
+pub(super) fn refuse(status: http::StatusCode, code: i64, message: &str, id: Value) -> Response {
     let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
     (status, axum::Json(body)).into_response()
-}
-
-/// The members of a JSON-RPC body the checks look at.
-#[derive(serde::Deserialize)]
-struct Envelope {
-    #[serde(default)]
-    method: Option<String>,
-    #[serde(default)]
-    id: Option<Value>,
 }
 
 /// Every request to the endpoint, after its credentials are checked: the caller's share, the
@@ -245,49 +228,29 @@ pub(super) async fn admit(
         );
     }
     let method = request.method().clone();
-    let mut body_permit = None;
+    let mut body_bytes = None;
     let mut opens_session = false;
     let request = if method == http::Method::POST {
-        let (parts, body) = request.into_parts();
+        let (mut parts, body) = request.into_parts();
         let declared = parts
             .headers
             .get(http::header::CONTENT_LENGTH)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<usize>().ok());
         if declared.is_some_and(|n| n > shares.config.max_body_bytes) {
-            return too_large(shares.config.max_body_bytes);
+            return body::too_large(shares.config.max_body_bytes);
         }
-        let kib = declared.unwrap_or(shares.config.max_body_bytes) / 1024 + 1;
-        let permit = match tokio::time::timeout(
-            Duration::from_secs(1),
-            shares.body_kib.clone().acquire_many_owned(kib as u32),
-        )
-        .await
-        {
-            Ok(Ok(p)) => p,
-            _ => {
-                let mut response = refuse(
-                    http::StatusCode::SERVICE_UNAVAILABLE,
-                    -32000,
-                    "the server is reading as many request bodies as it may; try again shortly",
-                    Value::Null,
-                );
-                response.headers_mut().insert(
-                    http::header::RETRY_AFTER,
-                    http::HeaderValue::from_static("1"),
-                );
-                return response;
-            }
-        };
-        body_permit = Some(permit);
-        let bytes = match read_body(body, declared, &shares.config).await {
+        let mut claim = shares.bodies.claim(&owner);
+        let bytes = match body::read(body, &mut claim, &shares.config).await {
             Ok(b) => b,
             Err(response) => return *response,
         };
-        let envelope = match check_body(&bytes, &shares.config) {
-            Ok(e) => e,
+        body_bytes = Some(claim);
+        let checked = match body::check(bytes, &shares.config) {
+            Ok(c) => c,
             Err(response) => return *response,
         };
+        let envelope = checked.envelope;
         // Two requests of one session with one id: rmcp would answer one of them.
         if let (Some(s), Some(id), Some(_)) = (&session, &envelope.id, &envelope.method) {
             let id = id.to_string();
@@ -305,7 +268,10 @@ pub(super) async fn admit(
         if opens_session {
             shares.make_room(&owner).await;
         }
-        Request::from_parts(parts, Body::from(bytes))
+        if let Some(arguments) = checked.arguments {
+            parts.extensions.insert(RawArguments(arguments));
+        }
+        Request::from_parts(parts, Body::from(checked.body))
     } else {
         request
     };
@@ -326,101 +292,5 @@ pub(super) async fn admit(
     }
     // The request keeps its share (and its body's bytes) until its response body is finished
     // or dropped.
-    holding(response, (turn, body_permit))
-}
-
-fn too_large(max: usize) -> Response {
-    refuse(
-        http::StatusCode::PAYLOAD_TOO_LARGE,
-        -32600,
-        &format!("the body is larger than {max} bytes"),
-        Value::Null,
-    )
-}
-
-/// The body, whole, if it is no larger than `max_body_bytes` and arrives within
-/// `body_read_timeout` plus the time its declared length takes at `min_body_rate`.
-async fn read_body(
-    body: Body,
-    declared: Option<usize>,
-    config: &HttpConfig,
-) -> Result<Bytes, Box<Response>> {
-    let rate = config.min_body_rate.max(1) as f64;
-    let deadline =
-        config.body_read_timeout + Duration::from_secs_f64(declared.unwrap_or(0) as f64 / rate);
-    let limited = http_body_util::Limited::new(body, config.max_body_bytes);
-    match tokio::time::timeout(deadline, limited.collect()).await {
-        Ok(Ok(collected)) => Ok(collected.to_bytes()),
-        Ok(Err(e))
-            if e.downcast_ref::<http_body_util::LengthLimitError>()
-                .is_some() =>
-        {
-            Err(Box::new(too_large(config.max_body_bytes)))
-        }
-        Ok(Err(_)) => Err(Box::new(refuse(
-            http::StatusCode::BAD_REQUEST,
-            -32600,
-            "the body could not be read",
-            Value::Null,
-        ))),
-        Err(_) => {
-            let mut response = refuse(
-                http::StatusCode::REQUEST_TIMEOUT,
-                -32600,
-                "the body did not arrive in time",
-                Value::Null,
-            );
-            response.headers_mut().insert(
-                http::header::CONNECTION,
-                http::HeaderValue::from_static("close"),
-            );
-            Err(Box::new(response))
-        }
-    }
-}
-
-/// A body rmcp may parse: not deeper than serde_json reads, not more values than
-/// `max_json_values` (memory to parse it grows with them), JSON-RPC, no key given twice.
-fn check_body(bytes: &[u8], config: &HttpConfig) -> Result<Envelope, Box<Response>> {
-    let bad = |code, message: &str| {
-        Err(Box::new(refuse(
-            http::StatusCode::BAD_REQUEST,
-            code,
-            message,
-            Value::Null,
-        )))
-    };
-    let shape = tool_runtime::json::shape(bytes);
-    if shape.depth > MAX_NESTING {
-        return bad(-32600, "invalid request: nested too deeply");
-    }
-    if shape.values > config.max_json_values {
-        return bad(
-            -32600,
-            &format!(
-                "invalid request: more than {} JSON values",
-                config.max_json_values
-            ),
-        );
-    }
-    // One pass reads the envelope and checks every key; a body it refuses is read again below
-    // to say what is wrong with it.
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    if let Ok(envelope) = Distinct(PhantomData::<Envelope>).deserialize(&mut de)
-        && de.end().is_ok()
-    {
-        return Ok(envelope);
-    }
-    let envelope: Envelope = match serde_json::from_slice(bytes) {
-        Ok(e) => e,
-        Err(e) if e.is_syntax() || e.is_eof() => {
-            return bad(-32700, "parse error: the body is not JSON");
-        }
-        Err(_) => return bad(-32600, "invalid request: expected a JSON-RPC object"),
-    };
-    // Which value was meant cannot be known, and another reader may have read the other one.
-    if tool_runtime::json::has_duplicate_keys(bytes) {
-        return bad(-32600, "invalid request: a key is given more than once");
-    }
-    Ok(envelope)
+    holding(response, (turn, body_bytes))
 }

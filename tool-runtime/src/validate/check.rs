@@ -35,6 +35,20 @@ impl Validator {
     /// Parses JSON text exactly (numbers by their own digits, a key given twice reported) and
     /// validates it: the value, normalised and with defaults, or every violation.
     pub(crate) fn validate_text(&self, text: &str) -> Result<Value, Violations> {
+        // The complete validator reads the text into a tree (about 100 bytes a value): past a
+        // bound, one violation says so and no tree is built.
+        let values = parse::shape(text.as_bytes()).values;
+        if values > Self::MAX_CHECKED_VALUES {
+            return Err(Violations(vec![Violation {
+                path: Default::default(),
+                kind: ViolationKind::TooLarge,
+                expected: format!(
+                    "arguments of at most {} JSON values (send only what the tool needs)",
+                    Self::MAX_CHECKED_VALUES
+                ),
+                received: Some(format!("{values} values")),
+            }]));
+        }
         let parsed = parse::exact(text).map_err(|e| {
             Violations(vec![Violation {
                 path: Default::default(),

@@ -10,7 +10,7 @@ mod describe;
 mod format;
 pub(crate) mod node;
 pub(crate) mod number;
-mod parse;
+pub(crate) mod parse;
 mod pattern;
 mod violation;
 
@@ -49,6 +49,13 @@ impl fmt::Display for SchemaError {
 impl std::error::Error for SchemaError {}
 
 impl Validator {
+    /// The most JSON values arguments may hold for the complete validator to read them. Valid
+    /// arguments of any size take the single pass, which builds no tree; arguments it refuses
+    /// are read whole to report every violation, at about 100 bytes a value, and past this many
+    /// values one [`TooLarge`](ViolationKind::TooLarge) violation says so instead. What a
+    /// refused call costs is so bounded by this, not by its size.
+    pub const MAX_CHECKED_VALUES: usize = 10_000;
+
     pub(crate) fn root(&self) -> &Node {
         &self.root
     }

@@ -12,6 +12,56 @@ use serde_json::{Map, Value};
 use super::number::Numeric;
 use super::violation::Segment;
 
+/// How large and deep a JSON text is, counted without parsing it (see [`shape`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Shape {
+    /// The deepest nesting of arrays and objects.
+    pub depth: usize,
+    /// An upper bound of the values in it: each array and object, and each member or item after
+    /// the first of one. Memory to hold the text as a parsed value grows with it.
+    pub values: usize,
+}
+
+/// The [`Shape`] of a JSON text, from one pass over its bytes (strings skipped, escapes
+/// included). Text that is not JSON gets a shape too; a parser refuses it later.
+///
+/// ```
+/// use tool_runtime::json::shape;
+/// let s = shape(br#"{"x": [{}, {}, {}], "s": "[,,{"}"#);
+/// assert_eq!(s.depth, 3);
+/// assert_eq!(s.values, 8);
+/// ```
+pub fn shape(text: &[u8]) -> Shape {
+    let (mut depth, mut deepest, mut values) = (0usize, 0usize, 0usize);
+    let mut i = 0;
+    while i < text.len() {
+        match text[i] {
+            b'"' => {
+                i += 1;
+                while i < text.len() && text[i] != b'"' {
+                    if text[i] == b'\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+            }
+            b'{' | b'[' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+                values += 1;
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            b',' => values += 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    Shape {
+        depth: deepest,
+        values,
+    }
+}
+
 /// Containers nested deeper than this are refused, as serde_json refuses them.
 const MAX_DEPTH: usize = 128;
 

@@ -87,6 +87,10 @@ pub enum ViolationKind {
     Rule,
     /// The same field given more than once: which one was meant cannot be known.
     Duplicate,
+    /// Arguments that the single pass refused and that hold more values than the complete
+    /// validator reads ([`MAX_CHECKED_VALUES`](crate::Validator::MAX_CHECKED_VALUES)): nothing
+    /// else was checked.
+    TooLarge,
 }
 
 /// One broken rule: where, what was expected, what was received.

@@ -286,6 +286,7 @@ fn spec_static(rt: &TokenStream, model: &Tool, names: &Names) -> TokenStream {
         None => quote!(::core::option::Option::None),
     };
     let needs_approval = model.needs_approval();
+    let checks = model.args.iter().any(|a| a.attr.validate.is_some());
     let requires = &a.requires;
     let allow_lints = check::allow_lint_pairs(&a.allow_lints)
         .into_iter()
@@ -308,6 +309,7 @@ fn spec_static(rt: &TokenStream, model: &Tool, names: &Names) -> TokenStream {
             timeout_ms: #timeout_ms,
             requires: &[#(#requires),*],
             needs_approval: #needs_approval,
+            checks: #checks,
             allow_lints: &[#(#allow_lints),*],
             annotations: #rt::__private::Annotations {
                 title: #title,
@@ -459,6 +461,36 @@ fn invoke_fn(rt: &TokenStream, model: &Tool, names: &Names, self_ty: Option<&Typ
             #rt::__private::Invocation::Ready(#convert)
         }
     };
+    // Parameters with rules of their own: checked once decoded, and alone (nothing run)
+    // before a call is held for approval.
+    let rules: Vec<TokenStream> = model
+        .args
+        .iter()
+        .filter_map(|a| {
+            let path = a.attr.validate.as_ref()?;
+            let (ident, name) = (a.ident, &a.name);
+            Some(quote_spanned! {path.span()=>
+                __broken.extend(#rt::__private::rules_of(#name, #path(&#ident)));
+            })
+        })
+        .collect();
+    let (check_only, check) = if rules.is_empty() {
+        (quote!(), quote!())
+    } else {
+        (
+            quote!(let __check_only = __input.check_only();),
+            quote! {
+                let mut __broken = ::std::vec::Vec::new();
+                #(#rules)*
+                if !__broken.is_empty() {
+                    return #rt::__private::rules_broken(__broken);
+                }
+                if __check_only {
+                    return #rt::__private::checked();
+                }
+            },
+        )
+    };
     let invoke = &names.invoke;
     quote! {
         #[allow(unused_variables, unused_mut)]
@@ -468,11 +500,13 @@ fn invoke_fn(rt: &TokenStream, model: &Tool, names: &Names, self_ty: Option<&Typ
         ) -> #rt::__private::Invocation<'a> {
             #state
             #(#ctx_params)*
+            #check_only
             #(let mut #slots: ::core::option::Option<#tys> = ::core::option::Option::None;)*
             if let ::core::result::Result::Err(e) = #rt::__private::decode(__input, &[#(#arg_names),*], &mut [#(#slot_refs),*]) {
                 return #rt::__private::Invocation::Ready(::core::result::Result::Err(e));
             }
             #unwrap_slots
+            #check
             #call
         }
     }

@@ -152,11 +152,19 @@ pub(crate) async fn finish(
     let wording = tools.wording();
     let sealed = request.request_state.as_deref().unwrap_or_default();
     let bound = binding(caller, request);
-    let Ok(state) = mrtr.codec.open_json_with::<State>(sealed, &bound) else {
-        return Err(rmcp::model::ErrorData::invalid_params(
-            "invalid or expired requestState",
-            None,
-        ));
+    let state = match mrtr.codec.open_json_with::<State>(sealed, &bound) {
+        Ok(state) => state,
+        Err(e) => {
+            // An approval that comes back expired names a call the store should forget now,
+            // not at someone's next hold (its ticket cannot be read any more).
+            if matches!(e, rmcp::model::RequestStateError::Expired) {
+                let _ = tools.approvals().forget_expired().await;
+            }
+            return Err(rmcp::model::ErrorData::invalid_params(
+                "invalid or expired requestState",
+                None,
+            ));
+        }
     };
     let answer = request
         .input_responses

@@ -42,6 +42,16 @@ impl Caller {
 #[derive(Clone, Debug)]
 pub(crate) struct RawArguments(pub(crate) axum::body::Bytes);
 
+/// A request the application admitted: the caller and the context its function made, put in
+/// the request's extensions by the HTTP server's admission layer (which runs the function for
+/// every request that opens a session or needs none), so the call reuses them.
+#[cfg(feature = "http")]
+#[derive(Clone)]
+pub(crate) struct Admitted {
+    pub(crate) caller: Caller,
+    pub(crate) cx: tool_runtime::Context,
+}
+
 /// [`Caller::key`] of an HTTP request, put in its extensions by the server's admission layer.
 #[cfg(feature = "http")]
 #[derive(Clone, Debug)]

@@ -203,11 +203,25 @@ impl McpServer {
         &self,
         request: &RequestContext<RoleServer>,
     ) -> Result<(Caller, Context), ErrorData> {
+        // On HTTP the admission layer ran the context function already.
+        #[cfg(feature = "http")]
+        if let Some(admitted) = request
+            .extensions
+            .get::<::http::request::Parts>()
+            .and_then(|p| p.extensions.get::<crate::caller::Admitted>())
+        {
+            return Ok((admitted.caller.clone(), admitted.cx.clone()));
+        }
         let caller = caller_of(request);
-        match (self.context)(caller.clone()).await {
+        match self.admit(caller.clone()).await {
             Ok(cx) => Ok((caller, cx)),
             Err(refusal) => Err(ErrorData::new(ErrorCode(REFUSED), refusal.message, None)),
         }
+    }
+
+    /// The application's answer for `caller`: the context of its request, or its refusal.
+    pub(crate) async fn admit(&self, caller: Caller) -> Result<Context, Refusal> {
+        (self.context)(caller).await
     }
 
     fn page(&self, cursor: Option<&str>, cx: &Context) -> Result<ListToolsResult, ErrorData> {

@@ -158,6 +158,21 @@ impl PostgresApprovals {
 }
 
 impl ApprovalStore for PostgresApprovals {
+    fn forget_expired(&self) -> BoxFuture<'_, Result<usize, StoreError>> {
+        Box::pin(async move {
+            let forgot = self
+                .client()
+                .await?
+                .execute(
+                    "DELETE FROM tool_runtime_pending_calls WHERE expires_at <= $1",
+                    &[&secs(unix_now())],
+                )
+                .await
+                .map_err(StoreError::from_source)?;
+            Ok(forgot as usize)
+        })
+    }
+
     fn hold(&self, call: PendingCall) -> BoxFuture<'_, Result<(), StoreError>> {
         Box::pin(async move {
             let now = unix_now();

@@ -137,6 +137,17 @@ fn secs(s: u64) -> i64 {
 }
 
 impl ApprovalStore for SqliteApprovals {
+    fn forget_expired(&self) -> BoxFuture<'_, Result<usize, StoreError>> {
+        let now = secs(unix_now());
+        Box::pin(self.with_db(move |db| {
+            db.execute(
+                "DELETE FROM tool_runtime_pending_calls WHERE expires_at <= ?1",
+                params![now],
+            )
+            .map_err(StoreError::from_source)
+        }))
+    }
+
     fn hold(&self, call: PendingCall) -> BoxFuture<'_, Result<(), StoreError>> {
         let now = unix_now();
         let expires = call

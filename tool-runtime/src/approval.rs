@@ -197,6 +197,14 @@ pub trait ApprovalStore: Send + Sync {
         &'a self,
         ticket: &'a str,
     ) -> BoxFuture<'a, Result<Option<PendingCall>, StoreError>>;
+
+    /// Forgets every call past its own expiry (or the store's age limit) now, rather than at
+    /// the next [`hold`](ApprovalStore::hold): what a server does when an expired approval
+    /// comes back, whose ticket it can no longer read. How many it forgot; by default none (a
+    /// store that forgets them only on its own schedule).
+    fn forget_expired(&self) -> BoxFuture<'_, Result<usize, StoreError>> {
+        Box::pin(std::future::ready(Ok(0)))
+    }
 }
 
 /// Held calls in this process's memory, bounded: at most [`MemoryApprovals::CAPACITY`] calls
@@ -307,6 +315,17 @@ impl Held {
 }
 
 impl ApprovalStore for MemoryApprovals {
+    fn forget_expired(&self) -> BoxFuture<'_, Result<usize, StoreError>> {
+        let now = unix_now();
+        let mut held = self.lock();
+        let before = held.by_ticket.len();
+        let max_age = self.max_age;
+        held.by_ticket
+            .retain(|_, (call, at)| at.elapsed() < max_age && !call.expired_at(now));
+        let forgot = before - held.by_ticket.len();
+        Box::pin(std::future::ready(Ok(forgot)))
+    }
+
     fn hold(&self, call: PendingCall) -> BoxFuture<'_, Result<(), StoreError>> {
         let mut held = self.lock();
         let now = Instant::now();

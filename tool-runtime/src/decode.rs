@@ -30,9 +30,18 @@ use crate::validate::{
 pub struct Input<'t> {
     pub(crate) arguments: Arguments<'t>,
     pub(crate) validator: &'t Validator,
+    /// Decode and check the parameters' rules only: the call is about to be held for
+    /// approval, and must not be held if its own rules refuse it.
+    pub(crate) check_only: bool,
 }
 
 impl Input<'_> {
+    /// Whether the tool is only to be checked, not run (see [`Input::check_only`]).
+    #[inline]
+    pub fn check_only(&self) -> bool {
+        self.check_only
+    }
+
     /// The complete path: parse, validate against the whole schema (every violation, defaults
     /// filled in), and hand back the arguments object.
     pub(crate) fn into_checked_map(self) -> Result<serde_json::Map<String, Value>, ToolError> {

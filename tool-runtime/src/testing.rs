@@ -360,7 +360,8 @@ impl std::error::Error for TestModelError {
 /// The behaviour every [`ApprovalStore`](crate::approval::ApprovalStore) must have, checked on one: a held
 /// call is handed out once (also to many takers at once, and through another handle on the
 /// same store, as another process or replica would take it); an unknown ticket is nothing; a
-/// call past its expiry is not handed out; one owner cannot hold more than `per_owner` calls
+/// call past its expiry is not handed out, and [`forget_expired`](crate::approval::ApprovalStore::forget_expired)
+/// forgets it (a store must implement it to pass); one owner cannot hold more than `per_owner` calls
 /// (its oldest are forgotten, nobody else's). `open` gives a handle on the store under test,
 /// opened with `per_owner` as its bound; every call gives one on the same data. Tickets and
 /// owners are fresh, so stores that other tests share are fine. Panics, naming the rule, when
@@ -436,6 +437,27 @@ where
     assert!(
         store.take(&expired.ticket).await.expect("taken").is_none(),
         "an expired call is not handed out"
+    );
+
+    // Expired calls are forgotten when asked, the others kept.
+    // (It expires after it is held: a hold may itself forget calls already expired.)
+    let expires_at = unix_now() + 1;
+    let expiring = PendingCall::new(fresh(), "hapus-draf", serde_json::json!({}))
+        .with_expiry(Some(expires_at));
+    let live = PendingCall::new(fresh(), "hapus-draf", serde_json::json!({}));
+    store.hold(expiring).await.expect("held");
+    store.hold(live.clone()).await.expect("held");
+    while unix_now() < expires_at {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let forgot = store.forget_expired().await.expect("forgotten");
+    assert!(
+        forgot >= 1,
+        "forget_expired forgets an expired call (forgot {forgot})"
+    );
+    assert!(
+        store.take(&live.ticket).await.expect("taken").is_some(),
+        "forget_expired keeps a call that has not expired"
     );
 
     // One owner holds at most `per_owner`: its oldest go, another owner's stay.

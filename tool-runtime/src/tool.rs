@@ -63,6 +63,9 @@ pub struct Spec {
     pub requires: &'static [&'static str],
     /// A person approves each call before it runs.
     pub needs_approval: bool,
+    /// Parameters have rules of their own (`#[arg(validate = ..)]`): a call is checked against
+    /// them before it is held for approval.
+    pub checks: bool,
     pub annotations: Annotations,
     /// Lints this tool silences, as `(id, reason)` (`#[tool(allow_lint = "id: reason")]`).
     pub allow_lints: &'static [(&'static str, &'static str)],
@@ -325,16 +328,38 @@ impl Tool {
             Ok(v) => v,
             Err(e) => return Step::Done(Err(ToolError::Schema(e.clone()))),
         };
-        let input = Input {
-            arguments,
-            validator,
-        };
         if self.needs_approval() && !approved {
+            // A call its own rules refuse is refused now, never put to a person first.
+            if let Source::Declared(spec) = &self.source
+                && spec.checks
+            {
+                let check = Input {
+                    arguments: arguments.clone(),
+                    validator,
+                    check_only: true,
+                };
+                let invoke = spec.invoke;
+                match catch_unwind(AssertUnwindSafe(|| invoke(cx, check))) {
+                    Ok(Invocation::Ready(Err(e))) => return Step::Done(Err(e)),
+                    Err(panic) => return Step::Done(Err(panicked(panic, self.panic_to_model()))),
+                    Ok(_) => {}
+                }
+            }
+            let input = Input {
+                arguments,
+                validator,
+                check_only: false,
+            };
             return match input.into_checked_map() {
                 Ok(args) => Step::Hold(Value::Object(args)),
                 Err(e) => Step::Done(Err(e)),
             };
         }
+        let input = Input {
+            arguments,
+            validator,
+            check_only: false,
+        };
         let invocation = match &self.source {
             Source::Declared(spec) => {
                 let invoke = spec.invoke;
@@ -415,4 +440,30 @@ where
     F: std::future::Future<Output = Result<CallOutput, ToolError>> + Send + 'a,
 {
     Invocation::Pending(Box::pin(f))
+}
+
+/// A call checked before it is held ([`Input::check_only`](crate::decode::Input::check_only)): its rules hold, and nothing ran.
+pub fn checked() -> Invocation<'static> {
+    Invocation::Ready(Ok(CallOutput::of_value(Value::Null)))
+}
+
+/// The violations of parameter `name`'s own rules (`#[arg(validate = ..)]`), placed under it.
+pub fn rules_of(
+    name: &str,
+    broken: Vec<crate::validate::Violation>,
+) -> impl Iterator<Item = crate::validate::Violation> + '_ {
+    broken.into_iter().map(move |mut v| {
+        v.path
+            .0
+            .insert(0, crate::validate::Segment::Key(name.to_owned()));
+        v
+    })
+}
+
+/// Parameters whose own rules are broken: every violation, the tool not run.
+#[cold]
+pub fn rules_broken(broken: Vec<crate::validate::Violation>) -> Invocation<'static> {
+    Invocation::Ready(Err(ToolError::InvalidArguments(
+        crate::validate::Violations(broken),
+    )))
 }

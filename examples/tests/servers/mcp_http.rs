@@ -140,20 +140,18 @@ async fn scopes_narrow_what_a_role_may_do_and_unknown_subjects_are_refused() {
         "a token with fewer scopes gives fewer tools than the role"
     );
 
+    // A valid token of someone the application does not know opens nothing.
     let stranger = issuer.token(&server.resource, "X-999", "hr", json!({}));
-    let mut s = Session::open(server.addr, Some(&stranger)).await.unwrap();
-    let refused = s.request("tools/list", json!({})).await.json();
-    assert_eq!(
-        refused["error"]["code"],
-        tool_runtime_mcp::REFUSED,
-        "{refused}"
-    );
+    let refused = Session::open(server.addr, Some(&stranger))
+        .await
+        .err()
+        .expect("refused at initialize");
+    assert_eq!(refused.status, 403, "{refused:?}");
+    let body = refused.json();
+    assert_eq!(body["error"]["code"], tool_runtime_mcp::REFUSED, "{body}");
     assert!(
-        refused["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("X-999"),
-        "{refused}"
+        body["error"]["message"].as_str().unwrap().contains("X-999"),
+        "{body}"
     );
 }
 

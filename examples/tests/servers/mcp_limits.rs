@@ -1030,3 +1030,173 @@ async fn every_line_is_answered_once_however_the_lines_interleave() {
     }
     served.await.unwrap().unwrap();
 }
+
+/// One caller's slow bodies take its own share of the body budget, counted as the bytes
+/// arrive: its excess is refused (429), and another caller's request goes on at once.
+#[tokio::test]
+async fn a_callers_slow_bodies_take_only_its_own_share() {
+    let (addr, token) = authed(McpServer::new(tools()), |c| {
+        c.max_body_bytes = 4096;
+        c.max_body_bytes_per_caller = 8192;
+        c.max_body_bytes_in_flight = 16_384;
+        c.body_read_timeout = Duration::from_secs(20);
+    })
+    .await;
+    let mallory = format!("Bearer {}", token("mallory"));
+    // Each announces 4,000 bytes and sends 3,000, then nothing.
+    let mut stalled = Vec::new();
+    let mut refused = 0;
+    for _ in 0..4 {
+        let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+        s.write_all(format!("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: {mallory}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 4000\r\n\r\n").as_bytes())
+            .await
+            .unwrap();
+        s.write_all(&[b' '; 3000]).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let mut head = [0u8; 12];
+        if tokio::time::timeout(
+            Duration::from_millis(200),
+            tokio::io::AsyncReadExt::read(&mut s, &mut head),
+        )
+        .await
+        .is_ok_and(|n| n.is_ok_and(|n| n > 0) && head.ends_with(b"429"))
+        {
+            refused += 1;
+        }
+        stalled.push(s);
+    }
+    assert_eq!(
+        refused, 2,
+        "his third and fourth bodies pass his share of 8,192 bytes"
+    );
+    // Sari is not held up by Mallory's bytes.
+    let started = std::time::Instant::now();
+    let mut sari = Session::open(addr, Some(&token("sari"))).await.unwrap();
+    let answer = sari
+        .call("tunggu", json!({"ms": 0, "tag": "sari-body"}))
+        .await;
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    assert!(started.elapsed() < Duration::from_millis(500));
+}
+
+/// The application's context function decides who may open a session, or send a request that
+/// needs none: a valid token of someone it does not know opens nothing and runs nothing.
+#[tokio::test]
+async fn a_token_the_application_refuses_opens_no_session() {
+    let mcp = McpServer::new(tools()).with_context(|caller| async move {
+        match caller.principal {
+            Some(p) if p.subject == "stranger" => {
+                Err(tool_runtime_mcp::Refusal::new("not an employee"))
+            }
+            _ => Ok(tool_runtime::Context::new()),
+        }
+    });
+    let (addr, token) = authed(mcp.clone(), |_| {}).await;
+    let refused = Session::open(addr, Some(&token("stranger")))
+        .await
+        .err()
+        .expect("refused at initialize");
+    assert_eq!(refused.status, 403, "{refused:?}");
+    assert!(format!("{:?}", refused.json()).contains("not an employee"));
+    assert_eq!(mcp.connected(), 0, "no session was opened");
+    // Nor a request that needs no session.
+    let stranger = format!("Bearer {}", token("stranger"));
+    let mut conn = Conn::open(addr).await;
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}}}});
+    let headers = [
+        ("authorization", stranger.as_str()),
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/list"),
+    ];
+    assert_eq!(conn.post(&headers, &call).await.status, 403);
+    // An employee is served.
+    let mut ana = Session::open(addr, Some(&token("ana"))).await.unwrap();
+    assert_eq!(ana.tool_names().await.len(), 4);
+}
+
+/// At the cap, the session that gives way is an idle one (the longest idle of the caller
+/// holding the most), never one with a request in progress.
+#[tokio::test]
+async fn a_busy_session_is_never_closed_to_make_room() {
+    let mcp = McpServer::new(tools());
+    let (addr, token) = authed(mcp.clone(), |c| c.max_sessions = 2).await;
+    let ana = token("ana");
+    let mut busy = Session::open(addr, Some(&ana)).await.unwrap();
+    let mut idle = Session::open(addr, Some(&ana)).await.unwrap();
+    assert_eq!(idle.tool_names().await.len(), 4);
+    let running = tokio::spawn(async move {
+        let answer = busy
+            .call("tunggu", json!({"ms": 1500, "tag": "busy-session"}))
+            .await;
+        (answer, busy)
+    });
+    until("the busy session's call runs", || {
+        STARTED.lock().unwrap().contains(&"busy-session".to_owned())
+    })
+    .await;
+    // Ana's older session is busy: her idle one makes room for Bo.
+    let mut bo = Session::open(addr, Some(&token("bo"))).await.unwrap();
+    assert_eq!(bo.tool_names().await.len(), 4);
+    assert_eq!(idle.request("tools/list", json!({})).await.status, 404);
+    let (answer, mut busy) = running.await.unwrap();
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    assert_eq!(
+        busy.tool_names().await.len(),
+        4,
+        "the busy session lives on"
+    );
+}
+
+/// When other callers' slow calls fill the server's calls in progress, a caller running none
+/// still starts at once: the last turns are kept for callers holding nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_newcomer_starts_at_once_while_others_fill_the_calls_in_progress() {
+    let mcp = McpServer::new(tools()).with_limits(limits(|l| {
+        l.concurrent_calls = 16;
+        l.calls_per_caller = 4;
+    }));
+    let (addr, token) = authed(mcp, |c| c.requests_per_caller = 64).await;
+    // Five callers, four slow calls each: 20 calls for 16 turns.
+    let mut slow = Vec::new();
+    for caller in 0..5 {
+        let bearer = token(&format!("busy-{caller}"));
+        for n in 0..4 {
+            let bearer = bearer.clone();
+            slow.push(tokio::spawn(async move {
+                let mut s = Session::open(addr, Some(&bearer)).await.unwrap();
+                s.call(
+                    "tunggu",
+                    json!({"ms": 3000, "tag": format!("hold-{caller}-{n}")}),
+                )
+                .await
+            }));
+        }
+    }
+    until("the turns are taken", || {
+        STARTED
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|t| t.starts_with("hold-"))
+            .count()
+            >= 14
+    })
+    .await;
+    let started = std::time::Instant::now();
+    let mut newcomer = Session::open(addr, Some(&token("newcomer"))).await.unwrap();
+    let answer = newcomer
+        .call("tunggu", json!({"ms": 0, "tag": "newcomer"}))
+        .await;
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "the newcomer waited {:?}",
+        started.elapsed()
+    );
+    for s in slow {
+        let answer = s.await.unwrap();
+        assert_eq!(answer["result"]["isError"], false, "{answer}");
+    }
+}

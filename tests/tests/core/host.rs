@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use tool_runtime::{
-    Content, Context, Disclosure, Grants, ModelOutput, ToolArg, ToolError, ToolSet, ViolationKind,
-    tool,
+    Content, Context, Disclosure, Grants, ModelOutput, ToolArg, ToolError, ToolSet, Violation,
+    ViolationKind, tool,
 };
 
 /// Who is calling: set by the host from its login, never by the model.
@@ -65,6 +65,32 @@ fn ajukan_cuti(
 ) -> String {
     AJUKAN_RAN.fetch_add(1, Ordering::SeqCst);
     format!("{} mengajukan {hari} hari cuti {jenis:?}", session.nik)
+}
+
+static PINDAH_RAN: AtomicUsize = AtomicUsize::new(0);
+
+/// A rule the schema cannot say: the target is not the source.
+fn bukan_ruang_sama(ruang: &String) -> Vec<Violation> {
+    if ruang == "R-1" {
+        vec![Violation::rule(
+            "",
+            "a room other than R-1, where the meeting is",
+            ruang,
+        )]
+    } else {
+        Vec::new()
+    }
+}
+
+#[tool(
+    description = "Pindahkan rapat ke ruang lain; mengubah jadwal.",
+    destructive
+)]
+fn pindah_rapat(
+    #[arg(description = "Ruang tujuan", length = 1..=8, validate = bukan_ruang_sama)] ruang: String,
+) -> String {
+    PINDAH_RAN.fetch_add(1, Ordering::SeqCst);
+    format!("rapat pindah ke {ruang}")
 }
 
 #[tool(
@@ -252,6 +278,37 @@ fn rejected_and_invalid_calls_never_run() {
         Err(ToolError::NotPending { .. })
     ));
     assert_eq!(AJUKAN_RAN.load(Ordering::SeqCst), before);
+}
+
+#[test]
+fn a_call_its_own_rules_refuse_is_never_put_to_a_person() {
+    let set = ToolSet::new([pindah_rapat::tool()]).unwrap();
+    let cx = karyawan(&[]);
+    let err = set
+        .call(&cx, "pindah_rapat", r#"{"ruang": "R-1"}"#)
+        .blocking()
+        .unwrap_err();
+    let ToolError::InvalidArguments(v) = &err else {
+        panic!("refused before the hold, got {err:?}")
+    };
+    assert_eq!(v.0.len(), 1, "{v}");
+    assert_eq!(v.0[0].path.to_string(), "ruang", "{v}");
+    assert!(v.to_string().contains("a room other than R-1"), "{v}");
+    // A call its rules accept is held as before, and runs once approved.
+    let Err(ToolError::ApprovalRequired(pending)) = set
+        .call(&cx, "pindah_rapat", r#"{"ruang": "R-2"}"#)
+        .blocking()
+    else {
+        panic!("a good call waits for approval")
+    };
+    assert_eq!(
+        PINDAH_RAN.load(Ordering::SeqCst),
+        0,
+        "checking runs nothing"
+    );
+    let out = set.resume(&cx, &pending.ticket).blocking().unwrap();
+    assert_eq!(out.value(), "rapat pindah ke R-2");
+    assert_eq!(PINDAH_RAN.load(Ordering::SeqCst), 1);
 }
 
 #[test]

@@ -10,7 +10,7 @@ use std::future::IntoFuture;
 use proptest::prelude::*;
 use proptest::test_runner::TestRunner;
 use serde_json::{Map, Value};
-use tool_runtime::{CallOutput, Context, ToolError, ToolSet};
+use tool_runtime::{CallOutput, Context, ToolError, ToolSet, Validator, ViolationKind};
 
 fn tools() -> (ToolSet, Context) {
     examples::every_tool()
@@ -150,6 +150,8 @@ fn hostile_inputs_are_refused_cleanly() {
             );
         }
     }
+    // Past the complete validator's bound, one violation says the arguments are too large
+    // (a refused call costs what the bound allows, not what the sender chose).
     let err = set
         .call(&cx, "pesan-katering", &many_fields)
         .blocking()
@@ -157,9 +159,28 @@ fn hostile_inputs_are_refused_cleanly() {
     let tool_runtime::ToolError::InvalidArguments(v) = err else {
         panic!()
     };
+    assert_eq!(v.len(), 1, "{v}");
+    assert_eq!(v.0[0].kind, ViolationKind::TooLarge, "{v}");
+    assert!(v.to_string().contains("10000"), "{v}");
+    // Under it, the structured list keeps every violation.
+    let fields = Validator::MAX_CHECKED_VALUES / 2 - 1;
+    let some_fields: String = format!(
+        "{{{}}}",
+        (0..fields)
+            .map(|i| format!(r#""f{i}": {i}"#))
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    let err = set
+        .call(&cx, "pesan-katering", &some_fields)
+        .blocking()
+        .unwrap_err();
+    let tool_runtime::ToolError::InvalidArguments(v) = err else {
+        panic!()
+    };
     assert_eq!(
         v.len(),
-        100_001,
+        fields + 1,
         "the structured list keeps every violation"
     );
 }

@@ -145,6 +145,33 @@ fn booking_leave_waits_for_approval_and_happens_once() {
 }
 
 #[test]
+fn a_booking_outside_the_period_is_refused_before_anyone_approves_it() {
+    let sari = cx("K-001", Peran::Karyawan);
+    let tahun = examples::hr::tahun_ini();
+    // 29 February of a leap year past next year: a date the schema accepts, the rules do not.
+    let kabisat = (tahun + 2..)
+        .find(|y| y % 4 == 0 && (y % 100 != 0 || y % 400 == 0))
+        .unwrap();
+    let err = tool_set()
+        .call(
+            &sari,
+            "ajukan-cuti",
+            format!(r#"{{"mulai": "{kabisat}-02-29", "hari": 2}}"#),
+        )
+        .blocking()
+        .unwrap_err();
+    let ToolError::InvalidArguments(v) = &err else {
+        panic!("refused before the hold, got {err:?}")
+    };
+    assert_eq!(v.0[0].path.to_string(), "mulai", "{v}");
+    assert!(
+        v.to_string()
+            .contains(&format!("a date from {} to {}", tahun - 1, tahun + 1)),
+        "{v}"
+    );
+}
+
+#[test]
 fn sibling_tools_name_each_other_in_their_boundaries() {
     let set = tool_set();
     let desc = |n: &str| set.get(n).unwrap().description().to_owned();

@@ -35,7 +35,7 @@ pub(crate) fn check_tool(cx: &mut Ctxt, tool: &Tool) {
     check_tool_flags(cx, &tool.attr);
     check_tool_name(cx, &tool.name, tool.name_span());
     for arg in &tool.args {
-        check_arg(cx, arg);
+        check_arg(cx, arg, true);
     }
 }
 
@@ -44,7 +44,7 @@ pub(crate) fn check_tool(cx: &mut Ctxt, tool: &Tool) {
 pub(crate) fn check_container(cx: &mut Ctxt, c: &Container) {
     check_allow_lints(cx, &c.attr.allow_lints);
     match &c.body {
-        Body::Struct(args) => args.iter().for_each(|a| check_arg(cx, a)),
+        Body::Struct(args) => args.iter().for_each(|a| check_arg(cx, a, false)),
         Body::Newtype(arg) => {
             check_bounds(cx, arg);
             check_values(cx, arg);
@@ -66,7 +66,7 @@ pub(crate) fn check_container(cx: &mut Ctxt, c: &Container) {
                     );
                 }
                 match &v.shape {
-                    VariantShape::Fields(args) => args.iter().for_each(|a| check_arg(cx, a)),
+                    VariantShape::Fields(args) => args.iter().for_each(|a| check_arg(cx, a, false)),
                     VariantShape::Newtype(_) if matches!(c.tagging, Tagging::Internal { .. }) => {
                         cx.error_spanned_by(v.ident, "with `#[serde(tag = ..)]`, write this variant with named fields so its schema is one object");
                     }
@@ -514,12 +514,15 @@ fn literal_string(e: &Expr) -> Option<LitStr> {
     }
 }
 
-// The checks every argument and field goes through.
-pub(crate) fn check_arg(cx: &mut Ctxt, arg: &Arg) {
-    if let Some(v) = &arg.attr.validate {
+// The checks every argument and field goes through. A tool's parameter may have rules of its
+// own (`validate`); a field's rules are its type's.
+pub(crate) fn check_arg(cx: &mut Ctxt, arg: &Arg, parameter: bool) {
+    if let Some(v) = &arg.attr.validate
+        && !parameter
+    {
         cx.error_spanned_by(
             v,
-            "`validate` applies to a whole #[derive(ToolArg)] type: put it on the struct or enum",
+            "`validate` on a field: put the rules on the whole #[derive(ToolArg)] type (struct or enum), which sees every field",
         );
     }
     check_description(cx, arg);

@@ -279,7 +279,7 @@ impl HttpServer {
                 sessions.clone(),
                 rmcp_config,
             )));
-        let shares = Arc::new(Shares::new(&self.config, sessions));
+        let shares = Arc::new(Shares::new(&self.config, sessions, self.mcp.clone()));
         // The checks are layers around the endpoint, outermost first: credentials, then each
         // caller's share and the body. The metadata routes stand outside them: they are public.
         let mut endpoint = axum::Router::new()

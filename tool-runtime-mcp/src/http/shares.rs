@@ -8,6 +8,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -20,7 +21,8 @@ use serde_json::{Value, json};
 use super::body::{self, Budget};
 use super::connections::ConnectionOwner;
 use super::{HttpConfig, holding};
-use crate::caller::{OwnerKey, PeerAddr, Principal, RawArguments, owner_key};
+use crate::caller::{Admitted, OwnerKey, PeerAddr, Principal, RawArguments, owner_key};
+use crate::{Caller, McpServer, REFUSED};
 
 /// The header that names a 2025-11-25 session.
 const SESSION: &str = "mcp-session-id";
@@ -32,31 +34,49 @@ pub(super) struct Shares {
     state: Mutex<Ledger>,
     /// Bytes of request bodies being read or handled: over all callers, and each caller's.
     bodies: Arc<Budget>,
+    /// The server, whose context function admits a caller before it gets a session (or, with
+    /// none, a request served).
+    mcp: McpServer,
 }
 
 #[derive(Default)]
 struct Ledger {
     /// Requests in progress, by caller.
     requests: HashMap<String, usize>,
-    /// Who opened each session we know of, and in which order.
+    /// Who opened each session we know of, when it was last used, and its requests in
+    /// progress.
     sessions: HashMap<String, Opened>,
     /// (session, request id) of the requests in progress in a session.
     ids: HashSet<(String, String)>,
-    opened: u64,
 }
 
 struct Opened {
     owner: String,
-    order: u64,
+    last_used: Instant,
+    /// Requests in progress in it (an open event stream counts until it closes).
+    busy: usize,
+}
+
+/// Why a new session could not be made room for.
+pub(super) enum Full {
+    /// Every session of this caller's share is in use.
+    Caller,
+    /// Every session the server allows is in use.
+    Server,
 }
 
 impl Shares {
-    pub(super) fn new(config: &HttpConfig, sessions: Arc<LocalSessionManager>) -> Self {
+    pub(super) fn new(
+        config: &HttpConfig,
+        sessions: Arc<LocalSessionManager>,
+        mcp: McpServer,
+    ) -> Self {
         Shares {
             config: config.clone(),
             sessions,
             state: Mutex::default(),
             bodies: Arc::new(Budget::new(config)),
+            mcp,
         }
     }
 
@@ -76,6 +96,7 @@ impl Shares {
             shares: self.clone(),
             owner: owner.to_owned(),
             id: None,
+            session: None,
         })
     }
 
@@ -87,10 +108,27 @@ impl Shares {
             .is_some_and(|o| o.owner != owner)
     }
 
-    /// Makes room for a new session of `owner`: its oldest session closes when it has its share
-    /// open; when the server has as many as it allows, the oldest session of the caller with the
-    /// most closes. The newcomer is never refused for another caller's sessions.
-    async fn make_room(&self, owner: &str) {
+    /// Whether `session` is one this server opened and has not closed: one that ended is
+    /// unknown, as a session that never existed.
+    fn known(&self, session: &str) -> bool {
+        self.lock().sessions.contains_key(session)
+    }
+
+    /// `request` is in `session`: it is used now, and busy until the request ends.
+    fn using(&self, request: &mut InProgress, session: &str) {
+        let mut state = self.lock();
+        if let Some(opened) = state.sessions.get_mut(session) {
+            opened.last_used = Instant::now();
+            opened.busy += 1;
+            request.session = Some(session.to_owned());
+        }
+    }
+
+    /// Makes room for a new session of `owner`. When it has its share open, its own longest
+    /// idle session closes; when the server has as many as it allows, the longest idle session
+    /// of the caller holding the most does. A session with a request in progress is never
+    /// closed: when every candidate is busy, the newcomer is refused instead.
+    async fn make_room(&self, owner: &str) -> Result<(), Full> {
         let live: HashSet<String> = self
             .sessions
             .sessions
@@ -102,29 +140,29 @@ impl Shares {
         let close = {
             let mut state = self.lock();
             state.sessions.retain(|id, _| live.contains(id));
-            let mine = |state: &Ledger, who: &str| {
+            let idlest = |state: &Ledger, who: &str| {
                 state
                     .sessions
                     .iter()
-                    .filter(|(_, o)| o.owner == who)
-                    .min_by_key(|(_, o)| o.order)
+                    .filter(|(_, o)| o.owner == who && o.busy == 0)
+                    .min_by_key(|(_, o)| o.last_used)
                     .map(|(id, _)| id.clone())
             };
-            let count = |state: &Ledger, who: &str| {
-                state.sessions.values().filter(|o| o.owner == who).count()
-            };
-            if count(&state, owner) >= self.config.max_sessions_per_caller {
-                mine(&state, owner)
+            let mut per: HashMap<&str, usize> = HashMap::new();
+            for o in state.sessions.values() {
+                *per.entry(&o.owner).or_default() += 1;
+            }
+            if per.get(owner).copied().unwrap_or(0) >= self.config.max_sessions_per_caller {
+                Some(idlest(&state, owner).ok_or(Full::Caller)?)
             } else if live.len() >= self.config.max_sessions {
-                let mut per: HashMap<&str, usize> = HashMap::new();
-                for o in state.sessions.values() {
-                    *per.entry(&o.owner).or_default() += 1;
-                }
-                let top = per
-                    .into_iter()
-                    .max_by_key(|(_, n)| *n)
-                    .map(|(w, _)| w.to_owned());
-                top.and_then(|t| mine(&state, &t))
+                // The caller holding the most that has an idle session gives it way.
+                let mut callers: Vec<(&str, usize)> = per.into_iter().collect();
+                callers.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+                let id = callers
+                    .iter()
+                    .find_map(|(who, _)| idlest(&state, who))
+                    .ok_or(Full::Server)?;
+                Some(id)
             } else {
                 None
             }
@@ -133,18 +171,17 @@ impl Shares {
             self.lock().sessions.remove(&id);
             let _ = self.sessions.close_session(&Arc::from(id.as_str())).await;
         }
+        Ok(())
     }
 
     /// Records who opened `session`.
     fn opened(&self, session: &str, owner: &str) {
-        let mut state = self.lock();
-        state.opened += 1;
-        let order = state.opened;
-        state.sessions.insert(
+        self.lock().sessions.insert(
             session.to_owned(),
             Opened {
                 owner: owner.to_owned(),
-                order,
+                last_used: Instant::now(),
+                busy: 0,
             },
         );
     }
@@ -161,6 +198,8 @@ struct InProgress {
     owner: String,
     /// The (session, request id) it claimed.
     id: Option<(String, String)>,
+    /// The session it keeps busy.
+    session: Option<String>,
 }
 
 impl Drop for InProgress {
@@ -174,6 +213,12 @@ impl Drop for InProgress {
         }
         if let Some(id) = self.id.take() {
             state.ids.remove(&id);
+        }
+        if let Some(session) = self.session.take()
+            && let Some(opened) = state.sessions.get_mut(&session)
+        {
+            opened.busy -= 1;
+            opened.last_used = Instant::now();
         }
     }
 }
@@ -228,6 +273,18 @@ pub(super) async fn admit(
         );
     }
     let method = request.method().clone();
+    if let Some(s) = &session {
+        // A session that ended is unknown: a second DELETE of it is 404, as for any other.
+        if method == http::Method::DELETE && !shares.known(s) {
+            return refuse(
+                http::StatusCode::NOT_FOUND,
+                -32001,
+                "session not found",
+                Value::Null,
+            );
+        }
+        shares.using(&mut turn, s);
+    }
     let mut body_bytes = None;
     let mut opens_session = false;
     let request = if method == http::Method::POST {
@@ -265,8 +322,58 @@ pub(super) async fn admit(
             turn.id = Some((s.clone(), id));
         }
         opens_session = envelope.method.as_deref() == Some("initialize") && session.is_none();
+        // A request that opens a session, or needs none, is the application's to admit: a
+        // valid token of someone it does not know opens nothing and runs nothing.
+        if session.is_none() && envelope.method.is_some() {
+            let caller = Caller {
+                principal: parts.extensions.get::<Principal>().cloned(),
+                peer: parts.extensions.get::<PeerAddr>().map(|a| a.0),
+                http: Some(Arc::new(parts.clone())),
+            };
+            match shares.mcp.admit(caller.clone()).await {
+                Ok(cx) => {
+                    parts.extensions.insert(Admitted { caller, cx });
+                }
+                Err(refusal) => {
+                    return refuse(
+                        http::StatusCode::FORBIDDEN,
+                        i64::from(REFUSED),
+                        &refusal.message,
+                        envelope.id.clone().unwrap_or(Value::Null),
+                    );
+                }
+            }
+        }
         if opens_session {
-            shares.make_room(&owner).await;
+            match shares.make_room(&owner).await {
+                Ok(()) => {}
+                Err(Full::Caller) => {
+                    let mut response = refuse(
+                        http::StatusCode::TOO_MANY_REQUESTS,
+                        -32000,
+                        "this caller has as many sessions open as it may, each with a request in progress",
+                        envelope.id.clone().unwrap_or(Value::Null),
+                    );
+                    response.headers_mut().insert(
+                        http::header::RETRY_AFTER,
+                        http::HeaderValue::from_static("1"),
+                    );
+                    return response;
+                }
+                Err(Full::Server) => {
+                    let mut response = refuse(
+                        http::StatusCode::SERVICE_UNAVAILABLE,
+                        -32000,
+                        "the server has as many sessions open as it may, each with a request in progress",
+                        envelope.id.clone().unwrap_or(Value::Null),
+                    );
+                    response.headers_mut().insert(
+                        http::header::RETRY_AFTER,
+                        http::HeaderValue::from_static("1"),
+                    );
+                    return response;
+                }
+            }
         }
         if let Some(arguments) = checked.arguments {
             parts.extensions.insert(RawArguments(arguments));

@@ -4,6 +4,7 @@ use tool_runtime::{ToolArg, tool};
 
 use crate::hr::domain::Penolakan;
 use crate::hr::{Gangguan, Session, SharedDb};
+use tool_runtime::Violation;
 
 #[derive(ToolArg, Serialize, Debug, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
@@ -16,8 +17,6 @@ pub enum StatusAjuan {
     Bentrok,
     /// NIK pada sesi tidak terdaftar
     KaryawanTidakDitemukan,
-    /// Tanggal mulai di luar tahun lalu, tahun ini dan tahun depan
-    DiLuarPeriode,
 }
 
 /// The outcome of a leave request.
@@ -45,20 +44,12 @@ pub fn ajukan_cuti(
     #[ctx] sesi: &Session,
     #[arg(
         description = "Tanggal mulai cuti, dari tahun lalu sampai tahun depan; tanyakan bila pengguna tidak menyebut",
-        range = "2000-01-01"..="2100-12-31"
+        range = "2000-01-01"..="2100-12-31",
+        validate = dalam_periode
     )]
     mulai: NaiveDate,
     #[arg(description = "Jumlah hari cuti berturut-turut", range = 1..=14)] hari: u32,
 ) -> Result<HasilAjuan, Gangguan> {
-    // Leave is booked from last year (recorded late) to next year.
-    let tahun = crate::hr::tahun_ini() as i32;
-    if !(tahun - 1..=tahun + 1).contains(&chrono::Datelike::year(&mulai)) {
-        return Ok(HasilAjuan {
-            status: StatusAjuan::DiLuarPeriode,
-            sisa_cuti: None,
-            bentrok: None,
-        });
-    }
     let (status, sisa_cuti, bentrok) = match db.ajukan_cuti(&sesi.nik, mulai, hari)? {
         Ok(sisa) => (StatusAjuan::Diajukan, Some(sisa), None),
         Err(Penolakan::KuotaKurang { sisa }) => (StatusAjuan::KuotaKurang, Some(sisa), None),
@@ -70,4 +61,18 @@ pub fn ajukan_cuti(
         sisa_cuti,
         bentrok,
     })
+}
+
+/// Leave is booked from last year (recorded late) to next year: a booking outside that period
+/// is refused with the other argument errors, before anyone is asked to approve it.
+fn dalam_periode(mulai: &NaiveDate) -> Vec<Violation> {
+    let tahun = crate::hr::tahun_ini() as i32;
+    if (tahun - 1..=tahun + 1).contains(&chrono::Datelike::year(mulai)) {
+        return Vec::new();
+    }
+    vec![Violation::rule(
+        "",
+        format!("a date from {} to {}", tahun - 1, tahun + 1),
+        mulai,
+    )]
 }

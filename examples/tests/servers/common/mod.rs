@@ -123,6 +123,8 @@ impl Conn {
         let request = request
             .body(Full::new(Bytes::from(body.to_owned())))
             .unwrap();
+        // The connection takes the next request once it has finished the last.
+        self.sender.ready().await.expect("the connection is open");
         let response = self.sender.send_request(request).await.expect("an answer");
         let status = response.status().as_u16();
         let headers = response.headers().clone();

@@ -8,6 +8,7 @@ port.
   tool that answers 20 MB (100 MB over HTTP), a tool that closes the connection in the middle of a call, and a
   slow tool that logs when the client cancels it.
 Every call it receives is appended to the file named by argv[2]."""
+import os
 import sys
 
 import anyio
@@ -63,8 +64,9 @@ async def call_tool(name, arguments):
                 log.write("slow cancelled\n")
             raise
     if name == "hang_up":
-        sys.stdout.close()
-        sys.exit(0)
+        # The process ends at once (closing `sys.stdout` would not: the file descriptor stays
+        # open while a thread still reads stdin, and the client would wait out its time limit).
+        os._exit(0)
     return [types.TextContent(type="text", text=str(arguments.get("n", 0) + 1))]
 
 

@@ -91,7 +91,9 @@ pub(crate) fn field(rt: &TokenStream, arg: &Arg) -> TokenStream {
     let default = match &a.default {
         Some(e) => {
             let d = value_json(rt, ty, e);
+            let in_range = range_assertion(arg, "default", e);
             quote!({
+                #in_range
                 fn __default() -> #rt::__private::serde_json::Value { #d }
                 ::core::option::Option::Some(__default as fn() -> #rt::__private::serde_json::Value)
             })
@@ -101,7 +103,8 @@ pub(crate) fn field(rt: &TokenStream, arg: &Arg) -> TokenStream {
     let example_fns = a.examples.iter().enumerate().map(|(i, e)| {
         let f = format_ident!("__example_{}", i);
         let body = value_json(rt, ty, e);
-        quote!(fn #f() -> #rt::__private::serde_json::Value { #body })
+        let in_range = range_assertion(arg, "example", e);
+        quote!(#in_range fn #f() -> #rt::__private::serde_json::Value { #body })
     });
     let example_names = (0..a.examples.len()).map(|i| format_ident!("__example_{}", i));
     let examples = if a.examples.is_empty() {
@@ -127,6 +130,100 @@ pub(crate) fn field(rt: &TokenStream, arg: &Arg) -> TokenStream {
             default: #default,
             examples: #examples,
         }
+    }
+}
+
+/// A `default` or `example` of a number written with constants (`BATAS`, `40 + 20`,
+/// `Self::MAX / 2`) is checked against the range by the compiler: a `const` assertion. A literal
+/// is checked by the macro itself (`check_values`); any other expression when the tool is
+/// built, with its schema (`Validator::compile`).
+fn range_assertion(arg: &Arg, key: &str, e: &syn::Expr) -> TokenStream {
+    let a = &arg.attr;
+    let (Shape::Number(n), false) = (shape(arg.ty), literal(e)) else {
+        return TokenStream::new();
+    };
+    if (a.min.is_none() && a.max.is_none()) || !const_like(e) {
+        return TokenStream::new();
+    }
+    let ty = format_ident!("{}", n);
+    let bound = |n: NumLit| match n.int {
+        Some(i) if i < 0 => {
+            let abs = proc_macro2::Literal::u128_unsuffixed(i.unsigned_abs());
+            quote!((-#abs as #ty))
+        }
+        Some(i) => {
+            let v = proc_macro2::Literal::u128_unsuffixed(i as u128);
+            quote!((#v as #ty))
+        }
+        None => {
+            let v = proc_macro2::Literal::f64_unsuffixed(n.value);
+            quote!((#v as #ty))
+        }
+    };
+    let mut checks = Vec::new();
+    if let Some(min) = a.min {
+        let min = bound(min);
+        checks.push(quote!(v >= #min));
+    }
+    if let Some(max) = a.max {
+        let max = bound(max);
+        checks.push(if a.exclusive_max {
+            quote!(v < #max)
+        } else {
+            quote!(v <= #max)
+        });
+    }
+    let shown = quote!(#e).to_string();
+    let range = format!(
+        "{}{}{}",
+        a.min.map(|m| m.show()).unwrap_or_default(),
+        if a.exclusive_max { ".." } else { "..=" },
+        a.max.map(|m| m.show()).unwrap_or_default()
+    );
+    let message = format!(
+        "the {key} `{shown}` of {} `{}` is outside its range {range}",
+        arg.what, arg.name
+    );
+    quote_spanned! {e.span()=>
+        const _: () = {
+            let v: #ty = #e;
+            ::core::assert!(#(#checks)&&*, #message);
+        };
+    }
+}
+
+fn literal(e: &syn::Expr) -> bool {
+    match e {
+        syn::Expr::Lit(_) => true,
+        syn::Expr::Unary(u) => matches!(u.op, syn::UnOp::Neg(_)) && literal(&u.expr),
+        syn::Expr::Group(g) => literal(&g.expr),
+        _ => false,
+    }
+}
+
+/// An expression of number literals and constants (paths in upper case), which a `const` item
+/// can evaluate: no call, no variable, no `static` by convention.
+fn const_like(e: &syn::Expr) -> bool {
+    use syn::Expr;
+    match e {
+        Expr::Lit(l) => matches!(l.lit, syn::Lit::Int(_) | syn::Lit::Float(_)),
+        Expr::Path(p) => {
+            p.qself.is_none()
+                && p.path.segments.last().is_some_and(|s| {
+                    let name = s.ident.to_string();
+                    s.arguments.is_none()
+                        && name.chars().any(|c| c.is_ascii_uppercase())
+                        && name
+                            .chars()
+                            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+                })
+        }
+        Expr::Binary(b) => const_like(&b.left) && const_like(&b.right),
+        Expr::Unary(u) => !matches!(u.op, syn::UnOp::Deref(_)) && const_like(&u.expr),
+        Expr::Paren(p) => const_like(&p.expr),
+        Expr::Group(g) => const_like(&g.expr),
+        Expr::Cast(c) => const_like(&c.expr),
+        _ => false,
     }
 }
 

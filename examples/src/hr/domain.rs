@@ -14,6 +14,8 @@ pub struct Db {
     /// How long a booking holds its transaction open before writing (the concurrency tests
     /// widen the window in which two bookings could interleave).
     booking_delay: Duration,
+    /// How long reading leave history waits first (the attack script's slow calls).
+    history_delay: Duration,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -93,12 +95,20 @@ impl Db {
         Ok(Db {
             conn: Mutex::new(conn),
             booking_delay: Duration::ZERO,
+            history_delay: Duration::ZERO,
         })
     }
 
     /// Holds every booking's transaction open for `delay` after it has read the balance.
     pub fn with_booking_delay(mut self, delay: Duration) -> Db {
         self.booking_delay = delay;
+        self
+    }
+
+    /// Makes every reading of leave history take `delay` longer, as a slow HR system would
+    /// (without holding the database: other calls go on meanwhile).
+    pub fn with_history_delay(mut self, delay: Duration) -> Db {
+        self.history_delay = delay;
         self
     }
 
@@ -146,6 +156,7 @@ impl Db {
 
     /// Dates of leave taken in `tahun`; `None` when the employee does not exist.
     pub fn riwayat_cuti(&self, nik: &str, tahun: u16) -> rusqlite::Result<Option<Vec<String>>> {
+        std::thread::sleep(self.history_delay);
         if self.karyawan(nik)?.is_none() {
             return Ok(None);
         }

@@ -227,18 +227,25 @@ pub async fn context_for(
 /// The HR tools as an MCP server whose callers [`Login`] names, with the database at `HR_DB`
 /// (default: the system's temp dir), `HR_MCP_PAGE_SIZE` tools per `tools/list` page, and
 /// `HR_SLOW_BOOKING_MS` to hold each booking's transaction open that long (for the tests that
-/// race bookings). What replicas share comes from the environment ([`shared`]).
+/// race bookings), `HR_SLOW_HISTORY_MS` to make each reading of leave history that slow (for
+/// the attack script's slow calls). What replicas share comes from the environment
+/// ([`shared`]).
 pub async fn mcp_server(
     login: Login,
 ) -> Result<tool_runtime_mcp::McpServer, Box<dyn std::error::Error + Send + Sync>> {
     let path = std::env::var_os("HR_DB")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| std::env::temp_dir().join("hr_assistant.sqlite"));
-    let delay = std::env::var("HR_SLOW_BOOKING_MS")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .map_or(std::time::Duration::ZERO, std::time::Duration::from_millis);
-    let db = std::sync::Arc::new(Db::open(&path)?.with_booking_delay(delay));
+    let millis = |var: &str| {
+        std::env::var(var)
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .map_or(std::time::Duration::ZERO, std::time::Duration::from_millis)
+    };
+    let db = Db::open(&path)?
+        .with_booking_delay(millis("HR_SLOW_BOOKING_MS"))
+        .with_history_delay(millis("HR_SLOW_HISTORY_MS"));
+    let db = std::sync::Arc::new(db);
     let page_size = std::env::var("HR_MCP_PAGE_SIZE")
         .ok()
         .and_then(|n| n.parse().ok())

@@ -209,3 +209,56 @@ fn a_set_speaks_its_own_wording() {
             .starts_with("There is no tool named")
     );
 }
+
+/// serde's default (externally tagged) enum form, with a unit variant and two data variants.
+#[derive(ToolArg, serde::Deserialize, Debug)]
+#[allow(dead_code)] // the fields are read through `Debug` only
+enum Pesanan {
+    /// Tidak ada
+    Kosong,
+    /// Pesanan kecil
+    Kecil {
+        /// Jumlah porsi
+        #[arg(range = 0..=9)]
+        b: u8,
+    },
+    /// Pesanan besar
+    Besar {
+        /// Jumlah porsi
+        #[arg(range = 10..=99)]
+        porsi: u8,
+    },
+}
+
+#[tool(description = "Kembalikan pesanan yang diterima.")]
+fn pesan(#[arg(description = "Pesanan")] v: Pesanan) -> String {
+    format!("{v:?}")
+}
+
+#[test]
+fn an_externally_tagged_variant_is_recognised_by_its_key_and_reported_inside() {
+    let set = ToolSet::new([pesan::tool()]).unwrap();
+    let cx = Context::new();
+    let said = |text: &str| match set.call(&cx, "pesan", text).blocking() {
+        Err(ToolError::InvalidArguments(v)) => v.to_string(),
+        other => panic!("{text}: expected invalid arguments, got {other:?}"),
+    };
+    let message = said(r#"{"v": {"Kecil": {"b": 10}}}"#);
+    assert!(
+        message.contains("`v.Kecil.b`: expected an integer from 0 to 9, received 10"),
+        "{message}"
+    );
+    let message = said(r#"{"v": {"Besar": {"porsi": 5}}}"#);
+    assert!(
+        message.contains("`v.Besar.porsi`: expected an integer from 10 to 99, received 5"),
+        "{message}"
+    );
+    // A value that names no variant still lists the alternatives.
+    let message = said(r#"{"v": {"Sedang": {"b": 1}}}"#);
+    assert!(message.contains("`v`: expected"), "{message}");
+    assert!(
+        set.call(&cx, "pesan", r#"{"v": {"Kecil": {"b": 9}}}"#)
+            .blocking()
+            .is_ok()
+    );
+}

@@ -508,6 +508,55 @@ fn a_broken_stream_ends_with_an_error_naming_the_event() {
         ),
         "{message}"
     );
+    // Responses: a call whose deltas, `.done` and `output_item.done` all agree on arguments
+    // that are not complete JSON ends the run, as in the other APIs; it never reaches a tool.
+    let cut_short: Vec<StreamEvent> = events("openai-responses")
+        .into_iter()
+        .map(|mut e| {
+            e.data = e.data.replace(r#"\"K-001\"}"#, r#"\"K-001\""#);
+            e
+        })
+        .collect();
+    let message = broken(Api::OPENAI_RESPONSES, &cut_short);
+    assert!(
+        message.starts_with(
+            "OpenAI Responses stream, event 13 (response.function_call_arguments.done): output \
+             item 1 (call \"call_a\") ended with incomplete JSON"
+        ),
+        "{message}"
+    );
+    // Chat: a chunk of another shape than the API's is an error, never passed over (a stream of
+    // them would assemble into an empty answer).
+    for wrong in [
+        "null",
+        "[]",
+        "5",
+        r#""chunk""#,
+        r#"{"choices": "nope"}"#,
+        r#"{"choices": {}}"#,
+        r#"{"choices": [5]}"#,
+        r#"{"choices": [null]}"#,
+        r#"{"choices": [{"index": "0", "delta": {"content": "x"}}]}"#,
+        r#"{"choices": [{"index": 0, "delta": "x"}]}"#,
+        r#"{"choices": [{"index": 0, "delta": {"content": 5}}]}"#,
+        r#"{"choices": [{"index": 0, "delta": {"content": ["x"]}}]}"#,
+        r#"{"choices": [{"index": 0, "delta": {"refusal": {}}}]}"#,
+        r#"{"choices": [{"index": 0, "delta": {"tool_calls": {}}}]}"#,
+        r#"{"choices": [{"index": 0, "delta": {}, "finish_reason": 1}]}"#,
+        r#"{"choices": [], "usage": "many"}"#,
+    ] {
+        let mut chat = events("openai-chat");
+        chat.insert(2, StreamEvent::data(wrong));
+        let message = broken(Api::OPENAI_CHAT, &chat);
+        assert!(
+            message.starts_with("OpenAI Chat Completions stream, event 3"),
+            "{wrong}: {message}"
+        );
+        // Alone, before `[DONE]`: never an empty answer.
+        let alone = [StreamEvent::data(wrong), StreamEvent::data("[DONE]")];
+        let message = broken(Api::OPENAI_CHAT, &alone);
+        assert!(message.contains("event 1"), "{wrong}: {message}");
+    }
     // Responses: cut off by the token limit before the second call was done.
     let mut incomplete = events("openai-responses")[..16].to_vec();
     let mut last = whole("openai-responses");

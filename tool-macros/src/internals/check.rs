@@ -502,14 +502,30 @@ fn literal_number(e: &Expr) -> Option<f64> {
     }
 }
 
-/// A string literal default, also as `"x".to_string()`, `"x".into()` or `String::from("x")`.
+/// A string literal default, also as `"x".to_string()`, `"x".to_owned()`, `"x".into()` or
+/// `String::from("x")`: calls that keep the text as it is. Any other call (`"abc".to_uppercase()`)
+/// is checked when the tool is built, on the value it gives.
 fn literal_string(e: &Expr) -> Option<LitStr> {
     match e {
         Expr::Lit(ExprLit {
             lit: Lit::Str(s), ..
         }) => Some(s.clone()),
-        Expr::MethodCall(m) if m.args.is_empty() => literal_string(&m.receiver),
-        Expr::Call(c) if c.args.len() == 1 => literal_string(&c.args[0]),
+        Expr::MethodCall(m)
+            if m.args.is_empty()
+                && ["to_string", "to_owned", "into"]
+                    .iter()
+                    .any(|keeps| m.method == keeps) =>
+        {
+            literal_string(&m.receiver)
+        }
+        Expr::Call(c)
+            if c.args.len() == 1
+                && matches!(&*c.func, Expr::Path(p)
+                    if p.path.segments.last().is_some_and(|s| s.ident == "from")) =>
+        {
+            literal_string(&c.args[0])
+        }
+        Expr::Group(g) => literal_string(&g.expr),
         _ => None,
     }
 }

@@ -265,30 +265,45 @@ pub(super) fn check(bytes: Bytes, config: &HttpConfig) -> Result<Checked, Box<Re
             ),
         );
     }
+    let too_many = || {
+        bad(
+            -32600,
+            &format!(
+                "invalid request: more than {} JSON values outside a call's arguments",
+                config.max_envelope_values
+            ),
+        )
+    };
+    // The fewest values the envelope can hold (as if this were a `tools/call`), counted before
+    // the envelope is read: a large body outside the arguments costs one scan, not a parse.
+    let found = arguments_at(&bytes);
+    let inside = found.as_ref().map_or(0, |range| {
+        tool_runtime::json::shape(&bytes[range.clone()]).values
+    });
+    if shape.values.saturating_sub(inside) > config.max_envelope_values {
+        return too_many();
+    }
     let envelope = envelope(&bytes)?;
     let (body, arguments, outside) = match envelope.method.as_deref() {
-        Some("tools/call") => match arguments_at(&bytes) {
+        Some("tools/call") => match found {
             Some(range) => {
-                let inside = tool_runtime::json::shape(&bytes[range.clone()]).values;
                 let mut spliced = Vec::with_capacity(bytes.len() - range.len() + 2);
                 spliced.extend_from_slice(&bytes[..range.start]);
                 spliced.extend_from_slice(b"{}");
                 spliced.extend_from_slice(&bytes[range.end..]);
                 let arguments = bytes.slice(range);
-                (Bytes::from(spliced), Some(arguments), shape.values - inside)
+                (
+                    Bytes::from(spliced),
+                    Some(arguments),
+                    shape.values.saturating_sub(inside),
+                )
             }
             None => (bytes, None, shape.values),
         },
         _ => (bytes, None, shape.values),
     };
     if outside > config.max_envelope_values {
-        return bad(
-            -32600,
-            &format!(
-                "invalid request: more than {} JSON values outside a call's arguments",
-                config.max_envelope_values
-            ),
-        );
+        return too_many();
     }
     Ok(Checked {
         envelope,

@@ -186,8 +186,8 @@ impl Inner {
         let connecting = async {
             match &self.connect {
                 Connect::Stdio(command) => {
-                    let transport = rmcp::transport::TokioChildProcess::new(command())
-                        .map_err(|e| connect(Box::new(e)))?;
+                    let transport =
+                        super::stdio::spawn(command()).map_err(|e| connect(Box::new(e)))?;
                     let transport = Routed::new(transport, &listener.progress);
                     listener
                         .serve_with_lifecycle(transport, lifecycle)

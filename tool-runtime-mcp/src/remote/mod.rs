@@ -31,6 +31,7 @@ mod connection;
 mod credentials;
 mod options;
 mod progress;
+mod stdio;
 
 use std::collections::BTreeMap;
 use std::fmt;

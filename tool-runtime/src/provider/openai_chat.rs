@@ -631,6 +631,57 @@ fn set_once(slot: &mut Value, value: &Value, index: u64, key: &str) -> Result<()
     }
 }
 
+/// A chunk of the shape Chat Completions documents: an object whose `choices` (when present)
+/// are objects with a numeric `index`, a `delta` object whose `content` and `refusal` are text,
+/// `tool_calls` a list, and a text `finish_reason` (each may be absent or `null`). A chunk of
+/// another shape is an error, never passed over: a stream of them would assemble into an empty
+/// answer.
+fn well_formed(chunk: &Value) -> Result<(), ReadError> {
+    let wrong = |what: &str| {
+        Err(ReadError::malformed(format!(
+            "a chunk whose {what}: {}",
+            clip(&chunk.to_string())
+        )))
+    };
+    let Some(fields) = chunk.as_object() else {
+        return wrong("data is not an object");
+    };
+    let kind = |v: Option<&Value>, ok: fn(&Value) -> bool| v.is_none_or(|v| v.is_null() || ok(v));
+    if !kind(fields.get("usage"), Value::is_object) {
+        return wrong("`usage` is not an object");
+    }
+    let choices = match fields.get("choices") {
+        None | Some(Value::Null) => return Ok(()),
+        Some(Value::Array(choices)) => choices,
+        Some(_) => return wrong("`choices` is not a list"),
+    };
+    for choice in choices {
+        let Some(choice) = choice.as_object() else {
+            return wrong("choice is not an object");
+        };
+        if !kind(choice.get("index"), Value::is_u64) {
+            return wrong("choice's `index` is not a number");
+        }
+        if !kind(choice.get("finish_reason"), Value::is_string) {
+            return wrong("`finish_reason` is not text");
+        }
+        let delta = match choice.get("delta") {
+            None | Some(Value::Null) => continue,
+            Some(Value::Object(delta)) => delta,
+            Some(_) => return wrong("`delta` is not an object"),
+        };
+        if !kind(delta.get("content"), Value::is_string)
+            || !kind(delta.get("refusal"), Value::is_string)
+        {
+            return wrong("`delta.content` or `delta.refusal` is not text");
+        }
+        if !kind(delta.get("tool_calls"), Value::is_array) {
+            return wrong("`delta.tool_calls` is not a list");
+        }
+    }
+    Ok(())
+}
+
 impl Assemble for ChatStream {
     fn event(
         &mut self,
@@ -652,6 +703,7 @@ impl Assemble for ChatStream {
         if let Some(error) = chunk.get("error") {
             return Err(ReadError::provider(error));
         }
+        well_formed(&chunk)?;
         // Compatible servers send other chunks too (Azure's first one has `object: ""` and its
         // prompt filter results): what matters is `choices`.
         if self.head.is_none() {

@@ -383,6 +383,18 @@ impl ResponsesStream {
     }
 }
 
+/// A function call's arguments, once it is done, are one complete JSON value (or empty, for a
+/// call without arguments), as the other APIs' streams require: a call cut short ends the run
+/// with the event named, never reaches a tool.
+fn complete(at: u64, item: &Value) -> Result<(), ReadError> {
+    let arguments = item["arguments"].as_str().unwrap_or_default();
+    stream::parse_input(
+        arguments,
+        &format!("output item {at} (call {})", item["call_id"]),
+    )
+    .map(drop)
+}
+
 impl Assemble for ResponsesStream {
     fn event(
         &mut self,
@@ -433,6 +445,7 @@ impl Assemble for ResponsesStream {
                         clip(item["arguments"].as_str().unwrap_or_default())
                     )));
                 }
+                complete(*at, item)?;
             }
             "response.output_item.done" => {
                 let item = &event["item"];
@@ -455,6 +468,7 @@ impl Assemble for ResponsesStream {
                             item["arguments"], streamed["arguments"]
                         )));
                     }
+                    complete(*at, item)?;
                     *streamed = item.clone();
                     *handed = true;
                     out.push(Delta::Call(call_of(item)?));
@@ -498,6 +512,7 @@ impl Assemble for ResponsesStream {
                                 response["incomplete_details"]["reason"], item["call_id"]
                             )));
                         }
+                        complete(*at, last)?;
                         *item = (*last).clone();
                         *handed = true;
                         out.push(Delta::Call(call_of(item)?));

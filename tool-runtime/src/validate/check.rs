@@ -32,6 +32,24 @@ impl Validator {
         Violations(out)
     }
 
+    /// The violations of `value` as property `name` checked against `node` (a node of this
+    /// validator's schema).
+    pub(crate) fn check_at(&self, node: &Node, name: &str, value: &Value) -> Vec<Violation> {
+        let mut out = Vec::new();
+        let walk = Walk {
+            v: self,
+            inexact: &[],
+        };
+        let mut value = value.clone();
+        walk.check(
+            node,
+            &mut value,
+            &mut vec![Segment::Key(name.to_owned())],
+            &mut out,
+        );
+        out
+    }
+
     /// Parses JSON text exactly (numbers by their own digits, a key given twice reported) and
     /// validates it: the value, normalised and with defaults, or every violation.
     pub(crate) fn validate_text(&self, text: &str) -> Result<Value, Violations> {
@@ -330,10 +348,19 @@ impl Walk<'_> {
         }
     }
 
-    /// Whether `v` carries the discriminating constant of branch `b` (a serde tag).
+    /// Whether `v` carries the discriminating constant of branch `b` (a serde tag, internal or
+    /// adjacent), or is `b`'s single key (serde's default, external form: `{"Baz": {..}}`).
     fn tag_matches(&self, b: &Node, v: &Value) -> bool {
         let b = self.v.resolve(b);
         let Value::Object(map) = v else { return false };
+        if let [only] = b.properties.as_slice()
+            && b.closed
+            && b.required_bits == 1
+            && map.len() == 1
+            && map.contains_key(&only.name)
+        {
+            return true;
+        }
         b.properties.iter().any(|p| {
             let node = self.v.resolve(&p.node);
             matches!(&node.choices, Some(c) if c.len() == 1 && map.get(&p.name) == Some(&c[0]))

@@ -18,6 +18,19 @@ struct Compiler<'a> {
     /// Where `$ref`s point from: `"#/$defs/"`, or draft-07's `"#/definitions/"`.
     def_prefix: &'static str,
     problems: Vec<SchemaProblem>,
+    /// The `default` and `examples` of every property, checked against the property's own
+    /// rules once the schema is compiled.
+    values: Vec<Given<'a>>,
+}
+
+/// A value a schema gives for a property: its `default` or one of its `examples`.
+struct Given<'a> {
+    /// Where the property's schema is (a JSON Pointer).
+    at: String,
+    name: &'a str,
+    schema: &'a Value,
+    key: &'static str,
+    value: &'a Value,
 }
 
 /// One thing a schema asks that the validator cannot enforce exactly: where (a JSON Pointer
@@ -76,6 +89,7 @@ impl Validator {
                 .collect(),
             def_prefix,
             problems: Vec::new(),
+            values: Vec::new(),
         };
         if schema.get(defs_key).is_some_and(|d| !d.is_object()) {
             cx.problem("", format!("`{defs_key}` must be an object"));
@@ -85,16 +99,37 @@ impl Validator {
             .map(|(name, def)| cx.node(def, &format!("/{defs_key}/{}", escape(name))))
             .collect();
         let root = cx.node(schema, "");
+        let given: Vec<(Given, Node)> = std::mem::take(&mut cx.values)
+            .into_iter()
+            .map(|g| {
+                let node = cx.node(g.schema, &g.at);
+                (g, node)
+            })
+            .collect();
         let mut problems = cx.problems;
         problems.extend(cycles(&defs, defs_map, defs_key));
         if !problems.is_empty() {
             return Err(problems);
         }
-        Ok(Validator {
+        let validator = Validator {
             root,
             defs,
             slot_order: std::sync::OnceLock::new(),
-        })
+        };
+        // A default the rules refuse would be handed to the tool as if the model had sent it; an
+        // example they refuse teaches the model a value it will be refused for.
+        for (g, node) in &given {
+            if let Some(first) = validator.check_at(node, g.name, g.value).first() {
+                problems.push(SchemaProblem {
+                    at: g.at.clone(),
+                    what: format!("its {} {} breaks its own rules: {first}", g.key, g.value),
+                });
+            }
+        }
+        if !problems.is_empty() {
+            return Err(problems);
+        }
+        Ok(validator)
     }
 }
 
@@ -239,7 +274,23 @@ impl<'a> Compiler<'a> {
                 "properties" => match val.as_object() {
                     Some(props) => {
                         for (name, s) in props {
-                            let node = self.node(s, &format!("{at}/properties/{}", escape(name)));
+                            let here = format!("{at}/properties/{}", escape(name));
+                            let node = self.node(s, &here);
+                            let examples = s.get("examples").and_then(Value::as_array);
+                            let given = s
+                                .get("default")
+                                .map(|d| ("default", d))
+                                .into_iter()
+                                .chain(examples.into_iter().flatten().map(|e| ("example", e)));
+                            for (key, value) in given {
+                                self.values.push(Given {
+                                    at: here.clone(),
+                                    name,
+                                    schema: s,
+                                    key,
+                                    value,
+                                });
+                            }
                             n.properties.push(Prop {
                                 name: name.clone(),
                                 node,

@@ -9,6 +9,7 @@ mod agent;
 mod any_schema;
 mod catalog;
 mod choice;
+mod defaults;
 mod differential;
 mod export;
 mod fuzz;

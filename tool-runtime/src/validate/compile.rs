@@ -133,6 +133,18 @@ impl Validator {
     }
 }
 
+/// A default of an integer property written `41.0` is the integer 41, as an argument so written
+/// would be: serde, which is stricter than JSON Schema, reads the default too.
+fn integral(schema: &Value, default: Value) -> Value {
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53: every integer below is exact in an f64
+    match (schema.get("type").and_then(Value::as_str), default.as_f64()) {
+        (Some("integer"), Some(f)) if default.is_f64() && f.fract() == 0.0 && f.abs() < EXACT => {
+            Value::from(f as i64)
+        }
+        _ => default,
+    }
+}
+
 /// A JSON Pointer token (RFC 6901): `~` and `/` escaped.
 fn escape(token: &str) -> String {
     token.replace('~', "~0").replace('/', "~1")
@@ -294,7 +306,7 @@ impl<'a> Compiler<'a> {
                             n.properties.push(Prop {
                                 name: name.clone(),
                                 node,
-                                default: s.get("default").cloned(),
+                                default: s.get("default").cloned().map(|d| integral(s, d)),
                                 required: false,
                             });
                         }

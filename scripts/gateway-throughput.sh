@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib/prelude.sh"
 seconds="${SECONDS_EACH:-10}"
 rounds="${ROUNDS:-3}"
-cargo build -q --profile perf -p benches --bin http-load-server
+cargo build -q --profile perf -p benches --features gateway --bin http-load-server
 command -v wrk >/dev/null || (apt-get install -y -qq wrk >/dev/null)
 server="${CARGO_TARGET_DIR:-$root/target}/perf/http-load-server"
 "$server" toolkit 127.0.0.1:18991 & wait_port 18991

@@ -10,7 +10,7 @@
 //!   tool with rmcp's macros;
 //! - `http-load-server gateway ADDR URL`: a gateway ([`tool_runtime_mcp::gateway`]) with no tools
 //!   of its own, serving the tools of the MCP server at `URL` (prefixed `remote_`) with the same
-//!   `HttpServer` settings;
+//!   `HttpServer` settings (built with `--features gateway`);
 //! - `http-load-server stdio`: this toolkit on stdio.
 
 use axum::serve::ListenerExt;
@@ -117,6 +117,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
             });
             Ok(axum::serve(listener, router).await?)
         }
+        #[cfg(feature = "gateway")]
         Some("gateway") => {
             use tool_runtime_mcp::gateway::Gateway;
             use tool_runtime_mcp::remote::{Remote, RemoteOptions};
@@ -134,7 +135,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         }
         Some("stdio") => toolkit().serve_stdio().await,
         _ => Err(
-            "usage: http-load-server toolkit|rmcp ADDR | http-load-server gateway ADDR URL | http-load-server stdio"
+            "usage: http-load-server toolkit|rmcp ADDR | http-load-server gateway ADDR URL (with --features gateway) | http-load-server stdio"
                 .into(),
         ),
     }

@@ -7,17 +7,17 @@
 # fails.
 . "$(dirname "$0")/lib/prelude.sh"
 if [ "${1:-}" = "--short" ]; then
-    profile=debug; flag=--short; lines=30000
+    profile=debug; flag=--short; lines=30000; slow_ms=3000
     cargo build -q -p examples --bin hr-mcp
 else
-    profile=release; flag=; lines=300000
+    profile=release; flag=; lines=300000; slow_ms=5000
     cargo build -q --release -p examples --bin hr-mcp
 fi
 server="$root/target/$profile/hr-mcp"
 work="$(mktemp -d)"
 on_exit 'rm -rf "$work"'
 port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-export HR_DB="$work/hr.sqlite" HR_APPROVALS="sqlite:$work/approvals.sqlite" HR_SLOW_HISTORY_MS=5000
+export HR_DB="$work/hr.sqlite" HR_APPROVALS="sqlite:$work/approvals.sqlite" HR_SLOW_HISTORY_MS=$slow_ms
 export HR_OAUTH_ISSUER=https://login.example.test HR_OAUTH_HS256_SECRET=attack-secret-0123456789abcdef-0123
 export HR_OAUTH_RESOURCE="http://127.0.0.1:$port/mcp" HR_STATE_KEY=attack-state-key-0123456789abcdef-0123
 (ulimit -n 4096; exec "$server" --http "127.0.0.1:$port") 2>"$work/server.log" & pid=$!

@@ -417,7 +417,7 @@ check(8, ended[0] in (200, 202, 204) and ended[1] == 404, f"a session ended twic
 
 print("== 9. slow bodies declaring 4,194,303 bytes each, half his request share, reopened when cut")
 victim = Victim(); victim.start()
-seconds = 8 if short else 60
+seconds = 6 if short else 60
 DECLARED = 4_194_303
 slow = [slow_body(BUDI, DECLARED) for _ in range(16)]
 reopened, budi_own = 0, collections.Counter()
@@ -467,7 +467,7 @@ bodies = {
     "the same 124 deep in _meta": ("tools/call", json.dumps(call_2026(23, "cek-sisa-cuti", {})).replace('"_meta": {', '"_meta": {"x": %s, ' % DEEP)),
     "the same 124 deep in ping's params": ("ping", json.dumps({"jsonrpc": "2.0", "id": 24, "method": "ping", "params": {"_meta": META}}).replace('"_meta": {', '"_meta": {"x": %s, ' % DEEP)),
 }
-seconds = 4 if short else 20
+seconds = 3 if short else 20
 # The short run (the debug build, on CI) attacks with two employees where the full one has four.
 for attackers in ([BUDI], [EMPLOYEE(i) for i in range(1, 3 if short else 5)]):
     for what, (method, body) in bodies.items():
@@ -526,7 +526,7 @@ check(11, busy.get("status") == 200 and busy.get("ok") and after == 200,
 
 print("== 12. nine employees fill the calls in progress with slow calls; newcomers call")
 slow_body_text = json.dumps(call_2026(31, "cek-riwayat-cuti", {}))
-stop_slow = time.time() + (12 if short else 20)
+stop_slow = time.time() + (8 if short else 20)
 slow_counts, slow_lock = collections.Counter(), threading.Lock()
 
 

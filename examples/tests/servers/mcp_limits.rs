@@ -1200,3 +1200,75 @@ async fn a_newcomer_starts_at_once_while_others_fill_the_calls_in_progress() {
         assert_eq!(answer["result"]["isError"], false, "{answer}");
     }
 }
+
+/// Threads of this process now (`/proc/self/task`).
+fn threads() -> usize {
+    std::fs::read_dir("/proc/self/task").unwrap().count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sync_calls_read_ahead_start_at_most_two_threads_per_turn() {
+    // Threads are per process: the test runs again alone in a process of its own, so the other
+    // tests of this binary neither add threads nor hide them.
+    const ALONE: &str = "THREADS_TEST_ALONE";
+    if std::env::var_os(ALONE).is_none() {
+        let name = "mcp_limits::sync_calls_read_ahead_start_at_most_two_threads_per_turn";
+        let out = tokio::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", name, "--test-threads=1", "--nocapture"])
+            .env(ALONE, "1")
+            .output()
+            .await
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains("1 passed"),
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        return;
+    }
+    // 256 sync calls read ahead (the stdio default), each sleeping 20 ms on a blocking thread:
+    // a blocking thread holds its call's turn until it returns, so at most `concurrent_calls`
+    // run at once. Tokio reuses idle blocking threads, but a thread hands its turn on just
+    // before it is idle again, so the next call may start a thread of its own: at most twice
+    // the turns, whatever the number of calls read ahead.
+    let turns = 16;
+    let server = McpServer::new(tools()).with_limits(limits(|l| {
+        l.concurrent_calls = turns;
+        l.calls_per_caller = turns;
+        l.queue_wait = Duration::from_secs(60);
+    }));
+    let mut c = Client::start(server, false).await;
+    let before = threads();
+    let peak = std::sync::Arc::new(AtomicUsize::new(before));
+    let sampling = {
+        let peak = peak.clone();
+        tokio::spawn(async move {
+            loop {
+                peak.fetch_max(threads(), Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+        })
+    };
+    for id in 1..=256 {
+        c.call(id, "tidur", json!({"ms": 20})).await;
+    }
+    let mut answered = 0;
+    while answered < 256 {
+        let a = c.next().await;
+        assert_eq!(a["result"]["isError"], false, "{a}");
+        answered += 1;
+    }
+    sampling.abort();
+    let grew = peak.load(Ordering::SeqCst) - before;
+    println!("threads before {before}, grew by {grew} for 256 calls with {turns} turns");
+    assert!(
+        grew <= 2 * turns,
+        "{grew} threads started for {turns} turns"
+    );
+    assert!(
+        grew >= turns / 2,
+        "the calls did not overlap: {grew} threads"
+    );
+    c.close().await;
+}

@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib/prelude.sh"
 if [ "${1:-}" = "--short" ]; then
     profile=debug; flag=--short; lines=30000; slow_ms=3000
-    cargo build -q -p examples --bin hr-mcp
+    build_examples --bin hr-mcp
 else
     profile=release; flag=; lines=300000; slow_ms=5000
     cargo build -q --release -p examples --bin hr-mcp

@@ -16,7 +16,7 @@ on_exit 'rm -rf "$work"'
 mkdir -p "$work/next" && echo "{}" > "$work/next/package.json"
 (cd "$work/next" && npm install --silent --no-audit --no-fund @modelcontextprotocol/conformance@0.2.0-alpha.12 >/dev/null)
 export PATH="$work/node_modules/.bin:$PATH"
-cargo build -q -p examples --bin hr-mcp --bin mcp-conformance --bin gateway
+build_examples --bin hr-mcp --bin mcp-conformance --bin gateway
 secret="$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 HR_DB="$work/hr.sqlite" HR_OAUTH_ISSUER=https://login.conformance.test HR_OAUTH_HS256_SECRET="$secret" \
     "$root/target/debug/hr-mcp" --http 127.0.0.1:18940 2>/dev/null &

@@ -5,7 +5,7 @@
 # replica B. Prints each step; exits non-zero if one differs from what it says.
 # `scripts/replicas.sh --serve` leaves both replicas running (Ctrl-C stops them).
 . "$(dirname "$0")/lib/prelude.sh"
-cargo build -q -p examples --bin hr-mcp
+build_examples --bin hr-mcp
 read -r pg_url pg_dir < <(bash scripts/pg-start.sh 18959)
 work="$(mktemp -d)"
 on_exit 'bash scripts/pg-start.sh --stop "$pg_dir"'

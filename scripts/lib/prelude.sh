@@ -27,6 +27,13 @@ wait_port() { # port [seconds]
     return 1
 }
 
+# Builds the examples' binaries the script runs (debug), unless TOOLKIT_PREBUILT is set: CI runs
+# the scripts on the binaries its test command built (with the workspace's features), rather
+# than building them again with others.
+build_examples() { # --bin NAME...
+    [ -n "${TOOLKIT_PREBUILT:-}" ] || cargo build -q -p examples "$@"
+}
+
 # A TCP port nothing listens on now.
 free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'

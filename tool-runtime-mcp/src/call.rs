@@ -325,7 +325,13 @@ async fn run(
         drop(turn);
         return out;
     }
+    // The request's span and subscriber go with the call to the blocking thread: the tool's
+    // span is the request span's child, in the same subscriber.
+    let span = tracing::Span::current();
+    let dispatch = tracing::dispatcher::get_default(Clone::clone);
     let blocking = tokio::task::spawn_blocking(move || {
+        let _subscriber = tracing::dispatcher::set_default(&dispatch);
+        let _entered = span.enter();
         let out = tools.call(&cx, tool.name(), arguments.take()).blocking();
         drop(turn);
         out

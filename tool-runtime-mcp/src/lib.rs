@@ -59,6 +59,7 @@ pub mod oauth;
 pub mod remote;
 mod server;
 mod stdio;
+mod telemetry;
 #[cfg(any(feature = "oauth", feature = "client-http"))]
 mod uri;
 

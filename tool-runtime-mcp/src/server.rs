@@ -13,6 +13,7 @@ use rmcp::service::{Peer, RequestContext, SubscriptionContext};
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
 use tokio::sync::watch;
 use tool_runtime::{BoxFuture, Context, ToolSet};
+use tracing::Instrument;
 
 use crate::caller::{Caller, REFUSED, Refusal};
 use crate::export;
@@ -363,14 +364,21 @@ impl ServerHandler for Served {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let (caller, cx) = self.context_for(&context).await?;
-        if tracing::enabled!(tracing::Level::DEBUG) {
-            let key = caller.key();
-            for tool in self.current().iter().filter(|t| !t.permits(&cx)) {
-                log_hidden(tool, &cx, &key);
+        let span = crate::telemetry::request_span("tools/list", None, &context);
+        let listed = async {
+            let (caller, cx) = self.context_for(&context).await?;
+            if tracing::enabled!(tracing::Level::DEBUG) {
+                let key = caller.key();
+                for tool in self.current().iter().filter(|t| !t.permits(&cx)) {
+                    log_hidden(tool, &cx, &key);
+                }
             }
+            self.page(request.as_ref().and_then(|r| r.cursor.as_deref()), &cx)
         }
-        self.page(request.as_ref().and_then(|r| r.cursor.as_deref()), &cx)
+        .instrument(span.clone())
+        .await;
+        crate::telemetry::record_outcome(&span, listed.as_ref().err(), false);
+        listed
     }
 
     async fn call_tool(
@@ -378,9 +386,16 @@ impl ServerHandler for Served {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let span = crate::telemetry::request_span("tools/call", Some(&request.name), &context);
         // rmcp moves each request's future into a task: boxing keeps that future a few words
         // instead of the whole call (and the approval round-trip) copied on every request.
-        Box::pin(self.call(request, context)).await
+        let answer = Box::pin(self.call(request, context))
+            .instrument(span.clone())
+            .await;
+        let failed =
+            matches!(&answer, Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true));
+        crate::telemetry::record_outcome(&span, answer.as_ref().err(), failed);
+        answer
     }
 
     async fn on_custom_request(

@@ -126,6 +126,7 @@ enum Inner<'a> {
         ticket: String,
         set: &'a dyn Lookup,
         pipeline: &'a Pipeline,
+        call_id: Option<&'a str>,
     },
 }
 
@@ -140,6 +141,8 @@ struct Run<'a> {
     layer: u32,
     /// Taken from the approval store: it runs without asking again.
     approved: bool,
+    /// The id the model gave the call, for its span (`gen_ai.tool.call.id`).
+    call_id: Option<&'a str>,
 }
 
 impl<'a> Call<'a> {
@@ -157,6 +160,7 @@ impl<'a> Call<'a> {
             pipeline,
             layer: 0,
             approved: false,
+            call_id: None,
         }))
     }
 
@@ -171,7 +175,18 @@ impl<'a> Call<'a> {
             ticket: ticket.to_owned(),
             set,
             pipeline,
+            call_id: None,
         })
+    }
+
+    /// The id the model gave this call (a provider's tool call id), recorded on the call's span
+    /// as `gen_ai.tool.call.id`.
+    pub fn call_id(mut self, id: &'a str) -> Self {
+        match &mut self.0 {
+            Inner::Run(run) => run.call_id = Some(id),
+            Inner::Resume { call_id, .. } => *call_id = Some(id),
+        }
+        self
     }
 
     /// Runs the call on this thread, for code without an async runtime: a sync tool runs with
@@ -201,6 +216,7 @@ impl<'a> Call<'a> {
                 ticket,
                 set,
                 pipeline,
+                call_id,
             } => Started::Boxed(Box::pin(async move {
                 let held = pipeline.approvals.take(&ticket).await?;
                 let Some(held) = held else {
@@ -219,6 +235,7 @@ impl<'a> Call<'a> {
                     pipeline,
                     layer: 0,
                     approved: true,
+                    call_id,
                 };
                 Call(Inner::Run(run)).await
             })),
@@ -240,7 +257,7 @@ impl<'a> Run<'a> {
             Ok(t) => t,
             Err(e) => return Started::Done(Err(*e)),
         };
-        let trace = Trace::start(tool.name());
+        let trace = Trace::start(tool, self.call_id);
         let _entered = trace.span.enter();
         match &self.arguments.0 {
             Repr::Text(t) => tracing::trace!(target: "tool_runtime::values", arguments = &**t),
@@ -351,9 +368,16 @@ impl Future for Running<'_> {
     }
 }
 
-/// The `tracing` span of one call: `tool_call` with the tool's name, and when it ends its
-/// outcome (`ok` or the error's kind) and duration. Arguments and results are recorded only as
-/// `TRACE` events of the target `tool_runtime::values`, which a host turns on in its filter.
+/// The `tracing` span of one call, by OpenTelemetry's GenAI conventions (semantic-conventions-genai
+/// v0.1.0, span `gen_ai.execute_tool`, Development status): named `execute_tool {tool}` (the
+/// `otel.name` field, which `tracing-opentelemetry` reads), kind internal, with
+/// `gen_ai.operation.name`, `gen_ai.tool.name`, `gen_ai.tool.type`, `gen_ai.tool.description`,
+/// `gen_ai.tool.call.id` when the model gave one, and when it fails `error.type` (`tool_error`
+/// for the tool's own error, else the error's kind: `invalid_arguments`, `forbidden`,
+/// `timed_out`, …) with status `ERROR` (a call held for approval is not a failure).
+/// Also, for a `fmt` subscriber, `outcome` (`ok` or the error's kind) and `duration_us`.
+/// Arguments and results are recorded only as `TRACE` events of the target
+/// `tool_runtime::values`, which a host turns on in its filter.
 struct Trace {
     span: tracing::Span,
     /// `None` when no subscriber wants the span: then nothing is timed or recorded.
@@ -361,14 +385,26 @@ struct Trace {
 }
 
 impl Trace {
-    fn start(tool: &str) -> Trace {
+    fn start(tool: &Tool, call_id: Option<&str>) -> Trace {
         let span = tracing::info_span!(
-            "tool_call",
-            tool,
+            "execute_tool",
+            otel.name = tracing::field::Empty,
+            otel.kind = "internal",
+            otel.status_code = tracing::field::Empty,
+            gen_ai.operation.name = "execute_tool",
+            gen_ai.tool.name = tool.name(),
+            gen_ai.tool.type = "function",
+            gen_ai.tool.description = tracing::field::Empty,
+            gen_ai.tool.call.id = call_id,
+            error.r#type = tracing::field::Empty,
             outcome = tracing::field::Empty,
             duration_us = tracing::field::Empty,
         );
-        let started = (!span.is_disabled()).then(std::time::Instant::now);
+        let started = (!span.is_disabled()).then(|| {
+            span.record("otel.name", format!("execute_tool {}", tool.name()));
+            span.record("gen_ai.tool.description", tool.description());
+            std::time::Instant::now()
+        });
         Trace { span, started }
     }
 
@@ -389,13 +425,24 @@ impl Trace {
         out: Result<CallOutput, ToolError>,
     ) -> Result<CallOutput, ToolError> {
         let elapsed = started.elapsed().as_micros() as u64;
-        self.span.record(
-            "outcome",
-            match &out {
-                Ok(_) => "ok",
-                Err(e) => e.kind(),
-            },
-        );
+        match &out {
+            Ok(_) => {
+                self.span.record("outcome", "ok");
+            }
+            // Held for a person's approval: not a failure.
+            Err(e @ ToolError::ApprovalRequired(_)) => {
+                self.span.record("outcome", e.kind());
+            }
+            Err(e) => {
+                self.span.record("outcome", e.kind());
+                let kind = match e {
+                    ToolError::Failed { .. } => "tool_error",
+                    other => other.kind(),
+                };
+                self.span.record("error.type", kind);
+                self.span.record("otel.status_code", "ERROR");
+            }
+        }
         self.span.record("duration_us", elapsed);
         if let Ok(output) = &out {
             let _entered = self.span.enter();

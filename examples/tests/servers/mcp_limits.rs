@@ -1272,3 +1272,121 @@ async fn sync_calls_read_ahead_start_at_most_two_threads_per_turn() {
     );
     c.close().await;
 }
+
+/// A span as a subscriber saw it: its name, fields, and parent.
+#[derive(Clone, Debug)]
+struct SeenSpan {
+    id: u64,
+    parent: Option<u64>,
+    name: String,
+    fields: Vec<(String, String)>,
+}
+
+impl SeenSpan {
+    fn field(&self, name: &str) -> Option<&str> {
+        self.fields
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+struct Capture(std::sync::Arc<Mutex<Vec<SeenSpan>>>);
+
+struct Fields<'a>(&'a mut Vec<(String, String)>);
+
+impl tracing::field::Visit for Fields<'_> {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        self.0.push((field.name().into(), format!("{value:?}")));
+    }
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        self.0.push((field.name().into(), value.into()));
+    }
+}
+
+impl<S> tracing_subscriber::Layer<S> for Capture
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+{
+    fn on_new_span(
+        &self,
+        attrs: &tracing::span::Attributes<'_>,
+        id: &tracing::span::Id,
+        ctx: tracing_subscriber::layer::Context<'_, S>,
+    ) {
+        let mut fields = Vec::new();
+        attrs.record(&mut Fields(&mut fields));
+        let parent = ctx
+            .span(id)
+            .and_then(|s| s.parent())
+            .map(|p| p.id().into_u64());
+        self.0.lock().unwrap().push(SeenSpan {
+            id: id.into_u64(),
+            parent,
+            name: attrs.metadata().name().into(),
+            fields,
+        });
+    }
+
+    fn on_record(
+        &self,
+        id: &tracing::span::Id,
+        values: &tracing::span::Record<'_>,
+        _: tracing_subscriber::layer::Context<'_, S>,
+    ) {
+        let mut seen = self.0.lock().unwrap();
+        if let Some(span) = seen.iter_mut().rev().find(|s| s.id == id.into_u64()) {
+            values.record(&mut Fields(&mut span.fields));
+        }
+    }
+}
+
+#[tokio::test]
+async fn each_request_is_a_server_span_by_the_mcp_conventions_with_the_tools_span_inside() {
+    use tracing_subscriber::layer::SubscriberExt;
+    let seen = std::sync::Arc::new(Mutex::new(Vec::new()));
+    let _subscriber = tracing::subscriber::set_default(
+        tracing_subscriber::registry().with(Capture(seen.clone())),
+    );
+    let mut c = Client::start(McpServer::new(tools()), false).await;
+    c.call(1, "tidur", json!({"ms": 1})).await;
+    assert_eq!(c.next().await["result"]["isError"], false);
+    c.call(2, "tidur", json!({"ms": -1})).await;
+    assert_eq!(c.next().await["result"]["isError"], true);
+    c.call(3, "tiada", json!({})).await;
+    assert_eq!(c.next().await["error"]["code"], -32602);
+    c.close().await;
+    let seen = seen.lock().unwrap().clone();
+    let server = |id: &str| {
+        seen.iter()
+            .find(|s| s.name == "mcp.server" && s.field("jsonrpc.request.id") == Some(id))
+            .unwrap_or_else(|| panic!("no server span for request {id}: {seen:#?}"))
+    };
+    let ok = server("1");
+    for (name, value) in [
+        ("otel.name", "tools/call tidur"),
+        ("otel.kind", "server"),
+        ("mcp.method.name", "tools/call"),
+        ("mcp.protocol.version", "2025-11-25"),
+        ("network.transport", "pipe"),
+        ("gen_ai.tool.name", "tidur"),
+        ("gen_ai.operation.name", "execute_tool"),
+    ] {
+        assert_eq!(ok.field(name), Some(value), "{name}: {ok:#?}");
+    }
+    assert_eq!(ok.field("error.type"), None, "{ok:#?}");
+    // The tool's own span (on a blocking thread) is the request span's child.
+    let tool = seen
+        .iter()
+        .find(|s| s.name == "execute_tool" && s.parent == Some(ok.id))
+        .unwrap_or_else(|| panic!("no execute_tool span under the request: {seen:#?}"));
+    assert_eq!(tool.field("otel.name"), Some("execute_tool tidur"));
+    let failed = server("2");
+    assert_eq!(failed.field("error.type"), Some("tool_error"));
+    assert_eq!(failed.field("otel.status_code"), Some("ERROR"));
+    let unknown = server("3");
+    assert_eq!(unknown.field("error.type"), Some("-32602"));
+    assert_eq!(unknown.field("rpc.response.status_code"), Some("-32602"));
+    assert_eq!(unknown.field("otel.name"), Some("tools/call tiada"));
+}

@@ -1,4 +1,5 @@
-//! Each call is one `tool_call` span with the tool's name, its outcome and its duration;
+//! Each call is one `execute_tool` span by OpenTelemetry's GenAI conventions (the tool's name,
+//! the call's id, `error.type` and status `ERROR` when it fails), with its outcome and duration;
 //! arguments and results appear only as TRACE events of `tool_runtime::values`.
 
 use std::sync::{Arc, Mutex};
@@ -14,6 +15,11 @@ fn tambah(
     #[arg(description = "Bilangan kedua", range = -1000..=1000)] b: i32,
 ) -> i32 {
     a + b
+}
+
+#[tool(description = "Selalu gagal dengan galatnya sendiri, untuk menguji jejak kegagalan.")]
+fn gagal() -> Result<i32, std::io::Error> {
+    Err(std::io::Error::other("disk penuh"))
 }
 
 /// What a subscriber saw: each span's name and fields, and each event's target and fields.
@@ -85,28 +91,51 @@ fn traced(values: bool, run: impl FnOnce()) -> Seen {
 }
 
 #[test]
-fn each_call_is_a_span_with_its_outcome_and_duration_and_no_values() {
-    let set = ToolSet::new([tambah::tool()]).unwrap();
+fn each_call_is_an_execute_tool_span_by_the_conventions_and_no_values() {
+    let set = ToolSet::new([tambah::tool(), gagal::tool()]).unwrap();
     let cx = Context::new();
     let seen = traced(false, || {
         set.call(&cx, "tambah", r#"{"a": 2, "b": 3}"#)
+            .call_id("call_1")
             .blocking()
             .unwrap();
         set.call(&cx, "tambah", r#"{"a": "2", "b": 3}"#)
             .blocking()
             .unwrap_err();
+        set.call(&cx, "gagal", "{}").blocking().unwrap_err();
     });
     let calls: Vec<_> = seen
         .spans
         .iter()
-        .filter(|(n, _)| n == "tool_call")
+        .filter(|(n, _)| n == "execute_tool")
+        .map(|(_, f)| f)
         .collect();
-    assert_eq!(calls.len(), 2, "{:?}", seen.spans);
-    for ((_, fields), outcome) in calls.iter().zip(["ok", "invalid_arguments"]) {
-        assert_eq!(field(fields, "tool"), Some("tambah"));
-        assert_eq!(field(fields, "outcome"), Some(outcome));
+    assert_eq!(calls.len(), 3, "{:?}", seen.spans);
+    for fields in &calls {
+        assert_eq!(field(fields, "gen_ai.operation.name"), Some("execute_tool"));
+        assert_eq!(field(fields, "gen_ai.tool.type"), Some("function"));
+        assert_eq!(field(fields, "otel.kind"), Some("internal"));
         assert!(field(fields, "duration_us").is_some(), "{fields:?}");
     }
+    let [ok, invalid, failed] = calls[..] else {
+        unreachable!()
+    };
+    assert_eq!(field(ok, "otel.name"), Some("execute_tool tambah"));
+    assert_eq!(field(ok, "gen_ai.tool.name"), Some("tambah"));
+    assert_eq!(field(ok, "gen_ai.tool.call.id"), Some("call_1"));
+    assert_eq!(
+        field(ok, "gen_ai.tool.description"),
+        Some("Jumlahkan dua bilangan bulat dan kembalikan hasilnya.")
+    );
+    assert_eq!(field(ok, "outcome"), Some("ok"));
+    assert_eq!(field(ok, "error.type"), None);
+    assert_eq!(field(ok, "otel.status_code"), None);
+    assert_eq!(field(invalid, "gen_ai.tool.call.id"), None);
+    assert_eq!(field(invalid, "error.type"), Some("invalid_arguments"));
+    assert_eq!(field(invalid, "otel.status_code"), Some("ERROR"));
+    assert_eq!(field(failed, "otel.name"), Some("execute_tool gagal"));
+    assert_eq!(field(failed, "error.type"), Some("tool_error"));
+    assert_eq!(field(failed, "otel.status_code"), Some("ERROR"));
     assert!(
         seen.events.is_empty(),
         "no values unless asked: {:?}",

@@ -78,9 +78,17 @@ pub(crate) async fn run_one(
     let out = match detached {
         Some((spawn, (tool, pipeline))) => {
             let work = Work::Run(call.arguments.clone());
-            off_thread(spawn, tool, pipeline, cx, work).await
+            off_thread(spawn, tool, pipeline, cx, work, call.id.clone()).await
         }
-        None => tools.call(cx, &call.name, &call.arguments).await,
+        None => match &call.id {
+            Some(id) => {
+                tools
+                    .call(cx, &call.name, &call.arguments)
+                    .call_id(id)
+                    .await
+            }
+            None => tools.call(cx, &call.name, &call.arguments).await,
+        },
     };
     match out {
         Ok(out) => Outcome::Answered(ToolAnswer::output(call.id.clone(), call.name.clone(), &out)),
@@ -107,7 +115,7 @@ pub(crate) async fn resume_one(
     match offload.and_then(|spawn| Some((spawn, tools.detached(&pending.tool)?))) {
         Some((spawn, (tool, pipeline))) => {
             let work = Work::Resume(pending.ticket.clone());
-            off_thread(spawn, tool, pipeline, cx, work).await
+            off_thread(spawn, tool, pipeline, cx, work, None).await
         }
         None => tools.resume(cx, &pending.ticket).await,
     }
@@ -143,6 +151,7 @@ async fn off_thread(
     pipeline: Pipeline,
     cx: &Context,
     work: Work,
+    call_id: Option<String>,
 ) -> Result<CallOutput, ToolError> {
     let (answer, answered) = futures_channel::oneshot::channel::<Result<CallOutput, ToolError>>();
     let cx = cx.clone();
@@ -155,9 +164,13 @@ async fn off_thread(
         // the middleware, driven here without an async runtime.
         let one = One(&tool);
         let run = || {
-            match &work {
+            let call = match &work {
                 Work::Run(arguments) => Call::new(Ok(&tool), &cx, arguments.into(), &pipeline),
                 Work::Resume(ticket) => Call::resume(&cx, ticket, &one, &pipeline),
+            };
+            match &call_id {
+                Some(id) => call.call_id(id),
+                None => call,
             }
             .blocking()
         };

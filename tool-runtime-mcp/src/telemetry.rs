@@ -1,0 +1,94 @@
+//! The server's spans by OpenTelemetry's MCP conventions (semantic-conventions-genai v0.1.0,
+//! `docs/gen-ai/mcp.md`, Development status): one `tracing` span per request the server answers,
+//! named `{mcp.method.name} {target}` (the `otel.name` field `tracing-opentelemetry` reads), kind
+//! server, with `mcp.method.name`, `mcp.protocol.version`, `mcp.session.id` (HTTP sessions),
+//! `jsonrpc.request.id`, `network.transport` (`pipe` on stdio, `tcp` on HTTP), `client.address`
+//! and `client.port` (HTTP), `gen_ai.tool.name` and `gen_ai.operation.name` for a `tools/call`,
+//! and when it fails `error.type` (the JSON-RPC code, or `tool_error` for a result with `isError`),
+//! `rpc.response.status_code` (the JSON-RPC code) and `otel.status_code` `ERROR`. The tool's own
+//! `execute_tool` span runs inside it. Without a subscriber nothing is formatted or recorded.
+
+use rmcp::RoleServer;
+use rmcp::model::ErrorData;
+use rmcp::service::RequestContext;
+
+/// The span of one request: `method`, and for a `tools/call` the tool's `name`.
+pub(crate) fn request_span(
+    method: &'static str,
+    tool: Option<&str>,
+    context: &RequestContext<RoleServer>,
+) -> tracing::Span {
+    let span = tracing::info_span!(
+        "mcp.server",
+        otel.name = tracing::field::Empty,
+        otel.kind = "server",
+        otel.status_code = tracing::field::Empty,
+        mcp.method.name = method,
+        mcp.protocol.version = tracing::field::Empty,
+        mcp.session.id = tracing::field::Empty,
+        jsonrpc.request.id = tracing::field::Empty,
+        network.transport = tracing::field::Empty,
+        client.address = tracing::field::Empty,
+        client.port = tracing::field::Empty,
+        gen_ai.operation.name = tool.map(|_| "execute_tool"),
+        gen_ai.tool.name = tool,
+        error.r#type = tracing::field::Empty,
+        rpc.response.status_code = tracing::field::Empty,
+    );
+    if span.is_disabled() {
+        return span;
+    }
+    match tool {
+        Some(tool) => span.record("otel.name", format!("{method} {tool}")),
+        None => span.record("otel.name", method),
+    };
+    span.record("jsonrpc.request.id", context.id.to_string());
+    if let Some(version) = context.protocol_version() {
+        span.record("mcp.protocol.version", version.to_string());
+    }
+    span.record("network.transport", transport(context));
+    #[cfg(feature = "http")]
+    if let Some(parts) = context.extensions.get::<axum::http::request::Parts>() {
+        if let Some(session) = parts
+            .headers
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+        {
+            span.record("mcp.session.id", session);
+        }
+        if let Some(crate::caller::PeerAddr(peer)) = parts.extensions.get() {
+            span.record("client.address", peer.ip().to_string());
+            span.record("client.port", peer.port());
+        }
+    }
+    span
+}
+
+fn transport(context: &RequestContext<RoleServer>) -> &'static str {
+    #[cfg(feature = "http")]
+    if context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .is_some()
+    {
+        return "tcp";
+    }
+    let _ = context;
+    "pipe"
+}
+
+/// Records how the request ended on its span: a JSON-RPC error by its code, a tool result with
+/// `isError` as `tool_error`.
+pub(crate) fn record_outcome(span: &tracing::Span, error: Option<&ErrorData>, tool_error: bool) {
+    if span.is_disabled() {
+        return;
+    }
+    if let Some(e) = error {
+        span.record("error.type", e.code.0.to_string());
+        span.record("rpc.response.status_code", e.code.0);
+        span.record("otel.status_code", "ERROR");
+    } else if tool_error {
+        span.record("error.type", "tool_error");
+        span.record("otel.status_code", "ERROR");
+    }
+}

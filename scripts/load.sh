@@ -8,11 +8,16 @@
 #  4. stateless 2026-07-28 calls (no session) on one server, and on two replicas sharing the
 #     load evenly (a wrk per replica, as a balancer would split it; both on this machine).
 # `scripts/load.sh` runs the full version on a release build (about 3 minutes);
-# `scripts/load.sh --short` a quick one on the debug build (CI).
+# `scripts/load.sh --short` a quick one on the debug build (CI: on the speed gate's release build).
 . "$(dirname "$0")/lib/prelude.sh"
 if [ "${1:-}" = "--short" ]; then
     profile=debug; seconds=2; sessions=1500; slow=600; hold=3; calls=20000
-    cargo build -q -p benches --bin http-load-server
+    # In CI the speed gate's release build has built it already.
+    if [ -n "${TOOLKIT_PREBUILT:-}" ] && [ -x "$target/perf/http-load-server" ]; then
+        profile=perf
+    else
+        cargo build -q -p benches --bin http-load-server
+    fi
 else
     profile=release; seconds=10; sessions=10000; slow=2000; hold=15; calls=300000
     cargo build -q --release -p benches --bin http-load-server

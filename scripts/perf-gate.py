@@ -50,8 +50,9 @@ def main():
     if provisioned.returncode != 0:
         sys.exit("perf gate: valgrind is needed (see the message above)")
     valgrind = provisioned.stdout.strip()
-    subprocess.run(["cargo", "build", "-q", "--profile", "perf", "-p", "benches", "--bin", "perf-probe"],
-                   cwd=ROOT, check=True)
+    # The load server too, in the same build: CI's short load run uses it (one release build).
+    subprocess.run(["cargo", "build", "-q", "--profile", "perf", "-p", "benches", "--bin", "perf-probe",
+                    "--bin", "http-load-server"], cwd=ROOT, check=True)
     target = os.path.join(ROOT, os.environ.get("CARGO_TARGET_DIR", "target"))
     probe = os.path.join(target, "perf", "perf-probe")
     now = {name: per_call(valgrind, probe, args, n) for name, (args, n) in WORKLOADS.items()}

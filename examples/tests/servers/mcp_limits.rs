@@ -1208,23 +1208,9 @@ fn threads() -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sync_calls_read_ahead_start_at_most_two_threads_per_turn() {
-    // Threads are per process: the test runs again alone in a process of its own, so the other
-    // tests of this binary neither add threads nor hide them.
-    const ALONE: &str = "THREADS_TEST_ALONE";
-    if std::env::var_os(ALONE).is_none() {
-        let name = "mcp_limits::sync_calls_read_ahead_start_at_most_two_threads_per_turn";
-        let out = tokio::process::Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", name, "--test-threads=1", "--nocapture"])
-            .env(ALONE, "1")
-            .output()
-            .await
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success() && stdout.contains("1 passed"),
-            "{stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+    // Threads are per process: counted in a process of its own.
+    let name = "mcp_limits::sync_calls_read_ahead_start_at_most_two_threads_per_turn";
+    if !common::alone("THREADS_TEST_ALONE", name).await {
         return;
     }
     // 256 sync calls read ahead (the stdio default), each sleeping 20 ms on a blocking thread:

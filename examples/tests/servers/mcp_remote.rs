@@ -589,23 +589,9 @@ fn peak_memory() -> u64 {
 
 #[tokio::test]
 async fn a_remote_answering_100_mb_over_http_is_cut_off_and_its_other_tools_keep_working() {
-    // Peak memory is per process: the test runs again alone in a process of its own, so the
-    // other tests of this binary neither raise nor hide its peak.
-    const ALONE: &str = "HUGE_ANSWER_TEST_ALONE";
-    if std::env::var_os(ALONE).is_none() {
-        let name = "mcp_remote::a_remote_answering_100_mb_over_http_is_cut_off_and_its_other_tools_keep_working";
-        let out = tokio::process::Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", name, "--test-threads=1", "--nocapture"])
-            .env(ALONE, "1")
-            .output()
-            .await
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success() && stdout.contains("1 passed"),
-            "{stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+    // Peak memory is per process: measured in a process of its own.
+    let name = "mcp_remote::a_remote_answering_100_mb_over_http_is_cut_off_and_its_other_tools_keep_working";
+    if !crate::common::alone("HUGE_ANSWER_TEST_ALONE", name).await {
         return;
     }
     let dir = workdir("liar-http");

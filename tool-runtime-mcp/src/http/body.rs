@@ -240,18 +240,20 @@ pub(super) struct Checked {
     pub(super) arguments: Option<Bytes>,
 }
 
+/// A body refused with 400 and a JSON-RPC error `code`.
+fn bad<T>(code: i64, message: &str) -> Result<T, Box<Response>> {
+    Err(Box::new(refuse(
+        http::StatusCode::BAD_REQUEST,
+        code,
+        message,
+        Value::Null,
+    )))
+}
+
 /// A body rmcp may parse: not deeper than serde_json reads, not more values than
 /// `max_json_values`, JSON-RPC, no key given twice; a `tools/call`'s arguments are cut out
 /// (rmcp reads `{}` in their place) and, what is left, at most `max_envelope_values` values.
 pub(super) fn check(bytes: Bytes, config: &HttpConfig) -> Result<Checked, Box<Response>> {
-    let bad = |code, message: &str| {
-        Err(Box::new(refuse(
-            http::StatusCode::BAD_REQUEST,
-            code,
-            message,
-            Value::Null,
-        )))
-    };
     let shape = tool_runtime::json::shape(&bytes);
     if shape.depth > MAX_NESTING {
         return bad(-32600, "invalid request: nested too deeply");
@@ -315,14 +317,6 @@ pub(super) fn check(bytes: Bytes, config: &HttpConfig) -> Result<Checked, Box<Re
 /// The envelope, every key of the body checked once (a key given twice is refused: which value
 /// was meant cannot be known, and another reader may have read the other one).
 fn envelope(bytes: &[u8]) -> Result<Envelope, Box<Response>> {
-    let bad = |code, message: &str| {
-        Err(Box::new(refuse(
-            http::StatusCode::BAD_REQUEST,
-            code,
-            message,
-            Value::Null,
-        )))
-    };
     // One pass reads the envelope and checks every key; a body it refuses is read again below
     // to say what is wrong with it.
     let mut de = serde_json::Deserializer::from_slice(bytes);

@@ -19,6 +19,29 @@ pub use provision::{provision, python};
 
 /// Runs `tests/<script>` with the pinned Python packages and `args`; fails the test with its
 /// output unless it exits successfully.
+/// Whether this is the test's own process: for a measure that is per process (threads, peak
+/// memory), which the other tests of this binary would raise or hide, the test `name` runs again
+/// alone in a process of its own (with `var` set), and this asserts it passed there. The caller
+/// goes on only when this returns `true`.
+pub async fn alone(var: &str, name: &str) -> bool {
+    if std::env::var_os(var).is_some() {
+        return true;
+    }
+    let out = tokio::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", name, "--test-threads=1", "--nocapture"])
+        .env(var, "1")
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("1 passed"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    false
+}
+
 pub fn run_python_script(script: &str, args: &[&str]) {
     let out = python()
         .arg(script_path(script))

@@ -135,13 +135,15 @@ pub(super) fn too_large(max: usize) -> Response {
     )
 }
 
-fn retry_later(status: http::StatusCode, message: &str) -> Box<Response> {
-    let mut response = refuse(status, -32000, message, Value::Null);
+/// A refusal for a share that is full now (429 for the caller's own, 503 for the server's), with
+/// `Retry-After: 1`.
+pub(super) fn retry_later(status: http::StatusCode, message: &str, id: Value) -> Response {
+    let mut response = refuse(status, -32000, message, id);
     response.headers_mut().insert(
         http::header::RETRY_AFTER,
         http::HeaderValue::from_static("1"),
     );
-    Box::new(response)
+    response
 }
 
 /// The body, whole, if it is no larger than `max_body_bytes`, each byte taken from `bytes`
@@ -208,16 +210,18 @@ pub(super) async fn read(
                 frames.push(data);
             }
             Err(Over::Caller) => {
-                return Err(retry_later(
+                return Err(Box::new(retry_later(
                     http::StatusCode::TOO_MANY_REQUESTS,
                     "this caller's request bodies in flight take its whole share; try again when one ends",
-                ));
+                    Value::Null,
+                )));
             }
             Err(Over::Server) => {
-                return Err(retry_later(
+                return Err(Box::new(retry_later(
                     http::StatusCode::SERVICE_UNAVAILABLE,
                     "the server is reading as many request bodies as it may; try again shortly",
-                ));
+                    Value::Null,
+                )));
             }
         }
     }

@@ -244,17 +244,11 @@ pub(super) async fn admit(
         connection.set(&owner);
     }
     let Some(mut turn) = shares.enter(&owner) else {
-        let mut response = refuse(
+        return body::retry_later(
             http::StatusCode::TOO_MANY_REQUESTS,
-            -32000,
             "this caller has as many requests in progress as it may; try again when one ends",
             Value::Null,
         );
-        response.headers_mut().insert(
-            http::header::RETRY_AFTER,
-            http::HeaderValue::from_static("1"),
-        );
-        return response;
     };
     let session = request
         .headers()
@@ -348,30 +342,18 @@ pub(super) async fn admit(
             match shares.make_room(&owner).await {
                 Ok(()) => {}
                 Err(Full::Caller) => {
-                    let mut response = refuse(
+                    return body::retry_later(
                         http::StatusCode::TOO_MANY_REQUESTS,
-                        -32000,
                         "this caller has as many sessions open as it may, each with a request in progress",
                         envelope.id.clone().unwrap_or(Value::Null),
                     );
-                    response.headers_mut().insert(
-                        http::header::RETRY_AFTER,
-                        http::HeaderValue::from_static("1"),
-                    );
-                    return response;
                 }
                 Err(Full::Server) => {
-                    let mut response = refuse(
+                    return body::retry_later(
                         http::StatusCode::SERVICE_UNAVAILABLE,
-                        -32000,
                         "the server has as many sessions open as it may, each with a request in progress",
                         envelope.id.clone().unwrap_or(Value::Null),
                     );
-                    response.headers_mut().insert(
-                        http::header::RETRY_AFTER,
-                        http::HeaderValue::from_static("1"),
-                    );
-                    return response;
                 }
             }
         }

@@ -1079,6 +1079,36 @@ async fn a_callers_slow_bodies_take_only_its_own_share() {
     assert!(started.elapsed() < Duration::from_millis(500));
 }
 
+/// A caller's large bodies are handled one at a time (their checks and parsing cost CPU in
+/// proportion to their size): Ana's second waits for her first, Bo's runs beside them.
+#[tokio::test]
+async fn a_callers_large_bodies_are_handled_one_at_a_time() {
+    let (addr, token) = authed(McpServer::new(tools()), |c| c.large_body_bytes = 2048).await;
+    let big = |who: &'static str, n: usize| {
+        let bearer = token(who);
+        tokio::spawn(async move {
+            let mut s = Session::open(addr, Some(&bearer)).await.unwrap();
+            let started = std::time::Instant::now();
+            let tag = format!("{who}-large-{n}-{}", "x".repeat(4096));
+            let answer = s.call("tunggu", json!({"ms": 600, "tag": tag})).await;
+            assert_eq!(answer["result"]["isError"], false, "{answer}");
+            started.elapsed()
+        })
+    };
+    let (ana1, ana2, bo) = (big("ana", 1), big("ana", 2), big("bo", 1));
+    let (ana1, ana2, bo) = (ana1.await.unwrap(), ana2.await.unwrap(), bo.await.unwrap());
+    let (first, second) = (ana1.min(ana2), ana1.max(ana2));
+    assert!(first < Duration::from_millis(1100), "{first:?}");
+    assert!(
+        second >= Duration::from_millis(1200),
+        "ana's second large call ran beside her first: {second:?}"
+    );
+    assert!(
+        bo < Duration::from_millis(1100),
+        "bo waited for ana: {bo:?}"
+    );
+}
+
 /// The application's context function decides who may open a session, or send a request that
 /// needs none: a valid token of someone it does not know opens nothing and runs nothing.
 #[tokio::test]

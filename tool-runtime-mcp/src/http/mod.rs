@@ -129,6 +129,12 @@ pub struct HttpConfig {
     /// once, from their text, by the tool's decoder): what rmcp's reader parses, at about 150
     /// bytes a value, is bounded by it.
     pub max_envelope_values: usize,
+    /// A request body at least this large is one of its caller's large requests, handled one
+    /// at a time (from the end of its reading until its response ends, waiting at most the
+    /// server's [`Limits::queue_wait`](crate::Limits::queue_wait), then 429): checking and
+    /// parsing a body costs CPU in proportion to its size, and a caller's crowd of large
+    /// bodies at once would take the cores the other callers' requests need.
+    pub large_body_bytes: usize,
     /// How long a shutdown waits for requests in flight.
     pub shutdown_grace: Duration,
     /// Serve a non-loopback address without authorization. Off by default: anyone on the
@@ -159,6 +165,7 @@ impl Default for HttpConfig {
             min_body_rate: 32 * 1024,
             max_json_values: 100_000,
             max_envelope_values: 1_000,
+            large_body_bytes: 64 * 1024,
             shutdown_grace: Duration::from_secs(10),
             allow_unauthenticated_remote: false,
         }

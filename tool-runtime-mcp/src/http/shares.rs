@@ -2,7 +2,8 @@
 //! the peer's address) has a share of requests in progress (streams included) and of sessions,
 //! sessions belong to the caller who opened them, a request's body must arrive in time and fit
 //! the bytes all bodies in flight may take, and a body is checked (depth, number of values, a key
-//! given twice, a request id still in flight in its session) before rmcp parses it. When a
+//! given twice, a request id still in flight in its session) before rmcp parses it; a caller's
+//! large bodies are handled one at a time, and checked on at most half the cores. When a
 //! share is full it is the caller's own oldest session that gives way, or its own new request
 //! that is refused: never another caller's.
 
@@ -17,6 +18,7 @@ use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use serde_json::{Value, json};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::body::{self, Budget};
 use super::connections::ConnectionOwner;
@@ -37,6 +39,11 @@ pub(super) struct Shares {
     /// The server, whose context function admits a caller before it gets a session (or, with
     /// none, a request served).
     mcp: McpServer,
+    /// Each caller's turn to handle a large body, for the callers that have one waiting or in
+    /// progress.
+    large: Mutex<HashMap<String, Arc<Semaphore>>>,
+    /// Large bodies being checked at once: half the cores.
+    checking: Semaphore,
 }
 
 #[derive(Default)]
@@ -77,6 +84,10 @@ impl Shares {
             state: Mutex::default(),
             bodies: Arc::new(Budget::new(config)),
             mcp,
+            large: Mutex::default(),
+            checking: Semaphore::new(
+                std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1)),
+            ),
         }
     }
 
@@ -98,6 +109,34 @@ impl Shares {
             id: None,
             session: None,
         })
+    }
+
+    /// `owner`'s turn to handle a large body, once its large request before ends (waiting at
+    /// most the server's `queue_wait`); `None` when it did not come in time.
+    async fn large_turn(self: &Arc<Self>, owner: &str) -> Option<LargeTurn> {
+        let lane = self
+            .large
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(owner.to_owned())
+            .or_insert_with(|| Arc::new(Semaphore::new(1)))
+            .clone();
+        // Dropped without a permit when the wait ends unanswered (or the request is dropped):
+        // the lane is removed when no one else holds it.
+        let mut turn = LargeTurn {
+            shares: self.clone(),
+            owner: owner.to_owned(),
+            lane: lane.clone(),
+            permit: None,
+        };
+        let wait = self.mcp.limits().queue_wait;
+        match tokio::time::timeout(wait, lane.acquire_owned()).await {
+            Ok(Ok(permit)) => {
+                turn.permit = Some(permit);
+                Some(turn)
+            }
+            _ => None,
+        }
     }
 
     /// Whether `session` was opened by a caller other than `owner`.
@@ -223,6 +262,37 @@ impl Drop for InProgress {
     }
 }
 
+/// A caller's turn to handle a large body (at least [`HttpConfig::large_body_bytes`]), held
+/// from the end of its reading until its response ends: reading it costs CPU in proportion to
+/// its size, so a caller's large bodies are handled one at a time, and a crowd of them cannot
+/// take the cores every other caller's requests need.
+struct LargeTurn {
+    shares: Arc<Shares>,
+    owner: String,
+    lane: Arc<Semaphore>,
+    permit: Option<OwnedSemaphorePermit>,
+}
+
+impl Drop for LargeTurn {
+    fn drop(&mut self) {
+        drop(self.permit.take());
+        let mut large = self.shares.large.lock().unwrap_or_else(|e| e.into_inner());
+        // The map's and this turn's: no other request of this caller holds or waits for it.
+        if Arc::strong_count(&self.lane) == 2 {
+            large.remove(&self.owner);
+        }
+    }
+}
+
+/// A large body whose caller's turn for large bodies did not come in time.
+fn busy_large() -> Response {
+    body::retry_later(
+        http::StatusCode::TOO_MANY_REQUESTS,
+        "this caller's large requests are handled one at a time, and its earlier one has not ended",
+        Value::Null,
+    )
+}
+
 pub(super) fn refuse(status: http::StatusCode, code: i64, message: &str, id: Value) -> Response {
     let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
     (status, axum::Json(body)).into_response()
@@ -280,6 +350,7 @@ pub(super) async fn admit(
         shares.using(&mut turn, s);
     }
     let mut body_bytes = None;
+    let mut large = None;
     let mut opens_session = false;
     let request = if method == http::Method::POST {
         let (mut parts, body) = request.into_parts();
@@ -291,16 +362,38 @@ pub(super) async fn admit(
         if declared.is_some_and(|n| n > shares.config.max_body_bytes) {
             return body::too_large(shares.config.max_body_bytes);
         }
+        // A large body waits for its caller's turn before it is read (its sender waits in TCP's
+        // flow control meanwhile); one that did not say its length, once it has been read.
+        let is_large = |n: usize| n >= shares.config.large_body_bytes;
+        if declared.is_some_and(is_large) {
+            let Some(t) = shares.large_turn(&owner).await else {
+                return busy_large();
+            };
+            large = Some(t);
+        }
         let mut claim = shares.bodies.claim(&owner);
         let bytes = match body::read(body, &mut claim, &shares.config).await {
             Ok(b) => b,
             Err(response) => return *response,
         };
         body_bytes = Some(claim);
+        if large.is_none() && is_large(bytes.len()) {
+            let Some(t) = shares.large_turn(&owner).await else {
+                return busy_large();
+            };
+            large = Some(t);
+        }
+        // Large bodies are checked a few at a time over all callers (each caller's one at a time
+        // in turn): the cores they leave free keep answering everyone's small requests.
+        let _checking = match large {
+            Some(_) => Some(shares.checking.acquire().await),
+            None => None,
+        };
         let checked = match body::check(bytes, &shares.config) {
             Ok(c) => c,
             Err(response) => return *response,
         };
+        drop(_checking);
         let envelope = checked.envelope;
         // Two requests of one session with one id: rmcp would answer one of them.
         if let (Some(s), Some(id), Some(_)) = (&session, &envelope.id, &envelope.method) {
@@ -379,7 +472,7 @@ pub(super) async fn admit(
     {
         shares.lock().sessions.remove(s);
     }
-    // The request keeps its share (and its body's bytes) until its response body is finished
-    // or dropped.
-    holding(response, (turn, body_bytes))
+    // The request keeps its share (and its body's bytes; a large body, its caller's turn for
+    // large bodies) until its response body is finished or dropped.
+    holding(response, (turn, body_bytes, large))
 }

@@ -19,6 +19,7 @@ use tool_runtime::{
 use crate::approval;
 use crate::export::{error_result, success};
 use crate::limits::Turn;
+use crate::pace::{Lane, Pace, Timed};
 use crate::server::McpServer;
 
 /// The answer to a call of a tool this caller cannot see: the did-you-mean comes from the
@@ -110,7 +111,14 @@ impl McpServer {
             cx.insert(handle.clone());
         }
         let cx = Arc::new(cx);
-        let run = run(tools.clone(), tool.clone(), cx.clone(), arguments, turn);
+        let run = run(
+            tools.clone(),
+            tool.clone(),
+            cx.clone(),
+            arguments,
+            turn,
+            &self.pace,
+        );
         let outcome = tokio::select! {
             r = tokio::time::timeout(timeout, run) => r,
             // The client cancelled: the tool's future is dropped here (a sync tool still
@@ -311,20 +319,32 @@ fn raw_arguments(context: &RequestContext<RoleServer>) -> Option<RawText> {
 }
 
 /// Runs one call holding its turn: an async tool, or a sync one that does not block, on this
-/// task; a blocking tool on a blocking thread (which keeps the turn until it returns, so a tool
-/// stopped by its time limit still counts while its thread runs).
+/// task; a sync tool that may block on a blocking thread (which keeps the turn until it
+/// returns, so a tool stopped by its time limit still counts while its thread runs), or on this
+/// task once its calls have proven fast (see [`Pace`]).
 async fn run(
     tools: Arc<ToolSet>,
     tool: ToolRef,
     cx: Arc<Context>,
     mut arguments: CallArguments,
     turn: Turn,
+    pace: &Pace,
 ) -> Result<CallOutput, ToolError> {
-    if !tool.blocks() {
+    let timed = if tool.blocks() {
+        match pace.lane(tool.name()) {
+            Lane::Worker(on_worker) => {
+                let out = tools.call(&cx, tool.name(), arguments.take()).await;
+                on_worker.finish();
+                drop(turn);
+                return out;
+            }
+            Lane::Pool(timed) => timed,
+        }
+    } else {
         let out = tools.call(&cx, tool.name(), arguments.take()).await;
         drop(turn);
         return out;
-    }
+    };
     // The request's span and subscriber go with the call to the blocking thread: the tool's
     // span is the request span's child, in the same subscriber.
     let span = tracing::Span::current();
@@ -332,7 +352,11 @@ async fn run(
     let blocking = tokio::task::spawn_blocking(move || {
         let _subscriber = tracing::dispatcher::set_default(&dispatch);
         let _entered = span.enter();
+        let timed = timed.map(Timed::from_now);
         let out = tools.call(&cx, tool.name(), arguments.take()).blocking();
+        if let Some(timed) = timed {
+            timed.finish();
+        }
         drop(turn);
         out
     });

@@ -55,6 +55,7 @@ pub mod http;
 mod limits;
 #[cfg(feature = "oauth")]
 pub mod oauth;
+mod pace;
 #[cfg(feature = "client")]
 pub mod remote;
 mod server;

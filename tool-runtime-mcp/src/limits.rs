@@ -22,6 +22,13 @@ pub struct Limits {
     pub approval_timeout: Duration,
     /// On stdio: requests read and not yet answered; beyond it the server stops reading.
     pub max_in_flight: usize,
+    /// A sync tool's calls run on Tokio's blocking pool until its last 64 calls in a row each
+    /// returned within this time; then on the async worker that received them, without the
+    /// hand-offs between threads (never more at once than one fewer than the workers, so one is
+    /// always free), until a call takes longer, after which it needs twice as many fast calls.
+    /// `None`: always on the pool. Tools that say `#[tool(blocking = false)]` always run on the
+    /// worker.
+    pub inline_budget: Option<Duration>,
 }
 
 impl Default for Limits {
@@ -33,6 +40,7 @@ impl Default for Limits {
             call_timeout: Duration::from_secs(60),
             approval_timeout: Duration::from_secs(600),
             max_in_flight: crate::stdio::MAX_IN_FLIGHT,
+            inline_budget: Some(Duration::from_micros(100)),
         }
     }
 }

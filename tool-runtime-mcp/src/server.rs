@@ -18,6 +18,7 @@ use tracing::Instrument;
 use crate::caller::{Caller, REFUSED, Refusal};
 use crate::export;
 use crate::limits::{Gates, Limits};
+use crate::pace::Pace;
 
 /// Makes the [`Context`] of one request.
 type ContextFn = dyn Fn(Caller) -> BoxFuture<'static, Result<Context, Refusal>> + Send + Sync;
@@ -46,6 +47,8 @@ pub struct McpServer {
     context: Arc<ContextFn>,
     pub(crate) limits: Limits,
     pub(crate) gates: Arc<Gates>,
+    /// Where sync tools' calls run.
+    pub(crate) pace: Arc<Pace>,
     page_size: usize,
     name: String,
     version: String,
@@ -67,6 +70,7 @@ impl McpServer {
             peers: Arc::default(),
             context: Arc::new(|_| Box::pin(async { Ok(Context::new()) })),
             gates: Arc::new(Gates::new(&limits)),
+            pace: Arc::new(Pace::new(&limits)),
             limits,
             page_size: 50,
             name: "tool-runtime".into(),
@@ -143,6 +147,7 @@ impl McpServer {
     /// How much work the server takes on (see [`Limits`]).
     pub fn with_limits(mut self, limits: Limits) -> Self {
         self.gates = Arc::new(Gates::new(&limits));
+        self.pace = Arc::new(Pace::new(&limits));
         self.limits = limits;
         self
     }

@@ -80,8 +80,14 @@ async fn stdio(n: usize) -> Result {
     const IN_FLIGHT: usize = 64;
     let (client, server) = tokio::io::duplex(1 << 16);
     let (server_in, server_out) = tokio::io::split(server);
+    // Every call of these tools is fast; under valgrind, fifty times slower, some would not be
+    // within the default budget, and the count would depend on which.
+    let mut limits = tool_runtime_mcp::Limits::default();
+    limits.inline_budget = Some(std::time::Duration::from_secs(10));
     let served = tokio::spawn(
-        McpServer::new(benches::toolkit::tool_set()).serve_lines(server_in, server_out),
+        McpServer::new(benches::toolkit::tool_set())
+            .with_limits(limits)
+            .serve_lines(server_in, server_out),
     );
     let (client_in, mut client_out) = tokio::io::split(client);
     let mut answers = BufReader::new(client_in).lines();

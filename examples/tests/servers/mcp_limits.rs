@@ -23,6 +23,8 @@ static DROPPED: Mutex<Vec<String>> = Mutex::new(Vec::new());
 static APPROVED_RUNS: AtomicUsize = AtomicUsize::new(0);
 /// `tidur` calls sleeping right now.
 static SLEEPING: AtomicUsize = AtomicUsize::new(0);
+/// `kerja` calls working right now.
+static WORKING: AtomicUsize = AtomicUsize::new(0);
 
 struct OnDrop(String, bool);
 
@@ -61,6 +63,17 @@ fn tidur(#[arg(description = "Lama tidur dalam milidetik", range = 0..=60_000)] 
 }
 
 #[tool(
+    name = "kerja",
+    description = "Bekerja (memblokir thread) beberapa milidetik; alat uji untuk alat sinkron yang biasanya cepat."
+)]
+fn kerja(#[arg(description = "Lama bekerja dalam milidetik", range = 0..=60_000)] ms: u64) -> bool {
+    WORKING.fetch_add(1, Ordering::SeqCst);
+    std::thread::sleep(Duration::from_millis(ms));
+    WORKING.fetch_sub(1, Ordering::SeqCst);
+    true
+}
+
+#[tool(
     name = "lambat",
     description = "Selalu lebih lama dari batas waktunya; alat uji untuk batas waktu per alat.",
     timeout = "200ms"
@@ -85,6 +98,7 @@ fn tools() -> ToolSet {
     ToolSet::new([
         tunggu::tool(),
         tidur::tool(),
+        kerja::tool(),
         lambat::tool(),
         hapus_data::tool(),
     ])
@@ -269,6 +283,33 @@ async fn sync_tools_do_not_hold_the_async_workers() {
     c.close().await;
 }
 
+/// A sync tool whose calls have proven fast runs on the worker that received the call, but a
+/// worker always stays free: when it turns slow, its calls sleep on the blocking pool beside the
+/// one on a worker, and a ping is answered meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fast_sync_tool_turned_slow_holds_at_most_all_workers_but_one() {
+    let mut c = Client::start(McpServer::new(tools()), false).await;
+    for id in 1..=80 {
+        c.call(id, "kerja", json!({"ms": 0})).await;
+        assert_eq!(c.next().await["result"]["isError"], false);
+    }
+    for id in 101..=104 {
+        c.call(id, "kerja", json!({"ms": 1500})).await;
+    }
+    until("all four work at once: at most one on a worker", || {
+        WORKING.load(Ordering::SeqCst) == 4
+    })
+    .await;
+    c.send(json!({"jsonrpc": "2.0", "id": 99, "method": "ping"}))
+        .await;
+    let first = c.next().await;
+    assert_eq!(first["id"], 99, "the ping waits for no call: {first}");
+    for _ in 0..4 {
+        assert_eq!(c.next().await["result"]["isError"], false);
+    }
+    c.close().await;
+}
+
 #[tokio::test]
 async fn calls_beyond_the_limits_wait_then_are_refused_as_busy() {
     for limits in [
@@ -401,7 +442,7 @@ async fn sessions_are_capped_and_nothing_is_kept_once_they_end() {
     until("the oldest session is closed", || mcp.connected() == 2).await;
     let gone = one.request("tools/list", json!({})).await;
     assert_eq!(gone.status, 404, "{gone:?}");
-    assert_eq!(three.tool_names().await.len(), 4);
+    assert_eq!(three.tool_names().await.len(), 5);
     let closed = three.close().await;
     assert!(closed.status < 300, "{closed:?}");
     until("the closed session is forgotten", || mcp.connected() == 1).await;
@@ -566,7 +607,7 @@ async fn idle_sessions_are_closed() {
     let mcp = McpServer::new(tools());
     let (addr, _stop, _) = http(mcp.clone(), |c| c.session_idle = Duration::from_millis(300)).await;
     let mut s = Session::open(addr, None).await.unwrap();
-    assert_eq!(s.tool_names().await.len(), 4, "in use, the session stays");
+    assert_eq!(s.tool_names().await.len(), 5, "in use, the session stays");
     until("the idle session is closed", || mcp.connected() == 0).await;
     let gone = s.request("tools/list", json!({})).await;
     assert_eq!(gone.status, 404, "{gone:?}");
@@ -732,7 +773,7 @@ async fn a_session_answers_only_the_caller_who_opened_it() {
     assert_eq!(conn.post(&headers, &answer).await.status, 404);
     assert_eq!(conn.send("DELETE", "/mcp", &headers, "").await.status, 404);
     // Ana's session is untouched.
-    assert_eq!(ana.tool_names().await.len(), 4);
+    assert_eq!(ana.tool_names().await.len(), 5);
 }
 
 #[tokio::test]
@@ -755,12 +796,12 @@ async fn a_callers_own_oldest_session_makes_room_never_another_callers() {
     // Ana keeps her two newest; Bo's session is untouched.
     until("ana has two sessions", || mcp.connected() == 3).await;
     assert_eq!(ana[0].request("tools/list", json!({})).await.status, 404);
-    assert_eq!(ana[4].tool_names().await.len(), 4);
-    assert_eq!(bo.tool_names().await.len(), 4);
+    assert_eq!(ana[4].tool_names().await.len(), 5);
+    assert_eq!(bo.tool_names().await.len(), 5);
     // The server full: the caller with the most gives way for a newcomer.
     let _carl = Session::open(addr, Some(&token("carl"))).await.unwrap();
     let _dina = Session::open(addr, Some(&token("dina"))).await.unwrap();
-    assert_eq!(bo.tool_names().await.len(), 4, "bo had one: not his");
+    assert_eq!(bo.tool_names().await.len(), 5, "bo had one: not his");
     assert_eq!(ana[3].request("tools/list", json!({})).await.status, 404);
 }
 
@@ -863,7 +904,7 @@ async fn a_body_is_checked_before_it_is_parsed() {
         .await;
     assert_eq!(reply.status, 400, "{reply:?}");
     assert!(reply.body.contains("more than once"), "{}", reply.body);
-    assert_eq!(session.tool_names().await.len(), 4);
+    assert_eq!(session.tool_names().await.len(), 5);
 }
 
 fn h_with_json<'a>(h: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
@@ -1143,7 +1184,7 @@ async fn a_token_the_application_refuses_opens_no_session() {
     assert_eq!(conn.post(&headers, &call).await.status, 403);
     // An employee is served.
     let mut ana = Session::open(addr, Some(&token("ana"))).await.unwrap();
-    assert_eq!(ana.tool_names().await.len(), 4);
+    assert_eq!(ana.tool_names().await.len(), 5);
 }
 
 /// At the cap, the session that gives way is an idle one (the longest idle of the caller
@@ -1155,7 +1196,7 @@ async fn a_busy_session_is_never_closed_to_make_room() {
     let ana = token("ana");
     let mut busy = Session::open(addr, Some(&ana)).await.unwrap();
     let mut idle = Session::open(addr, Some(&ana)).await.unwrap();
-    assert_eq!(idle.tool_names().await.len(), 4);
+    assert_eq!(idle.tool_names().await.len(), 5);
     let running = tokio::spawn(async move {
         let answer = busy
             .call("tunggu", json!({"ms": 1500, "tag": "busy-session"}))
@@ -1168,13 +1209,13 @@ async fn a_busy_session_is_never_closed_to_make_room() {
     .await;
     // Ana's older session is busy: her idle one makes room for Bo.
     let mut bo = Session::open(addr, Some(&token("bo"))).await.unwrap();
-    assert_eq!(bo.tool_names().await.len(), 4);
+    assert_eq!(bo.tool_names().await.len(), 5);
     assert_eq!(idle.request("tools/list", json!({})).await.status, 404);
     let (answer, mut busy) = running.await.unwrap();
     assert_eq!(answer["result"]["isError"], false, "{answer}");
     assert_eq!(
         busy.tool_names().await.len(),
-        4,
+        5,
         "the busy session lives on"
     );
 }

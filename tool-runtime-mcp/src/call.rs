@@ -352,7 +352,7 @@ async fn run(
     let blocking = tokio::task::spawn_blocking(move || {
         let _subscriber = tracing::dispatcher::set_default(&dispatch);
         let _entered = span.enter();
-        let timed = timed.map(Timed::from_now);
+        let timed = timed.map(Timed::restarted);
         let out = tools.call(&cx, tool.name(), arguments.take()).blocking();
         if let Some(timed) = timed {
             timed.finish();

@@ -124,7 +124,7 @@ impl Pace {
 
 impl Timed {
     /// Timed from now: on the pool, from when its thread takes the call.
-    pub(crate) fn from_now(self) -> Self {
+    pub(crate) fn restarted(self) -> Self {
         Timed {
             started: Instant::now(),
             ..self
@@ -159,9 +159,10 @@ mod tests {
     use super::*;
 
     fn pace(budget: Duration) -> Pace {
-        let mut limits = Limits::default();
-        limits.inline_budget = Some(budget);
-        Pace::new(&limits)
+        Pace::new(&Limits {
+            inline_budget: Some(budget),
+            ..Limits::default()
+        })
     }
 
     fn on_worker(lane: &Lane<'_>) -> bool {

@@ -331,7 +331,13 @@ async fn run(
     pace: &Pace,
 ) -> Result<CallOutput, ToolError> {
     let timed = if tool.blocks() {
-        match pace.lane(tool.name()) {
+        let mut lane = pace.lane(tool.name());
+        if let Lane::Taken(_) = lane {
+            // The calls on the workers take microseconds: after a yield, one has likely ended.
+            tokio::task::yield_now().await;
+            lane = pace.lane(tool.name());
+        }
+        match lane {
             Lane::Worker(on_worker) => {
                 let out = tools.call(&cx, tool.name(), arguments.take()).await;
                 on_worker.finish();
@@ -339,6 +345,8 @@ async fn run(
                 return out;
             }
             Lane::Pool(timed) => timed,
+            // Still taken: the pool.
+            Lane::Taken(timed) => Some(timed),
         }
     } else {
         let out = tools.call(&cx, tool.name(), arguments.take()).await;

@@ -2,7 +2,8 @@
 # Stateless 2026-07-28 `tools/call` over Streamable HTTP, calls/s and p50 with wrk on 1 and 50
 # kept-alive connections (the README's Speed figures), for:
 #   toolkit           HttpServer with its defaults (authorization off: loopback), a sync tool
-#                     (run on a blocking thread, the default)
+#                     (the default: on a blocking thread until its calls prove fast, then on
+#                     the worker, one worker kept free)
 #   toolkit nonblock  the same server, the same sum declared `#[tool(blocking = false)]`
 #   rmcp              rmcp's own StreamableHttpService in axum, with TCP_NODELAY
 # Release code (`--profile perf`); SECONDS_EACH (default 10) per row. Installs wrk (Debian).

@@ -26,7 +26,9 @@ pub struct Limits {
     /// returned within this time; then on the async worker that received them, without the
     /// hand-offs between threads (never more at once than one fewer than the workers, so one is
     /// always free), until a call takes longer, after which it needs twice as many fast calls.
-    /// `None`: always on the pool. Tools that say `#[tool(blocking = false)]` always run on the
+    /// A proven tool that turns slow (a cache miss, a lock) holds that one worker for the call,
+    /// and the call's time limit cannot end it early there; set `None` for tools whose speed
+    /// changes that much. `None`: always on the pool. Tools that say `#[tool(blocking = false)]` always run on the
     /// worker.
     pub inline_budget: Option<Duration>,
 }

@@ -3,13 +3,11 @@
 
 use std::sync::Arc;
 
-use rmcp::RoleServer;
 use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ErrorCode, ErrorData, ProgressNotificationParam,
 };
-use rmcp::service::RequestContext;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tool_runtime::{
@@ -18,6 +16,7 @@ use tool_runtime::{
 
 use crate::approval;
 use crate::export::{error_result, success};
+use crate::incoming::Incoming;
 use crate::limits::Turn;
 use crate::pace::{Lane, Pace, Timed};
 use crate::server::McpServer;
@@ -40,7 +39,7 @@ impl McpServer {
     pub(crate) async fn call(
         &self,
         mut request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
+        context: Incoming,
     ) -> Result<CallToolResponse, ErrorData> {
         let (caller, mut cx) = self.context_for(&context).await?;
         // On HTTP the arguments arrive as their text, cut out of what rmcp parsed.
@@ -123,7 +122,7 @@ impl McpServer {
             r = tokio::time::timeout(timeout, run) => r,
             // The client cancelled: the tool's future is dropped here (a sync tool still
             // running sees its handle cancelled); rmcp sends no answer.
-            () = context.ct.cancelled() => {
+            () = context.ct().cancelled() => {
                 progress.cancel();
                 return Err(ErrorData::new(ErrorCode(-32800), "request cancelled", None));
             }
@@ -157,7 +156,12 @@ impl McpServer {
             }
             Ok(Err(ToolError::ApprovalRequired(pending))) => {
                 let ticket = pending.ticket.clone();
-                let asked = approval::ask(&tools, tool, *pending, &cx, &context.peer, &self.limits);
+                // Only a request through rmcp's service (a session, stdio) is not stateless.
+                let Some(peer) = context.peer() else {
+                    let _ = tools.reject(&ticket).await;
+                    return refuse(ToolError::failed("no client to ask for the approval"));
+                };
+                let asked = approval::ask(&tools, tool, *pending, &cx, peer, &self.limits);
                 tokio::select! {
                     answer = Box::pin(asked) => {
                         progress.finish().await;
@@ -165,7 +169,7 @@ impl McpServer {
                     }
                     // Cancelled while the person decides: the held call is dropped from the
                     // store, so a late approval cannot run it.
-                    () = context.ct.cancelled() => {
+                    () = context.ct().cancelled() => {
                         progress.cancel();
                         let _ = tools.reject(&ticket).await;
                         Err(ErrorData::new(ErrorCode(-32800), "request cancelled", None))
@@ -201,8 +205,10 @@ const PROGRESS_QUEUE: usize = 64;
 const PROGRESS_FLUSH: Duration = Duration::from_secs(1);
 
 impl Forwarder {
-    fn start(context: &RequestContext<RoleServer>, blocks: bool) -> Self {
-        let Some(token) = context.meta.get_progress_token() else {
+    fn start(context: &Incoming, blocks: bool) -> Self {
+        // A request answered directly (stateless HTTP) never carries a token: with one, it
+        // goes through rmcp's service, which streams the reports.
+        let (Some(token), Some(peer)) = (context.progress_token(), context.peer()) else {
             return Forwarder {
                 handle: blocks.then(Progress::none),
                 queue: None,
@@ -210,7 +216,7 @@ impl Forwarder {
             };
         };
         let (tx, mut rx) = mpsc::channel(PROGRESS_QUEUE);
-        let peer = context.peer.clone();
+        let peer = peer.clone();
         let task = tokio::spawn(async move {
             while let Some(report) = rx.recv().await {
                 match report {
@@ -270,6 +276,9 @@ impl Forwarder {
 
 impl Drop for Forwarder {
     fn drop(&mut self) {
+        // A call dropped before it finished (its request went away): a tool still running on
+        // a blocking thread sees its handle cancelled. After `finish`, this changes nothing.
+        self.cancel();
         if let Some(task) = self.task.take() {
             task.abort();
         }
@@ -302,10 +311,10 @@ type RawText = axum::body::Bytes;
 type RawText = Vec<u8>;
 
 /// The arguments the HTTP server cut out of the body, if it did.
-fn raw_arguments(context: &RequestContext<RoleServer>) -> Option<RawText> {
+fn raw_arguments(context: &Incoming) -> Option<RawText> {
     #[cfg(feature = "http")]
     {
-        let parts = context.extensions.get::<::http::request::Parts>()?;
+        let parts = context.parts()?;
         parts
             .extensions
             .get::<crate::caller::RawArguments>()

@@ -52,6 +52,7 @@ pub mod export;
 pub mod gateway;
 #[cfg(feature = "http")]
 pub mod http;
+mod incoming;
 mod limits;
 #[cfg(feature = "oauth")]
 pub mod oauth;

@@ -17,6 +17,7 @@ use tracing::Instrument;
 
 use crate::caller::{Caller, REFUSED, Refusal};
 use crate::export;
+use crate::incoming::Incoming;
 use crate::limits::{Gates, Limits};
 use crate::pace::Pace;
 
@@ -207,13 +208,12 @@ impl McpServer {
     /// The request's caller and its context, or the refusal to answer it with.
     pub(crate) async fn context_for(
         &self,
-        request: &RequestContext<RoleServer>,
+        request: &Incoming,
     ) -> Result<(Caller, Context), ErrorData> {
         // On HTTP the admission layer ran the context function already.
         #[cfg(feature = "http")]
         if let Some(admitted) = request
-            .extensions
-            .get::<::http::request::Parts>()
+            .parts()
             .and_then(|p| p.extensions.get::<crate::caller::Admitted>())
         {
             return Ok((admitted.caller.clone(), admitted.cx.clone()));
@@ -253,6 +253,48 @@ impl McpServer {
         Ok(result)
     }
 
+    /// `tools/list`: the page at `cursor` of the tools this caller may see, in the request's
+    /// span.
+    pub(crate) async fn list_tools(
+        &self,
+        cursor: Option<&str>,
+        request: &Incoming,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let span = crate::telemetry::request_span("tools/list", None, request);
+        let listed = async {
+            let (caller, cx) = self.context_for(request).await?;
+            if tracing::enabled!(tracing::Level::DEBUG) {
+                let key = caller.key();
+                for tool in self.current().iter().filter(|t| !t.permits(&cx)) {
+                    log_hidden(tool, &cx, &key);
+                }
+            }
+            self.page(cursor, &cx)
+        }
+        .instrument(span.clone())
+        .await;
+        crate::telemetry::record_outcome(&span, listed.as_ref().err(), false);
+        listed
+    }
+
+    /// `tools/call`, in the request's span.
+    pub(crate) async fn call_tool(
+        &self,
+        params: CallToolRequestParams,
+        request: Incoming,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let span = crate::telemetry::request_span("tools/call", Some(&params.name), &request);
+        // rmcp moves each request's future into a task: boxing keeps that future a few words
+        // instead of the whole call (and the approval round-trip) copied on every request.
+        let answer = Box::pin(self.call(params, request))
+            .instrument(span.clone())
+            .await;
+        let failed =
+            matches!(&answer, Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true));
+        crate::telemetry::record_outcome(&span, answer.as_ref().err(), failed);
+        answer
+    }
+
     /// The parts a 2026-07-28 approval needs, or `None` without a signing key.
     pub(crate) fn mrtr(&self) -> Option<crate::approval::Mrtr<'_>> {
         Some(crate::approval::Mrtr {
@@ -264,10 +306,10 @@ impl McpServer {
 
 /// The caller of a request: the principal and HTTP parts the HTTP server put in the request's
 /// extensions (none on stdio).
-fn caller_of(request: &RequestContext<RoleServer>) -> Caller {
+fn caller_of(request: &Incoming) -> Caller {
     #[cfg(feature = "http")]
     {
-        let parts = request.extensions.get::<::http::request::Parts>();
+        let parts = request.parts();
         Caller {
             principal: parts.and_then(|p| p.extensions.get::<crate::Principal>().cloned()),
             peer: parts.and_then(|p| p.extensions.get::<crate::PeerAddr>().map(|a| a.0)),
@@ -369,21 +411,8 @@ impl ServerHandler for Served {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let span = crate::telemetry::request_span("tools/list", None, &context);
-        let listed = async {
-            let (caller, cx) = self.context_for(&context).await?;
-            if tracing::enabled!(tracing::Level::DEBUG) {
-                let key = caller.key();
-                for tool in self.current().iter().filter(|t| !t.permits(&cx)) {
-                    log_hidden(tool, &cx, &key);
-                }
-            }
-            self.page(request.as_ref().and_then(|r| r.cursor.as_deref()), &cx)
-        }
-        .instrument(span.clone())
-        .await;
-        crate::telemetry::record_outcome(&span, listed.as_ref().err(), false);
-        listed
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        self.0.list_tools(cursor, &context.into()).await
     }
 
     async fn call_tool(
@@ -391,16 +420,7 @@ impl ServerHandler for Served {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let span = crate::telemetry::request_span("tools/call", Some(&request.name), &context);
-        // rmcp moves each request's future into a task: boxing keeps that future a few words
-        // instead of the whole call (and the approval round-trip) copied on every request.
-        let answer = Box::pin(self.call(request, context))
-            .instrument(span.clone())
-            .await;
-        let failed =
-            matches!(&answer, Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true));
-        crate::telemetry::record_outcome(&span, answer.as_ref().err(), failed);
-        answer
+        self.0.call_tool(request, context.into()).await
     }
 
     async fn on_custom_request(

@@ -8,15 +8,15 @@
 //! `rpc.response.status_code` (the JSON-RPC code) and `otel.status_code` `ERROR`. The tool's own
 //! `execute_tool` span runs inside it. Without a subscriber nothing is formatted or recorded.
 
-use rmcp::RoleServer;
 use rmcp::model::ErrorData;
-use rmcp::service::RequestContext;
+
+use crate::incoming::Incoming;
 
 /// The span of one request: `method`, and for a `tools/call` the tool's `name`.
 pub(crate) fn request_span(
     method: &'static str,
     tool: Option<&str>,
-    context: &RequestContext<RoleServer>,
+    context: &Incoming,
 ) -> tracing::Span {
     let span = tracing::info_span!(
         "mcp.server",
@@ -42,13 +42,13 @@ pub(crate) fn request_span(
         Some(tool) => span.record("otel.name", format!("{method} {tool}")),
         None => span.record("otel.name", method),
     };
-    span.record("jsonrpc.request.id", context.id.to_string());
+    span.record("jsonrpc.request.id", context.id().to_string());
     if let Some(version) = context.protocol_version() {
         span.record("mcp.protocol.version", version.to_string());
     }
     span.record("network.transport", transport(context));
     #[cfg(feature = "http")]
-    if let Some(parts) = context.extensions.get::<axum::http::request::Parts>() {
+    if let Some(parts) = context.parts() {
         if let Some(session) = parts
             .headers
             .get("mcp-session-id")
@@ -64,13 +64,9 @@ pub(crate) fn request_span(
     span
 }
 
-fn transport(context: &RequestContext<RoleServer>) -> &'static str {
+fn transport(context: &Incoming) -> &'static str {
     #[cfg(feature = "http")]
-    if context
-        .extensions
-        .get::<axum::http::request::Parts>()
-        .is_some()
-    {
+    if context.parts().is_some() {
         return "tcp";
     }
     let _ = context;

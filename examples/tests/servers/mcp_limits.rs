@@ -1406,6 +1406,9 @@ async fn each_request_is_a_server_span_by_the_mcp_conventions_with_the_tools_spa
     let _subscriber = tracing::subscriber::set_default(
         tracing_subscriber::registry().with(Capture(seen.clone())),
     );
+    // Other tests in this process run without a subscriber: a callsite they reached first may
+    // have cached "no interest"; ask every callsite again now that this one is set.
+    tracing::callsite::rebuild_interest_cache();
     let mut c = Client::start(McpServer::new(tools()), false).await;
     c.call(1, "tidur", json!({"ms": 1})).await;
     assert_eq!(c.next().await["result"]["isError"], false);

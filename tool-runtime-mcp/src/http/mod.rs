@@ -43,6 +43,7 @@ use crate::server::{McpServer, Served};
 
 mod body;
 mod connections;
+mod direct;
 mod shares;
 
 use connections::Connections;
@@ -270,6 +271,12 @@ impl HttpServer {
         {
             allowed_hosts.push(host);
         }
+        let shares = Arc::new(Shares::new(
+            &self.config,
+            sessions.clone(),
+            self.mcp.clone(),
+            &allowed_hosts,
+        ));
         let rmcp_config = StreamableHttpServerConfig::default()
             .with_allowed_hosts(allowed_hosts)
             .with_allowed_origins(self.config.allowed_origins.clone())
@@ -286,7 +293,6 @@ impl HttpServer {
                 sessions.clone(),
                 rmcp_config,
             )));
-        let shares = Arc::new(Shares::new(&self.config, sessions, self.mcp.clone()));
         // The checks are layers around the endpoint, outermost first: credentials, then each
         // caller's share and the body. The metadata routes stand outside them: they are public.
         let mut endpoint = axum::Router::new()

@@ -22,6 +22,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::body::{self, Budget};
 use super::connections::ConnectionOwner;
+use super::direct;
 use super::{HttpConfig, holding};
 use crate::caller::{Admitted, OwnerKey, PeerAddr, Principal, RawArguments, owner_key};
 use crate::{Caller, McpServer, REFUSED};
@@ -44,6 +45,8 @@ pub(super) struct Shares {
     large: Mutex<HashMap<String, Arc<Semaphore>>>,
     /// Large bodies being checked at once: half the cores.
     checking: Semaphore,
+    /// The host names requests may name, for the requests answered directly.
+    hosts: direct::Hosts,
 }
 
 #[derive(Default)]
@@ -77,6 +80,7 @@ impl Shares {
         config: &HttpConfig,
         sessions: Arc<LocalSessionManager>,
         mcp: McpServer,
+        allowed_hosts: &[String],
     ) -> Self {
         Shares {
             config: config.clone(),
@@ -88,6 +92,7 @@ impl Shares {
             checking: Semaphore::new(
                 std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1)),
             ),
+            hosts: direct::Hosts::new(allowed_hosts),
         }
     }
 
@@ -450,8 +455,17 @@ pub(super) async fn admit(
                 }
             }
         }
+        // A plain stateless request is answered here; any other goes on to rmcp.
+        let direct = match session {
+            None => direct::plan(&parts, &checked.body, &shares.hosts),
+            Some(_) => None,
+        };
         if let Some(arguments) = checked.arguments {
             parts.extensions.insert(RawArguments(arguments));
+        }
+        if let Some(plan) = direct {
+            let response = direct::answer(&shares.mcp, plan, parts).await;
+            return holding(response, (turn, body_bytes, large));
         }
         Request::from_parts(parts, Body::from(checked.body))
     } else {

@@ -1,0 +1,113 @@
+//! What a request brings to the server besides its params: its id, cancellation, `_meta`, the
+//! HTTP request's parts and, when it came through rmcp's service, the peer to notify or ask.
+//! rmcp's handlers get a `RequestContext`, which only a running rmcp service can make; the HTTP
+//! server's direct answers to stateless requests (`http/direct.rs`) come without one.
+
+use rmcp::RoleServer;
+use rmcp::model::{
+    ClientCapabilities, Extensions, ProgressToken, ProtocolVersion, RequestId, RequestMetaObject,
+};
+use rmcp::service::{Peer, RequestContext};
+use tokio_util::sync::CancellationToken;
+
+/// One request as the server's handlers read it.
+pub(crate) enum Incoming {
+    /// Through rmcp's service: stdio, a 2025-11-25 session, or a stateless request the direct
+    /// path left to rmcp.
+    Served(RequestContext<RoleServer>),
+    /// A stateless 2026-07-28 request the HTTP server answers itself.
+    #[cfg(feature = "http")]
+    Direct(Direct),
+}
+
+#[cfg(feature = "http")]
+/// A stateless request answered without rmcp's per-request service: it carries its version
+/// and capabilities in `_meta`, and there is no peer to notify or ask.
+pub(crate) struct Direct {
+    pub(crate) ct: CancellationToken,
+    pub(crate) id: RequestId,
+    pub(crate) meta: RequestMetaObject,
+    /// The request's `http::request::Parts`.
+    pub(crate) extensions: Extensions,
+}
+
+impl From<RequestContext<RoleServer>> for Incoming {
+    fn from(context: RequestContext<RoleServer>) -> Self {
+        Incoming::Served(context)
+    }
+}
+
+impl Incoming {
+    /// Cancelled when the client cancels the request.
+    pub(crate) fn ct(&self) -> &CancellationToken {
+        match self {
+            Incoming::Served(c) => &c.ct,
+            #[cfg(feature = "http")]
+            Incoming::Direct(d) => &d.ct,
+        }
+    }
+
+    pub(crate) fn id(&self) -> &RequestId {
+        match self {
+            Incoming::Served(c) => &c.id,
+            #[cfg(feature = "http")]
+            Incoming::Direct(d) => &d.id,
+        }
+    }
+
+    fn meta(&self) -> &RequestMetaObject {
+        match self {
+            Incoming::Served(c) => &c.meta,
+            #[cfg(feature = "http")]
+            Incoming::Direct(d) => &d.meta,
+        }
+    }
+
+    /// On HTTP, holds the request's `http::request::Parts`.
+    pub(crate) fn extensions(&self) -> &Extensions {
+        match self {
+            Incoming::Served(c) => &c.extensions,
+            #[cfg(feature = "http")]
+            Incoming::Direct(d) => &d.extensions,
+        }
+    }
+
+    /// The client to notify or ask, when the request came through rmcp's service.
+    pub(crate) fn peer(&self) -> Option<&Peer<RoleServer>> {
+        match self {
+            Incoming::Served(c) => Some(&c.peer),
+            #[cfg(feature = "http")]
+            Incoming::Direct(_) => None,
+        }
+    }
+
+    /// The request's protocol version: from its `_meta` (2026-07-28), else the session's.
+    pub(crate) fn protocol_version(&self) -> Option<ProtocolVersion> {
+        match self {
+            Incoming::Served(c) => c.protocol_version(),
+            #[cfg(feature = "http")]
+            Incoming::Direct(d) => d.meta.protocol_version(),
+        }
+    }
+
+    /// The client's capabilities: from the request's `_meta`, else (in a session) the ones it
+    /// gave at `initialize`.
+    pub(crate) fn client_capabilities(&self) -> Option<ClientCapabilities> {
+        match self {
+            Incoming::Served(c) => c.client_capabilities(),
+            #[cfg(feature = "http")]
+            Incoming::Direct(d) => d.meta.client_capabilities(),
+        }
+    }
+
+    /// The token the client gave for progress reports, if any.
+    pub(crate) fn progress_token(&self) -> Option<ProgressToken> {
+        self.meta().get_progress_token()
+    }
+
+    /// The HTTP request's parts (none on stdio).
+    #[cfg(feature = "http")]
+    pub(crate) fn parts(&self) -> Option<&::http::request::Parts> {
+        self.extensions().get::<::http::request::Parts>()
+    }
+}

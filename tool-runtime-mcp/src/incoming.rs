@@ -105,6 +105,28 @@ impl Incoming {
         self.meta().get_progress_token()
     }
 
+    /// The W3C trace context the request carried: in its `_meta`, else (on HTTP) in its
+    /// headers.
+    pub(crate) fn trace_context(&self) -> Option<crate::trace::TraceContext> {
+        let meta = &self.meta().0.0;
+        let carried = crate::trace::TraceContext::from_fields(|k| {
+            meta.get(k).and_then(|v| v.as_str()).map(str::to_owned)
+        });
+        #[cfg(feature = "http")]
+        if carried.is_none()
+            && let Some(parts) = self.parts()
+        {
+            return crate::trace::TraceContext::from_fields(|k| {
+                parts
+                    .headers
+                    .get(k)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned)
+            });
+        }
+        carried
+    }
+
     /// The HTTP request's parts (none on stdio).
     #[cfg(feature = "http")]
     pub(crate) fn parts(&self) -> Option<&::http::request::Parts> {

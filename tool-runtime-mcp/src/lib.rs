@@ -62,6 +62,7 @@ pub mod remote;
 mod server;
 mod stdio;
 mod telemetry;
+pub mod trace;
 #[cfg(any(feature = "oauth", feature = "client-http"))]
 mod uri;
 

@@ -20,6 +20,7 @@ use crate::export;
 use crate::incoming::Incoming;
 use crate::limits::{Gates, Limits};
 use crate::pace::Pace;
+use crate::trace::Propagator;
 
 /// Makes the [`Context`] of one request.
 type ContextFn = dyn Fn(Caller) -> BoxFuture<'static, Result<Context, Refusal>> + Send + Sync;
@@ -59,6 +60,8 @@ pub struct McpServer {
     tool_changes: Arc<watch::Sender<u64>>,
     /// Set when the server shuts down: open `subscriptions/listen` streams end with their result.
     stopping: Arc<watch::Sender<bool>>,
+    /// Makes the trace context a request carried its span's parent.
+    propagator: Option<Arc<dyn Propagator>>,
 }
 
 impl McpServer {
@@ -79,6 +82,7 @@ impl McpServer {
             state_codec: random_key().map(|k| Arc::new(RequestStateCodec::new_unchecked(k))),
             tool_changes: Arc::new(watch::channel(0).0),
             stopping: Arc::new(watch::channel(false).0),
+            propagator: None,
         }
     }
 
@@ -143,6 +147,31 @@ impl McpServer {
     {
         self.context = Arc::new(move |caller| Box::pin(make(caller)));
         self
+    }
+
+    /// Continues the caller's trace: the W3C trace context a request carries (in `params._meta`,
+    /// or on HTTP its headers) becomes its server span's parent through `propagator` (see
+    /// [`trace`](crate::trace)).
+    pub fn with_propagator(mut self, propagator: impl Propagator) -> Self {
+        self.propagator = Some(Arc::new(propagator));
+        self
+    }
+
+    /// The span of one request, continuing the trace it carried.
+    fn span_of(
+        &self,
+        method: &'static str,
+        tool: Option<&str>,
+        request: &Incoming,
+    ) -> tracing::Span {
+        let span = crate::telemetry::request_span(method, tool, request);
+        if let Some(propagator) = &self.propagator
+            && !span.is_disabled()
+            && let Some(carried) = request.trace_context()
+        {
+            propagator.extract(&span, &carried);
+        }
+        span
     }
 
     /// How much work the server takes on (see [`Limits`]).
@@ -260,7 +289,7 @@ impl McpServer {
         cursor: Option<&str>,
         request: &Incoming,
     ) -> Result<ListToolsResult, ErrorData> {
-        let span = crate::telemetry::request_span("tools/list", None, request);
+        let span = self.span_of("tools/list", None, request);
         let listed = async {
             let (caller, cx) = self.context_for(request).await?;
             if tracing::enabled!(tracing::Level::DEBUG) {
@@ -283,7 +312,7 @@ impl McpServer {
         params: CallToolRequestParams,
         request: Incoming,
     ) -> Result<CallToolResponse, ErrorData> {
-        let span = crate::telemetry::request_span("tools/call", Some(&params.name), &request);
+        let span = self.span_of("tools/call", Some(&params.name), &request);
         // rmcp moves each request's future into a task: boxing keeps that future a few words
         // instead of the whole call (and the approval round-trip) copied on every request.
         let answer = Box::pin(self.call(params, request))

@@ -37,7 +37,16 @@ impl Handler for RemoteTool {
                 Value::Object(map) => map,
                 _ => Map::new(),
             };
-            let params = CallToolRequestParams::new(self.name.clone()).with_arguments(arguments);
+            let mut params =
+                CallToolRequestParams::new(self.name.clone()).with_arguments(arguments);
+            // The caller's trace goes on at the remote server.
+            if let Some(propagator) = &self.remote.options.propagator
+                && let Some(context) = propagator.inject(&tracing::Span::current())
+            {
+                let mut meta = rmcp::model::RequestMetaObject::default();
+                context.write_into(&mut meta.0.0);
+                params.meta = Some(meta);
+            }
             let timeout = self.remote.options.call_timeout;
             // Dropping the request (the time limit, or the caller's call dropped) sends
             // `notifications/cancelled` to the server.

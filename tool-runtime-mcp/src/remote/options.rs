@@ -2,11 +2,14 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
+
+use crate::trace::Propagator;
 
 /// How the host imports one server's tools: names, permissions, approval, limits. Set the
 /// fields it needs and take the rest from `..RemoteOptions::default()`.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct RemoteOptions {
     /// Put before every imported name as `{prefix}_{name}`, so two servers' tools cannot
     /// collide (and a name tells the model which server it belongs to).
@@ -25,6 +28,25 @@ pub struct RemoteOptions {
     pub max_tools: usize,
     /// How long after a failed connection the next call waits before trying again.
     pub retry_after: Duration,
+    /// Writes the current span's trace context into every call's `params._meta`, so the
+    /// remote server's spans join the caller's trace (see [`trace`](crate::trace)).
+    pub propagator: Option<Arc<dyn Propagator>>,
+}
+
+impl fmt::Debug for RemoteOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RemoteOptions")
+            .field("prefix", &self.prefix)
+            .field("requires", &self.requires)
+            .field("tool_requires", &self.tool_requires)
+            .field("approval", &self.approval)
+            .field("call_timeout", &self.call_timeout)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("max_tools", &self.max_tools)
+            .field("retry_after", &self.retry_after)
+            .field("propagator", &self.propagator.as_ref().map(|_| "set"))
+            .finish()
+    }
 }
 
 impl Default for RemoteOptions {
@@ -38,6 +60,7 @@ impl Default for RemoteOptions {
             connect_timeout: Duration::from_secs(10),
             max_tools: 1_000,
             retry_after: Duration::from_secs(1),
+            propagator: None,
         }
     }
 }

@@ -1,0 +1,134 @@
+//! One trace across MCP hops: the W3C trace context a remote call writes into `params._meta`
+//! reaches the server's propagator as it was sent; on HTTP a request's `traceparent` header is
+//! read too (`_meta` wins when both are there); a malformed one is ignored.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use tool_runtime::{Context, ToolSet, tool};
+use tool_runtime_mcp::McpServer;
+use tool_runtime_mcp::http::HttpServer;
+use tool_runtime_mcp::remote::{Remote, RemoteOptions};
+use tool_runtime_mcp::trace::{Propagator, TraceContext};
+
+#[tool(description = "Return the leave days left of the signed-in employee.")]
+fn leave_left() -> u8 {
+    7
+}
+
+const CALLER: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+const HEADER: &str = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+
+/// Records what each request carried; gives `inject` for the calls it makes.
+#[derive(Clone, Default)]
+struct Recorder {
+    carried: Arc<Mutex<Vec<TraceContext>>>,
+    inject: Option<TraceContext>,
+}
+
+impl Propagator for Recorder {
+    fn extract(&self, _: &tracing::Span, carried: &TraceContext) {
+        self.carried.lock().unwrap().push(carried.clone());
+    }
+
+    fn inject(&self, _: &tracing::Span) -> Option<TraceContext> {
+        self.inject.clone()
+    }
+}
+
+/// A server whose propagator is `recorder`; spans are on (a subscriber is set), as the
+/// propagator only runs for a span that records.
+async fn server(recorder: Recorder) -> SocketAddr {
+    let tools = ToolSet::new([leave_left::tool()]).unwrap();
+    let bound = HttpServer::new(McpServer::new(tools).with_propagator(recorder))
+        .bind("127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let addr = bound.local_addr().unwrap();
+    tokio::spawn(bound.serve());
+    addr
+}
+
+fn subscriber() -> tracing::subscriber::DefaultGuard {
+    let guard = tracing::subscriber::set_default(
+        tracing_subscriber::registry().with(tracing_subscriber::filter::LevelFilter::INFO),
+    );
+    tracing::callsite::rebuild_interest_cache();
+    guard
+}
+
+use tracing_subscriber::layer::SubscriberExt;
+
+#[tokio::test]
+async fn a_remote_call_carries_the_callers_trace_to_the_server() {
+    let _subscriber = subscriber();
+    let server_side = Recorder::default();
+    let addr = server(server_side.clone()).await;
+    let mut sent = TraceContext::new(CALLER);
+    sent.tracestate = Some("congo=t61rcWkgMzE".into());
+    sent.baggage = Some("tenant=acme".into());
+    let options = RemoteOptions {
+        propagator: Some(Arc::new(Recorder {
+            inject: Some(sent.clone()),
+            ..Recorder::default()
+        })),
+        approval: HashMap::from([("leave_left".to_owned(), false)]),
+        ..RemoteOptions::default()
+    };
+    let remote = Remote::http("hr", format!("http://{addr}/mcp"), None, options)
+        .await
+        .unwrap();
+    let set = ToolSet::new(remote.tools().await.unwrap().tools).unwrap();
+    let out = set.call(&Context::new(), "leave_left", "{}").await.unwrap();
+    assert_eq!(out.into_value(), serde_json::json!({"result": 7}));
+    let carried = server_side.carried.lock().unwrap().clone();
+    // The listing carried none; the call carried the caller's, every field as sent.
+    assert_eq!(carried, [sent]);
+}
+
+/// One stateless call with `meta` in its `_meta` and `headers`.
+async fn post(addr: SocketAddr, meta: &str, headers: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}{meta}}},"name":"leave_left","arguments":{{}}}}}}"#
+    );
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: leave_left\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await.unwrap();
+    answer
+}
+
+#[tokio::test]
+async fn the_meta_context_wins_over_the_headers_and_a_malformed_one_is_ignored() {
+    let _subscriber = subscriber();
+    let recorder = Recorder::default();
+    let addr = server(recorder.clone()).await;
+    let header = format!("traceparent: {HEADER}\r\n");
+    let in_meta = format!(r#","traceparent":"{CALLER}""#);
+    for (meta, headers) in [
+        ("", header.as_str()),
+        (in_meta.as_str(), header.as_str()),
+        (r#","traceparent":"00-zz-00f067aa0ba902b7-01""#, ""),
+        (
+            "",
+            "traceparent: 00-00000000000000000000000000000000-b7ad6b7169203331-01\r\n",
+        ),
+    ] {
+        let answer = post(addr, meta, headers).await;
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    }
+    let carried: Vec<String> = recorder
+        .carried
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|c| c.traceparent.clone())
+        .collect();
+    assert_eq!(carried, [HEADER, CALLER]);
+}

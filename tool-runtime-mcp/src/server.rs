@@ -290,6 +290,7 @@ impl McpServer {
         request: &Incoming,
     ) -> Result<ListToolsResult, ErrorData> {
         let span = self.span_of("tools/list", None, request);
+        let started = (!span.is_disabled()).then(std::time::Instant::now);
         let listed = async {
             let (caller, cx) = self.context_for(request).await?;
             if tracing::enabled!(tracing::Level::DEBUG) {
@@ -303,6 +304,16 @@ impl McpServer {
         .instrument(span.clone())
         .await;
         crate::telemetry::record_outcome(&span, listed.as_ref().err(), false);
+        if let Some(started) = started {
+            let _entered = span.enter();
+            crate::telemetry::record_duration(
+                started,
+                "tools/list",
+                None,
+                listed.as_ref().err(),
+                false,
+            );
+        }
         listed
     }
 
@@ -313,6 +324,7 @@ impl McpServer {
         request: Incoming,
     ) -> Result<CallToolResponse, ErrorData> {
         let span = self.span_of("tools/call", Some(&params.name), &request);
+        let timed = (!span.is_disabled()).then(|| (std::time::Instant::now(), params.name.clone()));
         // rmcp moves each request's future into a task: boxing keeps that future a few words
         // instead of the whole call (and the approval round-trip) copied on every request.
         let answer = Box::pin(self.call(params, request))
@@ -321,6 +333,16 @@ impl McpServer {
         let failed =
             matches!(&answer, Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true));
         crate::telemetry::record_outcome(&span, answer.as_ref().err(), failed);
+        if let Some((started, name)) = timed {
+            let _entered = span.enter();
+            crate::telemetry::record_duration(
+                started,
+                "tools/call",
+                Some(&name),
+                answer.as_ref().err(),
+                failed,
+            );
+        }
         answer
     }
 

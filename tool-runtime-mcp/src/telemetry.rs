@@ -6,7 +6,9 @@
 //! and `client.port` (HTTP), `gen_ai.tool.name` and `gen_ai.operation.name` for a `tools/call`,
 //! and when it fails `error.type` (the JSON-RPC code, or `tool_error` for a result with `isError`),
 //! `rpc.response.status_code` (the JSON-RPC code) and `otel.status_code` `ERROR`. The tool's own
-//! `execute_tool` span runs inside it. Without a subscriber nothing is formatted or recorded.
+//! `execute_tool` span runs inside it. Each request's duration is also the
+//! `mcp.server.operation.duration` histogram (see [`record_duration`]). Without a subscriber
+//! nothing is formatted or recorded.
 
 use rmcp::model::ErrorData;
 
@@ -87,4 +89,27 @@ pub(crate) fn record_outcome(span: &tracing::Span, error: Option<&ErrorData>, to
         span.record("error.type", "tool_error");
         span.record("otel.status_code", "ERROR");
     }
+}
+
+/// A request's duration as the MCP conventions' `mcp.server.operation.duration` histogram
+/// (seconds): an `INFO` event of the target `tool_runtime_mcp::metrics` with the field
+/// `histogram.mcp.server.operation.duration`, which `tracing-opentelemetry`'s metrics layer
+/// reads (its other fields are the attributes). Emitted inside the request's span.
+pub(crate) fn record_duration(
+    started: std::time::Instant,
+    method: &'static str,
+    tool: Option<&str>,
+    error: Option<&ErrorData>,
+    tool_error: bool,
+) {
+    let code = error.map(|e| e.code.0.to_string());
+    let error_type = code.as_deref().or(tool_error.then_some("tool_error"));
+    tracing::event!(
+        target: "tool_runtime_mcp::metrics",
+        tracing::Level::INFO,
+        histogram.mcp.server.operation.duration = started.elapsed().as_secs_f64(),
+        mcp.method.name = method,
+        gen_ai.tool.name = tool,
+        error.r#type = error_type,
+    );
 }

@@ -132,3 +132,110 @@ async fn the_meta_context_wins_over_the_headers_and_a_malformed_one_is_ignored()
         .collect();
     assert_eq!(carried, [HEADER, CALLER]);
 }
+
+/// The events that carry a histogram (a field named `histogram.…`), their fields as text.
+#[derive(Clone, Default)]
+struct Histograms(Arc<Mutex<Vec<HashMap<String, String>>>>);
+
+struct Fields<'a>(&'a mut HashMap<String, String>);
+
+impl tracing::field::Visit for Fields<'_> {
+    fn record_f64(&mut self, field: &tracing::field::Field, value: f64) {
+        self.0.insert(field.name().to_owned(), value.to_string());
+    }
+
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        self.0.insert(field.name().to_owned(), value.to_owned());
+    }
+
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        self.0.insert(field.name().to_owned(), format!("{value:?}"));
+    }
+}
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Histograms {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        let mut fields = HashMap::new();
+        event.record(&mut Fields(&mut fields));
+        if fields.keys().any(|k| k.starts_with("histogram.")) {
+            self.0.lock().unwrap().push(fields);
+        }
+    }
+}
+
+#[tokio::test]
+async fn every_hop_reports_its_duration_as_the_conventions_histograms() {
+    let histograms = Histograms::default();
+    let _subscriber =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(histograms.clone()));
+    tracing::callsite::rebuild_interest_cache();
+    let addr = server(Recorder::default()).await;
+    let options = RemoteOptions {
+        approval: HashMap::from([("leave_left".to_owned(), false)]),
+        ..RemoteOptions::default()
+    };
+    let remote = Remote::http("hr", format!("http://{addr}/mcp"), None, options)
+        .await
+        .unwrap();
+    let set = ToolSet::new(remote.tools().await.unwrap().tools).unwrap();
+    set.call(&Context::new(), "leave_left", "{}").await.unwrap();
+    let err = set.call(&Context::new(), "leave_left", r#"{"x":1}"#).await;
+    assert!(err.is_err());
+    let seen = histograms.0.lock().unwrap().clone();
+    let with = |metric: &str, pairs: &[(&str, &str)]| {
+        seen.iter()
+            .filter(|f| {
+                f.get(metric)
+                    .and_then(|v| v.parse::<f64>().ok())
+                    .is_some_and(|s| (0.0..10.0).contains(&s))
+                    && pairs
+                        .iter()
+                        .all(|(k, v)| f.get(*k).map(String::as_str) == Some(*v))
+            })
+            .count()
+    };
+    let tool = ("gen_ai.tool.name", "leave_left");
+    // The server's listing and its one call, and the call the client made through its set.
+    assert_eq!(
+        with(
+            "histogram.mcp.server.operation.duration",
+            &[("mcp.method.name", "tools/list")]
+        ),
+        1,
+        "{seen:#?}"
+    );
+    assert_eq!(
+        with(
+            "histogram.mcp.server.operation.duration",
+            &[("mcp.method.name", "tools/call"), tool]
+        ),
+        1,
+        "{seen:#?}"
+    );
+    assert_eq!(
+        with(
+            "histogram.mcp.client.operation.duration",
+            &[("mcp.method.name", "tools/call"), tool]
+        ),
+        1,
+        "{seen:#?}"
+    );
+    // The server ran the tool once; the client's set ran its remote tool once, and refused
+    // the arguments it does not take before sending them.
+    assert_eq!(
+        with(
+            "histogram.gen_ai.execute_tool.duration",
+            &[("gen_ai.operation.name", "execute_tool"), tool]
+        ),
+        3,
+        "{seen:#?}"
+    );
+    assert_eq!(
+        with(
+            "histogram.gen_ai.execute_tool.duration",
+            &[tool, ("error.type", "invalid_arguments")]
+        ),
+        1,
+        "{seen:#?}"
+    );
+}

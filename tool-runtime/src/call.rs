@@ -349,7 +349,7 @@ enum Started<'a> {
 /// A running call and its span.
 struct Traced<'a> {
     call: Running<'a>,
-    trace: Trace,
+    trace: Trace<'a>,
 }
 
 enum Running<'a> {
@@ -375,17 +375,21 @@ impl Future for Running<'_> {
 /// `gen_ai.tool.call.id` when the model gave one, and when it fails `error.type` (`tool_error`
 /// for the tool's own error, else the error's kind: `invalid_arguments`, `forbidden`,
 /// `timed_out`, …) with status `ERROR` (a call held for approval is not a failure).
-/// Also, for a `fmt` subscriber, `outcome` (`ok` or the error's kind) and `duration_us`.
+/// Also, for a `fmt` subscriber, `outcome` (`ok` or the error's kind) and `duration_us`; and
+/// the `gen_ai.execute_tool.duration` histogram (seconds) as an `INFO` event of the target
+/// `tool_runtime::metrics` with the field `histogram.gen_ai.execute_tool.duration`, which
+/// `tracing-opentelemetry`'s metrics layer reads.
 /// Arguments and results are recorded only as `TRACE` events of the target
 /// `tool_runtime::values`, which a host turns on in its filter.
-struct Trace {
+struct Trace<'a> {
     span: tracing::Span,
-    /// `None` when no subscriber wants the span: then nothing is timed or recorded.
-    started: Option<std::time::Instant>,
+    /// When the call started and the tool's name; `None` when no subscriber wants the span:
+    /// then nothing is timed or recorded.
+    started: Option<(std::time::Instant, &'a str)>,
 }
 
-impl Trace {
-    fn start(tool: &Tool, call_id: Option<&str>) -> Trace {
+impl<'a> Trace<'a> {
+    fn start(tool: &'a Tool, call_id: Option<&str>) -> Trace<'a> {
         let span = tracing::info_span!(
             "execute_tool",
             otel.name = tracing::field::Empty,
@@ -403,7 +407,7 @@ impl Trace {
         let started = (!span.is_disabled()).then(|| {
             span.record("otel.name", format!("execute_tool {}", tool.name()));
             span.record("gen_ai.tool.description", tool.description());
-            std::time::Instant::now()
+            (std::time::Instant::now(), tool.name())
         });
         Trace { span, started }
     }
@@ -412,9 +416,9 @@ impl Trace {
     /// one, the outcome only passes through.
     #[inline(always)]
     fn finish(&self, out: Result<CallOutput, ToolError>) -> Result<CallOutput, ToolError> {
-        match self.started {
+        match &self.started {
             None => out,
-            Some(started) => self.record(started, out),
+            Some((started, tool)) => self.record(*started, tool, out),
         }
     }
 
@@ -422,9 +426,12 @@ impl Trace {
     fn record(
         &self,
         started: std::time::Instant,
+        tool: &str,
         out: Result<CallOutput, ToolError>,
     ) -> Result<CallOutput, ToolError> {
-        let elapsed = started.elapsed().as_micros() as u64;
+        let took = started.elapsed();
+        let elapsed = took.as_micros() as u64;
+        let mut error_type = None;
         match &out {
             Ok(_) => {
                 self.span.record("outcome", "ok");
@@ -441,11 +448,22 @@ impl Trace {
                 };
                 self.span.record("error.type", kind);
                 self.span.record("otel.status_code", "ERROR");
+                error_type = Some(kind);
             }
         }
         self.span.record("duration_us", elapsed);
+        let _entered = self.span.enter();
+        // The conventions' histogram (seconds), as an event `tracing-opentelemetry`'s metrics
+        // layer reads: a `histogram.` field, the others its attributes.
+        tracing::event!(
+            target: "tool_runtime::metrics",
+            tracing::Level::INFO,
+            histogram.gen_ai.execute_tool.duration = took.as_secs_f64(),
+            gen_ai.operation.name = "execute_tool",
+            gen_ai.tool.name = tool,
+            error.r#type = error_type,
+        );
         if let Ok(output) = &out {
-            let _entered = self.span.enter();
             tracing::trace!(target: "tool_runtime::values", output = output.json());
         }
         out

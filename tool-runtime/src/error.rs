@@ -240,8 +240,10 @@ impl ToolError {
         }
     }
 
-    /// The span field `outcome` of a call that ended in this error.
-    pub(crate) fn kind(&self) -> &'static str {
+    /// A short, stable name of the error's kind (`invalid_arguments`, `timed_out`, `failed`,
+    /// …): a call's span records it as `outcome`, and as `error.type` (with `tool_error` for
+    /// [`Failed`](ToolError::Failed), the tool's own error).
+    pub fn kind(&self) -> &'static str {
         match self {
             ToolError::UnknownTool { .. } => "unknown_tool",
             ToolError::InvalidArguments(_) => "invalid_arguments",

@@ -136,11 +136,33 @@ fn each_call_is_an_execute_tool_span_by_the_conventions_and_no_values() {
     assert_eq!(field(failed, "otel.name"), Some("execute_tool gagal"));
     assert_eq!(field(failed, "error.type"), Some("tool_error"));
     assert_eq!(field(failed, "otel.status_code"), Some("ERROR"));
-    assert!(
-        seen.events.is_empty(),
-        "no values unless asked: {:?}",
-        seen.events
-    );
+    let values: Vec<_> = seen
+        .events
+        .iter()
+        .filter(|(target, _)| target == "tool_runtime::values")
+        .collect();
+    assert!(values.is_empty(), "no values unless asked: {values:?}");
+    // Each call's duration, as the conventions' histogram, with its tool and error type.
+    let durations: Vec<_> = seen
+        .events
+        .iter()
+        .filter(|(target, _)| target == "tool_runtime::metrics")
+        .map(|(_, f)| f)
+        .collect();
+    assert_eq!(durations.len(), 3, "{durations:?}");
+    for (fields, error) in
+        durations
+            .iter()
+            .zip([None, Some("invalid_arguments"), Some("tool_error")])
+    {
+        let seconds: f64 = field(fields, "histogram.gen_ai.execute_tool.duration")
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!((0.0..10.0).contains(&seconds), "{fields:?}");
+        assert_eq!(field(fields, "error.type"), error, "{fields:?}");
+    }
+    assert_eq!(field(durations[2], "gen_ai.tool.name"), Some("gagal"));
 }
 
 #[test]

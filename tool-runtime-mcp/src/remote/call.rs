@@ -48,41 +48,47 @@ impl Handler for RemoteTool {
                 params.meta = Some(meta);
             }
             let timeout = self.remote.options.call_timeout;
-            // Dropping the request (the time limit, or the caller's call dropped) sends
-            // `notifications/cancelled` to the server.
-            let call = call_tool(&peer, params, cx.get::<Progress>(), &reports);
-            let result = match tokio::time::timeout(timeout, call).await {
-                Err(_) => {
-                    tokio::spawn(self.remote.clone().probe(peer, connection));
-                    return Err(ToolError::TimedOut {
-                        seconds: timeout.as_secs_f64(),
-                    });
-                }
-                Ok(Err(
-                    rmcp::ServiceError::TransportSend(_) | rmcp::ServiceError::TransportClosed,
-                )) => {
-                    self.remote.forget(connection);
-                    return Err(ToolError::failed(format!(
-                        "the connection to the MCP server `{}` was lost during the call (the \
-                             server went away, or its answer was larger than the transport's \
-                             16 MiB limit); the next call connects again",
-                        self.remote.label
-                    )));
-                }
-                Ok(Err(e)) => {
-                    let message = format!(
-                        "the MCP server `{}` failed the call: {}",
-                        self.remote.label,
-                        said(&e)
-                    );
-                    return Err(ToolError::Failed {
-                        message,
-                        error: Some(Arc::new(e)),
-                    });
-                }
-                Ok(Ok(result)) => result,
-            };
-            answer(result)
+            let metered = Metered::start(&self.name);
+            let outcome = async {
+                // Dropping the request (the time limit, or the caller's call dropped) sends
+                // `notifications/cancelled` to the server.
+                let call = call_tool(&peer, params, cx.get::<Progress>(), &reports);
+                let result = match tokio::time::timeout(timeout, call).await {
+                    Err(_) => {
+                        tokio::spawn(self.remote.clone().probe(peer, connection));
+                        return Err(ToolError::TimedOut {
+                            seconds: timeout.as_secs_f64(),
+                        });
+                    }
+                    Ok(Err(
+                        rmcp::ServiceError::TransportSend(_) | rmcp::ServiceError::TransportClosed,
+                    )) => {
+                        self.remote.forget(connection);
+                        return Err(ToolError::failed(format!(
+                            "the connection to the MCP server `{}` was lost during the call (the \
+                                 server went away, or its answer was larger than the transport's \
+                                 16 MiB limit); the next call connects again",
+                            self.remote.label
+                        )));
+                    }
+                    Ok(Err(e)) => {
+                        let message = format!(
+                            "the MCP server `{}` failed the call: {}",
+                            self.remote.label,
+                            said(&e)
+                        );
+                        return Err(ToolError::Failed {
+                            message,
+                            error: Some(Arc::new(e)),
+                        });
+                    }
+                    Ok(Ok(result)) => result,
+                };
+                answer(result)
+            }
+            .await;
+            metered.finish(&outcome);
+            outcome
         })
     }
 }
@@ -193,5 +199,41 @@ fn said(e: &rmcp::ServiceError) -> String {
             "the connection was lost".into()
         }
         _ => "the request failed".into(),
+    }
+}
+
+/// A remote call's duration as the MCP conventions' `mcp.client.operation.duration` histogram
+/// (seconds): an `INFO` event of the target `tool_runtime_mcp::metrics` with the field
+/// `histogram.mcp.client.operation.duration`, for `tracing-opentelemetry`'s metrics layer;
+/// `error.type` is `tool_error` for the server's own failure, else the error's kind.
+struct Metered<'a> {
+    tool: &'a str,
+    started: Option<std::time::Instant>,
+}
+
+impl<'a> Metered<'a> {
+    fn start(tool: &'a str) -> Self {
+        let wanted = tracing::enabled!(target: "tool_runtime_mcp::metrics", tracing::Level::INFO);
+        Metered {
+            tool,
+            started: wanted.then(std::time::Instant::now),
+        }
+    }
+
+    fn finish(&self, answer: &Result<Value, ToolError>) {
+        let Some(started) = self.started else {
+            return;
+        };
+        tracing::event!(
+            target: "tool_runtime_mcp::metrics",
+            tracing::Level::INFO,
+            histogram.mcp.client.operation.duration = started.elapsed().as_secs_f64(),
+            mcp.method.name = "tools/call",
+            gen_ai.tool.name = self.tool,
+            error.r#type = answer.as_ref().err().map(|e| match e {
+                ToolError::Failed { .. } => "tool_error",
+                other => other.kind(),
+            }),
+        );
     }
 }

@@ -239,3 +239,86 @@ async fn every_hop_reports_its_duration_as_the_conventions_histograms() {
         "{seen:#?}"
     );
 }
+
+/// A span's name, its parent's name, and its fields.
+type SeenSpan = (String, Option<String>, HashMap<String, String>);
+
+/// Every span made.
+#[derive(Clone, Default)]
+struct Spans(Arc<Mutex<Vec<SeenSpan>>>);
+
+impl<S> tracing_subscriber::Layer<S> for Spans
+where
+    S: tracing::Subscriber + for<'l> tracing_subscriber::registry::LookupSpan<'l>,
+{
+    fn on_new_span(
+        &self,
+        attrs: &tracing::span::Attributes<'_>,
+        id: &tracing::span::Id,
+        cx: tracing_subscriber::layer::Context<'_, S>,
+    ) {
+        let mut fields = HashMap::new();
+        attrs.record(&mut Fields(&mut fields));
+        let parent = cx
+            .span(id)
+            .and_then(|s| s.parent())
+            .map(|p| p.name().to_owned());
+        self.0
+            .lock()
+            .unwrap()
+            .push((attrs.metadata().name().to_owned(), parent, fields));
+    }
+}
+
+/// Names the span a remote call's context was taken from.
+struct Names(Arc<Mutex<Vec<String>>>);
+
+impl Propagator for Names {
+    fn extract(&self, _: &tracing::Span, _: &TraceContext) {}
+
+    fn inject(&self, span: &tracing::Span) -> Option<TraceContext> {
+        let name = span.metadata().map_or("none", |m| m.name());
+        self.0.lock().unwrap().push(name.to_owned());
+        None
+    }
+}
+
+#[tokio::test]
+async fn a_remote_call_is_a_client_span_inside_the_callers_execute_tool() {
+    let spans = Spans::default();
+    let _subscriber =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(spans.clone()));
+    tracing::callsite::rebuild_interest_cache();
+    let addr = server(Recorder::default()).await;
+    let injected_from = Arc::new(Mutex::new(Vec::new()));
+    let options = RemoteOptions {
+        propagator: Some(Arc::new(Names(injected_from.clone()))),
+        approval: HashMap::from([("leave_left".to_owned(), false)]),
+        ..RemoteOptions::default()
+    };
+    let remote = Remote::http("hr", format!("http://{addr}/mcp"), None, options)
+        .await
+        .unwrap();
+    let set = ToolSet::new(remote.tools().await.unwrap().tools).unwrap();
+    set.call(&Context::new(), "leave_left", "{}").await.unwrap();
+    let seen = spans.0.lock().unwrap().clone();
+    let clients: Vec<_> = seen.iter().filter(|(n, ..)| n == "mcp.client").collect();
+    assert_eq!(clients.len(), 1, "{seen:#?}");
+    let (_, parent, fields) = clients[0];
+    assert_eq!(parent.as_deref(), Some("execute_tool"));
+    for (name, value) in [
+        ("otel.kind", "client"),
+        ("mcp.method.name", "tools/call"),
+        ("gen_ai.tool.name", "leave_left"),
+        ("network.transport", "tcp"),
+        ("server.address", "hr"),
+    ] {
+        assert_eq!(
+            fields.get(name).map(String::as_str),
+            Some(value),
+            "{name}: {fields:?}"
+        );
+    }
+    // The context the remote server continues is the client span's.
+    assert_eq!(*injected_from.lock().unwrap(), ["mcp.client"]);
+}

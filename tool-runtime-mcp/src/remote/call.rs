@@ -11,6 +11,7 @@ use rmcp::model::{
 use rmcp::service::{Peer, PeerRequestOptions};
 use serde_json::{Map, Value};
 use tool_runtime::{BoxFuture, Context, Handler, Progress, ToolError};
+use tracing::Instrument;
 
 use super::connection::{Inner, Live};
 use super::progress::Reports;
@@ -39,9 +40,11 @@ impl Handler for RemoteTool {
             };
             let mut params =
                 CallToolRequestParams::new(self.name.clone()).with_arguments(arguments);
-            // The caller's trace goes on at the remote server.
+            let span = client_span(&self.remote, &self.name);
+            // The caller's trace goes on at the remote server, under this call's client span.
             if let Some(propagator) = &self.remote.options.propagator
-                && let Some(context) = propagator.inject(&tracing::Span::current())
+                && !span.is_disabled()
+                && let Some(context) = propagator.inject(&span)
             {
                 let mut meta = rmcp::model::RequestMetaObject::default();
                 context.write_into(&mut meta.0.0);
@@ -86,8 +89,16 @@ impl Handler for RemoteTool {
                 };
                 answer(result)
             }
+            .instrument(span.clone())
             .await;
-            metered.finish(&outcome);
+            if !span.is_disabled() {
+                let _entered = span.enter();
+                if let Err(e) = &outcome {
+                    span.record("error.type", error_type(e));
+                    span.record("otel.status_code", "ERROR");
+                }
+                metered.finish(&outcome);
+            }
             outcome
         })
     }
@@ -230,10 +241,46 @@ impl<'a> Metered<'a> {
             histogram.mcp.client.operation.duration = started.elapsed().as_secs_f64(),
             mcp.method.name = "tools/call",
             gen_ai.tool.name = self.tool,
-            error.r#type = answer.as_ref().err().map(|e| match e {
-                ToolError::Failed { .. } => "tool_error",
-                other => other.kind(),
-            }),
+            error.r#type = answer.as_ref().err().map(error_type),
         );
     }
+}
+
+/// `error.type` of a failed remote call: `tool_error` for the server's own failure (or a lost
+/// connection), else the error's kind.
+fn error_type(e: &ToolError) -> &'static str {
+    match e {
+        ToolError::Failed { .. } => "tool_error",
+        other => other.kind(),
+    }
+}
+
+/// The client span of one remote `tools/call` by OpenTelemetry's MCP conventions
+/// (semantic-conventions-genai v0.1.0, Development): `tools/call {tool}`, kind client, with
+/// `mcp.method.name`, `gen_ai.tool.name`, `gen_ai.operation.name`, `network.transport` (`pipe`
+/// for a child process, `tcp` for HTTP), `server.address` (the server's label) and, when it
+/// fails, `error.type` and `otel.status_code`. It runs inside the caller's `execute_tool` span;
+/// a [`Propagator`](crate::trace::Propagator) makes it the remote server span's parent.
+fn client_span(remote: &Inner, tool: &str) -> tracing::Span {
+    let transport = match &remote.connect {
+        super::connection::Connect::Stdio(_) => "pipe",
+        #[cfg(feature = "client-http")]
+        super::connection::Connect::Http { .. } => "tcp",
+    };
+    let span = tracing::info_span!(
+        "mcp.client",
+        otel.name = tracing::field::Empty,
+        otel.kind = "client",
+        otel.status_code = tracing::field::Empty,
+        mcp.method.name = "tools/call",
+        gen_ai.operation.name = "execute_tool",
+        gen_ai.tool.name = tool,
+        network.transport = transport,
+        server.address = remote.label.as_str(),
+        error.r#type = tracing::field::Empty,
+    );
+    if !span.is_disabled() {
+        span.record("otel.name", format!("tools/call {tool}"));
+    }
+    span
 }

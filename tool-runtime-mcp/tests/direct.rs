@@ -190,3 +190,60 @@ async fn requests_the_direct_path_does_not_plainly_accept_keep_rmcps_answers() {
         "{answer}"
     );
 }
+
+/// One raw request: `head` is the request line and headers (without `Content-Length`).
+async fn raw(addr: SocketAddr, head: &str, body: &str) -> String {
+    let request = format!(
+        "{head}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await.unwrap();
+    answer
+}
+
+/// The headers of a plain stateless call of `name`, on `path`, with `accept`.
+fn head(addr: SocketAddr, path: &str, accept: &str, name: &str) -> String {
+    format!(
+        "POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\nAccept: {accept}\r\nMcp-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: {name}\r\n",
+        addr.port()
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_the_router_or_rmcp_refuses_the_direct_path_refuses_too() {
+    let addr = server().await;
+    let both = "application/json, text/event-stream";
+    let body = call("leave_left", r#"{"nik":"K-001"}"#);
+    // Only the endpoint's path is answered: another is the router's 404.
+    let answer = raw(addr, &head(addr, "/elsewhere", both, "leave_left"), &body).await;
+    assert!(answer.starts_with("HTTP/1.1 404"), "{answer}");
+    // A quoted comma in `Accept` is read as rmcp reads it: not both types, 406.
+    let quoted = format!("\"x, {both}");
+    let answer = raw(addr, &head(addr, "/mcp", &quoted, "leave_left"), &body).await;
+    assert!(answer.starts_with("HTTP/1.1 406"), "{answer}");
+    // A name that reads as an encoded header value: rmcp decodes the header, which then
+    // differs from the body (400).
+    let encoded = "=?base64?bGVhdmVfbGVmdA==?=";
+    let answer = raw(
+        addr,
+        &head(addr, "/mcp", both, encoded),
+        &call(encoded, "{}"),
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+
+    // A list of blank host names allows none (an empty list would allow any).
+    let tools = ToolSet::new([leave_left::tool()]).unwrap();
+    let bound = HttpServer::new(McpServer::new(tools))
+        .configure(|c| c.allowed_hosts = vec![" ".into()])
+        .bind("127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let blank = bound.local_addr().unwrap();
+    tokio::spawn(bound.serve());
+    let answer = raw(blank, &head(blank, "/mcp", both, "leave_left"), &body).await;
+    assert!(answer.starts_with("HTTP/1.1 403"), "{answer}");
+}

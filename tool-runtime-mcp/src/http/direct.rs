@@ -5,10 +5,11 @@
 //! channels for one request and sends the answer through them; about a third of a stateless
 //! call's instructions.
 //!
-//! Only a request whose every part is plainly valid takes this path; any other (an `Origin`
-//! header, a progress token, an approval's answer, an encoded header, a member this path does
-//! not know, a version other than 2026-07-28) goes to rmcp's endpoint as before, which keeps the
-//! last word on what is malformed. The rules rmcp applies to such a request are applied here the
+//! Only a request to the endpoint's path whose every part is plainly valid takes this path; any
+//! other (an `Origin` header, a progress token, an approval's answer, an encoded header or a
+//! quoted `Accept`, a member this path does not know, a version other than 2026-07-28) goes on
+//! to the router and rmcp's endpoint as before, which keep the last word on what is malformed.
+//! At shutdown a call still running is dropped and answered 500, as rmcp does. The rules rmcp applies to such a request are applied here the
 //! same way (the `Host` header, `Accept`, `Content-Type`, `MCP-Protocol-Version` against
 //! `_meta`, `Mcp-Method` and `Mcp-Name` against the body), and the answer is the one rmcp would
 //! send, byte for byte (`tests/direct.rs` compares them).
@@ -68,14 +69,19 @@ struct Params {
     meta: RequestMetaObject,
 }
 
-/// The `Host` names (and ports) the server answers to, read once: the same rule as rmcp's
-/// (an entry without a port allows any port; none at all allows any host).
-pub(super) struct Hosts(Vec<(String, Option<u16>)>);
+/// The `Host` names (and ports) the server answers to, read once: the same rule as rmcp's (an
+/// entry without a port allows any port; an empty list allows any host, a list of blank
+/// entries none).
+pub(super) struct Hosts {
+    any: bool,
+    allowed: Vec<(String, Option<u16>)>,
+}
 
 impl Hosts {
     pub(super) fn new(allowed: &[String]) -> Self {
-        Hosts(
-            allowed
+        Hosts {
+            any: allowed.is_empty(),
+            allowed: allowed
                 .iter()
                 .map(|a| a.trim())
                 .filter(|a| !a.is_empty())
@@ -84,7 +90,7 @@ impl Hosts {
                     Err(_) => (normalize(a), None),
                 })
                 .collect(),
-        )
+        }
     }
 
     fn allow(&self, headers: &HeaderMap) -> bool {
@@ -94,9 +100,9 @@ impl Hosts {
             return false;
         };
         let (host, port) = (normalize(authority.host()), authority.port_u16());
-        self.0.is_empty()
+        self.any
             || self
-                .0
+                .allowed
                 .iter()
                 .any(|(h, p)| *h == host && p.is_none_or(|p| Some(p) == port))
     }
@@ -118,14 +124,17 @@ fn single<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     value.to_str().ok()
 }
 
-/// Whether `Accept` plainly names both JSON and event streams (any weights or parameters: rmcp
-/// reads them).
+/// Whether `Accept` plainly names both JSON and event streams (any weights, parameters or quotes:
+/// rmcp reads them).
 fn accepts_both(headers: &HeaderMap) -> bool {
     let (mut json, mut sse) = (false, false);
     for value in headers.get_all(http::header::ACCEPT) {
         let Ok(value) = value.to_str() else {
             return false;
         };
+        if value.contains('"') {
+            return false;
+        }
         for range in value.split(',') {
             let range = range.trim();
             if range.contains(';') {
@@ -140,9 +149,11 @@ fn accepts_both(headers: &HeaderMap) -> bool {
 
 /// The plan for answering `body` (the envelope, a call's arguments cut out) directly, or `None`
 /// when it goes to rmcp.
-pub(super) fn plan(parts: &Parts, body: &[u8], hosts: &Hosts) -> Option<Plan> {
+pub(super) fn plan(parts: &Parts, body: &[u8], path: &str, hosts: &Hosts) -> Option<Plan> {
     let headers = &parts.headers;
-    if headers.contains_key(http::header::ORIGIN)
+    // Another path is the router's (its 404), never this endpoint's.
+    if parts.uri.path() != path
+        || headers.contains_key(http::header::ORIGIN)
         || !hosts.allow(headers)
         || !accepts_both(headers)
         || single(headers, "mcp-protocol-version") != Some(VERSION)
@@ -173,6 +184,8 @@ pub(super) fn plan(parts: &Parts, body: &[u8], hosts: &Hosts) -> Option<Plan> {
             let name = params.name?;
             if params.cursor.is_some()
                 || params.arguments.is_some_and(|a| !a.is_empty())
+                // A name that reads as an encoded header value is rmcp's to decode.
+                || name.starts_with("=?base64?")
                 || single(headers, "mcp-name") != Some(name.as_str())
             {
                 return None;
@@ -191,8 +204,28 @@ pub(super) fn plan(parts: &Parts, body: &[u8], hosts: &Hosts) -> Option<Plan> {
     })
 }
 
-/// The answer to a planned request, as rmcp writes it.
-pub(super) async fn answer(mcp: &McpServer, plan: Plan, parts: Parts) -> Response {
+/// The answer to a planned request, as rmcp writes it. When the server shuts down (`shutdown`,
+/// the token rmcp's endpoint also stops on) before the answer, the call is dropped and the
+/// answer is a 500, as rmcp's.
+pub(super) async fn answer(
+    mcp: &McpServer,
+    plan: Plan,
+    parts: Parts,
+    shutdown: &CancellationToken,
+) -> Response {
+    let id = plan.id.clone();
+    tokio::select! {
+        response = respond(mcp, plan, parts) => response,
+        () = shutdown.cancelled() => super::shares::refuse(
+            http::StatusCode::INTERNAL_SERVER_ERROR,
+            ErrorCode::INTERNAL_ERROR.0.into(),
+            "the server is shutting down",
+            id.into_json_value(),
+        ),
+    }
+}
+
+async fn respond(mcp: &McpServer, plan: Plan, parts: Parts) -> Response {
     let Plan { id, meta, method } = plan;
     let mut extensions = Extensions::new();
     extensions.insert(parts);

@@ -276,6 +276,7 @@ impl HttpServer {
             sessions.clone(),
             self.mcp.clone(),
             &allowed_hosts,
+            self.shutdown.child_token(),
         ));
         let rmcp_config = StreamableHttpServerConfig::default()
             .with_allowed_hosts(allowed_hosts)

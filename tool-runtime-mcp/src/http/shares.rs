@@ -19,6 +19,7 @@ use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use serde_json::{Value, json};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_util::sync::CancellationToken;
 
 use super::body::{self, Budget};
 use super::connections::ConnectionOwner;
@@ -47,6 +48,8 @@ pub(super) struct Shares {
     checking: Semaphore,
     /// The host names requests may name, for the requests answered directly.
     hosts: direct::Hosts,
+    /// Cancelled when the server has shut down: requests answered directly end with it.
+    shutdown: CancellationToken,
 }
 
 #[derive(Default)]
@@ -81,6 +84,7 @@ impl Shares {
         sessions: Arc<LocalSessionManager>,
         mcp: McpServer,
         allowed_hosts: &[String],
+        shutdown: CancellationToken,
     ) -> Self {
         Shares {
             config: config.clone(),
@@ -93,6 +97,7 @@ impl Shares {
                 std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1)),
             ),
             hosts: direct::Hosts::new(allowed_hosts),
+            shutdown,
         }
     }
 
@@ -457,14 +462,14 @@ pub(super) async fn admit(
         }
         // A plain stateless request is answered here; any other goes on to rmcp.
         let direct = match session {
-            None => direct::plan(&parts, &checked.body, &shares.hosts),
+            None => direct::plan(&parts, &checked.body, &shares.config.path, &shares.hosts),
             Some(_) => None,
         };
         if let Some(arguments) = checked.arguments {
             parts.extensions.insert(RawArguments(arguments));
         }
         if let Some(plan) = direct {
-            let response = direct::answer(&shares.mcp, plan, parts).await;
+            let response = direct::answer(&shares.mcp, plan, parts, &shares.shutdown).await;
             return holding(response, (turn, body_bytes, large));
         }
         Request::from_parts(parts, Body::from(checked.body))

@@ -50,6 +50,15 @@ async fn server(recorder: Recorder) -> SocketAddr {
     addr
 }
 
+/// The server's tools imported over HTTP with `options` (the remote kept with them).
+async fn imported(addr: SocketAddr, options: RemoteOptions) -> (Remote, ToolSet) {
+    let remote = Remote::http("hr", format!("http://{addr}/mcp"), None, options)
+        .await
+        .unwrap();
+    let set = ToolSet::new(remote.tools().await.unwrap().tools).unwrap();
+    (remote, set)
+}
+
 fn subscriber() -> tracing::subscriber::DefaultGuard {
     let guard = tracing::subscriber::set_default(
         tracing_subscriber::registry().with(tracing_subscriber::filter::LevelFilter::INFO),
@@ -76,10 +85,7 @@ async fn a_remote_call_carries_the_callers_trace_to_the_server() {
         approval: HashMap::from([("leave_left".to_owned(), false)]),
         ..RemoteOptions::default()
     };
-    let remote = Remote::http("hr", format!("http://{addr}/mcp"), None, options)
-        .await
-        .unwrap();
-    let set = ToolSet::new(remote.tools().await.unwrap().tools).unwrap();
+    let (_remote, set) = imported(addr, options).await;
     let out = set.call(&Context::new(), "leave_left", "{}").await.unwrap();
     assert_eq!(out.into_value(), serde_json::json!({"result": 7}));
     let carried = server_side.carried.lock().unwrap().clone();
@@ -174,10 +180,7 @@ async fn every_hop_reports_its_duration_as_the_conventions_histograms() {
         approval: HashMap::from([("leave_left".to_owned(), false)]),
         ..RemoteOptions::default()
     };
-    let remote = Remote::http("hr", format!("http://{addr}/mcp"), None, options)
-        .await
-        .unwrap();
-    let set = ToolSet::new(remote.tools().await.unwrap().tools).unwrap();
+    let (_remote, set) = imported(addr, options).await;
     set.call(&Context::new(), "leave_left", "{}").await.unwrap();
     let err = set.call(&Context::new(), "leave_left", r#"{"x":1}"#).await;
     assert!(err.is_err());
@@ -296,10 +299,7 @@ async fn a_remote_call_is_a_client_span_inside_the_callers_execute_tool() {
         approval: HashMap::from([("leave_left".to_owned(), false)]),
         ..RemoteOptions::default()
     };
-    let remote = Remote::http("hr", format!("http://{addr}/mcp"), None, options)
-        .await
-        .unwrap();
-    let set = ToolSet::new(remote.tools().await.unwrap().tools).unwrap();
+    let (_remote, set) = imported(addr, options).await;
     set.call(&Context::new(), "leave_left", "{}").await.unwrap();
     let seen = spans.0.lock().unwrap().clone();
     let clients: Vec<_> = seen.iter().filter(|(n, ..)| n == "mcp.client").collect();

@@ -461,9 +461,12 @@ pub(super) async fn admit(
             }
         }
         // A plain stateless request is answered here; any other goes on to rmcp.
-        let direct = match session {
-            None => direct::plan(&parts, &checked.body, &shares.config.path, &shares.hosts),
-            Some(_) => None,
+        // (Only the two methods it answers are read again: an `initialize` or a `ping` is not.)
+        let direct = match (&session, envelope.method.as_deref()) {
+            (None, Some("tools/call" | "tools/list")) => {
+                direct::plan(&parts, &checked.body, &shares.config.path, &shares.hosts)
+            }
+            _ => None,
         };
         if let Some(arguments) = checked.arguments {
             parts.extensions.insert(RawArguments(arguments));

@@ -7,23 +7,64 @@
 # `cargo check` only: nothing is linked or run. Usage: bash scripts/check-features.sh
 . "$(dirname "$0")/lib/prelude.sh"
 crates=(tool-runtime-macros tool-runtime tool-runtime-mcp tool-runtime-sqlite tool-runtime-postgres tool-runtime-rig)
-features() {
-    cargo metadata -q --format-version 1 --no-deps | python3 -c "
+metadata="$(mktemp)"
+on_exit 'rm -f "$metadata"'
+cargo metadata -q --format-version 1 --no-deps > "$metadata"
+# The features a check turns on, as one sorted key (the default's members included).
+cargo_features() { # crate args...
+    local crate=$1
+    shift
+    python3 -c "
 import json, sys
-for p in json.load(sys.stdin)['packages']:
+args = sys.argv[1:]
+p = next(p for p in json.load(open('$metadata'))['packages'] if p['name'] == '$crate')
+on = set()
+if '--all-features' in args:
+    on = set(p['features']) - {'default'}
+else:
+    todo = [] if '--no-default-features' in args else ['default']
+    if '--features' in args:
+        todo.append(args[args.index('--features') + 1])
+    while todo:
+        f = todo.pop()
+        if f in p['features'] and f not in on:
+            on.add(f)
+            todo.extend(x for x in p['features'][f] if ':' not in x and '/' not in x)
+    on.discard('default')
+print(','.join(sorted(on)) or '(none)')" "$@"
+}
+features() {
+    python3 -c "
+import json, sys
+for p in json.load(open('$metadata'))['packages']:
     if p['name'] == '$1':
         print(' '.join(f for f in p['features'] if f != 'default'))"
 }
+# A warning fails the check (code only one feature set compiles goes unused in another): read
+# from cargo's output, as `RUSTFLAGS=-D warnings` would rebuild every dependency. A feature set
+# already checked (a crate's default is often none or all) is not asked again.
+declare -A checked=()
+check() { # crate args...
+    local crate=$1 out key
+    shift
+    key="$crate $(cargo_features "$crate" "$@")"
+    if [ -n "${checked[$key]:-}" ]; then return; fi
+    checked[$key]=1
+    echo "== $key"
+    out="$(cargo check -q -p "$crate" --lib "$@" 2>&1)" || { echo "$out" >&2; exit 1; }
+    if grep -q '^warning' <<<"$out"; then
+        echo "$out" >&2
+        echo "$crate ($*): warnings" >&2
+        exit 1
+    fi
+}
 for crate in "${crates[@]}"; do
-    echo "== $crate: no features"
-    cargo check -q -p "$crate" --lib --no-default-features
+    check "$crate" --no-default-features
     for feature in $(features "$crate"); do
-        echo "== $crate: --features $feature"
-        cargo check -q -p "$crate" --lib --no-default-features --features "$feature"
+        check "$crate" --no-default-features --features "$feature"
     done
-    echo "== $crate: default and all features"
-    cargo check -q -p "$crate" --lib
-    cargo check -q -p "$crate" --lib --all-features
+    check "$crate"
+    check "$crate" --all-features
 done
 echo "== the core's dependencies"
 core="$(cargo tree -q -e normal -p tool-runtime --all-features --prefix none | awk '{print $1}' | sort -u)"

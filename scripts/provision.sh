@@ -6,6 +6,9 @@
 #
 #   provision.sh python     the pinned Python packages (scripts/requirements.txt), installed
 #                           with pip into target/python; prints that directory (for PYTHONPATH)
+#   provision.sh python-otel the telemetry test's packages (scripts/requirements-otel.txt:
+#                           FastMCP's client, which needs another `mcp`, and OpenTelemetry's
+#                           SDK and protobuf types) into target/python-otel; prints that directory
 #   provision.sh chromium   Debian's Chromium (apt-get, as root); prints its path
 #   provision.sh chromedriver Debian's ChromeDriver for Chromium (apt-get, as root); prints its path
 #   provision.sh postgres   Debian's PostgreSQL server (apt-get, as root); prints its bin dir
@@ -32,9 +35,9 @@ apt_install() { # package
     ) 8>/tmp/tool-toolkit-apt.lock
 }
 case "${1:-}" in
-python)
-    dir="$target/python"
-    requirements="$root/scripts/requirements.txt"
+python | python-otel)
+    dir="$target/$1"
+    requirements="$root/scripts/requirements${1#python}.txt"
     want="$(sha256sum "$requirements" | cut -d' ' -f1)"
     (
         flock 9
@@ -48,7 +51,7 @@ python)
                 --root-user-action=ignore --target "$dir" --requirement "$requirements" >&2
             echo "$want" > "$dir/.installed"
         fi
-    ) 9>"$target/python.lock"
+    ) 9>"$target/$1.lock"
     echo "$dir"
     ;;
 chromium)

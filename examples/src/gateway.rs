@@ -61,6 +61,7 @@ fn hr_command() -> Result<impl Fn() -> tokio::process::Command + Send + Sync + '
 pub async fn gateway() -> Result<Gateway, Error> {
     let hr_options = RemoteOptions {
         requires: vec!["gw.hr".into()],
+        propagator: Some(Arc::new(tool_runtime_otel::W3c)),
         ..RemoteOptions::prefixed("hr")
     };
     let hr = Remote::stdio("hr", hr_command()?, hr_options).await?;
@@ -73,6 +74,7 @@ pub async fn gateway() -> Result<Gateway, Error> {
             .filter(|a| !a.is_empty());
         let options = RemoteOptions {
             requires: vec!["gw.remote".into()],
+            propagator: Some(Arc::new(tool_runtime_otel::W3c)),
             ..RemoteOptions::prefixed("remote")
         };
         gateway = gateway.with_remote(Remote::http("remote", url, authorization, options).await?);
@@ -101,6 +103,7 @@ pub async fn serve(args: &[String]) -> Result<(), Error> {
     let gateway = Arc::new(gateway().await?);
     let server = McpServer::new(gateway.tool_set().await?)
         .with_server_info("tool-runtime-gateway", env!("CARGO_PKG_VERSION"))
+        .with_propagator(tool_runtime_otel::W3c)
         .with_context(context_for);
     gateway.clone().keep_current(server.clone());
     let http = if args.iter().any(|a| a == "--local-session") {

@@ -4,8 +4,10 @@
 //! server's direct answers to stateless requests (`http/direct.rs`) come without one.
 
 use rmcp::RoleServer;
+#[cfg(feature = "http")]
+use rmcp::model::Extensions;
 use rmcp::model::{
-    ClientCapabilities, Extensions, ProgressToken, ProtocolVersion, RequestId, RequestMetaObject,
+    ClientCapabilities, ProgressToken, ProtocolVersion, RequestId, RequestMetaObject,
 };
 use rmcp::service::{Peer, RequestContext};
 use tokio_util::sync::CancellationToken;
@@ -64,6 +66,7 @@ impl Incoming {
     }
 
     /// On HTTP, holds the request's `http::request::Parts`.
+    #[cfg(feature = "http")]
     pub(crate) fn extensions(&self) -> &Extensions {
         match self {
             Incoming::Served(c) => &c.extensions,

@@ -4,7 +4,8 @@
 //!
 //! The toolkit's spans are `tracing` spans and it keeps no OpenTelemetry dependency: a
 //! [`Propagator`] turns the context a request carried into its server span's parent, and the
-//! current span into the context a remote call carries. With `tracing-opentelemetry`, a
+//! current span into the context a remote call carries. The crate `tool-runtime-otel` has one
+//! (`tool_runtime_otel::W3c`) and sets up the export; with `tracing-opentelemetry` alone, a
 //! propagator is a few lines:
 //!
 //! ```ignore
@@ -83,6 +84,7 @@ impl TraceContext {
     }
 
     /// Written into a request's `_meta`.
+    #[cfg(feature = "client")]
     pub(crate) fn write_into(&self, meta: &mut serde_json::Map<String, serde_json::Value>) {
         for (key, value) in self.fields() {
             meta.insert(key, value.into());

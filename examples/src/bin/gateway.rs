@@ -3,15 +3,19 @@
 
 #[tokio::main]
 async fn main() {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp::service=error")),
-        )
-        .init();
+    // Logs to stderr, filtered by `RUST_LOG`; spans and metrics over OTLP when the standard
+    // `OTEL_*` variables ask for them (`OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318`).
+    let telemetry = match tool_runtime_otel::init("warn,rmcp::service=error") {
+        Ok(telemetry) => telemetry,
+        Err(e) => {
+            eprintln!("telemetry: {e}");
+            std::process::exit(2);
+        }
+    };
     let args: Vec<String> = std::env::args().collect();
-    if let Err(e) = examples::gateway::serve(&args).await {
+    let served = examples::gateway::serve(&args).await;
+    drop(telemetry); // exports what is buffered
+    if let Err(e) = served {
         eprintln!("gateway: {e}");
         std::process::exit(1);
     }

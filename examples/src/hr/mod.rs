@@ -257,6 +257,7 @@ pub async fn mcp_server(
     };
     let server = tool_runtime_mcp::McpServer::new(tools)
         .with_server_info("hr-assistant", env!("CARGO_PKG_VERSION"))
+        .with_propagator(tool_runtime_otel::W3c)
         .with_page_size(page_size)
         .with_context(move |caller| {
             let (db, login) = (db.clone(), login.clone());

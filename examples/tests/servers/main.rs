@@ -14,3 +14,4 @@ mod mcp_stdio;
 mod mcp_threads;
 mod oauth_jwks;
 mod rmcp_behaviour;
+mod telemetry;

@@ -6,7 +6,7 @@
 #   program (preserve_order, float_roundtrip, raw_value, arbitrary_precision).
 # `cargo check` only: nothing is linked or run. Usage: bash scripts/check-features.sh
 . "$(dirname "$0")/lib/prelude.sh"
-crates=(tool-runtime-macros tool-runtime tool-runtime-mcp tool-runtime-sqlite tool-runtime-postgres tool-runtime-rig)
+crates=(tool-runtime-macros tool-runtime tool-runtime-mcp tool-runtime-sqlite tool-runtime-postgres tool-runtime-rig tool-runtime-otel)
 metadata="$(mktemp)"
 on_exit 'rm -f "$metadata"'
 cargo metadata -q --format-version 1 --no-deps > "$metadata"

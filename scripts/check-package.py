@@ -12,7 +12,8 @@ import subprocess
 import sys
 
 CRATES = ["tool-runtime-macros", "tool-runtime", "tool-runtime-mcp", "tool-runtime-sqlite",
-          "tool-runtime-postgres", "tool-runtime-rig"]
+          "tool-runtime-postgres", "tool-runtime-rig",
+          "tool-runtime-otel"]
 root = pathlib.Path(__file__).resolve().parent.parent
 flags = [a for c in CRATES for a in ("-p", c)]
 subprocess.run(["cargo", "package", "-q", "--no-verify", "--allow-dirty", *flags], cwd=root, check=True)

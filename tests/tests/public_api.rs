@@ -22,6 +22,7 @@ const CRATES: &[(&str, &str)] = &[
     ("tool-runtime-sqlite", "tool_runtime_sqlite"),
     ("tool-runtime-postgres", "tool_runtime_postgres"),
     ("tool-runtime-rig", "tool_runtime_rig"),
+    ("tool-runtime-otel", "tool_runtime_otel"),
     ("tool-macros", "tool_runtime_macros"),
 ];
 

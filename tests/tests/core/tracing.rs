@@ -26,11 +26,15 @@ fn gagal() -> Result<i32, std::io::Error> {
 #[derive(Default)]
 struct Seen {
     spans: Vec<(String, Vec<(String, String)>)>,
+    /// Each span's parent (an index into `spans`).
+    parents: Vec<Option<usize>>,
     events: Vec<(String, Vec<(String, String)>)>,
 }
 
 struct Collect {
     seen: Arc<Mutex<Seen>>,
+    /// The spans entered, innermost last (one thread: the tests block on their futures).
+    entered: Mutex<Vec<u64>>,
     /// Only events of these targets are wanted (as a host's filter would say).
     values: bool,
 }
@@ -54,6 +58,12 @@ impl Subscriber for Collect {
         let mut seen = self.seen.lock().unwrap();
         let mut fields = Vec::new();
         attrs.record(&mut Fields(&mut fields));
+        let parent = match attrs.parent() {
+            Some(id) => Some(id.into_u64()),
+            None if attrs.is_contextual() => self.entered.lock().unwrap().last().copied(),
+            None => None,
+        };
+        seen.parents.push(parent.map(|p| p as usize - 1));
         seen.spans.push((attrs.metadata().name().into(), fields));
         Id::from_u64(seen.spans.len() as u64)
     }
@@ -69,13 +79,22 @@ impl Subscriber for Collect {
         let target = event.metadata().target().to_owned();
         self.seen.lock().unwrap().events.push((target, fields));
     }
-    fn enter(&self, _: &Id) {}
-    fn exit(&self, _: &Id) {}
+    fn enter(&self, span: &Id) {
+        self.entered.lock().unwrap().push(span.into_u64());
+    }
+    fn exit(&self, span: &Id) {
+        let mut entered = self.entered.lock().unwrap();
+        if let Some(i) = entered.iter().rposition(|s| *s == span.into_u64()) {
+            entered.remove(i);
+        }
+    }
 }
 
+/// A field's value: the last recorded, as a span's later `record` overrides what it began with.
 fn field<'a>(fields: &'a [(String, String)], name: &str) -> Option<&'a str> {
     fields
         .iter()
+        .rev()
         .find(|(n, _)| n == name)
         .map(|(_, v)| v.as_str())
 }
@@ -84,6 +103,7 @@ fn traced(values: bool, run: impl FnOnce()) -> Seen {
     let seen = Arc::new(Mutex::new(Seen::default()));
     let collect = Collect {
         seen: seen.clone(),
+        entered: Mutex::default(),
         values,
     };
     tracing::subscriber::with_default(collect, run);
@@ -187,4 +207,255 @@ fn a_host_that_asks_sees_arguments_and_results() {
         values.contains(&("output".into(), "5".into())),
         "{values:?}"
     );
+}
+
+/// A recorded response of `api` (four calls of the HR tools, and the API's token usage).
+fn recorded(api: tool_runtime::Api) -> serde_json::Value {
+    let path = format!(
+        "{}/recorded/agent/{}.json",
+        env!("CARGO_MANIFEST_DIR"),
+        api.id()
+    );
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn an_agent_run_is_invoke_agent_with_a_chat_span_per_turn_and_the_usage_of_each() {
+    use examples::hr::{Peran, Session, domain::Db};
+    use tool_runtime::Api;
+    use tool_runtime::agent::{Agent, Conversation, Finished};
+    use tool_runtime::provider::Turn;
+
+    let tools = examples::hr::tool_set();
+    let cx = Session::new("K-001", Peran::Karyawan).context(Arc::new(Db::in_memory().unwrap()));
+    // Each API's recorded response: its provider's conventions name, response id and model,
+    // and the input and output tokens it reports.
+    let expected = [
+        (
+            Api::OPENAI_CHAT,
+            "openai",
+            Some("chatcmpl-rec-001"),
+            Some("gpt-4.1-2025-04-14"),
+            "812",
+            "96",
+        ),
+        (
+            Api::OPENAI_RESPONSES,
+            "openai",
+            Some("resp_rec_001"),
+            Some("gpt-4.1-2025-04-14"),
+            "790",
+            "101",
+        ),
+        (
+            Api::ANTHROPIC,
+            "anthropic",
+            Some("msg_rec_001"),
+            Some("claude-sonnet-4-5-20250929"),
+            "845",
+            "120",
+        ),
+        (
+            Api::GEMINI,
+            "gcp.gemini",
+            None,
+            Some("gemini-2.5-flash"),
+            "801",
+            "88",
+        ),
+        (
+            Api::BEDROCK_CONVERSE,
+            "aws.bedrock",
+            None,
+            None,
+            "845",
+            "120",
+        ),
+    ];
+    for (api, provider, id, model, input, output) in expected {
+        let calls = recorded(api);
+        let answer = api
+            .provider()
+            .write_response(&Turn::text("Selesai."))
+            .unwrap();
+        let seen = traced(false, || {
+            let mut sent = 0;
+            let send = |_: &Conversation| {
+                sent += 1;
+                let reply = if sent == 1 {
+                    calls.clone()
+                } else {
+                    answer.clone()
+                };
+                async move { Ok::<_, String>(reply) }
+            };
+            let mut conversation = Conversation::new(api);
+            conversation.push_user("Berapa sisa cuti saya?");
+            let finished = pollster::block_on(Agent::new(&tools).run(&cx, conversation, send));
+            assert!(
+                matches!(finished, Ok(Finished::Answered { .. })),
+                "{api}: {finished:?}"
+            );
+        });
+        let named = |name: &str| -> Vec<usize> {
+            (0..seen.spans.len())
+                .filter(|&i| seen.spans[i].0 == name)
+                .collect()
+        };
+        let runs = named("gen_ai.invoke_agent");
+        assert_eq!(runs.len(), 1, "{api}");
+        let run = &seen.spans[runs[0]].1;
+        assert_eq!(field(run, "gen_ai.operation.name"), Some("invoke_agent"));
+        assert_eq!(field(run, "gen_ai.provider.name"), Some(provider), "{api}");
+        let chats = named("gen_ai.chat");
+        assert_eq!(chats.len(), 2, "{api}: one chat span per turn");
+        let first = &seen.spans[chats[0]].1;
+        assert_eq!(field(first, "otel.kind"), Some("client"));
+        assert_eq!(field(first, "gen_ai.operation.name"), Some("chat"));
+        assert_eq!(
+            field(first, "gen_ai.provider.name"),
+            Some(provider),
+            "{api}"
+        );
+        assert_eq!(field(first, "gen_ai.response.id"), id, "{api}");
+        assert_eq!(field(first, "gen_ai.response.model"), model, "{api}");
+        assert_eq!(
+            field(first, "gen_ai.usage.input_tokens"),
+            Some(input),
+            "{api}"
+        );
+        assert_eq!(
+            field(first, "gen_ai.usage.output_tokens"),
+            Some(output),
+            "{api}"
+        );
+        if let Some(model) = model {
+            assert_eq!(
+                field(first, "otel.name"),
+                Some(format!("chat {model}").as_str())
+            );
+        }
+        // The run's span carries the sums of its turns (the written answer reports none).
+        let (in_sum, out_sum): (u64, u64) = chats.iter().fold((0, 0), |(i, o), &c| {
+            let f = &seen.spans[c].1;
+            let n = |k| field(f, k).map_or(0, |v: &str| v.parse::<u64>().unwrap());
+            (
+                i + n("gen_ai.usage.input_tokens"),
+                o + n("gen_ai.usage.output_tokens"),
+            )
+        });
+        assert_eq!(
+            field(run, "gen_ai.usage.input_tokens"),
+            Some(in_sum.to_string().as_str())
+        );
+        assert_eq!(
+            field(run, "gen_ai.usage.output_tokens"),
+            Some(out_sum.to_string().as_str())
+        );
+        // Turns and tool calls are the run's children: a call is never inside a chat span.
+        for &chat in &chats {
+            assert_eq!(seen.parents[chat], Some(runs[0]), "{api}");
+        }
+        // Each recorded call of a tool the set has (one names a tool that does not exist).
+        let known = tool_runtime::agent::read_turn(api, &calls)
+            .unwrap()
+            .calls
+            .iter()
+            .filter(|c| tools.names().any(|n| n == c.name))
+            .count();
+        assert_eq!(known, 3, "{api}");
+        let executed = named("execute_tool");
+        assert_eq!(executed.len(), known, "{api}");
+        for &call in &executed {
+            assert_eq!(seen.parents[call], Some(runs[0]), "{api}");
+        }
+    }
+}
+
+#[test]
+fn a_failed_turn_marks_its_chat_span_and_the_run() {
+    use tool_runtime::Api;
+    use tool_runtime::agent::{Agent, Conversation};
+
+    let tools = ToolSet::new([tambah::tool()]).unwrap();
+    let seen = traced(false, || {
+        let send = |_: &Conversation| async { Err::<serde_json::Value, _>("connection refused") };
+        let (agent, cx) = (Agent::new(&tools), Context::new());
+        let run = agent.run(&cx, Conversation::new(Api::ANTHROPIC), send);
+        assert_eq!(pollster::block_on(run).unwrap_err().kind(), "transport");
+    });
+    for name in ["gen_ai.invoke_agent", "gen_ai.chat"] {
+        let (_, fields) = seen.spans.iter().find(|(n, _)| n == name).unwrap();
+        assert_eq!(field(fields, "error.type"), Some("transport"), "{name}");
+        assert_eq!(field(fields, "otel.status_code"), Some("ERROR"), "{name}");
+    }
+}
+
+#[test]
+fn a_streamed_turn_is_a_chat_span_with_the_usage_its_stream_reported() {
+    use futures_util::{StreamExt, stream};
+    use tool_runtime::Api;
+    use tool_runtime::agent::{Agent, Conversation};
+    use tool_runtime::provider::StreamEvent;
+
+    let tools = ToolSet::new([tambah::tool()]).unwrap();
+    // Each recording's usage, as its last events report it.
+    for (api, name, input, output) in [
+        (Api::OPENAI_CHAT, "openai-chat", "82", "41"),
+        (Api::OPENAI_RESPONSES, "openai-responses", "90", "60"),
+        (Api::ANTHROPIC, "anthropic", "120", "87"),
+        (Api::GEMINI, "gemini", "70", "30"),
+        (Api::BEDROCK_CONVERSE, "bedrock-converse", "75", "44"),
+    ] {
+        let dir = format!("{}/recorded/stream", env!("CARGO_MANIFEST_DIR"));
+        let events: Vec<StreamEvent> = if api == Api::BEDROCK_CONVERSE {
+            std::fs::read_to_string(format!("{dir}/{name}.jsonl"))
+                .unwrap()
+                .lines()
+                .map(StreamEvent::data)
+                .collect()
+        } else {
+            let body = std::fs::read(format!("{dir}/{name}.sse")).unwrap();
+            let body = stream::iter([Ok::<_, std::io::Error>(std::io::Cursor::new(body))]);
+            pollster::block_on(
+                tool_runtime::provider::sse_events(body)
+                    .map(|e| e.unwrap())
+                    .collect(),
+            )
+        };
+        let seen = traced(false, || {
+            let agent = Agent::new(&tools).max_turns(1);
+            let cx = Context::new();
+            let run = agent.run_streamed(&cx, Conversation::new(api), |_: &Conversation| {
+                let events = stream::iter(events.clone().into_iter().map(Ok::<_, std::io::Error>));
+                async move { Ok::<_, std::io::Error>(events) }
+            });
+            let _: Vec<_> = pollster::block_on(run.collect());
+        });
+        let (_, chat) = seen
+            .spans
+            .iter()
+            .find(|(n, _)| n == "gen_ai.chat")
+            .unwrap_or_else(|| panic!("{name}: no chat span"));
+        assert_eq!(
+            field(chat, "gen_ai.usage.input_tokens"),
+            Some(input),
+            "{name}"
+        );
+        assert_eq!(
+            field(chat, "gen_ai.usage.output_tokens"),
+            Some(output),
+            "{name}"
+        );
+        let (_, run) = seen
+            .spans
+            .iter()
+            .find(|(n, _)| n == "gen_ai.invoke_agent")
+            .unwrap();
+        assert_eq!(
+            field(run, "gen_ai.usage.input_tokens"),
+            Some(input),
+            "{name}"
+        );
+    }
 }

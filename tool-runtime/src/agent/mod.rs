@@ -46,6 +46,7 @@
 
 mod read;
 mod run;
+mod spans;
 mod stream;
 mod write;
 
@@ -56,6 +57,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use tracing::Instrument as _;
 
 pub use read::{ModelTurn, read_turn};
 pub use run::{Job, Outcome, run_calls};
@@ -165,6 +167,18 @@ pub enum AgentError {
     Unreadable(ReadError),
     /// A streamed response broke off, stalled, or broke its API's event order.
     Stream(StreamError),
+}
+
+impl AgentError {
+    /// A short, stable name of the kind of failure (`transport`, `unreadable`, `stream`): the
+    /// `error.type` of the run's span.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            AgentError::Transport(_) => "transport",
+            AgentError::Unreadable(_) => "unreadable",
+            AgentError::Stream(_) => "stream",
+        }
+    }
 }
 
 impl fmt::Display for AgentError {
@@ -368,9 +382,32 @@ impl<'a> Agent<'a> {
     async fn turns<F, Fut, E>(
         &self,
         cx: &Context,
+        conversation: Conversation,
+        turns: usize,
+        send: F,
+    ) -> Result<Finished, AgentError>
+    where
+        F: FnMut(&Conversation) -> Fut,
+        Fut: Future<Output = Result<Value, E>>,
+        E: Into<Box<dyn Error + Send + Sync>>,
+    {
+        let run = spans::run(conversation.api);
+        let mut totals = spans::Totals::default();
+        let result = self
+            .turns_within(cx, conversation, turns, send, &mut totals)
+            .instrument(run.clone())
+            .await;
+        spans::ended(&run, &totals, &result);
+        result
+    }
+
+    async fn turns_within<F, Fut, E>(
+        &self,
+        cx: &Context,
         mut conversation: Conversation,
         mut turns: usize,
         mut send: F,
+        totals: &mut spans::Totals,
     ) -> Result<Finished, AgentError>
     where
         F: FnMut(&Conversation) -> Fut,
@@ -379,11 +416,18 @@ impl<'a> Agent<'a> {
     {
         let api = conversation.api;
         while turns < self.max_turns {
+            let chat = spans::chat(api);
             let raw = send(&conversation)
+                .instrument(chat.clone())
                 .await
-                .map_err(|e| AgentError::Transport(e.into()))?;
+                .map_err(|e| spans::failed(&chat, AgentError::Transport(e.into())))?;
             turns += 1;
-            let turn = read_turn(api, &raw).map_err(AgentError::Unreadable)?;
+            if !chat.is_disabled() {
+                totals.response(&chat, &api.provider().read_info(&raw));
+            }
+            let turn = read_turn(api, &raw)
+                .map_err(|e| spans::failed(&chat, AgentError::Unreadable(e)))?;
+            drop(chat);
             conversation.messages.extend(turn.append);
             if turn.calls.is_empty() {
                 return Ok(Finished::Answered {

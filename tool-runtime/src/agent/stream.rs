@@ -12,11 +12,14 @@ use futures_util::stream::{FuturesUnordered, Stream, StreamExt};
 
 use super::read::{ModelTurn, read_turn};
 use super::run::{Outcome, run_one};
-use super::{Agent, AgentError, Conversation, Finished, Paused};
+use super::{Agent, AgentError, Conversation, Finished, Paused, spans};
 use crate::context::Context;
 use crate::future::BoxFuture;
 use crate::progress::{Progress, ProgressReport};
-use crate::provider::{Api, Delta, ReadError, ResponseStream, StreamError, StreamEvent, ToolCall};
+use crate::provider::{
+    Api, Delta, ReadError, ResponseInfo, ResponseStream, StreamError, StreamEvent, ToolCall,
+};
+use tracing::Instrument as _;
 
 /// What happens during a streamed run, in order. The last event is always [`Done`](AgentEvent::Done).
 #[derive(Debug)]
@@ -260,10 +263,36 @@ impl<'a> Agent<'a> {
     async fn streamed_turns<F, Fut, S, E, E2>(
         &self,
         cx: &Context,
+        conversation: Conversation,
+        turns: usize,
+        send: F,
+        sink: &Events,
+    ) -> Result<Finished, AgentError>
+    where
+        F: FnMut(&Conversation) -> Fut,
+        Fut: Future<Output = Result<S, E>>,
+        S: Stream<Item = Result<StreamEvent, E2>>,
+        E: Into<Boxed>,
+        E2: Into<Boxed>,
+    {
+        let run = spans::run(conversation.api);
+        let mut totals = spans::Totals::default();
+        let result = self
+            .streamed_turns_within(cx, conversation, turns, send, sink, &mut totals)
+            .instrument(run.clone())
+            .await;
+        spans::ended(&run, &totals, &result);
+        result
+    }
+
+    async fn streamed_turns_within<F, Fut, S, E, E2>(
+        &self,
+        cx: &Context,
         mut conversation: Conversation,
         mut turns: usize,
         mut send: F,
         sink: &Events,
+        totals: &mut spans::Totals,
     ) -> Result<Finished, AgentError>
     where
         F: FnMut(&Conversation) -> Fut,
@@ -274,11 +303,20 @@ impl<'a> Agent<'a> {
     {
         let api = conversation.api;
         while turns < self.max_turns {
+            // The turn's span lasts until its stream ended; the calls that start while it
+            // streams are the run's children, beside it.
+            let chat = spans::chat(api);
             let events = send(&conversation)
+                .instrument(chat.clone())
                 .await
-                .map_err(|e| AgentError::Transport(e.into()))?;
+                .map_err(|e| spans::failed(&chat, AgentError::Transport(e.into())))?;
             turns += 1;
-            let (turn, outcomes) = self.streamed_turn(cx, api, events, sink).await?;
+            let (turn, outcomes, info) = self
+                .streamed_turn(cx, api, events, sink)
+                .await
+                .map_err(|e| spans::failed(&chat, e))?;
+            totals.response(&chat, &info);
+            drop(chat);
             conversation.messages.extend(turn.append);
             if turn.calls.is_empty() {
                 return Ok(Finished::Answered {
@@ -301,7 +339,7 @@ impl<'a> Agent<'a> {
         api: Api,
         events: S,
         sink: &Events,
-    ) -> Result<(ModelTurn, Vec<Outcome>), AgentError>
+    ) -> Result<(ModelTurn, Vec<Outcome>, ResponseInfo), AgentError>
     where
         S: Stream<Item = Result<StreamEvent, E2>>,
         E2: Into<Boxed>,
@@ -347,7 +385,7 @@ impl<'t> Turn<'t, '_> {
         &mut self,
         api: Api,
         events: S,
-    ) -> Result<(ModelTurn, Vec<Outcome>), AgentError>
+    ) -> Result<(ModelTurn, Vec<Outcome>, ResponseInfo), AgentError>
     where
         S: Stream<Item = Result<StreamEvent, E2>>,
         E2: Into<Boxed>,
@@ -410,6 +448,7 @@ impl<'t> Turn<'t, '_> {
             }
         }
         let raw = response.ok_or_else(|| unreachable_state(api))?;
+        let info = api.provider().read_info(&raw);
         let turn = read_turn(api, &raw).map_err(AgentError::Unreadable)?;
         if turn.calls != self.calls {
             return Err(AgentError::Stream(StreamError {
@@ -424,7 +463,7 @@ impl<'t> Turn<'t, '_> {
             .into_iter()
             .map(|o| o.ok_or_else(|| unreachable_state(api)))
             .collect::<Result<_, _>>()?;
-        Ok((turn, outcomes))
+        Ok((turn, outcomes, info))
     }
 
     /// Forwards text and reasoning to the host; queues complete calls.

@@ -184,6 +184,20 @@ impl Provider for Anthropic {
         json!({"role": "user", "content": text})
     }
 
+    fn read_info(&self, raw: &Value) -> super::ResponseInfo {
+        super::ResponseInfo::read(
+            raw,
+            &["id"],
+            &["model"],
+            &["usage", "input_tokens"],
+            &["usage", "output_tokens"],
+        )
+    }
+
+    fn conventions_name(&self) -> Option<&'static str> {
+        Some("anthropic")
+    }
+
     fn read_reply(&self, raw: &Value) -> Result<Reply, ReadError> {
         let blocks = raw["content"]
             .as_array()

@@ -147,6 +147,20 @@ impl Provider for BedrockConverse {
         json!({"role": "user", "content": [{"text": text}]})
     }
 
+    fn read_info(&self, raw: &Value) -> super::ResponseInfo {
+        super::ResponseInfo::read(
+            raw,
+            &[],
+            &[],
+            &["usage", "inputTokens"],
+            &["usage", "outputTokens"],
+        )
+    }
+
+    fn conventions_name(&self) -> Option<&'static str> {
+        Some("aws.bedrock")
+    }
+
     fn read_reply(&self, raw: &Value) -> Result<Reply, ReadError> {
         let blocks = raw["output"]["message"]["content"]
             .as_array()

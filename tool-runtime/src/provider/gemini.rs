@@ -199,6 +199,20 @@ impl Provider for Gemini {
         json!({"role": "user", "parts": [{"text": text}]})
     }
 
+    fn read_info(&self, raw: &Value) -> super::ResponseInfo {
+        super::ResponseInfo::read(
+            raw,
+            &["responseId"],
+            &["modelVersion"],
+            &["usageMetadata", "promptTokenCount"],
+            &["usageMetadata", "candidatesTokenCount"],
+        )
+    }
+
+    fn conventions_name(&self) -> Option<&'static str> {
+        Some("gcp.gemini")
+    }
+
     fn read_reply(&self, raw: &Value) -> Result<Reply, ReadError> {
         if let Some(reason) = raw["promptFeedback"]["blockReason"].as_str() {
             return Ok(Reply {

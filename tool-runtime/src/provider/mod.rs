@@ -243,6 +243,39 @@ impl<'de> Deserialize<'de> for Api {
     }
 }
 
+/// What a response says about itself: OpenTelemetry's `gen_ai.response.id`,
+/// `gen_ai.response.model` and `gen_ai.usage.*`, each when the response has it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ResponseInfo {
+    /// The response's id.
+    pub id: Option<String>,
+    /// The model that answered.
+    pub model: Option<String>,
+    /// The tokens of the prompt.
+    pub input_tokens: Option<u64>,
+    /// The tokens the model wrote.
+    pub output_tokens: Option<u64>,
+}
+
+impl ResponseInfo {
+    /// Read from a response: the string at `id` and `model`, the numbers at `input` and
+    /// `output` (each a path of object keys, e.g. `["usage", "prompt_tokens"]`).
+    pub fn read(raw: &Value, id: &[&str], model: &[&str], input: &[&str], output: &[&str]) -> Self {
+        let at = |path: &[&str]| {
+            (!path.is_empty())
+                .then(|| path.iter().try_fold(raw, |v, k| v.get(*k)))
+                .flatten()
+        };
+        ResponseInfo {
+            id: at(id).and_then(Value::as_str).map(str::to_owned),
+            model: at(model).and_then(Value::as_str).map(str::to_owned),
+            input_tokens: at(input).and_then(Value::as_u64),
+            output_tokens: at(output).and_then(Value::as_u64),
+        }
+    }
+}
+
 /// What one model API needs written and read: implemented once per file of this module, and
 /// by a program for an API of its own ([`Api::new`]). A provider is shared by every thread and
 /// survives a panic in one ([`RefUnwindSafe`](std::panic::RefUnwindSafe)): keep it stateless,
@@ -283,6 +316,17 @@ pub trait Provider: Send + Sync + std::panic::RefUnwindSafe {
 
     /// The answer text and why the model stopped.
     fn read_reply(&self, raw: &Value) -> Result<Reply, ReadError>;
+    /// What a response says about itself (its id, model and the tokens it used), for the agent
+    /// loop's spans. By default nothing.
+    fn read_info(&self, raw: &Value) -> ResponseInfo {
+        let _ = raw;
+        ResponseInfo::default()
+    }
+    /// The provider's name in OpenTelemetry's GenAI conventions (`gen_ai.provider.name`):
+    /// `openai`, `anthropic`, `gcp.gemini`, `aws.bedrock`. By default none.
+    fn conventions_name(&self) -> Option<&'static str> {
+        None
+    }
     /// The tool calls of a response, and the model's turn as the next request repeats it.
     fn read_calls(&self, raw: &Value) -> Result<(Vec<ToolCall>, Vec<Value>), ReadError>;
     /// How a streamed response's body is framed into events. Server-sent events by default.

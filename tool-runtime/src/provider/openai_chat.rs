@@ -298,6 +298,20 @@ impl Provider for OpenAiChat {
         json!({"role": "user", "content": text})
     }
 
+    fn read_info(&self, raw: &Value) -> super::ResponseInfo {
+        super::ResponseInfo::read(
+            raw,
+            &["id"],
+            &["model"],
+            &["usage", "prompt_tokens"],
+            &["usage", "completion_tokens"],
+        )
+    }
+
+    fn conventions_name(&self) -> Option<&'static str> {
+        Some("openai")
+    }
+
     fn read_reply(&self, raw: &Value) -> Result<Reply, ReadError> {
         let choice = raw["choices"]
             .get(0)

@@ -115,6 +115,20 @@ impl Provider for OpenAiResponses {
         json!({"role": "user", "content": text})
     }
 
+    fn read_info(&self, raw: &Value) -> super::ResponseInfo {
+        super::ResponseInfo::read(
+            raw,
+            &["id"],
+            &["model"],
+            &["usage", "input_tokens"],
+            &["usage", "output_tokens"],
+        )
+    }
+
+    fn conventions_name(&self) -> Option<&'static str> {
+        Some("openai")
+    }
+
     fn read_reply(&self, raw: &Value) -> Result<Reply, ReadError> {
         let output = raw["output"]
             .as_array()

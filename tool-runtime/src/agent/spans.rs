@@ -1,0 +1,98 @@
+//! The agent loop's spans by OpenTelemetry's GenAI conventions: a run is `invoke_agent`, each
+//! model turn inside it a client span `chat` with the response's id, model and token usage
+//! (`gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens`) when the response has them; the
+//! run's span carries the sums. The tools' `execute_tool` spans are the run's children.
+
+use tracing::Span;
+
+use super::AgentError;
+use crate::provider::{Api, ResponseInfo};
+
+/// The span of one run (or resumption) of the loop.
+pub(crate) fn run(api: Api) -> Span {
+    tracing::info_span!(
+        target: "tool_runtime::agent",
+        "gen_ai.invoke_agent",
+        otel.name = "invoke_agent",
+        otel.kind = "internal",
+        otel.status_code = tracing::field::Empty,
+        gen_ai.operation.name = "invoke_agent",
+        gen_ai.provider.name = api.provider().conventions_name(),
+        gen_ai.usage.input_tokens = tracing::field::Empty,
+        gen_ai.usage.output_tokens = tracing::field::Empty,
+        error.r#type = tracing::field::Empty,
+    )
+}
+
+/// The span of one model turn: the request sent and its response read.
+pub(crate) fn chat(api: Api) -> Span {
+    tracing::info_span!(
+        target: "tool_runtime::agent",
+        "gen_ai.chat",
+        otel.name = "chat",
+        otel.kind = "client",
+        otel.status_code = tracing::field::Empty,
+        gen_ai.operation.name = "chat",
+        gen_ai.provider.name = api.provider().conventions_name(),
+        gen_ai.response.id = tracing::field::Empty,
+        gen_ai.response.model = tracing::field::Empty,
+        gen_ai.usage.input_tokens = tracing::field::Empty,
+        gen_ai.usage.output_tokens = tracing::field::Empty,
+        error.r#type = tracing::field::Empty,
+    )
+}
+
+/// The tokens a run's turns reported, summed.
+#[derive(Default)]
+pub(crate) struct Totals {
+    input: Option<u64>,
+    output: Option<u64>,
+}
+
+impl Totals {
+    /// Records what a turn's response says about itself on its span, and adds its tokens to
+    /// the run's.
+    pub(crate) fn response(&mut self, span: &Span, info: &ResponseInfo) {
+        if let Some(id) = &info.id {
+            span.record("gen_ai.response.id", id.as_str());
+        }
+        if let Some(model) = &info.model {
+            span.record("gen_ai.response.model", model.as_str());
+            span.record("otel.name", format!("chat {model}"));
+        }
+        if let Some(n) = info.input_tokens {
+            span.record("gen_ai.usage.input_tokens", n);
+            self.input = Some(self.input.unwrap_or(0) + n);
+        }
+        if let Some(n) = info.output_tokens {
+            span.record("gen_ai.usage.output_tokens", n);
+            self.output = Some(self.output.unwrap_or(0) + n);
+        }
+    }
+
+    /// Records the sums on the run's span.
+    pub(crate) fn finish(&self, run: &Span) {
+        if let Some(n) = self.input {
+            run.record("gen_ai.usage.input_tokens", n);
+        }
+        if let Some(n) = self.output {
+            run.record("gen_ai.usage.output_tokens", n);
+        }
+    }
+}
+
+/// Marks `span` failed with the error's kind; returns the error.
+pub(crate) fn failed(span: &Span, error: AgentError) -> AgentError {
+    span.record("error.type", error.kind());
+    span.record("otel.status_code", "ERROR");
+    error
+}
+
+/// Records how a run ended on its span: the tokens of its turns, and its error if it failed.
+pub(crate) fn ended<T>(run: &Span, totals: &Totals, result: &Result<T, AgentError>) {
+    totals.finish(run);
+    if let Err(e) = result {
+        run.record("error.type", e.kind());
+        run.record("otel.status_code", "ERROR");
+    }
+}

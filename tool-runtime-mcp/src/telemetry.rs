@@ -1,11 +1,14 @@
-//! The server's spans by OpenTelemetry's MCP conventions (semantic-conventions-genai v0.1.0,
-//! `docs/gen-ai/mcp.md`, Development status): one `tracing` span per request the server answers,
+//! The server's spans by OpenTelemetry's MCP conventions (semantic-conventions-genai,
+//! `model/mcp`, Development status; the files the tests check against are vendored in
+//! `examples/tests/semconv`): one `tracing` span per request the server answers,
 //! named `{mcp.method.name} {target}` (the `otel.name` field `tracing-opentelemetry` reads), kind
 //! server, with `mcp.method.name`, `mcp.protocol.version`, `mcp.session.id` (HTTP sessions),
 //! `jsonrpc.request.id`, `network.transport` (`pipe` on stdio, `tcp` on HTTP), `client.address`
 //! and `client.port` (HTTP), `gen_ai.tool.name` and `gen_ai.operation.name` for a `tools/call`,
-//! and when it fails `error.type` (the JSON-RPC code, or `tool_error` for a result with `isError`),
-//! `rpc.response.status_code` (the JSON-RPC code) and `otel.status_code` `ERROR`. The tool's own
+//! `rpc.response.status_code` (the JSON-RPC code, as a string) for an error answer, and when the
+//! request failed `error.type` (the code, or `tool_error` for a result with `isError`) and
+//! `otel.status_code` `ERROR`; the codes that say the caller's request could not be served
+//! (-32700, -32600, -32601, -32602, -32002) are not the server's failure. The tool's own
 //! `execute_tool` span runs inside it. Each request's duration is also the
 //! `mcp.server.operation.duration` histogram (see [`record_duration`]). Without a subscriber
 //! nothing is formatted or recorded.
@@ -60,7 +63,8 @@ pub(crate) fn request_span(
         }
         if let Some(crate::caller::PeerAddr(peer)) = parts.extensions.get() {
             span.record("client.address", peer.ip().to_string());
-            span.record("client.port", peer.port());
+            // An `int` as OpenTelemetry has it (`tracing-opentelemetry` exports a `u16` as text).
+            span.record("client.port", i64::from(peer.port()));
         }
     }
     span
@@ -75,16 +79,28 @@ fn transport(context: &Incoming) -> &'static str {
     "pipe"
 }
 
-/// Records how the request ended on its span: a JSON-RPC error by its code, a tool result with
-/// `isError` as `tool_error`.
+/// Whether a JSON-RPC error code is the server's failure. The MCP conventions' server side: the
+/// codes that say the caller sent a request the server could not serve (parse error, invalid
+/// request, method not found, invalid params, which is also an unknown tool, and resource not
+/// found) are not; every other code is.
+fn server_failed(code: i32) -> bool {
+    !matches!(code, -32700 | -32600 | -32601 | -32602 | -32002)
+}
+
+/// Records how the request ended on its span: a JSON-RPC error's code always
+/// (`rpc.response.status_code`), and as `error.type` with status `ERROR` when the code is the
+/// server's failure; a tool result with `isError` as `tool_error`.
 pub(crate) fn record_outcome(span: &tracing::Span, error: Option<&ErrorData>, tool_error: bool) {
     if span.is_disabled() {
         return;
     }
     if let Some(e) = error {
-        span.record("error.type", e.code.0.to_string());
-        span.record("rpc.response.status_code", e.code.0);
-        span.record("otel.status_code", "ERROR");
+        let code = e.code.0.to_string();
+        span.record("rpc.response.status_code", code.as_str());
+        if server_failed(e.code.0) {
+            span.record("error.type", code.as_str());
+            span.record("otel.status_code", "ERROR");
+        }
     } else if tool_error {
         span.record("error.type", "tool_error");
         span.record("otel.status_code", "ERROR");
@@ -103,7 +119,11 @@ pub(crate) fn record_duration(
     tool_error: bool,
 ) {
     let code = error.map(|e| e.code.0.to_string());
-    let error_type = code.as_deref().or(tool_error.then_some("tool_error"));
+    let failed = error.is_some_and(|e| server_failed(e.code.0));
+    let error_type = code
+        .as_deref()
+        .filter(|_| failed)
+        .or(tool_error.then_some("tool_error"));
     tracing::event!(
         target: "tool_runtime_mcp::metrics",
         tracing::Level::INFO,
@@ -111,5 +131,6 @@ pub(crate) fn record_duration(
         mcp.method.name = method,
         gen_ai.tool.name = tool,
         error.r#type = error_type,
+        rpc.response.status_code = code.as_deref(),
     );
 }

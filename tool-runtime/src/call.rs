@@ -368,8 +368,8 @@ impl Future for Running<'_> {
     }
 }
 
-/// The `tracing` span of one call, by OpenTelemetry's GenAI conventions (semantic-conventions-genai
-/// v0.1.0, span `gen_ai.execute_tool`, Development status): named `execute_tool {tool}` (the
+/// The `tracing` span of one call, by OpenTelemetry's GenAI conventions (semantic-conventions-genai,
+/// span `gen_ai.execute_tool.internal`, Development status): named `execute_tool {tool}` (the
 /// `otel.name` field, which `tracing-opentelemetry` reads), kind internal, with
 /// `gen_ai.operation.name`, `gen_ai.tool.name`, `gen_ai.tool.type`, `gen_ai.tool.description`,
 /// `gen_ai.tool.call.id` when the model gave one, and when it fails `error.type` (`tool_error`
@@ -459,7 +459,6 @@ impl<'a> Trace<'a> {
             target: "tool_runtime::metrics",
             tracing::Level::INFO,
             histogram.gen_ai.execute_tool.duration = took.as_secs_f64(),
-            gen_ai.operation.name = "execute_tool",
             gen_ai.tool.name = tool,
             error.r#type = error_type,
         );

@@ -77,6 +77,10 @@ impl ServerHandler for RmcpServer {}
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let args: Vec<String> = std::env::args().collect();
+    // With `--features otel`: the toolkit's spans and metrics exported as `OTEL_*` says
+    // (`scripts/otel-overhead.sh`), through `tool-runtime-otel`'s usual subscriber.
+    #[cfg(feature = "otel")]
+    let _telemetry = tool_runtime_otel::init("error")?;
     let addr = || -> Result<std::net::SocketAddr, Box<dyn std::error::Error + Send + Sync>> {
         Ok(args
             .get(2)

@@ -282,7 +282,8 @@ async fn one_trace_runs_from_a_foreign_client_through_the_gateway_to_both_remote
     }
 
     // A call the gateway refuses (a string for a number) is a result with `isError`: its server
-    // span says `tool_error` and ERROR; an unknown tool is a JSON-RPC error, named by its code.
+    // span says `tool_error` and ERROR. An unknown tool is a JSON-RPC error (invalid params),
+    // which the conventions' server side records by its code and does not count as a failure.
     let refused = spans.find("gateway", "tools/call pesan-katering");
     assert_eq!(
         refused["attributes"]["error.type"], "tool_error",
@@ -290,8 +291,15 @@ async fn one_trace_runs_from_a_foreign_client_through_the_gateway_to_both_remote
     );
     assert_eq!(refused["status"], "ERROR", "{refused}");
     let unknown = spans.find("gateway", "tools/call tidak-ada");
-    assert_eq!(unknown["attributes"]["error.type"], "-32602", "{unknown}");
-    assert_eq!(unknown["status"], "ERROR", "{unknown}");
+    assert_eq!(
+        unknown["attributes"]["rpc.response.status_code"], "-32602",
+        "{unknown}"
+    );
+    assert!(
+        unknown["attributes"].get("error.type").is_none(),
+        "{unknown}"
+    );
+    assert_eq!(unknown["status"], "UNSET", "{unknown}");
     let ok = spans.find("gateway", "tools/call hr_cek-sisa-cuti");
     assert_eq!(ok["status"], "UNSET", "{ok}");
     assert!(ok["attributes"].get("error.type").is_none(), "{ok}");
@@ -322,6 +330,38 @@ async fn one_trace_runs_from_a_foreign_client_through_the_gateway_to_both_remote
         ("hr-http", "gen_ai.execute_tool.duration"),
     ] {
         assert!(metric(service, name), "no {name} from {service}");
+    }
+
+    // Names, kinds, attributes and their types as OpenTelemetry's own registry defines them
+    // (vendored in `examples/tests/semconv`, its versions in its SOURCE.md).
+    let check = python_otel()
+        .args([
+            script("semconv_check.py"),
+            received.display().to_string(),
+            script("semconv"),
+            "gateway,hr-stdio,hr-http".into(),
+        ])
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&check.stdout);
+    assert!(
+        check.status.success(),
+        "{report}{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    let checked: Value = serde_json::from_str(report.lines().next().unwrap()).unwrap();
+    for definition in [
+        "mcp.server",
+        "mcp.client",
+        "gen_ai.execute_tool.internal",
+        "gen_ai.execute_tool.duration",
+        "mcp.server.operation.duration",
+        "mcp.client.operation.duration",
+    ] {
+        assert!(
+            checked[definition].as_u64() > Some(0),
+            "{definition}: {report}"
+        );
     }
     receiver.stop();
     let _ = std::fs::remove_dir_all(&dir);

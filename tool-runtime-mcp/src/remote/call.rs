@@ -256,11 +256,12 @@ fn error_type(e: &ToolError) -> &'static str {
 }
 
 /// The client span of one remote `tools/call` by OpenTelemetry's MCP conventions
-/// (semantic-conventions-genai v0.1.0, Development): `tools/call {tool}`, kind client, with
+/// (semantic-conventions-genai, Development): `tools/call {tool}`, kind client, with
 /// `mcp.method.name`, `gen_ai.tool.name`, `gen_ai.operation.name`, `network.transport` (`pipe`
-/// for a child process, `tcp` for HTTP), `server.address` (the server's label) and, when it
-/// fails, `error.type` and `otel.status_code`. It runs inside the caller's `execute_tool` span;
-/// a [`Propagator`](crate::trace::Propagator) makes it the remote server span's parent.
+/// for a child process, `tcp` for HTTP), `server.address` and `server.port` (HTTP: the URL's)
+/// and, when it fails, `error.type` and `otel.status_code`. It runs inside the caller's
+/// `execute_tool` span; a [`Propagator`](crate::trace::Propagator) makes it the remote server
+/// span's parent.
 fn client_span(remote: &Inner, tool: &str) -> tracing::Span {
     let transport = match &remote.connect {
         super::connection::Connect::Stdio(_) => "pipe",
@@ -276,9 +277,23 @@ fn client_span(remote: &Inner, tool: &str) -> tracing::Span {
         gen_ai.operation.name = "execute_tool",
         gen_ai.tool.name = tool,
         network.transport = transport,
-        server.address = remote.label.as_str(),
+        server.address = tracing::field::Empty,
+        server.port = tracing::field::Empty,
         error.r#type = tracing::field::Empty,
     );
+    #[cfg(feature = "client-http")]
+    if let super::connection::Connect::Http { url, .. } = &remote.connect
+        && !span.is_disabled()
+        && let Ok(url) = reqwest::Url::parse(url)
+    {
+        if let Some(host) = url.host_str() {
+            span.record("server.address", host);
+        }
+        if let Some(port) = url.port_or_known_default() {
+            // An `int` as OpenTelemetry has it (`tracing-opentelemetry` exports a `u16` as text).
+            span.record("server.port", i64::from(port));
+        }
+    }
     if !span.is_disabled() {
         span.record("otel.name", format!("tools/call {tool}"));
     }

@@ -61,11 +61,11 @@ impl Totals {
             span.record("otel.name", format!("chat {model}"));
         }
         if let Some(n) = info.input_tokens {
-            span.record("gen_ai.usage.input_tokens", n);
+            span.record("gen_ai.usage.input_tokens", int(n));
             self.input = Some(self.input.unwrap_or(0) + n);
         }
         if let Some(n) = info.output_tokens {
-            span.record("gen_ai.usage.output_tokens", n);
+            span.record("gen_ai.usage.output_tokens", int(n));
             self.output = Some(self.output.unwrap_or(0) + n);
         }
     }
@@ -73,12 +73,17 @@ impl Totals {
     /// Records the sums on the run's span.
     pub(crate) fn finish(&self, run: &Span) {
         if let Some(n) = self.input {
-            run.record("gen_ai.usage.input_tokens", n);
+            run.record("gen_ai.usage.input_tokens", int(n));
         }
         if let Some(n) = self.output {
-            run.record("gen_ai.usage.output_tokens", n);
+            run.record("gen_ai.usage.output_tokens", int(n));
         }
     }
+}
+
+/// A count as OpenTelemetry's `int` (`tracing-opentelemetry` exports a `u64` as text).
+fn int(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
 }
 
 /// Marks `span` failed with the error's kind; returns the error.

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# What exporting to OpenTelemetry costs a server: stateless `tools/call` over Streamable HTTP
+# (the sync sum of scripts/http-throughput.sh), calls/s and p50 with wrk on 1 and 50 connections,
+# for the same server three ways, one after another in one run:
+#   no subscriber     http-load-server as the speed gate builds it
+#   subscriber        built with `tool-runtime-otel` (`--features otel`), OTEL_* unset: its
+#                     usual subscriber (logs at `error`), nothing exported
+#   OTLP export       the same binary with OTEL_EXPORTER_OTLP_ENDPOINT set: every call's
+#                     server span, execute_tool span and both histograms exported over
+#                     OTLP/HTTP (batched) to a local receiver that answers 200 to each batch
+#   OTLP 10% traces   the same with OTEL_TRACES_SAMPLER=traceidratio, OTEL_TRACES_SAMPLER_ARG=0.1
+#                     (one call in ten traced; the histograms still count every call)
+# Release code (`--profile perf`); SECONDS_EACH (default 10) per row. Installs wrk (Debian).
+. "$(dirname "$0")/lib/prelude.sh"
+seconds="${SECONDS_EACH:-10}"
+command -v wrk >/dev/null || (apt-get install -y -qq wrk >/dev/null)
+plain="$target/perf/http-load-server"
+with_otel="$target/perf/http-load-server-otel"
+cargo build -q --profile perf -p benches --bin http-load-server --features otel
+cp "$plain" "$with_otel"
+cargo build -q --profile perf -p benches --bin http-load-server
+sink_port=18980
+python3 - "$sink_port" <<'PY' &
+import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+class Sink(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+    def log_message(self, *args):
+        pass
+ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Sink).serve_forever()
+PY
+wait_port "$sink_port"
+row() { # label server [env...]
+    local label=$1 server=$2 port=18981 pid
+    shift 2
+    env "$@" "$server" toolkit 127.0.0.1:$port & pid=$!
+    wait_port $port
+    for c in 1 50; do
+        local out
+        out=$(TOOL=tambah wrk -t"$([ $c = 1 ] && echo 1 || echo 2)" -c$c -d"${seconds}s" --latency \
+            -s scripts/load/call2026.lua "http://127.0.0.1:$port/mcp" 2>&1)
+        if grep -q "unexpected answer" <<<"$out"; then echo "$out"; exit 1; fi
+        printf '%-16s %2s connection(s): %10s calls/s  p50 %9s\n' "$label" $c \
+            "$(awk '/Requests\/sec/ {print $2}' <<<"$out")" "$(awk '$1=="50%" {print $2}' <<<"$out")"
+    done
+    kill $pid
+    wait $pid 2>/dev/null || true
+}
+row "no subscriber" "$plain"
+row "subscriber" "$with_otel"
+row "OTLP export" "$with_otel" OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:$sink_port OTEL_SERVICE_NAME=load
+row "OTLP 10% traces" "$with_otel" OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:$sink_port OTEL_SERVICE_NAME=load \
+    OTEL_TRACES_SAMPLER=traceidratio OTEL_TRACES_SAMPLER_ARG=0.1

@@ -173,14 +173,14 @@ impl Telemetry {
             "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
             "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL",
         ] {
-            if let Some(value) = var(protocol).filter(|v| !v.trim().is_empty()) {
-                if value.trim() != "http/protobuf" {
-                    return Err(Error::Unsupported {
-                        variable: protocol,
-                        value,
-                        expected: "`http/protobuf` (OTLP over HTTP; gRPC is not built in)",
-                    });
-                }
+            if let Some(value) = var(protocol).filter(|v| !v.trim().is_empty())
+                && value.trim() != "http/protobuf"
+            {
+                return Err(Error::Unsupported {
+                    variable: protocol,
+                    value,
+                    expected: "`http/protobuf` (OTLP over HTTP; gRPC is not built in)",
+                });
             }
         }
         let resource = resource(var);

@@ -30,6 +30,8 @@
 //! | `OTEL_EXPORTER_OTLP_HEADERS`, `..._TIMEOUT`, `..._COMPRESSION` | read by the OTLP exporter |
 //! | `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES` | the resource (default service name: the executable's) |
 //! | `OTEL_BSP_*`, `OTEL_METRIC_EXPORT_INTERVAL` | batching and the metrics' export interval |
+//! | `OTEL_TRACES_SAMPLER`, `OTEL_TRACES_SAMPLER_ARG` | which traces are kept (the SDK's sampler) |
+//! | `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true` | the opt-in: tool calls' arguments and results (as a person may see them, after the tool's `redact`) on their spans, as `gen_ai.tool.call.arguments` / `.result`; off by default |
 
 #![deny(missing_docs)]
 
@@ -55,6 +57,9 @@ use tracing_subscriber::util::SubscriberInitExt as _;
 
 /// The targets of the toolkit's duration events: metrics, never span events.
 const METRIC_TARGETS: [&str; 2] = ["tool_runtime::metrics", "tool_runtime_mcp::metrics"];
+
+/// The target of the toolkit's argument and result events (a host's opt-in).
+const VALUES_TARGET: &str = "tool_runtime::values";
 
 /// Why telemetry could not be set up.
 #[derive(Debug)]
@@ -99,6 +104,8 @@ impl std::error::Error for Error {}
 pub struct Telemetry {
     tracer: Option<SdkTracerProvider>,
     meter: Option<SdkMeterProvider>,
+    /// Arguments and results on the spans (the opt-in).
+    content: bool,
 }
 
 impl fmt::Debug for Telemetry {
@@ -106,6 +113,7 @@ impl fmt::Debug for Telemetry {
         f.debug_struct("Telemetry")
             .field("traces", &self.tracer.is_some())
             .field("metrics", &self.meter.is_some())
+            .field("content", &self.content)
             .finish()
     }
 }
@@ -216,7 +224,13 @@ impl Telemetry {
                 )
             }
         };
-        Ok(Some(Telemetry { tracer, meter }))
+        let content = var("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT")
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+        Ok(Some(Telemetry {
+            tracer,
+            meter,
+            content,
+        }))
     }
 
     /// The `tracing` layer that exports: spans (the toolkit's at `INFO`, and the host's own at
@@ -230,7 +244,7 @@ impl Telemetry {
             let mut targets = Targets::new()
                 .with_default(LevelFilter::INFO)
                 .with_target("rmcp", LevelFilter::WARN);
-            for target in METRIC_TARGETS {
+            for target in METRIC_TARGETS.into_iter().chain([VALUES_TARGET]) {
                 targets = targets.with_target(target, LevelFilter::OFF);
             }
             tracing_opentelemetry::layer()
@@ -244,7 +258,14 @@ impl Telemetry {
             }
             tracing_opentelemetry::MetricsLayer::new(provider.clone()).with_filter(targets)
         });
-        Layer::and_then(spans, metrics)
+        // The toolkit records arguments and results only when some layer wants its target
+        // `tool_runtime::values` at TRACE: this one does, when the host opted in, and takes
+        // nothing (the values go on the spans as attributes, not as events).
+        let content = self.content.then(|| {
+            tracing_subscriber::layer::Identity::new()
+                .with_filter(Targets::new().with_target(VALUES_TARGET, LevelFilter::TRACE))
+        });
+        Layer::and_then(spans, metrics).and_then(content)
     }
 
     /// Exports what is buffered now (e.g. before a process exits on its own path).
@@ -388,6 +409,23 @@ mod tests {
             .unwrap()
             .unwrap();
         assert!(metrics.tracer.is_none() && metrics.meter.is_some());
+    }
+
+    #[test]
+    fn arguments_and_results_are_asked_for_only_when_the_host_opts_in() {
+        let wanted = |pairs: &'static [(&'static str, &'static str)]| {
+            let telemetry = Telemetry::from_vars(&vars(pairs)).unwrap().unwrap();
+            let subscriber = tracing_subscriber::registry().with(telemetry.layer());
+            tracing::subscriber::with_default(
+                subscriber,
+                || tracing::enabled!(target: "tool_runtime::values", tracing::Level::TRACE),
+            )
+        };
+        const ENDPOINT: (&str, &str) = ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9");
+        const CONTENT: &str = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT";
+        assert!(!wanted(&[ENDPOINT]));
+        assert!(!wanted(&[ENDPOINT, (CONTENT, "false")]));
+        assert!(wanted(&[ENDPOINT, (CONTENT, "true")]));
     }
 
     #[test]

@@ -259,10 +259,19 @@ impl<'a> Run<'a> {
         };
         let trace = Trace::start(tool, self.call_id);
         let _entered = trace.span.enter();
-        match &self.arguments.0 {
-            Repr::Text(t) => tracing::trace!(target: "tool_runtime::values", arguments = &**t),
-            Repr::Value(v) | Repr::NotAFunction(v) => {
-                tracing::trace!(target: "tool_runtime::values", arguments = %v)
+        if trace.started.is_some() && values_wanted() {
+            match &self.arguments.0 {
+                Repr::Text(t) => {
+                    trace.span.record("gen_ai.tool.call.arguments", &**t);
+                    tracing::trace!(target: "tool_runtime::values", arguments = &**t)
+                }
+                Repr::Value(v) | Repr::NotAFunction(v) => {
+                    let text = v.to_string();
+                    trace
+                        .span
+                        .record("gen_ai.tool.call.arguments", text.as_str());
+                    tracing::trace!(target: "tool_runtime::values", arguments = text)
+                }
             }
         }
         let step = tool.start(self.cx, self.arguments, self.approved);
@@ -368,6 +377,11 @@ impl Future for Running<'_> {
     }
 }
 
+/// Whether the host asked for arguments and results (`tool_runtime::values` at `TRACE`).
+fn values_wanted() -> bool {
+    tracing::enabled!(target: "tool_runtime::values", tracing::Level::TRACE)
+}
+
 /// The `tracing` span of one call, by OpenTelemetry's GenAI conventions (semantic-conventions-genai,
 /// span `gen_ai.execute_tool.internal`, Development status): named `execute_tool {tool}` (the
 /// `otel.name` field, which `tracing-opentelemetry` reads), kind internal, with
@@ -379,8 +393,11 @@ impl Future for Running<'_> {
 /// the `gen_ai.execute_tool.duration` histogram (seconds) as an `INFO` event of the target
 /// `tool_runtime::metrics` with the field `histogram.gen_ai.execute_tool.duration`, which
 /// `tracing-opentelemetry`'s metrics layer reads.
-/// Arguments and results are recorded only as `TRACE` events of the target
-/// `tool_runtime::values`, which a host turns on in its filter.
+/// Arguments and results are recorded only when a host turns on the target
+/// `tool_runtime::values` at `TRACE` in its filter (its opt-in): then as `TRACE` events of that
+/// target and as the conventions' opt-in attributes `gen_ai.tool.call.arguments` and
+/// `gen_ai.tool.call.result`, the result as a person may see it (the tool's `redact` copy; none
+/// when redaction failed).
 struct Trace<'a> {
     span: tracing::Span,
     /// When the call started and the tool's name; `None` when no subscriber wants the span:
@@ -400,6 +417,8 @@ impl<'a> Trace<'a> {
             gen_ai.tool.type = "function",
             gen_ai.tool.description = tracing::field::Empty,
             gen_ai.tool.call.id = call_id,
+            gen_ai.tool.call.arguments = tracing::field::Empty,
+            gen_ai.tool.call.result = tracing::field::Empty,
             error.r#type = tracing::field::Empty,
             outcome = tracing::field::Empty,
             duration_us = tracing::field::Empty,
@@ -462,8 +481,13 @@ impl<'a> Trace<'a> {
             gen_ai.tool.name = tool,
             error.r#type = error_type,
         );
-        if let Ok(output) = &out {
-            tracing::trace!(target: "tool_runtime::values", output = output.json());
+        if let Ok(output) = &out
+            && values_wanted()
+            && let Some(shown) = output.for_display()
+        {
+            let shown = shown.to_string();
+            self.span.record("gen_ai.tool.call.result", shown.as_str());
+            tracing::trace!(target: "tool_runtime::values", output = shown);
         }
         out
     }

@@ -209,6 +209,56 @@ fn a_host_that_asks_sees_arguments_and_results() {
     );
 }
 
+#[test]
+fn a_host_that_asks_gets_the_conventions_attributes_with_the_result_redacted() {
+    let set = ToolSet::new([tambah::tool(), examples::cuaca::cuaca_terkini::tool()]).unwrap();
+    let cx = Context::new();
+    let run = || {
+        set.call(&cx, "tambah", r#"{"a": 2, "b": 3}"#)
+            .blocking()
+            .unwrap();
+        let weather = set
+            .call(&cx, "cuaca-terkini", r#"{"kota": "Surabaya"}"#)
+            .blocking()
+            .unwrap();
+        // What the tool returned holds its source data; what a person may see does not.
+        assert!(weather.json().contains("sumber"), "{}", weather.json());
+    };
+    let spans = |seen: &Seen| -> Vec<Vec<(String, String)>> {
+        seen.spans
+            .iter()
+            .filter(|(n, _)| n == "execute_tool")
+            .map(|(_, f)| f.clone())
+            .collect()
+    };
+    let asked = traced(true, run);
+    let calls = spans(&asked);
+    assert_eq!(
+        field(&calls[0], "gen_ai.tool.call.arguments"),
+        Some(r#"{"a": 2, "b": 3}"#)
+    );
+    assert_eq!(field(&calls[0], "gen_ai.tool.call.result"), Some("5"));
+    let shown = field(&calls[1], "gen_ai.tool.call.result").unwrap();
+    assert!(
+        shown.contains("Surabaya") && !shown.contains("sumber"),
+        "{shown}"
+    );
+    assert!(
+        !asked
+            .events
+            .iter()
+            .flat_map(|(_, f)| f)
+            .any(|(_, v)| v.contains("sumber")),
+        "an event carried the unredacted result"
+    );
+    // Not asked: neither attribute, and no events of the target.
+    let quiet = traced(false, run);
+    for call in spans(&quiet) {
+        assert_eq!(field(&call, "gen_ai.tool.call.arguments"), None);
+        assert_eq!(field(&call, "gen_ai.tool.call.result"), None);
+    }
+}
+
 /// A recorded response of `api` (four calls of the HR tools, and the API's token usage).
 fn recorded(api: tool_runtime::Api) -> serde_json::Value {
     let path = format!(

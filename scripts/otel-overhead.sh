@@ -11,14 +11,38 @@
 #   OTLP 10% traces   the same with OTEL_TRACES_SAMPLER=traceidratio, OTEL_TRACES_SAMPLER_ARG=0.1
 #                     (one call in ten traced; the histograms still count every call)
 # Release code (`--profile perf`); SECONDS_EACH (default 10) per row. Installs wrk (Debian).
+# First, instructions per dispatched call (callgrind, as the speed gate counts them) of the three
+# example tools with no subscriber and with `tracing-opentelemetry`'s span and metrics layers
+# recording everything and exporting nowhere (`perf-probe`, PROBE_TRACING=otel).
 . "$(dirname "$0")/lib/prelude.sh"
 seconds="${SECONDS_EACH:-10}"
 command -v wrk >/dev/null || (apt-get install -y -qq wrk >/dev/null)
 plain="$target/perf/http-load-server"
 with_otel="$target/perf/http-load-server-otel"
-cargo build -q --profile perf -p benches --bin http-load-server --features otel
+cargo build -q --profile perf -p benches --bin http-load-server --bin perf-probe --features otel
 cp "$plain" "$with_otel"
+probe="$target/perf/perf-probe-otel"
+cp "$target/perf/perf-probe" "$probe"
 cargo build -q --profile perf -p benches --bin http-load-server
+valgrind="$(bash scripts/provision.sh valgrind)"
+count() { # VAR=value... (the probe runs with probe_args)
+    local out
+    out="$(mktemp)"
+    env "$@" "$valgrind" --tool=callgrind --callgrind-out-file="$out" "$probe" "${probe_args[@]}" 2>&1 \
+        | awk '/Collected :/ {print $4}'
+    rm -f "$out"
+}
+for case in pesan-katering buat-laporan-penjualan buat-tiket; do
+    per_call() { # env...
+        probe_args=(dispatch "$case" toolkit 10000); local a; a=$(count "$@")
+        probe_args=(dispatch "$case" toolkit 0); local b; b=$(count "$@")
+        echo $(( (a - b) / 10000 ))
+    }
+    plain_n=$(per_call PROBE_TRACING=none)
+    traced_n=$(per_call PROBE_TRACING=otel)
+    printf 'dispatch %-24s instructions/call: no subscriber %6s, spans and histograms recorded %7s (%s x)\n' \
+        "$case" "$plain_n" "$traced_n" "$(python3 -c "print(round($traced_n / $plain_n, 1))")"
+done
 sink_port=18980
 python3 - "$sink_port" <<'PY' &
 import sys

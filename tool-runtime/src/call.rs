@@ -409,13 +409,15 @@ impl<'a> Trace<'a> {
     fn start(tool: &'a Tool, call_id: Option<&str>) -> Trace<'a> {
         let span = tracing::info_span!(
             "execute_tool",
-            otel.name = tracing::field::Empty,
+            // Evaluated only when a subscriber wants the span, and recorded with it: each later
+            // `record` is a walk through every layer.
+            otel.name = %format_args!("execute_tool {}", tool.name()),
             otel.kind = "internal",
             otel.status_code = tracing::field::Empty,
             gen_ai.operation.name = "execute_tool",
             gen_ai.tool.name = tool.name(),
             gen_ai.tool.type = "function",
-            gen_ai.tool.description = tracing::field::Empty,
+            gen_ai.tool.description = tool.description(),
             gen_ai.tool.call.id = call_id,
             gen_ai.tool.call.arguments = tracing::field::Empty,
             gen_ai.tool.call.result = tracing::field::Empty,
@@ -423,11 +425,7 @@ impl<'a> Trace<'a> {
             outcome = tracing::field::Empty,
             duration_us = tracing::field::Empty,
         );
-        let started = (!span.is_disabled()).then(|| {
-            span.record("otel.name", format!("execute_tool {}", tool.name()));
-            span.record("gen_ai.tool.description", tool.description());
-            (std::time::Instant::now(), tool.name())
-        });
+        let started = (!span.is_disabled()).then(|| (std::time::Instant::now(), tool.name()));
         Trace { span, started }
     }
 

@@ -9,6 +9,11 @@
 //!   tools, 64 in flight;
 //! - `perf-probe http N`: `HttpServer` with its defaults on loopback, `N` stateless 2026-07-28
 //!   `tools/call` requests, one after another on one kept-alive connection.
+//!
+//! Built with `--features otel`, `PROBE_TRACING=otel` runs `dispatch` under a subscriber with
+//! `tracing-opentelemetry`'s span layer (an SDK tracer provider that keeps every span and sends
+//! it nowhere) and its metrics layer: what recording the conventions' spans and histograms costs
+//! a call, apart from exporting them (`scripts/otel-overhead.sh`).
 
 use std::error::Error;
 use std::hint::black_box;
@@ -19,6 +24,8 @@ use tool_runtime_mcp::McpServer;
 type Result<T = ()> = std::result::Result<T, Box<dyn Error + Send + Sync>>;
 
 fn main() -> Result {
+    #[cfg(feature = "otel")]
+    let _tracing = (std::env::var("PROBE_TRACING").as_deref() == Ok("otel")).then(otel);
     let args: Vec<String> = std::env::args().skip(1).collect();
     let n = |i: usize| -> Result<usize> {
         Ok(args
@@ -36,6 +43,22 @@ fn main() -> Result {
         Some("http") => runtime()?.block_on(http(n(1)?)),
         _ => Err("usage: perf-probe dispatch CASE toolkit|floor N | stdio N | http N".into()),
     }
+}
+
+/// The spans and histograms recorded, exported nowhere.
+#[cfg(feature = "otel")]
+fn otel() -> tracing::subscriber::DefaultGuard {
+    use opentelemetry::trace::TracerProvider as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    let tracer = opentelemetry_sdk::trace::SdkTracerProvider::builder()
+        .build()
+        .tracer("perf-probe");
+    let meter = opentelemetry_sdk::metrics::SdkMeterProvider::builder().build();
+    tracing::subscriber::set_default(
+        tracing_subscriber::registry()
+            .with(tracing_opentelemetry::layer().with_tracer(tracer))
+            .with(tracing_opentelemetry::MetricsLayer::new(meter)),
+    )
 }
 
 /// The runtime a server's `#[tokio::main]` makes on a 2-core machine, whatever this machine has:

@@ -86,10 +86,15 @@ fn int(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
-/// Marks `span` failed with the error's kind; returns the error.
-pub(crate) fn failed(span: &Span, error: AgentError) -> AgentError {
+/// Marks `span` failed with the error's kind.
+fn mark(span: &Span, error: &AgentError) {
     span.record("error.type", error.kind());
     span.record("otel.status_code", "ERROR");
+}
+
+/// Marks a turn's span failed; returns the error.
+pub(crate) fn failed(span: &Span, error: AgentError) -> AgentError {
+    mark(span, &error);
     error
 }
 
@@ -97,7 +102,6 @@ pub(crate) fn failed(span: &Span, error: AgentError) -> AgentError {
 pub(crate) fn ended<T>(run: &Span, totals: &Totals, result: &Result<T, AgentError>) {
     totals.finish(run);
     if let Err(e) = result {
-        run.record("error.type", e.kind());
-        run.record("otel.status_code", "ERROR");
+        mark(run, e);
     }
 }

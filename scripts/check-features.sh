@@ -50,8 +50,9 @@ check() { # crate args...
     key="$crate $(cargo_features "$crate" "$@")"
     if [ -n "${checked[$key]:-}" ]; then return; fi
     checked[$key]=1
-    echo "== $key"
+    local start=$SECONDS
     out="$(cargo check -q -p "$crate" --lib "$@" 2>&1)" || { echo "$out" >&2; exit 1; }
+    echo "== $key ($((SECONDS - start)) s)"
     if grep -q '^warning' <<<"$out"; then
         echo "$out" >&2
         echo "$crate ($*): warnings" >&2

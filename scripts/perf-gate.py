@@ -10,7 +10,7 @@ Raising a baseline is a reviewed commit that says why (the reason is kept in the
 workload runs twice, with N calls and with none, so start-up is not counted:
 (instructions(N) - instructions(0)) / N. Dispatch is also shown next to the hand-written floor.
 Installs valgrind (Debian) when it is missing; builds with `--profile perf` (release code)."""
-import argparse, json, os, re, subprocess, sys, tempfile
+import argparse, json, os, re, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BASELINES = os.path.join(ROOT, "benches", "perf-baseline.json")
@@ -51,12 +51,16 @@ def main():
         sys.exit("perf gate: valgrind is needed (see the message above)")
     valgrind = provisioned.stdout.strip()
     # The load server too, in the same build: CI's short load run uses it (one release build).
+    started = time.monotonic()
     subprocess.run(["cargo", "build", "-q", "--profile", "perf", "-p", "benches", "--bin", "perf-probe",
                     "--bin", "http-load-server"], cwd=ROOT, check=True)
     target = os.path.join(ROOT, os.environ.get("CARGO_TARGET_DIR", "target"))
     probe = os.path.join(target, "perf", "perf-probe")
+    built = time.monotonic()
+    print(f"perf gate: release build {built - started:.0f} s", flush=True)
     now = {name: per_call(valgrind, probe, args, n) for name, (args, n) in WORKLOADS.items()}
     floors = {name: per_call(valgrind, probe, args, n) for name, (args, n) in FLOORS.items()}
+    print(f"perf gate: measured in {time.monotonic() - built:.0f} s", flush=True)
     base = {}
     if os.path.exists(BASELINES):
         try:

@@ -270,6 +270,9 @@ pub(crate) fn assertions(rt: &TokenStream, arg: &Arg) -> TokenStream {
     let ty = arg.ty;
     let unknown = shape(ty) == Shape::Unknown && !is_option(ty);
     let mut out = TokenStream::new();
+    // A range check is a constant item of its own: evaluated by `cargo check` too (an inline
+    // `const` in a function body is evaluated only when code is generated).
+    let mut consts = TokenStream::new();
     if let Some((_, _, span)) = a.length
         && unknown
     {
@@ -291,17 +294,23 @@ pub(crate) fn assertions(rt: &TokenStream, arg: &Arg) -> TokenStream {
             "the `range` of {} `{}` does not fit its number type",
             arg.what, arg.name
         );
-        out.extend(quote_spanned! {span=>
-            const { #rt::__private::check_range::<<#ty as #rt::__private::RangeArg>::Number>(#min, #max, #msg) };
+        consts.extend(quote_spanned! {span=>
+            const _: () = #rt::__private::check_range::<<#ty as #rt::__private::RangeArg>::Number>(#min, #max, #msg);
         });
     }
-    if out.is_empty() {
+    if out.is_empty() && consts.is_empty() {
         return out;
     }
-    quote! {
-        const _: () = {
+    let lets = (!out.is_empty()).then(|| {
+        quote! {
             #[allow(dead_code)]
             fn __assertions() { #out }
+        }
+    });
+    quote! {
+        const _: () = {
+            #lets
+            #consts
         };
     }
 }

@@ -1,5 +1,5 @@
-//! Compile-time checks: every failure mode in `ui/fail` with its reviewed message, and every
-//! supported form in `ui/pass`. Regenerate the messages with
+//! Compile-time checks: every failure mode in `ui/fail` with its reviewed message (the forms
+//! that compile are `tests/pass`, built with the test build). Regenerate the messages with
 //! `UPDATE_EXPECT=1 cargo test -p tool-runtime-macros --test compile_fail` and review the diff:
 //! the message is the product. The cases build against `tool-runtime` and its own dependencies
 //! only, so trybuild's separate build stays small.
@@ -14,5 +14,4 @@ fn compile_checks() {
     }
     let t = trybuild::TestCases::new();
     t.compile_fail("ui/fail/*.rs");
-    t.pass("ui/pass/*.rs");
 }

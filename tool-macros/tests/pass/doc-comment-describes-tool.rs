@@ -21,7 +21,7 @@ struct Hr;
 impl Hr {
     /// Hitung sisa cuti setelah rencana cuti diambil.
     #[tool]
-    fn simulasi(&self, #[arg(description = "Hari cuti", range = 1..=30)] hari: u32) -> u32 {
+    fn simulasi_sisa(&self, #[arg(description = "Hari cuti", range = 1..=30)] hari: u32) -> u32 {
         7 - hari.min(7)
     }
 }

@@ -25,7 +25,7 @@ struct Rak;
 #[deps::tool_runtime::tools(crate = "deps::tool_runtime")]
 impl Rak {
     #[tool(description = "Hitung buku di rak.")]
-    fn hitung(&self) -> u32 {
+    fn hitung_rak(&self) -> u32 {
         3
     }
 }
@@ -38,5 +38,5 @@ fn main() {
         .blocking()
         .unwrap();
     assert_eq!(out.value(), 5);
-    assert_eq!(set.call(&cx, "hitung", "{}").blocking().unwrap().value(), 3);
+    assert_eq!(set.call(&cx, "hitung_rak", "{}").blocking().unwrap().value(), 3);
 }

@@ -17,6 +17,8 @@ use serde_json::{Value, json};
 mod provision;
 pub use provision::{provision, python};
 
+pub mod hr;
+
 /// Runs `tests/<script>` with the pinned Python packages and `args`; fails the test with its
 /// output unless it exits successfully.
 /// Whether this is the test's own process: for a measure that is per process (threads, peak

@@ -286,6 +286,13 @@ fn spec_static(rt: &TokenStream, model: &Tool, names: &Names) -> TokenStream {
         None => quote!(::core::option::Option::None),
     };
     let needs_approval = model.needs_approval();
+    let task = syn::Ident::new(
+        a.task
+            .as_ref()
+            .and_then(|t| check::task_support(&t.value()))
+            .unwrap_or("Forbidden"),
+        proc_macro2::Span::call_site(),
+    );
     let checks = model.args.iter().any(|a| a.attr.validate.is_some());
     let requires = &a.requires;
     let allow_lints = check::allow_lint_pairs(&a.allow_lints)
@@ -309,6 +316,7 @@ fn spec_static(rt: &TokenStream, model: &Tool, names: &Names) -> TokenStream {
             timeout_ms: #timeout_ms,
             requires: &[#(#requires),*],
             needs_approval: #needs_approval,
+            task: #rt::__private::TaskSupport::#task,
             checks: #checks,
             allow_lints: &[#(#allow_lints),*],
             annotations: #rt::__private::Annotations {

@@ -32,6 +32,7 @@ pub use deadpool_postgres;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 pub use tokio_postgres;
 use tool_runtime::approval::{MAX_AGE, PER_OWNER, unix_now};
+use tool_runtime::task::{TaskRecord, TaskStore};
 use tool_runtime::{ApprovalStore, BoxFuture, PendingCall, StoreError};
 
 /// Held calls in a PostgreSQL table (`tool_runtime_pending_calls`), for replicas behind a load
@@ -73,6 +74,15 @@ const CREATE: &str = "
         ON tool_runtime_pending_calls (owner, seq);
     CREATE INDEX IF NOT EXISTS tool_runtime_pending_calls_expiry
         ON tool_runtime_pending_calls (expires_at);
+    CREATE TABLE IF NOT EXISTS tool_runtime_tasks (
+        id         text PRIMARY KEY,
+        owner      text NOT NULL,
+        version    bigint NOT NULL,
+        expires_ms bigint NOT NULL,
+        record     text NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS tool_runtime_tasks_owner ON tool_runtime_tasks (owner);
+    CREATE INDEX IF NOT EXISTS tool_runtime_tasks_expiry ON tool_runtime_tasks (expires_ms);
     COMMIT;";
 
 /// Seconds as PostgreSQL's `bigint`.
@@ -239,6 +249,122 @@ impl ApprovalStore for PostgresApprovals {
                     .with_owner(r.get(2))
                     .with_expiry(u64::try_from(expires).ok()),
             ))
+        })
+    }
+}
+
+/// Tasks in the same database as the held calls (table `tool_runtime_tasks`): every replica
+/// shares them; a task is replaced only over the version it was read at, in one `UPDATE`, and
+/// one owner's count and insert are serialized by a transaction-scoped advisory lock.
+impl TaskStore for PostgresApprovals {
+    fn create<'a>(
+        &'a self,
+        task: &'a TaskRecord,
+        per_owner: usize,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(async move {
+            let record = serde_json::to_string(task).map_err(StoreError::from_source)?;
+            let mut client = self.client().await?;
+            let tx = client
+                .transaction()
+                .await
+                .map_err(StoreError::from_source)?;
+            tx.execute(
+                "SELECT pg_advisory_xact_lock(7325002, hashtext($1))",
+                &[&task.owner],
+            )
+            .await
+            .map_err(StoreError::from_source)?;
+            tx.execute(
+                "DELETE FROM tool_runtime_tasks WHERE expires_ms <= $1",
+                &[&secs(task.created_ms)],
+            )
+            .await
+            .map_err(StoreError::from_source)?;
+            let owned: i64 = tx
+                .query_one(
+                    "SELECT count(*) FROM tool_runtime_tasks WHERE owner = $1",
+                    &[&task.owner],
+                )
+                .await
+                .map_err(StoreError::from_source)?
+                .get(0);
+            if owned >= secs(per_owner as u64) {
+                return Ok(false);
+            }
+            tx.execute(
+                "INSERT INTO tool_runtime_tasks (id, owner, version, expires_ms, record)
+                 VALUES ($1, $2, $3, $4, $5)",
+                &[
+                    &task.id,
+                    &task.owner,
+                    &secs(task.version),
+                    &secs(task.expires_ms),
+                    &record,
+                ],
+            )
+            .await
+            .map_err(StoreError::from_source)?;
+            tx.commit().await.map_err(StoreError::from_source)?;
+            Ok(true)
+        })
+    }
+
+    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<TaskRecord>, StoreError>> {
+        Box::pin(async move {
+            let row = self
+                .client()
+                .await?
+                .query_opt(
+                    "SELECT record FROM tool_runtime_tasks WHERE id = $1",
+                    &[&id],
+                )
+                .await
+                .map_err(StoreError::from_source)?;
+            row.map(|r| serde_json::from_str(r.get::<_, &str>(0)).map_err(StoreError::from_source))
+                .transpose()
+        })
+    }
+
+    fn replace<'a>(
+        &'a self,
+        task: &'a TaskRecord,
+        read_version: u64,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(async move {
+            let record = serde_json::to_string(task).map_err(StoreError::from_source)?;
+            let n = self
+                .client()
+                .await?
+                .execute(
+                    "UPDATE tool_runtime_tasks SET record = $1, version = $2, expires_ms = $3
+                     WHERE id = $4 AND version = $5",
+                    &[
+                        &record,
+                        &secs(task.version),
+                        &secs(task.expires_ms),
+                        &task.id,
+                        &secs(read_version),
+                    ],
+                )
+                .await
+                .map_err(StoreError::from_source)?;
+            Ok(n == 1)
+        })
+    }
+
+    fn forget_expired(&self, now_ms: u64) -> BoxFuture<'_, Result<usize, StoreError>> {
+        Box::pin(async move {
+            let n = self
+                .client()
+                .await?
+                .execute(
+                    "DELETE FROM tool_runtime_tasks WHERE expires_ms <= $1",
+                    &[&secs(now_ms)],
+                )
+                .await
+                .map_err(StoreError::from_source)?;
+            Ok(usize::try_from(n).unwrap_or(usize::MAX))
         })
     }
 }

@@ -70,3 +70,23 @@ async fn the_postgres_store_keeps_the_rules_of_every_store() {
     };
     tool_runtime::testing::approval_store_suite(open, 4).await;
 }
+
+/// The task rules on PostgreSQL, each replica with its own pool: eight replicas answering one
+/// task at once (eight connections) take it once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_postgres_task_store_keeps_the_rules_of_every_task_store() {
+    let pg = Postgres::start();
+    let mut handles = Vec::new();
+    for _ in 0..10 {
+        let store = PostgresApprovals::connect(&pg.url)
+            .await
+            .expect("connected");
+        handles.push(Arc::new(store) as Arc<dyn tool_runtime::task::TaskStore>);
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let open = || {
+        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        handles[i % handles.len()].clone()
+    };
+    tool_runtime::testing::task_store_suite(open).await;
+}

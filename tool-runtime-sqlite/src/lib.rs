@@ -31,6 +31,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, params};
 use tool_runtime::approval::{MAX_AGE, PER_OWNER, unix_now};
+use tool_runtime::task::{TaskRecord, TaskStore};
 use tool_runtime::{ApprovalStore, BoxFuture, PendingCall, StoreError};
 
 /// Held calls in a table of a SQLite file (`tool_runtime_pending_calls`), shared by every process
@@ -57,7 +58,16 @@ const CREATE: &str = "CREATE TABLE IF NOT EXISTS tool_runtime_pending_calls (
 CREATE INDEX IF NOT EXISTS tool_runtime_pending_calls_owner
     ON tool_runtime_pending_calls (owner, held_at);
 CREATE INDEX IF NOT EXISTS tool_runtime_pending_calls_expiry
-    ON tool_runtime_pending_calls (expires_at);";
+    ON tool_runtime_pending_calls (expires_at);
+CREATE TABLE IF NOT EXISTS tool_runtime_tasks (
+    id         TEXT PRIMARY KEY,
+    owner      TEXT NOT NULL,
+    version    INTEGER NOT NULL,
+    expires_ms INTEGER NOT NULL,
+    record     TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS tool_runtime_tasks_owner ON tool_runtime_tasks (owner);
+CREATE INDEX IF NOT EXISTS tool_runtime_tasks_expiry ON tool_runtime_tasks (expires_ms);";
 
 impl SqliteApprovals {
     /// Opens (or creates) the file and the table, in WAL mode, waiting up to 5 s for a lock
@@ -214,6 +224,111 @@ impl ApprovalStore for SqliteApprovals {
     }
 }
 
+/// Tasks in the same file as the held calls (table `tool_runtime_tasks`): every process that
+/// opens the file shares them; a task is replaced only over the version it was read at, in one
+/// `UPDATE`.
+impl TaskStore for SqliteApprovals {
+    fn create<'a>(
+        &'a self,
+        task: &'a TaskRecord,
+        per_owner: usize,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        let record = serde_json::to_string(task);
+        let (id, owner) = (task.id.clone(), task.owner.clone());
+        let (now, expires, version) = (ms(task.created_ms), ms(task.expires_ms), ms(task.version));
+        let per_owner = ms(per_owner as u64);
+        Box::pin(async move {
+            let record = record.map_err(StoreError::from_source)?;
+            self.with_db(move |db| {
+                let go = || -> rusqlite::Result<bool> {
+                    // IMMEDIATE: the count and the insert under one write lock.
+                    let tx = rusqlite::Transaction::new_unchecked(
+                        db,
+                        rusqlite::TransactionBehavior::Immediate,
+                    )?;
+                    tx.execute(
+                        "DELETE FROM tool_runtime_tasks WHERE expires_ms <= ?1",
+                        params![now],
+                    )?;
+                    let owned: i64 = tx.query_row(
+                        "SELECT count(*) FROM tool_runtime_tasks WHERE owner = ?1",
+                        params![owner],
+                        |r| r.get(0),
+                    )?;
+                    if owned >= per_owner {
+                        return Ok(false);
+                    }
+                    tx.execute(
+                        "INSERT INTO tool_runtime_tasks (id, owner, version, expires_ms, record)
+                         VALUES (?1, ?2, ?3, ?4, ?5)",
+                        params![id, owner, version, expires, record],
+                    )?;
+                    tx.commit()?;
+                    Ok(true)
+                };
+                go().map_err(StoreError::from_source)
+            })
+            .await
+        })
+    }
+
+    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<TaskRecord>, StoreError>> {
+        let id = id.to_owned();
+        Box::pin(self.with_db(move |db| {
+            let record: Option<String> = db
+                .query_row(
+                    "SELECT record FROM tool_runtime_tasks WHERE id = ?1",
+                    params![id],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(StoreError::from_source)?;
+            record
+                .map(|r| serde_json::from_str(&r).map_err(StoreError::from_source))
+                .transpose()
+        }))
+    }
+
+    fn replace<'a>(
+        &'a self,
+        task: &'a TaskRecord,
+        read_version: u64,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        let record = serde_json::to_string(task);
+        let id = task.id.clone();
+        let (version, expires, read) = (ms(task.version), ms(task.expires_ms), ms(read_version));
+        Box::pin(async move {
+            let record = record.map_err(StoreError::from_source)?;
+            self.with_db(move |db| {
+                db.execute(
+                    "UPDATE tool_runtime_tasks SET record = ?1, version = ?2, expires_ms = ?3
+                     WHERE id = ?4 AND version = ?5",
+                    params![record, version, expires, id, read],
+                )
+                .map(|n| n == 1)
+                .map_err(StoreError::from_source)
+            })
+            .await
+        })
+    }
+
+    fn forget_expired(&self, now_ms: u64) -> BoxFuture<'_, Result<usize, StoreError>> {
+        let now = ms(now_ms);
+        Box::pin(self.with_db(move |db| {
+            db.execute(
+                "DELETE FROM tool_runtime_tasks WHERE expires_ms <= ?1",
+                params![now],
+            )
+            .map_err(StoreError::from_source)
+        }))
+    }
+}
+
+/// A count of milliseconds (or any u64) as SQLite's integer.
+fn ms(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -227,6 +342,16 @@ mod tests {
                 as Arc<dyn ApprovalStore>
         };
         tool_runtime::testing::approval_store_suite(open, 4).await;
+        let _ = std::fs::remove_file(&path);
+    }
+
+    /// The task rules on one file, each replica with its own connection.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_sqlite_task_store_keeps_the_rules_of_every_task_store() {
+        let path = std::env::temp_dir().join(format!("tasks-suite-{}.sqlite", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let open = || Arc::new(SqliteApprovals::open(&path).unwrap()) as Arc<dyn TaskStore>;
+        tool_runtime::testing::task_store_suite(open).await;
         let _ = std::fs::remove_file(&path);
     }
 

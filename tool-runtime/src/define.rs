@@ -15,6 +15,7 @@ use serde_json::{Map, Value};
 use crate::error::ToolError;
 use crate::handler::{FnHandler, Handler, Run};
 use crate::host::Annotations;
+use crate::task::TaskSupport;
 use crate::tool::{Defined, Tool};
 use crate::validate::{SchemaProblem, Validator};
 
@@ -59,6 +60,7 @@ pub struct ToolDef {
     not_for: Option<String>,
     requires: Vec<String>,
     needs_approval: bool,
+    task: TaskSupport,
     annotations: Annotations,
     timeout: Option<Duration>,
     allow_lints: Vec<(String, String)>,
@@ -81,6 +83,7 @@ impl Tool {
             not_for: None,
             requires: Vec::new(),
             needs_approval: false,
+            task: TaskSupport::Forbidden,
             annotations: Annotations::default(),
             timeout: None,
             allow_lints: Vec::new(),
@@ -111,6 +114,13 @@ impl ToolDef {
     /// Whether each call waits for a person's approval (held in the set's approval store).
     pub fn needs_approval(mut self, yes: bool) -> Self {
         self.needs_approval = yes;
+        self
+    }
+
+    /// Whether a call may run as a task the caller follows after its request
+    /// ([`TaskSupport`]; by default it may not).
+    pub fn task(mut self, support: TaskSupport) -> Self {
+        self.task = support;
         self
     }
 
@@ -190,6 +200,7 @@ impl ToolDef {
             not_for: self.not_for,
             requires: self.requires,
             needs_approval: self.needs_approval,
+            task: self.task,
             annotations: self.annotations,
             timeout: self.timeout,
             allow_lints: self.allow_lints,

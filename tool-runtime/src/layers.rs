@@ -16,6 +16,7 @@ pub(crate) const LAYERS: &[&[&str]] = &[
     // The host's data (grants, annotations, content, a call's progress handle), and the
     // approval model.
     &["host", "approval", "progress"],
+    &["task"],
     // What a call produced when it produced no value; the words the model reads.
     &["error"],
     &["wording"],

@@ -117,6 +117,7 @@ mod schema;
 mod set;
 pub mod structured;
 mod table;
+pub mod task;
 #[cfg(feature = "testing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
@@ -146,6 +147,7 @@ pub use progress::{Progress, ProgressReport};
 pub use provider::Api;
 pub use set::{ToolRef, ToolSet, ToolSetError};
 pub use structured::Rules;
+pub use task::{TaskStatus, TaskSupport, Tasks};
 pub use tool::Tool;
 pub use validate::{
     Path, SchemaError, SchemaProblem, Segment, Validator, Violation, ViolationKind, Violations,

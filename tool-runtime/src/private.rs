@@ -25,4 +25,5 @@ pub use crate::schema::{
     input_schema_of, object, output_schema_of,
 };
 pub use crate::set::Registration;
+pub use crate::task::TaskSupport;
 pub use crate::tool::{Invocation, Spec, Tool, boxed, checked, rules_broken, rules_of};

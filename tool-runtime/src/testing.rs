@@ -486,3 +486,259 @@ where
         "another owner's call is kept"
     );
 }
+
+/// The behaviour every [`TaskStore`](crate::task::TaskStore) must have under the rules of
+/// [`Tasks`](crate::task::Tasks), checked on one: a task is its owner's only; one replica runs it
+/// (another cannot renew or finish it); of many replicas answering a task that waits, one takes
+/// it, with its ticket; a cancelled task stops its runner and drops a late outcome; a finished
+/// task keeps its outcome and cannot be cancelled; a task whose runner stopped renewing is
+/// marked failed by the next reader; an expired task is unknown and forgotten; one owner has at
+/// most `per_owner` tasks. `open` gives a handle on the store under test; every call gives one
+/// on the same data (another process, another replica). Owners are fresh, so stores that other
+/// tests share are fine. Panics, naming the rule, when the store breaks one.
+///
+/// ```
+/// # pollster::block_on(async {
+/// use std::sync::Arc;
+/// use tool_runtime::task::{MemoryTasks, TaskStore};
+/// let store = Arc::new(MemoryTasks::new());
+/// tool_runtime::testing::task_store_suite(|| store.clone() as Arc<dyn TaskStore>).await;
+/// # });
+/// ```
+pub async fn task_store_suite<F>(open: F)
+where
+    F: Fn() -> std::sync::Arc<dyn crate::task::TaskStore>,
+{
+    use crate::approval::new_ticket;
+    use crate::task::{Claim, TaskError, TaskStatus, Tasks, unix_now_ms};
+    use std::time::Duration;
+    let fresh = || format!("sub:{}", new_ticket().expect("a ticket"));
+    let replica = || Tasks::shared(open()).with_lease(Duration::from_secs(30));
+    let (a, b) = (replica(), replica());
+    let (sari, budi) = (fresh(), fresh());
+
+    // Made on A, found on B by its owner only.
+    let task = a.start(&sari, "ajukan-cuti").await.expect("started");
+    assert_eq!(task.status, TaskStatus::Working);
+    let found = b.get(&task.id, &sari).await.expect("read");
+    assert_eq!(
+        found.as_ref().map(|t| (&t.id, t.status)),
+        Some((&task.id, TaskStatus::Working)),
+        "another replica finds the task"
+    );
+    assert!(
+        b.get(&task.id, &budi).await.expect("read").is_none(),
+        "another owner's task is unknown"
+    );
+    assert!(
+        b.get(&fresh(), &sari).await.expect("read").is_none(),
+        "an unknown id is nothing"
+    );
+
+    // Only its runner renews or finishes it.
+    assert!(
+        a.renew(&task.id).await.expect("renewed"),
+        "the runner renews its lease"
+    );
+    assert!(
+        !b.renew(&task.id).await.expect("renewed"),
+        "another replica does not hold the lease"
+    );
+    assert!(
+        !b.finish(
+            &task.id,
+            TaskStatus::Completed,
+            serde_json::json!({"x": 1}),
+            None
+        )
+        .await
+        .expect("finished"),
+        "another replica cannot finish it"
+    );
+
+    // Waiting for an approval: eight replicas answer at once, one takes it with the ticket.
+    assert!(
+        a.wait_for_input(
+            &task.id,
+            serde_json::json!({"approval": {}}),
+            Some("t-1".into()),
+            None
+        )
+        .await
+        .expect("waits")
+    );
+    let waiting = b.get(&task.id, &sari).await.expect("read").expect("kept");
+    assert_eq!(
+        (waiting.status, waiting.input.clone()),
+        (
+            TaskStatus::InputRequired,
+            Some(serde_json::json!({"approval": {}}))
+        )
+    );
+    assert!(
+        matches!(
+            b.claim(&task.id, &budi).await.expect("claimed"),
+            Claim::Unknown
+        ),
+        "another owner cannot answer it"
+    );
+    let replicas: Vec<Tasks> = (0..8).map(|_| replica()).collect();
+    let claims =
+        futures_util::future::join_all(replicas.iter().map(|r| r.claim(&task.id, &sari))).await;
+    let mut winners = Vec::new();
+    for (i, c) in claims.into_iter().enumerate() {
+        if let Claim::Won { task, ticket } = c.expect("claimed") {
+            assert_eq!(
+                ticket.as_deref(),
+                Some("t-1"),
+                "the winner gets the held ticket"
+            );
+            assert_eq!(task.status, TaskStatus::Working);
+            winners.push(i);
+        }
+    }
+    assert_eq!(
+        winners.len(),
+        1,
+        "eight answers at once: one takes the task"
+    );
+    let winner = &replicas[winners[0]];
+    assert!(
+        !a.renew(&task.id).await.expect("renewed"),
+        "the first runner no longer runs it"
+    );
+    assert!(
+        winner
+            .finish(
+                &task.id,
+                TaskStatus::Completed,
+                serde_json::json!({"ok": true}),
+                None
+            )
+            .await
+            .expect("finished")
+    );
+    let done = a.get(&task.id, &sari).await.expect("read").expect("kept");
+    assert_eq!(
+        (done.status, done.outcome.clone()),
+        (TaskStatus::Completed, Some(serde_json::json!({"ok": true}))),
+        "the outcome is kept"
+    );
+    let (_, after) = b
+        .cancel(&task.id, &sari)
+        .await
+        .expect("cancelled")
+        .expect("known");
+    assert_eq!(
+        after.status,
+        TaskStatus::Completed,
+        "a finished task cannot be cancelled"
+    );
+
+    // Cancelled while running: the runner's renewal fails and its late outcome is dropped.
+    let task = a.start(&sari, "ekspor-gaji").await.expect("started");
+    assert!(
+        b.cancel(&task.id, &budi)
+            .await
+            .expect("cancelled")
+            .is_none(),
+        "another owner cannot cancel it"
+    );
+    let (_, after) = b
+        .cancel(&task.id, &sari)
+        .await
+        .expect("cancelled")
+        .expect("known");
+    assert_eq!(after.status, TaskStatus::Cancelled);
+    assert!(
+        !a.renew(&task.id).await.expect("renewed"),
+        "a cancelled task's runner is told to stop"
+    );
+    assert!(
+        !a.finish(&task.id, TaskStatus::Completed, serde_json::json!({}), None)
+            .await
+            .expect("finished"),
+        "a late outcome is dropped"
+    );
+    assert_eq!(
+        a.get(&task.id, &sari)
+            .await
+            .expect("read")
+            .expect("kept")
+            .status,
+        TaskStatus::Cancelled
+    );
+
+    // A runner that stops renewing: the next reader marks the task failed, once.
+    let short = Tasks::shared(open()).with_lease(Duration::from_millis(300));
+    let task = short.start(&sari, "ekspor-gaji").await.expect("started");
+    std::thread::sleep(Duration::from_millis(400));
+    let lost = b.get(&task.id, &sari).await.expect("read").expect("kept");
+    assert_eq!(
+        (lost.status, lost.message.as_deref()),
+        (TaskStatus::Failed, Some(crate::task::RUNNER_LOST)),
+        "a task whose runner stopped is failed, with the reason"
+    );
+    assert!(
+        !short
+            .finish(&task.id, TaskStatus::Completed, serde_json::json!({}), None)
+            .await
+            .expect("finished"),
+        "a runner back too late cannot finish it"
+    );
+
+    // Past its time to live: unknown, then forgotten.
+    let store = open();
+    let now = unix_now_ms();
+    let mut old = a.start(&sari, "ajukan-cuti").await.expect("started");
+    old.expires_ms = now.saturating_sub(1);
+    old.version += 1;
+    assert!(
+        store
+            .replace(&old, old.version - 1)
+            .await
+            .expect("replaced"),
+        "replaced over the version read"
+    );
+    assert!(
+        !store
+            .replace(&old, old.version - 1)
+            .await
+            .expect("replaced"),
+        "a second replace over the same version fails"
+    );
+    assert!(
+        a.get(&old.id, &sari).await.expect("read").is_none(),
+        "an expired task is unknown"
+    );
+    assert!(
+        store
+            .forget_expired(unix_now_ms())
+            .await
+            .expect("forgotten")
+            >= 1,
+        "an expired task is forgotten"
+    );
+    assert!(store.get(&old.id).await.expect("read").is_none());
+
+    // One owner has at most `per_owner` tasks; another owner is not affected.
+    let bounded = Tasks::shared(open()).with_per_owner(2);
+    let mallory = fresh();
+    for _ in 0..2 {
+        bounded
+            .start(&mallory, "ekspor-gaji")
+            .await
+            .expect("started");
+    }
+    assert!(
+        matches!(
+            bounded.start(&mallory, "ekspor-gaji").await,
+            Err(TaskError::TooMany { per_owner: 2 })
+        ),
+        "a third task of one owner is refused"
+    );
+    bounded
+        .start(&budi, "ekspor-gaji")
+        .await
+        .expect("another owner starts one");
+}

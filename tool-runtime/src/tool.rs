@@ -20,6 +20,7 @@ use crate::handler::Run;
 use crate::host::{Annotations, Grants};
 use crate::output::CallOutput;
 use crate::schema;
+use crate::task::TaskSupport;
 use crate::validate::{SchemaError, Validator};
 use crate::wording::Wording;
 
@@ -63,6 +64,8 @@ pub struct Spec {
     pub requires: &'static [&'static str],
     /// A person approves each call before it runs.
     pub needs_approval: bool,
+    /// Whether a call may run as a task (`#[tool(task = "optional")]`).
+    pub task: TaskSupport,
     /// Parameters have rules of their own (`#[arg(validate = ..)]`): a call is checked against
     /// them before it is held for approval.
     pub checks: bool,
@@ -93,6 +96,7 @@ pub(crate) struct Defined {
     pub(crate) not_for: Option<String>,
     pub(crate) requires: Vec<String>,
     pub(crate) needs_approval: bool,
+    pub(crate) task: TaskSupport,
     pub(crate) annotations: Annotations,
     pub(crate) timeout: Option<std::time::Duration>,
     pub(crate) allow_lints: Vec<(String, String)>,
@@ -214,6 +218,16 @@ impl Tool {
         match &self.source {
             Source::Declared(s) => s.needs_approval,
             Source::Defined(d) => d.needs_approval,
+        }
+    }
+
+    /// Whether a call may run as a task, one the caller follows after its request
+    /// ([`crate::task`]): a server that keeps tasks runs a call of an `Optional` tool as one
+    /// when the caller can follow it, and refuses a caller who cannot for a `Required` one.
+    pub fn task_support(&self) -> TaskSupport {
+        match &self.source {
+            Source::Declared(s) => s.task,
+            Source::Defined(d) => d.task,
         }
     }
 

@@ -34,6 +34,8 @@ pub(crate) struct ToolAttr {
     pub timeout: Option<LitStr>,
     /// `blocking = false`: a sync function that never blocks runs on the async worker.
     pub blocking: Option<syn::LitBool>,
+    /// `task = "optional"` or `"required"`: a call may (or must) run as a task.
+    pub task: Option<LitStr>,
     pub krate: Option<syn::Path>,
     /// Keys an unknown key was a likely misspelling of: already reported, so their absence is
     /// not reported again.
@@ -256,6 +258,10 @@ pub(crate) fn parse_tool_attr(cx: &mut Ctxt, args: TokenStream) -> ToolAttr {
             BLOCKING => {
                 let v = flag(&meta)?;
                 set_once(cx, &mut attr.blocking, v, &meta, BLOCKING);
+            }
+            TASK => {
+                let v: LitStr = meta.value()?.parse()?;
+                set_once(cx, &mut attr.task, v, &meta, TASK);
             }
             CRATE => {
                 let path = crate_path(&meta)?;

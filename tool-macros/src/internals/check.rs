@@ -31,6 +31,17 @@ pub(crate) fn check_tool(cx: &mut Ctxt, tool: &Tool) {
             "`blocking` is for a sync fn: an `async fn` always runs on the async workers and must not block; remove `blocking`",
         );
     }
+    if let Some(t) = &tool.attr.task
+        && task_support(&t.value()).is_none()
+    {
+        cx.error_spanned_by(
+            t,
+            format!(
+                "`task` is \"optional\" (a call runs as a task when the caller can follow one) or \"required\" (only as a task); got {:?}",
+                t.value()
+            ),
+        );
+    }
     check_tool_description(cx, &tool.attr);
     check_tool_flags(cx, &tool.attr);
     check_tool_name(cx, &tool.name, tool.name_span());
@@ -547,6 +558,16 @@ pub(crate) fn check_arg(cx: &mut Ctxt, arg: &Arg, parameter: bool) {
 }
 
 /// `"500ms"`, `"30s"`, `"2m"` in milliseconds: more than zero, at most a day.
+/// The `TaskSupport` variant a `task = ".."` value names.
+pub(crate) fn task_support(text: &str) -> Option<&'static str> {
+    match text {
+        "forbidden" => Some("Forbidden"),
+        "optional" => Some("Optional"),
+        "required" => Some("Required"),
+        _ => None,
+    }
+}
+
 pub(crate) fn timeout_ms(text: &str) -> Option<u64> {
     let text = text.trim();
     let (digits, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit())?);

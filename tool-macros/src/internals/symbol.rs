@@ -19,6 +19,7 @@ pub(crate) const ALLOW_LINT: &str = "allow_lint";
 pub(crate) const CRATE: &str = "crate";
 pub(crate) const TIMEOUT: &str = "timeout";
 pub(crate) const BLOCKING: &str = "blocking";
+pub(crate) const TASK: &str = "task";
 
 // #[arg(...)]
 pub(crate) const RANGE: &str = "range";
@@ -54,6 +55,7 @@ pub(crate) const TOOL_KEYS: &[&str] = &[
     ALLOW_LINT,
     TIMEOUT,
     BLOCKING,
+    TASK,
     CRATE,
 ];
 

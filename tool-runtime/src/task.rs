@@ -1,0 +1,640 @@
+//! Tasks: calls that outlive their request. A tool that may run long, or that waits for a
+//! person, can run as a *task*: the caller gets a handle at once ([`TaskRecord::id`], 128 random
+//! bits), and asks later how it stands, answers what it waits for, or cancels it, from another
+//! connection or another replica.
+//!
+//! One place keeps the rules ([`Tasks`]); a [`TaskStore`] only keeps records and replaces one
+//! when nobody changed it in between (a version number), so every store (this process's memory,
+//! `tool-runtime-sqlite`, `tool-runtime-postgres`) gives the same guarantees:
+//!
+//! - a task is its owner's: another caller asking for it is answered as for a task that does
+//!   not exist ([`Tasks::get`] with the owner);
+//! - a task runs on one replica at a time, which holds a *lease* it renews while the tool runs;
+//!   a replica that dies leaves its tasks `working` until their lease ends, and then the next
+//!   reader marks them `failed` with the reason: never `working` forever, never run again;
+//! - a task waiting for input (an approval) is taken by one answer only: a hundred approvals at
+//!   once run it once ([`Tasks::claim`]);
+//! - a finished task keeps its outcome until its time to live ends; one owner holds at most
+//!   [`Tasks::with_per_owner`] tasks at a time.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::approval::{StoreError, new_ticket};
+use crate::future::BoxFuture;
+
+/// Whether a tool may run as a task (`#[tool(task = "optional")]`, [`ToolDef::task`](crate::ToolDef::task)).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum TaskSupport {
+    /// Always answered in its request (the default).
+    #[default]
+    Forbidden,
+    /// Runs as a task when the caller can follow one, else in its request.
+    Optional,
+    /// Only as a task: a caller that cannot follow one is refused.
+    Required,
+}
+
+/// Where a task stands: `working` and `input_required` change, the other three never do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    /// Running (on the replica holding its lease).
+    Working,
+    /// Waiting for an answer (an approval): [`TaskRecord::input`] says what it asks.
+    InputRequired,
+    /// Ran; [`TaskRecord::outcome`] is its result.
+    Completed,
+    /// Could not finish; [`TaskRecord::outcome`] is the error, [`TaskRecord::message`] why.
+    Failed,
+    /// Cancelled by its owner before it finished.
+    Cancelled,
+}
+
+impl TaskStatus {
+    /// `completed`, `failed` or `cancelled`: it never changes again.
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled
+        )
+    }
+
+    /// Its name in the protocol: `working`, `input_required`, ...
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskStatus::Working => "working",
+            TaskStatus::InputRequired => "input_required",
+            TaskStatus::Completed => "completed",
+            TaskStatus::Failed => "failed",
+            TaskStatus::Cancelled => "cancelled",
+        }
+    }
+
+    /// The status named `name`, as [`as_str`](Self::as_str) writes it.
+    pub fn parse(name: &str) -> Option<TaskStatus> {
+        [
+            TaskStatus::Working,
+            TaskStatus::InputRequired,
+            TaskStatus::Completed,
+            TaskStatus::Failed,
+            TaskStatus::Cancelled,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == name)
+    }
+}
+
+/// One task as a store keeps it: plain data, written whole.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct TaskRecord {
+    /// Its handle: 128 random bits, in hex.
+    pub id: String,
+    /// The caller it belongs to (a principal, or an address when nobody authenticated).
+    pub owner: String,
+    /// The tool it runs.
+    pub tool: String,
+    /// Where it stands.
+    pub status: TaskStatus,
+    /// What a person reads about it (progress, or why it failed).
+    pub message: Option<String>,
+    /// When it was made and last changed, in milliseconds since the Unix epoch.
+    pub created_ms: u64,
+    /// When it last changed.
+    pub updated_ms: u64,
+    /// When it is forgotten, whatever its status (its time to live ends).
+    pub expires_ms: u64,
+    /// While `input_required`: what it asks (the host's shape; MCP's `inputRequests`).
+    pub input: Option<Value>,
+    /// While `input_required`: the ticket of the call held for approval
+    /// ([`ApprovalStore`](crate::ApprovalStore)).
+    pub ticket: Option<String>,
+    /// When finished: the result (`completed`) or the error (`failed`), in the host's shape.
+    pub outcome: Option<Value>,
+    /// While `working`: the replica running it.
+    pub runner: Option<String>,
+    /// While `working`: when the runner's lease ends unless renewed.
+    pub lease_ms: Option<u64>,
+    /// Bumped by every change: a store replaces a record only over the version it was read at.
+    pub version: u64,
+}
+
+/// Milliseconds since the Unix epoch, now.
+pub fn unix_now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+fn ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Where tasks are kept. It keeps records and nothing else: the rules are [`Tasks`]'. A store
+/// shared by replicas must make [`replace`](TaskStore::replace) atomic (one `UPDATE … WHERE
+/// version = …`) and [`create`](TaskStore::create)'s count and insert one transaction.
+pub trait TaskStore: Send + Sync {
+    /// Keeps `task` unless its owner already has `per_owner` tasks not yet expired at
+    /// `task.created_ms` (then `Ok(false)`, and nothing is kept).
+    fn create<'a>(
+        &'a self,
+        task: &'a TaskRecord,
+        per_owner: usize,
+    ) -> BoxFuture<'a, Result<bool, StoreError>>;
+
+    /// The task `id`, if kept (expired or not: the rules decide).
+    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<TaskRecord>, StoreError>>;
+
+    /// Replaces the task `task.id` with `task` (its `version` one more than `read_version`) if
+    /// the kept one is still at `read_version`: `Ok(false)` when someone changed it in between
+    /// (or it is gone).
+    fn replace<'a>(
+        &'a self,
+        task: &'a TaskRecord,
+        read_version: u64,
+    ) -> BoxFuture<'a, Result<bool, StoreError>>;
+
+    /// Forgets the tasks whose time to live ended before `now_ms`; how many.
+    fn forget_expired(&self, now_ms: u64) -> BoxFuture<'_, Result<usize, StoreError>>;
+}
+
+/// Tasks in this process's memory: for one server, or tests. At most
+/// [`MemoryTasks::CAPACITY`] (creating one more, when none has expired, is refused).
+#[derive(Debug, Default)]
+pub struct MemoryTasks {
+    tasks: Mutex<HashMap<String, TaskRecord>>,
+}
+
+impl MemoryTasks {
+    /// How many tasks one process keeps at most.
+    pub const CAPACITY: usize = 10_000;
+
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, TaskRecord>> {
+        self.tasks.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl TaskStore for MemoryTasks {
+    fn create<'a>(
+        &'a self,
+        task: &'a TaskRecord,
+        per_owner: usize,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        let mut tasks = self.lock();
+        let now = task.created_ms;
+        tasks.retain(|_, t| t.expires_ms > now);
+        let owned = tasks.values().filter(|t| t.owner == task.owner).count();
+        let created = owned < per_owner && tasks.len() < Self::CAPACITY;
+        if created {
+            tasks.insert(task.id.clone(), task.clone());
+        }
+        Box::pin(std::future::ready(Ok(created)))
+    }
+
+    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<TaskRecord>, StoreError>> {
+        let found = self.lock().get(id).cloned();
+        Box::pin(std::future::ready(Ok(found)))
+    }
+
+    fn replace<'a>(
+        &'a self,
+        task: &'a TaskRecord,
+        read_version: u64,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        let mut tasks = self.lock();
+        let replaced = match tasks.get_mut(&task.id) {
+            Some(kept) if kept.version == read_version => {
+                *kept = task.clone();
+                true
+            }
+            _ => false,
+        };
+        Box::pin(std::future::ready(Ok(replaced)))
+    }
+
+    fn forget_expired(&self, now_ms: u64) -> BoxFuture<'_, Result<usize, StoreError>> {
+        let mut tasks = self.lock();
+        let before = tasks.len();
+        tasks.retain(|_, t| t.expires_ms > now_ms);
+        Box::pin(std::future::ready(Ok(before - tasks.len())))
+    }
+}
+
+/// Why a task could not be made.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum TaskError {
+    /// The owner already has as many tasks as it may ([`Tasks::with_per_owner`]).
+    TooMany {
+        /// How many one owner may have.
+        per_owner: usize,
+    },
+    /// The store failed.
+    Store(StoreError),
+}
+
+impl std::fmt::Display for TaskError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TaskError::TooMany { per_owner } => write!(
+                f,
+                "too many tasks: a caller may have {per_owner} at a time; wait for one to finish or expire"
+            ),
+            TaskError::Store(e) => write!(f, "the task store failed: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for TaskError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            TaskError::Store(e) => Some(e),
+            TaskError::TooMany { .. } => None,
+        }
+    }
+}
+
+impl From<StoreError> for TaskError {
+    fn from(e: StoreError) -> Self {
+        TaskError::Store(e)
+    }
+}
+
+/// What [`Tasks::claim`] found.
+#[derive(Debug)]
+pub enum Claim {
+    /// This replica took the task: it is `working` here now; run the held call of `ticket`.
+    Won {
+        /// The task as it is now.
+        task: TaskRecord,
+        /// The held call's ticket, if the task waited for an approval.
+        ticket: Option<String>,
+    },
+    /// The task no longer waits (another answer took it, it was cancelled or finished).
+    NotWaiting(TaskRecord),
+    /// No such task for this owner.
+    Unknown,
+}
+
+/// The message a task left `working` by a replica that stopped gets.
+pub const RUNNER_LOST: &str =
+    "the replica running this task stopped before it finished; it was not run again";
+
+/// How many times a change is tried again when another replica changed the task in between.
+const ATTEMPTS: usize = 16;
+
+/// The task rules over one [`TaskStore`]: every replica of a server makes one over the same
+/// store (each with its own replica id), and asks it for everything.
+#[derive(Clone)]
+pub struct Tasks {
+    store: Arc<dyn TaskStore>,
+    replica: Arc<str>,
+    ttl: Duration,
+    per_owner: usize,
+    lease: Duration,
+    poll_interval: Duration,
+}
+
+impl std::fmt::Debug for Tasks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tasks")
+            .field("replica", &self.replica)
+            .field("ttl", &self.ttl)
+            .field("per_owner", &self.per_owner)
+            .field("lease", &self.lease)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for Tasks {
+    fn default() -> Self {
+        Tasks::new(MemoryTasks::new())
+    }
+}
+
+impl Tasks {
+    /// How long a task is kept unless told otherwise: an hour.
+    pub const TTL: Duration = Duration::from_secs(3600);
+    /// How many tasks one owner may have at a time unless told otherwise.
+    pub const PER_OWNER: usize = 32;
+    /// How long a runner's lease lasts unless told otherwise (renewed every third of it).
+    pub const LEASE: Duration = Duration::from_secs(30);
+
+    /// The rules over `store`, for a replica with a random id.
+    pub fn new(store: impl TaskStore + 'static) -> Self {
+        Tasks::shared(Arc::new(store))
+    }
+
+    /// The rules over a store shared with other parts of the host.
+    pub fn shared(store: Arc<dyn TaskStore>) -> Self {
+        let replica = new_ticket().unwrap_or_else(|_| format!("replica-{}", unix_now_ms()));
+        Tasks {
+            store,
+            replica: replica.into(),
+            ttl: Self::TTL,
+            per_owner: Self::PER_OWNER,
+            lease: Self::LEASE,
+            poll_interval: Duration::from_millis(500),
+        }
+    }
+
+    /// Tasks kept for `ttl` after they are made (finished or not), at least a second.
+    pub fn with_ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = ttl.max(Duration::from_secs(1));
+        self
+    }
+
+    /// At most `per_owner` tasks of one owner at a time (at least one).
+    pub fn with_per_owner(mut self, per_owner: usize) -> Self {
+        self.per_owner = per_owner.max(1);
+        self
+    }
+
+    /// A runner's lease: a replica that stops renewing it for this long has its tasks marked
+    /// failed (at least 300 ms).
+    pub fn with_lease(mut self, lease: Duration) -> Self {
+        self.lease = lease.max(Duration::from_millis(300));
+        self
+    }
+
+    /// How often a client is told to ask how a task stands.
+    pub fn with_poll_interval(mut self, every: Duration) -> Self {
+        self.poll_interval = every;
+        self
+    }
+
+    /// This replica's id (a runner's name in the store).
+    pub fn replica(&self) -> &str {
+        &self.replica
+    }
+
+    /// How long tasks are kept.
+    pub fn ttl(&self) -> Duration {
+        self.ttl
+    }
+
+    /// How often a runner renews its lease: a third of it.
+    pub fn renew_every(&self) -> Duration {
+        self.lease / 3
+    }
+
+    /// How often a client is told to poll.
+    pub fn poll_interval(&self) -> Duration {
+        self.poll_interval
+    }
+
+    /// A new task of `owner` running `tool` here, `working` (the store has it before this
+    /// returns, so any replica finds it).
+    pub async fn start(&self, owner: &str, tool: &str) -> Result<TaskRecord, TaskError> {
+        let now = unix_now_ms();
+        let task = TaskRecord {
+            id: new_ticket()?,
+            owner: owner.to_owned(),
+            tool: tool.to_owned(),
+            status: TaskStatus::Working,
+            message: None,
+            created_ms: now,
+            updated_ms: now,
+            expires_ms: now.saturating_add(ms(self.ttl)),
+            input: None,
+            ticket: None,
+            outcome: None,
+            runner: Some(self.replica.to_string()),
+            lease_ms: Some(now.saturating_add(ms(self.lease))),
+            version: 0,
+        };
+        if self.store.create(&task, self.per_owner).await? {
+            Ok(task)
+        } else {
+            Err(TaskError::TooMany {
+                per_owner: self.per_owner,
+            })
+        }
+    }
+
+    /// The task `id` if `owner` owns it and it has not expired; a task left `working` by a
+    /// replica whose lease ended is marked failed first ([`RUNNER_LOST`]).
+    pub async fn get(&self, id: &str, owner: &str) -> Result<Option<TaskRecord>, StoreError> {
+        for _ in 0..ATTEMPTS {
+            let Some(task) = self.read(id, owner).await? else {
+                return Ok(None);
+            };
+            let now = unix_now_ms();
+            if task.status != TaskStatus::Working || task.lease_ms.is_none_or(|l| l > now) {
+                return Ok(Some(task));
+            }
+            let lost = Value::from(RUNNER_LOST);
+            let mut failed = finished(&task, TaskStatus::Failed, Some(lost), now);
+            failed.message = Some(RUNNER_LOST.to_owned());
+            if self.store.replace(&failed, task.version).await? {
+                return Ok(Some(failed));
+            }
+        }
+        Err(contended(id))
+    }
+
+    /// The task if kept, `owner`'s and not expired.
+    async fn read(&self, id: &str, owner: &str) -> Result<Option<TaskRecord>, StoreError> {
+        let task = self.store.get(id).await?;
+        Ok(task.filter(|t| t.owner == owner && t.expires_ms > unix_now_ms()))
+    }
+
+    /// Applies `change` to the task `id` (read fresh each attempt) until it sticks; `change`
+    /// returns `None` to leave it as it is. The task after, or `None` if unknown.
+    async fn change(
+        &self,
+        id: &str,
+        owner: Option<&str>,
+        mut change: impl FnMut(&TaskRecord, u64) -> Option<TaskRecord>,
+    ) -> Result<Option<(TaskRecord, bool)>, StoreError> {
+        for _ in 0..ATTEMPTS {
+            let task = match owner {
+                Some(owner) => self.read(id, owner).await?,
+                None => self.store.get(id).await?,
+            };
+            let Some(task) = task else { return Ok(None) };
+            let Some(mut next) = change(&task, unix_now_ms()) else {
+                return Ok(Some((task, false)));
+            };
+            next.version = task.version + 1;
+            if self.store.replace(&next, task.version).await? {
+                return Ok(Some((next, true)));
+            }
+        }
+        Err(contended(id))
+    }
+
+    /// Extends this replica's lease on a task it runs: `false` when the task is no longer
+    /// running here (cancelled, or marked failed after a lapse): stop the tool.
+    pub async fn renew(&self, id: &str) -> Result<bool, StoreError> {
+        let lease = ms(self.lease);
+        let changed = self
+            .change(id, None, |t, now| {
+                self.runs_here(t).then(|| {
+                    let mut next = t.clone();
+                    next.lease_ms = Some(now.saturating_add(lease));
+                    next
+                })
+            })
+            .await?;
+        Ok(changed.is_some_and(|(_, changed)| changed))
+    }
+
+    fn runs_here(&self, t: &TaskRecord) -> bool {
+        t.status == TaskStatus::Working && t.runner.as_deref() == Some(&*self.replica)
+    }
+
+    /// A task running here finished with `outcome`: `Completed` or `Failed` (with `message`).
+    /// `false` when it no longer runs here (cancelled meanwhile): the outcome is dropped.
+    pub async fn finish(
+        &self,
+        id: &str,
+        status: TaskStatus,
+        outcome: Value,
+        message: Option<String>,
+    ) -> Result<bool, StoreError> {
+        let status = if status.is_terminal() {
+            status
+        } else {
+            TaskStatus::Failed
+        };
+        let changed = self
+            .change(id, None, |t, now| {
+                self.runs_here(t).then(|| {
+                    let mut next = finished(t, status, Some(outcome.clone()), now);
+                    next.message.clone_from(&message);
+                    next
+                })
+            })
+            .await?;
+        Ok(changed.is_some_and(|(_, changed)| changed))
+    }
+
+    /// A task running here now waits for `input` (what it asks, in the host's shape), with the
+    /// call held under `ticket`: no replica runs it until [`claim`](Self::claim).
+    pub async fn wait_for_input(
+        &self,
+        id: &str,
+        input: Value,
+        ticket: Option<String>,
+        message: Option<String>,
+    ) -> Result<bool, StoreError> {
+        let changed = self
+            .change(id, None, |t, now| {
+                self.runs_here(t).then(|| {
+                    let mut next = t.clone();
+                    next.status = TaskStatus::InputRequired;
+                    next.input = Some(input.clone());
+                    next.ticket.clone_from(&ticket);
+                    next.message.clone_from(&message);
+                    next.runner = None;
+                    next.lease_ms = None;
+                    next.updated_ms = now;
+                    next
+                })
+            })
+            .await?;
+        Ok(changed.is_some_and(|(_, changed)| changed))
+    }
+
+    /// Takes a task waiting for input to run it here: one caller wins, however many answer at
+    /// once, on however many replicas.
+    pub async fn claim(&self, id: &str, owner: &str) -> Result<Claim, StoreError> {
+        let lease = ms(self.lease);
+        let replica = self.replica.to_string();
+        let mut ticket = None;
+        let changed = self
+            .change(id, Some(owner), |t, now| {
+                ticket.clone_from(&t.ticket);
+                (t.status == TaskStatus::InputRequired).then(|| {
+                    let mut next = t.clone();
+                    next.status = TaskStatus::Working;
+                    next.input = None;
+                    next.ticket = None;
+                    next.message = None;
+                    next.runner = Some(replica.clone());
+                    next.lease_ms = Some(now.saturating_add(lease));
+                    next.updated_ms = now;
+                    next
+                })
+            })
+            .await?;
+        Ok(match changed {
+            None => Claim::Unknown,
+            Some((task, false)) => Claim::NotWaiting(task),
+            // The ticket as read in the attempt that took it.
+            Some((task, true)) => Claim::Won { task, ticket },
+        })
+    }
+
+    /// Sets a task's message (a progress report) while it runs here.
+    pub async fn set_message(&self, id: &str, message: String) -> Result<bool, StoreError> {
+        let changed = self
+            .change(id, None, |t, now| {
+                (self.runs_here(t) && t.message.as_ref() != Some(&message)).then(|| {
+                    let mut next = t.clone();
+                    next.message = Some(message.clone());
+                    next.updated_ms = now;
+                    next
+                })
+            })
+            .await?;
+        Ok(changed.is_some_and(|(_, changed)| changed))
+    }
+
+    /// Cancels `owner`'s task `id`: one not finished becomes `cancelled` (its runner stops it at
+    /// its next renewal, or at once on this replica); a finished one stays as it is. The task
+    /// as it was before (its held ticket, to drop) and after; `None` if unknown.
+    pub async fn cancel(
+        &self,
+        id: &str,
+        owner: &str,
+    ) -> Result<Option<(Option<String>, TaskRecord)>, StoreError> {
+        let mut held = None;
+        let changed = self
+            .change(id, Some(owner), |t, now| {
+                held.clone_from(&t.ticket);
+                (!t.status.is_terminal()).then(|| {
+                    let mut next = finished(t, TaskStatus::Cancelled, None, now);
+                    next.message = Some("cancelled by its owner".to_owned());
+                    next
+                })
+            })
+            .await?;
+        Ok(changed.map(|(task, _)| (held, task)))
+    }
+
+    /// Forgets the tasks whose time to live ended.
+    pub async fn forget_expired(&self) -> Result<usize, StoreError> {
+        self.store.forget_expired(unix_now_ms()).await
+    }
+}
+
+/// `task` finished with `status`: no runner, no input, the outcome kept.
+fn finished(task: &TaskRecord, status: TaskStatus, outcome: Option<Value>, now: u64) -> TaskRecord {
+    let mut next = task.clone();
+    next.status = status;
+    next.outcome = outcome;
+    next.input = None;
+    next.ticket = None;
+    next.runner = None;
+    next.lease_ms = None;
+    next.updated_ms = now;
+    next
+}
+
+fn contended(id: &str) -> StoreError {
+    StoreError::new(format!(
+        "task {id} changed {ATTEMPTS} times while this replica tried to change it"
+    ))
+}

@@ -52,5 +52,6 @@ cases! {
     rename_rules = "pass/rename-rules.rs",
     result_return = "pass/result-return.rs",
     tagged_enums = "pass/tagged-enums.rs",
+    task_support = "pass/task-support.rs",
     types_from_other_modules = "pass/types-from-other-modules.rs",
 }

@@ -29,7 +29,7 @@ use crate::export::{error_result, success};
 use crate::limits::Limits;
 
 /// The key of the approval in `inputRequests` / `inputResponses`.
-const APPROVAL: &str = "approval";
+pub(crate) const APPROVAL: &str = "approval";
 
 /// What the signed `requestState` carries: the ticket only (the call itself is in the store).
 #[derive(Serialize, Deserialize)]
@@ -73,7 +73,7 @@ fn sorted_object(m: &serde_json::Map<String, Value>) -> String {
 }
 
 /// The approval question as an MCP elicitation request.
-fn question(pending_tool: &str, arguments: &Value) -> Result<InputRequests, String> {
+pub(crate) fn question(pending_tool: &str, arguments: &Value) -> Result<InputRequests, String> {
     let schema = ElicitationSchema::from_type::<Approval>().map_err(|e| e.to_string())?;
     let params = ElicitRequestParams::FormElicitationParams {
         meta: None,

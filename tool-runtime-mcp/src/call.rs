@@ -11,7 +11,7 @@ use rmcp::model::{
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tool_runtime::{
-    CallOutput, Context, Holder, Progress, ProgressReport, ToolError, ToolRef, ToolSet,
+    CallOutput, Context, Holder, Progress, ProgressReport, TaskSupport, ToolError, ToolRef, ToolSet,
 };
 
 use crate::approval;
@@ -47,7 +47,8 @@ impl McpServer {
         let key = caller.key();
         // Calls held for approval are the caller's, and wait as long as an approval may take
         // (unless the host's context says otherwise).
-        if cx.get::<Holder>().is_none() {
+        let host_holder = cx.get::<Holder>().is_some();
+        if !host_holder {
             cx.insert(Holder {
                 owner: key.clone(),
                 ttl: Some(self.limits.approval_timeout),
@@ -64,6 +65,44 @@ impl McpServer {
             return Err(unknown_tool(&tools, name, &cx, &key));
         };
         let refuse = |e: ToolError| Ok(error_result(tools.model_message(&e)).into());
+        // A caller that can follow a task gets one for a tool that may run as one (made at once:
+        // its run takes a turn of the caller's calls when it starts); a tool that runs only as a
+        // task refuses a caller who cannot.
+        let follows_tasks = context
+            .client_capabilities()
+            .is_some_and(|c| c.supports_tasks());
+        match tool.task_support() {
+            TaskSupport::Required if !follows_tasks => return Err(crate::task::tasks_required()),
+            TaskSupport::Optional | TaskSupport::Required
+                if follows_tasks && request.request_state.is_none() =>
+            {
+                let arguments = match raw {
+                    Some(text) => CallArguments::Text(text),
+                    None => CallArguments::Value(
+                        request
+                            .arguments
+                            .take()
+                            .map_or_else(|| json!({}), Value::Object),
+                    ),
+                };
+                // A call that would be refused is refused now, in its request, not as a task.
+                if let Err(e) = tool.check_call(&cx, arguments.peek()) {
+                    return refuse(e);
+                }
+                // A call held for approval in a task waits as long as the task is kept (unless
+                // the host's context said otherwise).
+                if !host_holder {
+                    cx.insert(Holder {
+                        owner: key.clone(),
+                        ttl: Some(self.tasks.ttl()),
+                    });
+                }
+                return self
+                    .start_task(tools.clone(), tool.clone(), cx, key, arguments)
+                    .await;
+            }
+            _ => {}
+        }
         let Some(turn) = self.gates.turn(&key, &self.limits).await else {
             return refuse(ToolError::Busy);
         };
@@ -287,12 +326,22 @@ impl Drop for Forwarder {
 
 /// A call's arguments: their text, as the HTTP server cut them out of the body, or the value
 /// rmcp read (stdio).
-enum CallArguments {
+pub(crate) enum CallArguments {
     Text(RawText),
     Value(Value),
 }
 
 impl CallArguments {
+    /// The arguments to check, leaving them for the call.
+    pub(crate) fn peek(&self) -> tool_runtime::Arguments<'_> {
+        match self {
+            CallArguments::Text(text) => {
+                tool_runtime::Arguments::text(std::str::from_utf8(&text[..]).unwrap_or("not UTF-8"))
+            }
+            CallArguments::Value(v) => tool_runtime::Arguments::value(v.clone()),
+        }
+    }
+
     /// The arguments for the call: borrowing the text, or taking the value.
     fn take(&mut self) -> tool_runtime::Arguments<'_> {
         match self {
@@ -331,7 +380,7 @@ fn raw_arguments(context: &Incoming) -> Option<RawText> {
 /// task; a sync tool that may block on a blocking thread (which keeps the turn until it
 /// returns, so a tool stopped by its time limit still counts while its thread runs), or on this
 /// task once its calls have proven fast (see [`Pace`]).
-async fn run(
+pub(crate) async fn run(
     tools: Arc<ToolSet>,
     tool: ToolRef,
     cx: Arc<Context>,

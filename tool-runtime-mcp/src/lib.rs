@@ -61,6 +61,7 @@ mod pace;
 pub mod remote;
 mod server;
 mod stdio;
+mod task;
 mod telemetry;
 pub mod trace;
 #[cfg(any(feature = "oauth", feature = "client-http"))]

@@ -5,14 +5,15 @@ use std::future::Future;
 use std::sync::{Arc, Mutex, RwLock};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode, ErrorData,
-    Implementation, InitializeResult, ListToolsResult, PaginatedRequestParams, RequestStateCodec,
-    ServerCapabilities, ServerConfig, SubscriptionFilter,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, CustomRequest, CustomResult,
+    ErrorCode, ErrorData, GetTaskParams, GetTaskResult, Implementation, InitializeResult,
+    ListToolsResult, PaginatedRequestParams, RequestStateCodec, ServerCapabilities, ServerConfig,
+    SubscriptionFilter, UpdateTaskParams,
 };
 use rmcp::service::{Peer, RequestContext, SubscriptionContext};
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
 use tokio::sync::watch;
-use tool_runtime::{BoxFuture, Context, ToolSet};
+use tool_runtime::{BoxFuture, Context, Tasks, ToolSet};
 use tracing::Instrument;
 
 use crate::caller::{Caller, REFUSED, Refusal};
@@ -62,6 +63,10 @@ pub struct McpServer {
     stopping: Arc<watch::Sender<bool>>,
     /// Makes the trace context a request carried its span's parent.
     propagator: Option<Arc<dyn Propagator>>,
+    /// Where tasks are kept, and their rules (this process's memory unless told otherwise).
+    pub(crate) tasks: Tasks,
+    /// The tasks running in this process.
+    pub(crate) running: Arc<crate::task::Running>,
 }
 
 impl McpServer {
@@ -83,7 +88,20 @@ impl McpServer {
             tool_changes: Arc::new(watch::channel(0).0),
             stopping: Arc::new(watch::channel(false).0),
             propagator: None,
+            tasks: Tasks::default(),
+            running: Arc::default(),
         }
+    }
+
+    /// Where calls that run as tasks are kept ([`tool_runtime::task`]): give every replica a
+    /// [`Tasks`] over the same store (`tool-runtime-sqlite`, `tool-runtime-postgres`), so a task
+    /// made on one is polled, answered and cancelled on another. By default each server keeps
+    /// its tasks in its own memory, for an hour, at most 32 per caller. A call runs as a task
+    /// when its tool allows it (`#[tool(task = "optional")]`) and the caller declared the
+    /// `io.modelcontextprotocol/tasks` extension.
+    pub fn with_tasks(mut self, tasks: Tasks) -> Self {
+        self.tasks = tasks;
+        self
     }
 
     /// Ends every open `subscriptions/listen` stream (each gets its final result), and any
@@ -446,6 +464,7 @@ impl ServerHandler for Served {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_tool_list_changed()
+                .enable_tasks()
                 .build(),
         )
         .with_server_info(Implementation::new(self.name.clone(), self.version.clone()))
@@ -472,6 +491,30 @@ impl ServerHandler for Served {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         self.0.call_tool(request, context.into()).await
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        self.0.get_task(request, context.into()).await
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.0.update_task(request, context.into()).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.0.cancel_task(request, context.into()).await
     }
 
     async fn on_custom_request(

@@ -327,6 +327,41 @@ impl Tool {
         })
     }
 
+    /// Checks a call without running it or holding it: the caller's permission, the arguments
+    /// against the schema, and the tool's own rules (`#[arg(validate = ..)]`). What a host asks
+    /// before it accepts a call it will run later (a task), so a bad call is refused in its own
+    /// request. The call itself checks them again when it runs.
+    pub fn check_call(&self, cx: &Context, arguments: Arguments<'_>) -> Result<(), ToolError> {
+        if let Some(e) = self.forbidden(cx) {
+            return Err(e);
+        }
+        let validator = match &self.built().validator {
+            Ok(v) => v,
+            Err(e) => return Err(ToolError::Schema(e.clone())),
+        };
+        if let Source::Declared(spec) = &self.source
+            && spec.checks
+        {
+            let check = Input {
+                arguments: arguments.clone(),
+                validator,
+                check_only: true,
+            };
+            let invoke = spec.invoke;
+            match catch_unwind(AssertUnwindSafe(|| invoke(cx, check))) {
+                Ok(Invocation::Ready(Err(e))) => return Err(e),
+                Err(panic) => return Err(panicked(panic, self.panic_to_model())),
+                Ok(_) => {}
+            }
+        }
+        let input = Input {
+            arguments,
+            validator,
+            check_only: false,
+        };
+        input.into_checked_map().map(|_| ())
+    }
+
     /// Permission, then validation, then (unless `approved`) approval, then the tool itself.
     #[inline]
     pub(crate) fn start<'a>(

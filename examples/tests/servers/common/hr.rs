@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 
-use super::{Issuer, free_addr, wait_for};
+use super::{Issuer, free_addr};
 
 pub const ISSUER: &str = "https://login.example.test";
 
@@ -39,24 +39,48 @@ pub async fn start(issuer: &Issuer, tag: &str) -> Server {
     start_with(issuer, tag, &[]).await
 }
 
-/// An HR server with `env` set besides its usual settings.
+/// An HR server with `env` set besides its usual settings. The port is one nothing listened on
+/// a moment before; when something took it in between (another test's connection or server, the
+/// tests run four at a time), the server cannot bind and exits, and another port is tried.
 pub async fn start_with(issuer: &Issuer, tag: &str, env: &[(&str, &str)]) -> Server {
-    let (mut cmd, dir) = hr_command(tag);
-    cmd.envs(env.iter().copied());
-    let jwks = dir.join("jwks.json");
-    std::fs::write(&jwks, issuer.jwks()).unwrap();
-    let addr = free_addr();
-    let child = cmd
-        .args(["--http", &addr.to_string()])
-        .env("HR_OAUTH_ISSUER", &issuer.issuer)
-        .env("HR_OAUTH_JWKS", &jwks)
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for(addr).await;
-    Server {
-        child,
-        addr,
-        resource: format!("http://{addr}/mcp"),
+    for _ in 0..5 {
+        let (mut cmd, dir) = hr_command(tag);
+        cmd.envs(env.iter().copied());
+        let jwks = dir.join("jwks.json");
+        std::fs::write(&jwks, issuer.jwks()).unwrap();
+        let addr = free_addr();
+        let mut child = cmd
+            .args(["--http", &addr.to_string()])
+            .env("HR_OAUTH_ISSUER", &issuer.issuer)
+            .env("HR_OAUTH_JWKS", &jwks)
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        if serves(&mut child, addr).await {
+            return Server {
+                child,
+                addr,
+                resource: format!("http://{addr}/mcp"),
+            };
+        }
+        let _ = child.kill();
+        let _ = child.wait();
     }
+    panic!("the HR server did not start on any of five free ports");
+}
+
+/// Whether `child` (still running) answers at `addr`: it listens, and is alive a moment after
+/// (a listener that was someone else's leaves `child` exited, unable to bind).
+async fn serves(child: &mut Child, addr: SocketAddr) -> bool {
+    for _ in 0..200 {
+        if child.try_wait().unwrap().is_some() {
+            return false;
+        }
+        if tokio::net::TcpStream::connect(addr).await.is_ok() {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            return child.try_wait().unwrap().is_none();
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    false
 }

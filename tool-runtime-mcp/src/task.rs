@@ -1,0 +1,415 @@
+//! MCP Tasks: the `io.modelcontextprotocol/tasks` extension (`tasks/get`, `tasks/update`,
+//! `tasks/cancel`), which rmcp 3.11 implements. A 2026-07-28 request declares it in its
+//! `clientCapabilities`; a 2025-11-25 session declares it at `initialize`.
+//!
+//! A call of a tool that may run as a task ([`TaskSupport`]), from a caller that declared the
+//! extension, is answered at once with the task's handle; the call runs here, under the lease of
+//! [`Tasks`] (renewed while it runs, so another replica can tell a live run from a dead one),
+//! and its result is kept in the task store for whoever polls, on any replica. A call that needs
+//! a person's approval becomes a task `input_required` with the approval question; the answer
+//! comes in `tasks/update` (to any replica), which takes the task once and runs the held call.
+//! Every task method checks the caller first, and another caller's task is answered exactly as
+//! an unknown one.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{
+    CallToolResponse, CancelTaskParams, ClientCapabilities, CreateTaskResult, DetailedTask,
+    ElicitResult, ElicitationAction, ErrorData, GetTaskParams, GetTaskResult, JsonObject, Task,
+    TaskPayload, UpdateTaskParams,
+};
+use serde_json::{Value, json};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+use tool_runtime::task::{Claim, TaskError, TaskRecord, TaskStatus};
+use tool_runtime::{Context, Progress, StoreError, ToolError, ToolRef, ToolSet};
+
+use crate::approval::{APPROVAL, approves, question};
+use crate::call::{CallArguments, run};
+use crate::export::{error_result, success};
+use crate::incoming::Incoming;
+use crate::server::McpServer;
+
+/// The calls running as tasks in this process, by task id: what `tasks/cancel` stops at once
+/// (a cancel on another replica reaches them at their next lease renewal).
+#[derive(Default)]
+pub(crate) struct Running(Mutex<HashMap<String, CancellationToken>>);
+
+impl Running {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, CancellationToken>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// What a task runs: a call, or a held call approved in `tasks/update`.
+pub(crate) enum Job {
+    Call(CallArguments),
+    Resume(String),
+}
+
+/// The answer to a tool that runs only as a task, for a caller that did not declare the
+/// extension: the capability it lacks, in the shape the protocol gives.
+pub(crate) fn tasks_required() -> ErrorData {
+    ErrorData::missing_required_client_capability(
+        ClientCapabilities::builder().enable_tasks().build(),
+    )
+}
+
+fn unknown_task(id: &str) -> ErrorData {
+    ErrorData::invalid_params(format!("unknown task: {id}"), None)
+}
+
+fn store_failed(e: &StoreError) -> ErrorData {
+    tracing::warn!(error = %e, "the task store failed");
+    ErrorData::internal_error("the task store failed; try again", None)
+}
+
+/// Milliseconds since the Unix epoch as RFC 3339 (what the protocol's timestamps are).
+fn timestamp(ms: u64) -> String {
+    i64::try_from(ms)
+        .ok()
+        .and_then(chrono::DateTime::from_timestamp_millis)
+        .unwrap_or_default()
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+fn object(value: Value) -> JsonObject {
+    match value {
+        Value::Object(m) => m,
+        other => {
+            let mut m = JsonObject::new();
+            m.insert("value".into(), other);
+            m
+        }
+    }
+}
+
+impl McpServer {
+    /// The protocol's view of a task record.
+    fn task_of(&self, t: &TaskRecord) -> Task {
+        let mut task = Task::new(
+            t.id.clone(),
+            match t.status {
+                TaskStatus::Working => rmcp::model::TaskStatus::Working,
+                TaskStatus::InputRequired => rmcp::model::TaskStatus::InputRequired,
+                TaskStatus::Completed => rmcp::model::TaskStatus::Completed,
+                TaskStatus::Failed => rmcp::model::TaskStatus::Failed,
+                TaskStatus::Cancelled => rmcp::model::TaskStatus::Cancelled,
+            },
+            timestamp(t.created_ms),
+            timestamp(t.updated_ms),
+        )
+        .with_ttl_ms(t.expires_ms.saturating_sub(t.created_ms))
+        .with_poll_interval_ms(
+            u64::try_from(self.tasks.poll_interval().as_millis())
+                .unwrap_or(u64::MAX)
+                .max(1),
+        );
+        if let Some(m) = &t.message {
+            task = task.with_status_message(m.clone());
+        }
+        task
+    }
+
+    /// A task as `tasks/get` answers it: with what it waits for, its result or its error.
+    fn detailed(&self, t: &TaskRecord) -> DetailedTask {
+        let payload = match t.status {
+            TaskStatus::Working => TaskPayload::Working,
+            TaskStatus::InputRequired => TaskPayload::InputRequired {
+                input_requests: t
+                    .input
+                    .clone()
+                    .and_then(|v| serde_json::from_value(v).ok())
+                    .unwrap_or_default(),
+            },
+            TaskStatus::Completed => TaskPayload::Completed {
+                result: object(t.outcome.clone().unwrap_or_else(|| json!({"content": []}))),
+            },
+            TaskStatus::Failed => TaskPayload::Failed {
+                error: match t.outcome.clone() {
+                    Some(Value::Object(m)) => m,
+                    other => object(json!({
+                        "code": rmcp::model::ErrorCode::INTERNAL_ERROR.0,
+                        "message": other
+                            .as_ref()
+                            .and_then(Value::as_str)
+                            .or(t.message.as_deref())
+                            .unwrap_or("the task failed"),
+                    })),
+                },
+            },
+            TaskStatus::Cancelled => TaskPayload::Cancelled,
+        };
+        DetailedTask::new(self.task_of(t), payload)
+    }
+
+    /// `tools/call` of a tool that may run as a task, for a caller that can follow one: the task
+    /// is made (in the store, so any replica finds it) and runs here; the handle is the answer.
+    pub(crate) async fn start_task(
+        &self,
+        tools: Arc<ToolSet>,
+        tool: ToolRef,
+        cx: Context,
+        owner: String,
+        arguments: CallArguments,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let record = match self.tasks.start(&owner, tool.name()).await {
+            Ok(r) => r,
+            Err(e @ TaskError::TooMany { .. }) => return Ok(error_result(e.to_string()).into()),
+            Err(TaskError::Store(e)) => return Err(store_failed(&e)),
+            Err(e) => return Err(ErrorData::internal_error(e.to_string(), None)),
+        };
+        let handle = self.task_of(&record);
+        self.spawn_task(record.id, owner, tools, tool, cx, Job::Call(arguments));
+        Ok(CreateTaskResult::new(handle).into())
+    }
+
+    /// Runs `job` for the task `id` on this replica, in the background.
+    fn spawn_task(
+        &self,
+        id: String,
+        owner: String,
+        tools: Arc<ToolSet>,
+        tool: ToolRef,
+        cx: Context,
+        job: Job,
+    ) {
+        let server = self.clone();
+        let stop = CancellationToken::new();
+        self.running.lock().insert(id.clone(), stop.clone());
+        tokio::spawn(async move {
+            server
+                .run_task(&id, &owner, tools, tool, cx, job, stop)
+                .await;
+            server.running.lock().remove(&id);
+        });
+    }
+
+    /// One task's run: the call within the tool's time limit (or the task's time to live), the
+    /// lease renewed meanwhile (with the latest progress message as the task's message), and the
+    /// outcome written to the store. Stopped at once by a cancel here, or at the next renewal by
+    /// one elsewhere (the tool's future dropped, a sync tool's handle cancelled).
+    #[allow(clippy::too_many_arguments)]
+    async fn run_task(
+        &self,
+        id: &str,
+        owner: &str,
+        tools: Arc<ToolSet>,
+        tool: ToolRef,
+        mut cx: Context,
+        job: Job,
+        stop: CancellationToken,
+    ) {
+        let (said, mut latest) = watch::channel(None::<String>);
+        let progress = Progress::new(move |r| {
+            if r.message.is_some() {
+                said.send_replace(r.message);
+            }
+        });
+        cx.insert(progress.clone());
+        let cx = Arc::new(cx);
+        let limit = tool.timeout().unwrap_or_else(|| self.tasks.ttl());
+        let work = async {
+            // A task waits its turn among the caller's calls (however long it takes: it is
+            // bounded by its time limit, and one caller's tasks by `Tasks::with_per_owner`).
+            let turn = loop {
+                if let Some(turn) = self.gates.turn(owner, &self.limits).await {
+                    break turn;
+                }
+            };
+            match job {
+                Job::Call(arguments) => {
+                    run(
+                        tools.clone(),
+                        tool.clone(),
+                        cx.clone(),
+                        arguments,
+                        turn,
+                        &self.pace,
+                    )
+                    .await
+                }
+                Job::Resume(ticket) => {
+                    let out = tools.resume(&cx, &ticket).await;
+                    drop(turn);
+                    out
+                }
+            }
+        };
+        let tasks = self.tasks.clone();
+        let heartbeat = async {
+            loop {
+                tokio::time::sleep(tasks.renew_every()).await;
+                let message = if latest.has_changed().unwrap_or(false) {
+                    latest.borrow_and_update().clone()
+                } else {
+                    None
+                };
+                if let Some(message) = message {
+                    let _ = tasks.set_message(id, message).await;
+                }
+                // A store that fails now may answer at the next renewal; a task no longer
+                // running here (cancelled, or failed after a lapse) stops.
+                if let Ok(false) = tasks.renew(id).await {
+                    return;
+                }
+            }
+        };
+        let outcome = tokio::select! {
+            out = tokio::time::timeout(limit, work) => out,
+            () = stop.cancelled() => {
+                progress.cancel();
+                return;
+            }
+            () = heartbeat => {
+                progress.cancel();
+                return;
+            }
+        };
+        let result = match outcome {
+            Err(_) => error_result(tools.model_message(&ToolError::TimedOut {
+                seconds: limit.as_secs_f64(),
+            })),
+            Ok(Ok(out)) => success(&tool, out),
+            Ok(Err(ToolError::ApprovalRequired(pending))) => {
+                let ticket = pending.ticket.clone();
+                let waits = match question(&pending.tool, &pending.arguments)
+                    .map_err(StoreError::new)
+                    .and_then(|q| serde_json::to_value(q).map_err(StoreError::from_source))
+                {
+                    Ok(input) => {
+                        self.tasks
+                            .wait_for_input(
+                                id,
+                                input,
+                                Some(ticket.clone()),
+                                Some(tools.wording().approval_waiting.to_string()),
+                            )
+                            .await
+                    }
+                    Err(e) => Err(e),
+                };
+                if !matches!(waits, Ok(true)) {
+                    // Cancelled meanwhile, or the store failed: nothing will approve it.
+                    let _ = tools.reject(&ticket).await;
+                    if let Err(e) = waits {
+                        let failed =
+                            error_result(tools.wording().approval_failed_message(e.message()));
+                        self.finish(id, &failed).await;
+                    }
+                }
+                return;
+            }
+            Ok(Err(e)) => error_result(tools.model_message(&e)),
+        };
+        self.finish(id, &result).await;
+    }
+
+    /// A task running here ends with `result` (a tool's error too: the call ran and answered).
+    async fn finish(&self, id: &str, result: &rmcp::model::CallToolResult) {
+        let mut value = serde_json::to_value(result)
+            .unwrap_or_else(|e| json!({"content": [], "isError": true, "error": e.to_string()}));
+        // Inlined in `tasks/get`, whose own `resultType` is the envelope's.
+        if let Value::Object(m) = &mut value {
+            m.remove("resultType");
+        }
+        if let Err(e) = self
+            .tasks
+            .finish(id, TaskStatus::Completed, value, None)
+            .await
+        {
+            tracing::warn!(task = id, error = %e, "a task's outcome could not be kept");
+        }
+    }
+
+    /// `tasks/get`: the caller's task as it stands.
+    pub(crate) async fn get_task(
+        &self,
+        params: GetTaskParams,
+        request: Incoming,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let (caller, _) = self.context_for(&request).await?;
+        match self.tasks.get(&params.task_id, &caller.key()).await {
+            Ok(Some(task)) => Ok(GetTaskResult::new(self.detailed(&task))),
+            Ok(None) => Err(unknown_task(&params.task_id)),
+            Err(e) => Err(store_failed(&e)),
+        }
+    }
+
+    /// `tasks/update`: the answers to what a task waits for. An approval (exactly
+    /// `{"approve": true}`, accepted) takes the task once, however many answers arrive, and
+    /// runs the held call here; anything else drops it, and the task completes with the refusal.
+    /// Answers to keys it does not wait for are ignored.
+    pub(crate) async fn update_task(
+        &self,
+        params: UpdateTaskParams,
+        request: Incoming,
+    ) -> Result<(), ErrorData> {
+        let (caller, mut cx) = self.context_for(&request).await?;
+        let owner = caller.key();
+        let task = match self.tasks.get(&params.task_id, &owner).await {
+            Ok(Some(task)) => task,
+            Ok(None) => return Err(unknown_task(&params.task_id)),
+            Err(e) => return Err(store_failed(&e)),
+        };
+        let Some(answer) = params.input_responses.get(APPROVAL) else {
+            return Ok(());
+        };
+        if task.status != TaskStatus::InputRequired {
+            return Ok(());
+        }
+        let approved = serde_json::from_value::<ElicitResult>(answer.clone())
+            .is_ok_and(|r| r.action == ElicitationAction::Accept && approves(r.content.as_ref()));
+        let (task, ticket) = match self.tasks.claim(&task.id, &owner).await {
+            Ok(Claim::Won { task, ticket }) => (task, ticket),
+            Ok(_) => return Ok(()),
+            Err(e) => return Err(store_failed(&e)),
+        };
+        let tools = self.current();
+        let wording = tools.wording();
+        let ran = match (ticket, tools.get(&task.tool)) {
+            (Some(ticket), Some(tool)) if approved => {
+                if cx.get::<tool_runtime::Holder>().is_none() {
+                    cx.insert(tool_runtime::Holder {
+                        owner: owner.clone(),
+                        ttl: Some(self.tasks.ttl()),
+                    });
+                }
+                let tool = tool.clone();
+                self.spawn_task(task.id, owner, tools.clone(), tool, cx, Job::Resume(ticket));
+                return Ok(());
+            }
+            (Some(ticket), _) => match tools.reject(&ticket).await {
+                Ok(_) if approved => wording.not_pending.to_string(),
+                Ok(_) => wording.approval_declined.to_string(),
+                Err(e) => wording.approval_failed_message(e.message()),
+            },
+            (None, _) => wording.not_pending.to_string(),
+        };
+        self.finish(&task.id, &error_result(ran)).await;
+        Ok(())
+    }
+
+    /// `tasks/cancel`: the caller's task, if not finished, becomes `cancelled`; a call held for
+    /// its approval is dropped; its run stops (here at once, elsewhere at the next renewal).
+    pub(crate) async fn cancel_task(
+        &self,
+        params: CancelTaskParams,
+        request: Incoming,
+    ) -> Result<(), ErrorData> {
+        let (caller, _) = self.context_for(&request).await?;
+        let (held, _) = match self.tasks.cancel(&params.task_id, &caller.key()).await {
+            Ok(Some(cancelled)) => cancelled,
+            Ok(None) => return Err(unknown_task(&params.task_id)),
+            Err(e) => return Err(store_failed(&e)),
+        };
+        if let Some(ticket) = held {
+            let _ = self.current().reject(&ticket).await;
+        }
+        if let Some(stop) = self.running.lock().get(&params.task_id) {
+            stop.cancel();
+        }
+        Ok(())
+    }
+}

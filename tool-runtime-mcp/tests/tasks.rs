@@ -1,0 +1,466 @@
+//! MCP Tasks over real HTTP between two replicas (two servers sharing one task store and one
+//! approval store, as replicas on one database do): a task made on one is polled, answered and
+//! cancelled on the other; another caller's task is unknown; an approval answered a score of
+//! times at once runs once; a replica that dies leaves its task failed, not working.
+//! The callers are two loopback addresses (127.0.0.1 and 127.0.0.2): without authentication,
+//! the server's caller is the peer's address.
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tool_runtime::task::{MemoryTasks, TaskStore};
+use tool_runtime::{ApprovalStore, MemoryApprovals, Progress, Tasks, ToolSet, tool};
+use tool_runtime_mcp::McpServer;
+use tool_runtime_mcp::http::HttpServer;
+
+/// Bookings by the days asked (each test books its own number of days: tests run at once).
+static BOOKED: [AtomicUsize; 13] = [const { AtomicUsize::new(0) }; 13];
+static EXPORTS_DROPPED: AtomicUsize = AtomicUsize::new(0);
+
+#[tool(description = "Return a greeting for a name.")]
+fn sapa(#[arg(description = "The name", length = 1..=20)] nama: String) -> String {
+    format!("Halo, {nama}")
+}
+
+/// Counts exports stopped before they finished (their future dropped).
+struct Dropped(bool);
+
+impl Drop for Dropped {
+    fn drop(&mut self) {
+        if !self.0 {
+            EXPORTS_DROPPED.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
+
+#[tool(
+    description = "Export the payroll of a month; takes a while.",
+    task = "optional"
+)]
+async fn ekspor_gaji(
+    #[arg(description = "How long the export takes, in milliseconds", range = 0..=60_000)] ms: u64,
+    #[ctx] progress: &Progress,
+) -> String {
+    let mut guard = Dropped(false);
+    progress.report(0.0, Some(1.0), Some("menghitung gaji"));
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+    guard.0 = true;
+    format!("exported in {ms} ms")
+}
+
+#[tool(
+    description = "Rebuild every report; runs only as a task.",
+    task = "required"
+)]
+async fn bangun_laporan() -> String {
+    "rebuilt".into()
+}
+
+#[tool(
+    description = "Book a day of leave; a person approves it first.",
+    needs_approval,
+    task = "optional"
+)]
+fn ajukan_cuti(#[arg(description = "Days of leave", range = 1..=12)] hari: u8) -> String {
+    BOOKED[usize::from(hari)].fetch_add(1, Ordering::SeqCst);
+    format!("booked {hari} days")
+}
+
+/// One replica: a server on its own port, over the shared stores.
+async fn replica(
+    tasks: &Arc<dyn TaskStore>,
+    approvals: &Arc<dyn ApprovalStore>,
+    lease: Duration,
+) -> SocketAddr {
+    let set = ToolSet::new([
+        sapa::tool(),
+        ekspor_gaji::tool(),
+        bangun_laporan::tool(),
+        ajukan_cuti::tool(),
+    ])
+    .unwrap()
+    .with_approvals(approvals.clone());
+    let tasks = Tasks::shared(tasks.clone())
+        .with_lease(lease)
+        .with_poll_interval(Duration::from_millis(50));
+    let mcp = McpServer::new(set).with_tasks(tasks);
+    let bound = HttpServer::new(mcp)
+        .bind("127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let addr = bound.local_addr().unwrap();
+    tokio::spawn(async move {
+        let _ = bound.serve_until(std::future::pending()).await;
+    });
+    addr
+}
+
+/// Two replicas over one task store and one approval store.
+async fn two_replicas() -> (SocketAddr, SocketAddr) {
+    let tasks: Arc<dyn TaskStore> = Arc::new(MemoryTasks::new());
+    let approvals: Arc<dyn ApprovalStore> = Arc::new(MemoryApprovals::new());
+    let lease = Duration::from_millis(600);
+    (
+        replica(&tasks, &approvals, lease).await,
+        replica(&tasks, &approvals, lease).await,
+    )
+}
+
+const SARI: &str = "127.0.0.1";
+const BUDI: &str = "127.0.0.2";
+
+/// One stateless 2026-07-28 request from `from`, declaring the tasks extension when `tasks`;
+/// the JSON-RPC answer.
+async fn rpc(to: SocketAddr, from: &str, method: &str, mut params: Value, tasks: bool) -> Value {
+    let capabilities = if tasks {
+        json!({"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}})
+    } else {
+        json!({"elicitation": {}})
+    };
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    });
+    let name = params["name"]
+        .as_str()
+        .or(params["taskId"].as_str())
+        .map(|n| format!("Mcp-Name: {n}\r\n"))
+        .unwrap_or_default();
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2026-07-28\r\nMcp-Method: {method}\r\n{name}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        to.port(),
+        body.len()
+    );
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket
+        .bind(SocketAddr::new(from.parse::<IpAddr>().unwrap(), 0))
+        .unwrap();
+    let mut stream = socket.connect(to).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).await.unwrap();
+    let answer = String::from_utf8(answer).unwrap();
+    let body = answer.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
+    // JSON, or one SSE event carrying it.
+    let json = body
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("data:")
+                .map(str::trim)
+                .filter(|d| d.starts_with('{'))
+        })
+        .unwrap_or(body);
+    serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {answer}"))
+}
+
+async fn call(to: SocketAddr, from: &str, name: &str, arguments: Value, tasks: bool) -> Value {
+    rpc(
+        to,
+        from,
+        "tools/call",
+        json!({"name": name, "arguments": arguments}),
+        tasks,
+    )
+    .await
+}
+
+async fn get(to: SocketAddr, from: &str, id: &str) -> Value {
+    rpc(to, from, "tasks/get", json!({"taskId": id}), true).await
+}
+
+/// Polls `tasks/get` on `to` until the task's status is `status` (at most 10 s).
+async fn until(to: SocketAddr, from: &str, id: &str, status: &str) -> Value {
+    for _ in 0..200 {
+        let got = get(to, from, id).await;
+        if got["result"]["status"] == status {
+            return got["result"].clone();
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!(
+        "task {id} never reached {status}: {}",
+        get(to, from, id).await
+    );
+}
+
+fn task_id(created: &Value) -> String {
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    created["result"]["taskId"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_made_on_one_replica_is_polled_and_finished_on_another() {
+    let (a, b) = two_replicas().await;
+    let created = call(a, SARI, "ekspor_gaji", json!({"ms": 300}), true).await;
+    let id = task_id(&created);
+    assert!(id.len() >= 32, "an unguessable id: {id}");
+    assert!(
+        created["result"]["ttlMs"].as_u64().is_some_and(|t| t > 0),
+        "{created}"
+    );
+    assert_eq!(created["result"]["status"], "working");
+    // Found at once on the other replica, working.
+    assert_eq!(get(b, SARI, &id).await["result"]["status"], "working");
+    let done = until(b, SARI, &id, "completed").await;
+    assert_eq!(
+        done["result"]["structuredContent"]["result"], "exported in 300 ms",
+        "{done}"
+    );
+    assert_eq!(done["result"]["isError"], false);
+    // The result stays for whoever asks again, on either replica.
+    assert_eq!(get(a, SARI, &id).await["result"]["status"], "completed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_caller_without_the_extension_gets_todays_answer() {
+    let (a, _) = two_replicas().await;
+    let answer = call(a, SARI, "ekspor_gaji", json!({"ms": 1}), false).await;
+    assert_eq!(
+        answer["result"]["structuredContent"]["result"], "exported in 1 ms",
+        "{answer}"
+    );
+    assert!(answer["result"].get("taskId").is_none());
+    // A tool that runs only as a task names the capability the caller lacks.
+    let refused = call(a, SARI, "bangun_laporan", json!({}), false).await;
+    assert_eq!(refused["error"]["code"], -32021, "{refused}");
+    assert_eq!(
+        refused["error"]["data"]["requiredCapabilities"]["extensions"]["io.modelcontextprotocol/tasks"],
+        json!({}),
+        "{refused}"
+    );
+    // A plain tool answers in its request, extension or not.
+    let plain = call(a, SARI, "sapa", json!({"nama": "Sari"}), true).await;
+    assert_eq!(
+        plain["result"]["structuredContent"]["result"], "Halo, Sari",
+        "{plain}"
+    );
+    // Arguments are checked before a task is made.
+    let bad = call(a, SARI, "ekspor_gaji", json!({"ms": "300"}), true).await;
+    assert!(bad["result"].get("taskId").is_none(), "{bad}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_callers_task_is_answered_as_an_unknown_one() {
+    let (a, b) = two_replicas().await;
+    let id = task_id(&call(a, SARI, "ekspor_gaji", json!({"ms": 2000}), true).await);
+    let unknown = "0123456789abcdef0123456789abcdef";
+    for (method, params) in [
+        ("tasks/get", json!({"taskId": id})),
+        ("tasks/cancel", json!({"taskId": id})),
+        (
+            "tasks/update",
+            json!({"taskId": id, "inputResponses": {"approval": {"action": "accept", "content": {"approve": true}}}}),
+        ),
+    ] {
+        let theirs = rpc(b, BUDI, method, params.clone(), true).await;
+        let mut guessed = params;
+        guessed["taskId"] = json!(unknown);
+        let none = rpc(b, BUDI, method, guessed, true).await;
+        assert_eq!(theirs["error"]["code"], -32602, "{method}: {theirs}");
+        assert_eq!(
+            theirs["error"]["message"]
+                .as_str()
+                .unwrap()
+                .replace(&id, "ID"),
+            none["error"]["message"]
+                .as_str()
+                .unwrap()
+                .replace(unknown, "ID"),
+            "{method}: another caller's task reads exactly as an unknown one"
+        );
+    }
+    // Budi's cancel did nothing: Sari's task still runs.
+    assert_eq!(get(a, SARI, &id).await["result"]["status"], "working");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_answered_twenty_times_on_two_replicas_runs_once() {
+    let (a, b) = two_replicas().await;
+    let id = task_id(&call(a, SARI, "ajukan_cuti", json!({"hari": 2}), true).await);
+    let waiting = until(b, SARI, &id, "input_required").await;
+    let question = &waiting["inputRequests"]["approval"];
+    assert_eq!(question["method"], "elicitation/create", "{waiting}");
+    assert_eq!(
+        BOOKED[2].load(Ordering::SeqCst),
+        0,
+        "nothing ran before the approval"
+    );
+    let approve = json!({"taskId": id, "inputResponses": {"approval": {"action": "accept", "content": {"approve": true}}}});
+    let answers = (0..20).map(|i| {
+        let params = approve.clone();
+        tokio::spawn(async move {
+            rpc(
+                if i % 2 == 0 { a } else { b },
+                SARI,
+                "tasks/update",
+                params,
+                true,
+            )
+            .await
+        })
+    });
+    for answer in futures_join(answers).await {
+        assert_eq!(answer["result"]["resultType"], "complete", "{answer}");
+    }
+    let done = until(a, SARI, &id, "completed").await;
+    assert_eq!(
+        done["result"]["structuredContent"]["result"], "booked 2 days",
+        "{done}"
+    );
+    assert_eq!(
+        BOOKED[2].load(Ordering::SeqCst),
+        1,
+        "twenty approvals, one booking"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_declined_approval_completes_with_the_refusal_and_runs_nothing() {
+    let (a, b) = two_replicas().await;
+    let id = task_id(&call(a, SARI, "ajukan_cuti", json!({"hari": 3}), true).await);
+    until(a, SARI, &id, "input_required").await;
+    let decline = json!({"taskId": id, "inputResponses": {"approval": {"action": "accept", "content": {"approve": "true"}}}});
+    rpc(b, SARI, "tasks/update", decline, true).await;
+    let done = until(a, SARI, &id, "completed").await;
+    assert_eq!(done["result"]["isError"], true, "{done}");
+    assert!(
+        done["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("did not approve"),
+        "{done}"
+    );
+    // An answer to a key it does not wait for is ignored.
+    let id = task_id(&call(a, SARI, "ajukan_cuti", json!({"hari": 4}), true).await);
+    until(a, SARI, &id, "input_required").await;
+    let other = json!({"taskId": id, "inputResponses": {"unknown-key": {"ignored": true}}});
+    assert_eq!(
+        rpc(b, SARI, "tasks/update", other, true).await["result"]["resultType"],
+        "complete"
+    );
+    assert_eq!(
+        get(a, SARI, &id).await["result"]["status"],
+        "input_required"
+    );
+    // Cancelled while it waits: the held call is dropped; a late approval runs nothing.
+    rpc(b, SARI, "tasks/cancel", json!({"taskId": id}), true).await;
+    let approve = json!({"taskId": id, "inputResponses": {"approval": {"action": "accept", "content": {"approve": true}}}});
+    rpc(a, SARI, "tasks/update", approve, true).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(get(a, SARI, &id).await["result"]["status"], "cancelled");
+    assert_eq!(
+        BOOKED[3].load(Ordering::SeqCst) + BOOKED[4].load(Ordering::SeqCst),
+        0,
+        "nothing was booked"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_on_another_replica_stops_the_running_tool() {
+    let (a, b) = two_replicas().await;
+    let before = EXPORTS_DROPPED.load(Ordering::SeqCst);
+    let id = task_id(&call(a, SARI, "ekspor_gaji", json!({"ms": 30_000}), true).await);
+    // The progress message becomes the task's, at the next renewal.
+    let mut said = Value::Null;
+    for _ in 0..40 {
+        said = get(b, SARI, &id).await["result"]["statusMessage"].clone();
+        if said == "menghitung gaji" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(said, "menghitung gaji");
+    let ack = rpc(b, SARI, "tasks/cancel", json!({"taskId": id}), true).await;
+    assert_eq!(ack["result"], json!({"resultType": "complete"}), "{ack}");
+    assert_eq!(get(a, SARI, &id).await["result"]["status"], "cancelled");
+    // Replica A stops the export at its next renewal (a third of the 600 ms lease).
+    for _ in 0..40 {
+        if EXPORTS_DROPPED.load(Ordering::SeqCst) > before {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        EXPORTS_DROPPED.load(Ordering::SeqCst),
+        before + 1,
+        "the running export was stopped"
+    );
+    // Cancelling a finished task is the same empty answer.
+    let again = rpc(a, SARI, "tasks/cancel", json!({"taskId": id}), true).await;
+    assert_eq!(again["result"], json!({"resultType": "complete"}));
+}
+
+/// A replica whose process stops mid-run (here: its runtime dropped, every task of it gone at
+/// once) leaves its task `working` only until its lease ends; then the other replica answers it
+/// failed, with the reason, and it never runs again.
+#[test]
+fn a_replica_that_dies_leaves_its_task_failed_not_working() {
+    let tasks: Arc<dyn TaskStore> = Arc::new(MemoryTasks::new());
+    let approvals: Arc<dyn ApprovalStore> = Arc::new(MemoryApprovals::new());
+    let doomed = tokio::runtime::Runtime::new().unwrap();
+    let a = doomed.block_on(replica(&tasks, &approvals, Duration::from_millis(600)));
+    let survivor = tokio::runtime::Runtime::new().unwrap();
+    let b = survivor.block_on(replica(&tasks, &approvals, Duration::from_millis(600)));
+    let id = survivor.block_on(async {
+        let id = task_id(&call(a, SARI, "ekspor_gaji", json!({"ms": 30_000}), true).await);
+        assert_eq!(get(b, SARI, &id).await["result"]["status"], "working");
+        id
+    });
+    drop(doomed);
+    survivor.block_on(async {
+        let failed = until(b, SARI, &id, "failed").await;
+        assert!(
+            failed["statusMessage"]
+                .as_str()
+                .unwrap()
+                .contains("stopped before it finished"),
+            "{failed}"
+        );
+        assert!(failed["error"]["code"].is_i64(), "{failed}");
+        assert!(failed.get("result").is_none(), "{failed}");
+    });
+}
+
+/// One caller holds at most so many tasks at once; the next gets a tool error saying so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_caller_cannot_flood_the_task_store() {
+    let tasks: Arc<dyn TaskStore> = Arc::new(MemoryTasks::new());
+    let approvals: Arc<dyn ApprovalStore> = Arc::new(MemoryApprovals::new());
+    let a = replica(&tasks, &approvals, Duration::from_secs(5)).await;
+    let mut made = 0;
+    let mut refused = Value::Null;
+    for _ in 0..(Tasks::PER_OWNER + 5) {
+        let answer = call(a, BUDI, "ekspor_gaji", json!({"ms": 5_000}), true).await;
+        if answer["result"]["resultType"] == "task" {
+            made += 1;
+        } else {
+            refused = answer;
+        }
+    }
+    assert_eq!(made, Tasks::PER_OWNER);
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    assert!(
+        refused["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("too many tasks"),
+        "{refused}"
+    );
+    // Another caller is not affected.
+    let theirs = call(a, SARI, "ekspor_gaji", json!({"ms": 1}), true).await;
+    task_id(&theirs);
+}
+
+/// Joins spawned requests in order.
+async fn futures_join(handles: impl Iterator<Item = tokio::task::JoinHandle<Value>>) -> Vec<Value> {
+    let mut out = Vec::new();
+    for h in handles {
+        out.push(h.await.unwrap());
+    }
+    out
+}

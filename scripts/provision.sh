@@ -9,6 +9,9 @@
 #   provision.sh python-otel the telemetry test's packages (scripts/requirements-otel.txt:
 #                           FastMCP's client, which needs another `mcp`, and OpenTelemetry's
 #                           SDK and protobuf types) into target/python-otel; prints that directory
+#   provision.sh python-tasks the tasks test's packages (scripts/requirements-tasks.txt:
+#                           FastMCP's client with fastmcp-tasks, which pins its own FastMCP)
+#                           into target/python-tasks; prints that directory
 #   provision.sh chromium   Debian's Chromium (apt-get, as root); prints its path
 #   provision.sh chromedriver Debian's ChromeDriver for Chromium (apt-get, as root); prints its path
 #   provision.sh postgres   Debian's PostgreSQL server (apt-get, as root); prints its bin dir
@@ -35,7 +38,7 @@ apt_install() { # package
     ) 8>/tmp/tool-toolkit-apt.lock
 }
 case "${1:-}" in
-python | python-otel)
+python | python-otel | python-tasks)
     dir="$target/$1"
     requirements="$root/scripts/requirements${1#python}.txt"
     want="$(sha256sum "$requirements" | cut -d' ' -f1)"
@@ -101,7 +104,7 @@ everything)
     echo "$dir/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
     ;;
 *)
-    echo "usage: provision.sh python|chromium|chromedriver|postgres|valgrind|everything" >&2
+    echo "usage: provision.sh python|python-otel|python-tasks|chromium|chromedriver|postgres|valgrind|everything" >&2
     exit 2
     ;;
 esac

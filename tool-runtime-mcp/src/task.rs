@@ -230,6 +230,22 @@ impl McpServer {
                     )
                     .await
                 }
+                // A sync tool that may block runs on a blocking thread, as any call of it does.
+                Job::Resume(ticket) if tool.blocks() => {
+                    let (tools, cx) = (tools.clone(), cx.clone());
+                    let out = tokio::task::spawn_blocking(move || {
+                        let out = tools.resume(&cx, &ticket).blocking();
+                        drop(turn);
+                        out
+                    })
+                    .await;
+                    out.unwrap_or_else(|e| {
+                        Err(ToolError::Panicked {
+                            message: e.to_string(),
+                            to_model: false,
+                        })
+                    })
+                }
                 Job::Resume(ticket) => {
                     let out = tools.resume(&cx, &ticket).await;
                     drop(turn);

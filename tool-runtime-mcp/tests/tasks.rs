@@ -115,7 +115,23 @@ const BUDI: &str = "127.0.0.2";
 
 /// One stateless 2026-07-28 request from `from`, declaring the tasks extension when `tasks`;
 /// the JSON-RPC answer.
-async fn rpc(to: SocketAddr, from: &str, method: &str, mut params: Value, tasks: bool) -> Value {
+async fn rpc(to: SocketAddr, from: &str, method: &str, params: Value, tasks: bool) -> Value {
+    let name = params["name"]
+        .as_str()
+        .or(params["taskId"].as_str())
+        .map(str::to_owned);
+    rpc_named(to, from, method, params, tasks, name.as_deref()).await
+}
+
+/// The same, with the `Mcp-Name` header given (or left out).
+async fn rpc_named(
+    to: SocketAddr,
+    from: &str,
+    method: &str,
+    mut params: Value,
+    tasks: bool,
+    name: Option<&str>,
+) -> Value {
     let capabilities = if tasks {
         json!({"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}})
     } else {
@@ -125,9 +141,7 @@ async fn rpc(to: SocketAddr, from: &str, method: &str, mut params: Value, tasks:
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": capabilities,
     });
-    let name = params["name"]
-        .as_str()
-        .or(params["taskId"].as_str())
+    let name = name
         .map(|n| format!("Mcp-Name: {n}\r\n"))
         .unwrap_or_default();
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string();
@@ -454,6 +468,27 @@ async fn one_caller_cannot_flood_the_task_store() {
     // Another caller is not affected.
     let theirs = call(a, SARI, "ekspor_gaji", json!({"ms": 1}), true).await;
     task_id(&theirs);
+}
+
+/// `tasks/*` without `Mcp-Name` (as fastmcp-tasks 4.1.4 sends them) are answered: the name is
+/// read from the body; one that disagrees with the body is refused (-32020), as the extension
+/// asks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_request_without_its_name_header_is_answered_and_a_wrong_one_refused() {
+    let (a, _) = two_replicas().await;
+    let id = task_id(&call(a, SARI, "ekspor_gaji", json!({"ms": 1}), true).await);
+    let got = rpc_named(a, SARI, "tasks/get", json!({"taskId": id}), true, None).await;
+    assert!(got["result"]["status"].is_string(), "{got}");
+    let wrong = rpc_named(
+        a,
+        SARI,
+        "tasks/get",
+        json!({"taskId": id}),
+        true,
+        Some("0123abcd"),
+    )
+    .await;
+    assert_eq!(wrong["error"]["code"], -32020, "{wrong}");
 }
 
 /// Joins spawned requests in order.

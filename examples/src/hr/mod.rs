@@ -251,11 +251,25 @@ pub async fn mcp_server(
         .and_then(|n| n.parse().ok())
         .unwrap_or(50);
     let login = std::sync::Arc::new(login);
-    let tools = match approval_store().await? {
-        Some(store) => tool_set().with_approvals(store),
+    let stores = approval_store().await?;
+    let tools = match &stores {
+        Some((approvals, _)) => tool_set().with_approvals(approvals.clone()),
         None => tool_set(),
     };
-    let server = tool_runtime_mcp::McpServer::new(tools)
+    let mut server = tool_runtime_mcp::McpServer::new(tools);
+    // A booking runs as a task for a client that follows tasks: kept in the same store as the
+    // held approvals, so any replica answers it.
+    if let Some((_, tasks)) = stores {
+        let mut tasks = tool_runtime::Tasks::shared(tasks);
+        if let Some(lease) = std::env::var("HR_TASK_LEASE_MS")
+            .ok()
+            .and_then(|n| n.parse().ok())
+        {
+            tasks = tasks.with_lease(std::time::Duration::from_millis(lease));
+        }
+        server = server.with_tasks(tasks);
+    }
+    let server = server
         .with_server_info("hr-assistant", env!("CARGO_PKG_VERSION"))
         .with_propagator(tool_runtime_otel::W3c)
         .with_page_size(page_size)
@@ -297,22 +311,30 @@ async fn resource_server(
         ]))
 }
 
-/// Where calls wait for approval, from `HR_APPROVALS`: `postgresql://…` for PostgreSQL,
-/// `sqlite:PATH` for a SQLite file; `None` (the process-wide memory store) when unset.
-pub async fn approval_store()
--> Result<Option<std::sync::Arc<dyn ApprovalStore>>, Box<dyn std::error::Error + Send + Sync>> {
+/// One store in its two roles: where calls wait for approval, where tasks are kept.
+pub type Stores = (
+    std::sync::Arc<dyn ApprovalStore>,
+    std::sync::Arc<dyn tool_runtime::task::TaskStore>,
+);
+
+/// Where calls wait for approval and tasks are kept, from `HR_APPROVALS`: `postgresql://…` for
+/// PostgreSQL, `sqlite:PATH` for a SQLite file (one store, both roles); `None` (each process's
+/// memory) when unset. A task's lease is `HR_TASK_LEASE_MS` (default 30 s).
+pub async fn approval_store() -> Result<Option<Stores>, Box<dyn std::error::Error + Send + Sync>> {
     use tool_runtime_postgres::PostgresApprovals;
     use tool_runtime_sqlite::SqliteApprovals;
     let Some(url) = std::env::var("HR_APPROVALS").ok().filter(|v| !v.is_empty()) else {
         return Ok(None);
     };
+    fn both<S: ApprovalStore + tool_runtime::task::TaskStore + 'static>(store: S) -> Stores {
+        let store = std::sync::Arc::new(store);
+        (store.clone(), store)
+    }
     if url.starts_with("postgres") {
-        return Ok(Some(std::sync::Arc::new(
-            PostgresApprovals::connect(&url).await?,
-        )));
+        return Ok(Some(both(PostgresApprovals::connect(&url).await?)));
     }
     match url.strip_prefix("sqlite:") {
-        Some(path) => Ok(Some(std::sync::Arc::new(SqliteApprovals::open(path)?))),
+        Some(path) => Ok(Some(both(SqliteApprovals::open(path)?))),
         None => {
             Err(format!("HR_APPROVALS: expected postgresql://… or sqlite:PATH, got {url:?}").into())
         }

@@ -94,6 +94,11 @@ struct Deployment {
 }
 
 async fn deploy(tag: &str, approval_timeout_secs: u64) -> Deployment {
+    deploy_with(tag, approval_timeout_secs, &[]).await
+}
+
+/// The same, with `env` set on both replicas besides.
+async fn deploy_with(tag: &str, approval_timeout_secs: u64, env: &[(&str, &str)]) -> Deployment {
     let pg = Postgres::start();
     let dir = std::env::temp_dir().join(format!("hr-replicas-{}-{tag}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -116,6 +121,7 @@ async fn deploy(tag: &str, approval_timeout_secs: u64) -> Deployment {
                 "HR_APPROVAL_TIMEOUT_SECS",
                 approval_timeout_secs.to_string(),
             )
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
@@ -461,5 +467,236 @@ async fn the_postgres_store_stays_bounded_per_owner() {
     assert!(
         store.take("old-1").await.unwrap().is_none(),
         "past its expiry"
+    );
+}
+
+/// A stateless request declaring the tasks extension: `tools/call`, or a `tasks/*` method
+/// (whose `Mcp-Name` is the task id).
+async fn task_rpc(addr: SocketAddr, token: &str, method: &str, mut params: Value) -> Reply {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {
+            "elicitation": {},
+            "extensions": {"io.modelcontextprotocol/tasks": {}},
+        },
+        "io.modelcontextprotocol/clientInfo": {"name": "replica-test", "version": "1"},
+    });
+    let name = params["name"]
+        .as_str()
+        .or(params["taskId"].as_str())
+        .unwrap_or_default()
+        .to_owned();
+    let body = json!({"jsonrpc": "2.0", "id": 5, "method": method, "params": params});
+    post_2026_text(addr, token, method, &name, &body.to_string()).await
+}
+
+/// Polls `tasks/get` on `addr` until the task is `status` (at most 20 s); the task.
+async fn task_until(addr: SocketAddr, token: &str, id: &str, status: &str) -> Value {
+    let mut last = Value::Null;
+    for _ in 0..400 {
+        last = task_rpc(addr, token, "tasks/get", json!({"taskId": id}))
+            .await
+            .json();
+        if last["result"]["status"] == status {
+            return last["result"].clone();
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("task {id} never reached {status}: {last}");
+}
+
+/// The HR case with tasks, as two processes on one PostgreSQL: Sari's booking becomes a task on
+/// replica A and waits for approval; replica B answers her `tasks/get`; a hundred approvals at
+/// once on both replicas book once; Budi's `tasks/get` of her task is refused as an unknown
+/// one, and the result is there on A.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_booking_task_made_on_one_replica_is_approved_on_both_and_runs_once() {
+    let d = deploy("tasks", 600).await;
+    let (sari, budi) = (d.token("K-001"), d.token("K-002"));
+    let (a, b) = (d.replicas[0].addr, d.replicas[1].addr);
+    let before = d.leave_left("K-001");
+    let arguments = json!({"mulai": "2027-06-07", "hari": 2});
+    let created = task_rpc(
+        a,
+        &sari,
+        "tools/call",
+        json!({"name": "ajukan-cuti", "arguments": arguments}),
+    )
+    .await;
+    let created = created.json();
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let waiting = task_until(b, &sari, &id, "input_required").await;
+    assert_eq!(
+        waiting["inputRequests"]["approval"]["method"], "elicitation/create",
+        "{waiting}"
+    );
+    let theirs = task_rpc(b, &budi, "tasks/get", json!({"taskId": id}))
+        .await
+        .json();
+    assert_eq!(
+        theirs["error"]["code"], -32602,
+        "another employee's poll: {theirs}"
+    );
+    assert_eq!(
+        d.leave_left("K-001"),
+        before,
+        "nothing booked before the approval"
+    );
+    let approvals: Vec<_> = (0..100)
+        .map(|i| {
+            let (addr, token, id) = (d.replicas[i % 2].addr, sari.clone(), id.clone());
+            tokio::spawn(async move {
+                let params = json!({"taskId": id, "inputResponses": approve()});
+                task_rpc(addr, &token, "tasks/update", params).await
+            })
+        })
+        .collect();
+    let mut acked = 0;
+    for r in approvals {
+        let reply = r.await.unwrap();
+        // Beyond one caller's share of requests in progress, refused at the door (429).
+        if reply.status == 429 {
+            continue;
+        }
+        assert_eq!(
+            reply.json()["result"],
+            json!({"resultType": "complete"}),
+            "{}",
+            reply.body
+        );
+        acked += 1;
+    }
+    assert!(acked >= 50, "most approvals reached the task: {acked}");
+    let done = task_until(a, &sari, &id, "completed").await;
+    assert_eq!(done["result"]["isError"], false, "{done}");
+    assert_eq!(
+        d.leave_left("K-001"),
+        before - 2,
+        "a hundred approvals, one booking of two days"
+    );
+}
+
+/// Replica A is killed while it runs an approved booking (held open by `HR_SLOW_BOOKING_MS`):
+/// replica B answers the task `working` until A's lease ends, then `failed` with the reason;
+/// the booking did not run (its transaction died with A) and never runs again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_killed_mid_run_leaves_the_task_failed_and_the_booking_not_run_twice() {
+    let mut d = deploy_with(
+        "tasks-kill",
+        600,
+        &[("HR_SLOW_BOOKING_MS", "4000"), ("HR_TASK_LEASE_MS", "900")],
+    )
+    .await;
+    let sari = d.token("K-001");
+    let (a, b) = (d.replicas[0].addr, d.replicas[1].addr);
+    let before = d.leave_left("K-001");
+    let arguments = json!({"mulai": "2027-07-05", "hari": 1});
+    let created = task_rpc(
+        a,
+        &sari,
+        "tools/call",
+        json!({"name": "ajukan-cuti", "arguments": arguments}),
+    )
+    .await;
+    let id = created.json()["result"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    task_until(b, &sari, &id, "input_required").await;
+    // Approved on A: A runs it.
+    let ack = task_rpc(
+        a,
+        &sari,
+        "tasks/update",
+        json!({"taskId": id, "inputResponses": approve()}),
+    )
+    .await;
+    assert_eq!(
+        ack.json()["result"],
+        json!({"resultType": "complete"}),
+        "{}",
+        ack.body
+    );
+    task_until(b, &sari, &id, "working").await;
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    d.replicas[0].child.kill().unwrap();
+    d.replicas[0].child.wait().unwrap();
+    let failed = task_until(b, &sari, &id, "failed").await;
+    assert!(
+        failed["statusMessage"]
+            .as_str()
+            .unwrap()
+            .contains("stopped before it finished"),
+        "{failed}"
+    );
+    assert_eq!(
+        d.leave_left("K-001"),
+        before,
+        "the booking died with its replica"
+    );
+    // Answering it again runs nothing: it no longer waits.
+    let again = task_rpc(
+        b,
+        &sari,
+        "tasks/update",
+        json!({"taskId": id, "inputResponses": approve()}),
+    )
+    .await;
+    assert_eq!(again.json()["result"], json!({"resultType": "complete"}));
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(
+        task_until(b, &sari, &id, "failed").await["status"],
+        "failed"
+    );
+    assert_eq!(d.leave_left("K-001"), before, "and never ran again");
+}
+
+/// A client nobody here wrote: FastMCP's, with fastmcp-tasks (PyPI), drives the booking task
+/// across both replicas (`tests/fastmcp_tasks_client.py`): made on A, parked and approved on B,
+/// another employee's poll refused, the result read on A; a plain `call_tool` driven to the end
+/// by the client itself; a cancel while it waits. Two bookings ran, once each.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fastmcps_tasks_client_drives_a_booking_across_both_replicas() {
+    let d = deploy("tasks-fastmcp", 600).await;
+    let (sari, budi) = (d.token("K-001"), d.token("K-002"));
+    let before = d.leave_left("K-001");
+    let url = |r: &Replica| format!("http://{}/mcp", r.addr);
+    let out = tokio::process::Command::new("python3")
+        .env("PYTHONPATH", common::provision("python-tasks"))
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fastmcp_tasks_client.py"
+        ))
+        .args([url(&d.replicas[0]), url(&d.replicas[1]), sari, budi])
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // Its first status: still working, or already waiting for the approval.
+    assert!(
+        ["working", "input_required"].contains(&seen["created"].as_str().unwrap()),
+        "{seen}"
+    );
+    assert_eq!(seen["parked"], "input_required", "{seen}");
+    assert!(
+        seen["budi"].as_str().unwrap().contains("unknown task"),
+        "{seen}"
+    );
+    assert_eq!(seen["result_error"], false, "{seen}");
+    assert_eq!(seen["result"]["status"], "diajukan", "{seen}");
+    assert_eq!(seen["on_a"], "completed", "{seen}");
+    assert_eq!(seen["plain_error"], false, "{seen}");
+    assert_eq!(seen["cancelled"], "cancelled", "{seen}");
+    assert_eq!(
+        d.leave_left("K-001"),
+        before - 2,
+        "two bookings approved, each once"
     );
 }

@@ -460,6 +460,20 @@ pub(super) async fn admit(
                 }
             }
         }
+        // fastmcp-tasks 4.1.4, the tasks extension's Python client, sends `tasks/*` without the
+        // `Mcp-Name` the extension asks for, and rmcp refuses a missing one. The header is there
+        // so an intermediary can route by task id without reading the body; a request without
+        // it routes anywhere, and any replica of this server answers it. So a missing one is
+        // taken from the body (a task id of plain characters); one given must match the body.
+        if matches!(
+            envelope.method.as_deref(),
+            Some("tasks/get" | "tasks/update" | "tasks/cancel")
+        ) && !parts.headers.contains_key(MCP_NAME)
+            && let Some(id) = task_id_of(&checked.body)
+            && let Ok(value) = http::HeaderValue::from_str(&id)
+        {
+            parts.headers.insert(MCP_NAME, value);
+        }
         // A plain stateless request is answered here; any other goes on to rmcp.
         // (Only the two methods it answers are read again: an `initialize` or a `ping` is not.)
         let direct = match (&session, envelope.method.as_deref()) {
@@ -497,4 +511,28 @@ pub(super) async fn admit(
     // The request keeps its share (and its body's bytes; a large body, its caller's turn for
     // large bodies) until its response body is finished or dropped.
     holding(response, (turn, body_bytes, large))
+}
+
+/// The `Mcp-Name` header.
+const MCP_NAME: &str = "mcp-name";
+
+/// A `tasks/*` request's `params.taskId`, when it is made of plain characters (what this
+/// server's ids are, and what a header carries unencoded).
+fn task_id_of(body: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Request {
+        params: Params,
+    }
+    #[derive(serde::Deserialize)]
+    struct Params {
+        #[serde(rename = "taskId")]
+        task_id: String,
+    }
+    let id = serde_json::from_slice::<Request>(body).ok()?.params.task_id;
+    let plain = !id.is_empty()
+        && id.len() <= 128
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    plain.then_some(id)
 }

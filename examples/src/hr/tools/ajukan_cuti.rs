@@ -37,7 +37,8 @@ pub struct HasilAjuan {
     description = "Ajukan cuti untuk karyawan yang sedang login dan kurangi kuotanya. Mengubah data: setiap pengajuan menunggu persetujuan seseorang sebelum dijalankan.",
     not_for = "mengecek sisa cuti (pakai cek-sisa-cuti)",
     requires = "hr.cuti.ajukan",
-    destructive
+    destructive,
+    task = "optional"
 )]
 pub fn ajukan_cuti(
     #[ctx] db: &SharedDb,

@@ -16,7 +16,9 @@ server held. argv: host port server-pid approvals-sqlite-file [--short]. Standar
 11. valid tokens of 1,500 strangers (not employees), then employees filling the session cap
     while Sari has a call in progress;
 12. nine employees filling the calls in progress with slow calls while newcomers call;
-13. an approval answered after it expired (a second server whose approvals last 1 second).
+13. an approval answered after it expired (a second server whose approvals last 1 second);
+14. tasks: guessed task ids, Sari's task id in Budi's requests, a flood of tasks from Budi, a
+    storm of polls of his own task; Sari's task then approved, once.
 (7, stdio, is scripts/attack/stdio.py.)
 The server runs with HR_SLOW_HISTORY_MS=5000: `cek-riwayat-cuti` is the slow call of 11 and 12.
 argv adds the server binary (for 13) after the approvals file."""
@@ -605,6 +607,76 @@ try:
 finally:
     second.terminate()
     second.wait()
+
+print("== 14. tasks: guessed ids, another employee's id, a flood of tasks, a polling storm")
+TASKS_META = dict(META, **{"io.modelcontextprotocol/clientCapabilities": {
+    "elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}}})
+
+
+def task_rpc(bearer, method, params, conn=None):
+    """A stateless tasks-extension request: (HTTP status, JSON-RPC message)."""
+    name = params.get("name") or params.get("taskId", "")
+    body = {"jsonrpc": "2.0", "id": 14, "method": method, "params": dict(params, _meta=TASKS_META)}
+    status, _, text = post(conn or connect(), bearer, body, method=method, name=name)
+    return status, answer(text)
+
+
+def task_status(bearer, task):
+    return task_rpc(bearer, "tasks/get", {"taskId": task})[1].get("result", {}).get("status")
+
+
+before = leave_left()
+_, made = task_rpc(SARI, "tools/call", {"name": "ajukan-cuti", "arguments": {"mulai": "2027-03-01", "hari": 1}})
+sari_task = made.get("result", {}).get("taskId")
+for _ in range(100):
+    if task_status(SARI, sari_task) == "input_required":
+        break
+    time.sleep(0.05)
+victim = Victim()
+victim.start()
+approve = {"approval": {"action": "accept", "content": {"approve": True}}}
+guessed = collections.Counter()
+c = connect()
+for i in range(300 if short else 3000):
+    method = ("tasks/get", "tasks/update", "tasks/cancel")[i % 3]
+    params = {"taskId": os.urandom(16).hex()}
+    if method == "tasks/update":
+        params["inputResponses"] = approve
+    guessed[task_rpc(BUDI, method, params, c)[1].get("error", {}).get("code")] += 1
+check(14, set(guessed) == {-32602}, f"{sum(guessed.values())} guessed ids: {dict(guessed)}")
+theirs = {m: task_rpc(BUDI, m, dict({"taskId": sari_task}, **({"inputResponses": approve} if m == "tasks/update" else {})))[1]
+          for m in ("tasks/get", "tasks/update", "tasks/cancel")}
+check(14, all(a.get("error", {}).get("code") == -32602 for a in theirs.values())
+      and task_status(SARI, sari_task) == "input_required",
+      "Sari's task id in Budi's get, update and cancel: " + ", ".join(str(a.get("error", {}).get("code")) for a in theirs.values())
+      + f"; her task still {task_status(SARI, sari_task)}")
+flood = collections.Counter()
+budi_task = None
+for i in range(100 if short else 500):
+    _, a = task_rpc(BUDI, "tools/call", {"name": "ajukan-cuti", "arguments": {"mulai": "2027-04-05", "hari": 1}})
+    if a.get("result", {}).get("resultType") == "task":
+        flood["task"] += 1
+        budi_task = budi_task or a["result"]["taskId"]
+    elif "too many tasks" in json.dumps(a):
+        flood["too many"] += 1
+    else:
+        flood[str(a)[:80]] += 1
+check(14, flood["task"] == 32 and flood["too many"] == sum(flood.values()) - 32,
+      f"a flood of tasks from Budi: {dict(flood)} (32 per caller)")
+storm = hammer([BUDI], {"jsonrpc": "2.0", "id": 15, "method": "tasks/get",
+                        "params": {"_meta": TASKS_META, "taskId": budi_task}},
+               4 if short else 20, threads=16, method="tasks/get", name=budi_task)
+print(f"  Budi's polling storm on his own task: {storm}")
+# Polls cost CPU even inside his share of requests in progress (here 1,250 a second): Sari's
+# calls slow down (p50 8 ms on a debug build) but keep the p99 bound.
+victim.finish(14, p50_limit=25)
+task_rpc(SARI, "tasks/update", {"taskId": sari_task, "inputResponses": approve})
+for _ in range(100):
+    if task_status(SARI, sari_task) == "completed":
+        break
+    time.sleep(0.05)
+check(14, task_status(SARI, sari_task) == "completed" and leave_left() == before - 1,
+      f"Sari's task approved after all that: {task_status(SARI, sari_task)}, balance {before} -> {leave_left()}")
 
 print("attack: " + ("every phase held" if not failed else f"FAILED in phases {sorted(set(failed))}"))
 sys.exit(1 if failed else 0)

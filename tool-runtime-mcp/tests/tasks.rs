@@ -19,20 +19,26 @@ use tool_runtime_mcp::http::HttpServer;
 
 /// Bookings by the days asked (each test books its own number of days: tests run at once).
 static BOOKED: [AtomicUsize; 13] = [const { AtomicUsize::new(0) }; 13];
-static EXPORTS_DROPPED: AtomicUsize = AtomicUsize::new(0);
+/// The exports stopped before they finished (their future dropped), by how long they were to
+/// take: each test asks for its own duration (tests run at once).
+static EXPORTS_DROPPED: std::sync::Mutex<Vec<u64>> = std::sync::Mutex::new(Vec::new());
+
+fn dropped(ms: u64) -> bool {
+    EXPORTS_DROPPED.lock().unwrap().contains(&ms)
+}
 
 #[tool(description = "Return a greeting for a name.")]
 fn sapa(#[arg(description = "The name", length = 1..=20)] nama: String) -> String {
     format!("Halo, {nama}")
 }
 
-/// Counts exports stopped before they finished (their future dropped).
-struct Dropped(bool);
+/// Records an export stopped before it finished (its future dropped).
+struct Dropped(bool, u64);
 
 impl Drop for Dropped {
     fn drop(&mut self) {
         if !self.0 {
-            EXPORTS_DROPPED.fetch_add(1, Ordering::SeqCst);
+            EXPORTS_DROPPED.lock().unwrap().push(self.1);
         }
     }
 }
@@ -45,7 +51,7 @@ async fn ekspor_gaji(
     #[arg(description = "How long the export takes, in milliseconds", range = 0..=60_000)] ms: u64,
     #[ctx] progress: &Progress,
 ) -> String {
-    let mut guard = Dropped(false);
+    let mut guard = Dropped(false, ms);
     progress.report(0.0, Some(1.0), Some("menghitung gaji"));
     tokio::time::sleep(Duration::from_millis(ms)).await;
     guard.0 = true;
@@ -377,8 +383,7 @@ async fn a_declined_approval_completes_with_the_refusal_and_runs_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancel_on_another_replica_stops_the_running_tool() {
     let (a, b) = two_replicas().await;
-    let before = EXPORTS_DROPPED.load(Ordering::SeqCst);
-    let id = task_id(&call(a, SARI, "ekspor_gaji", json!({"ms": 30_000}), true).await);
+    let id = task_id(&call(a, SARI, "ekspor_gaji", json!({"ms": 30_002}), true).await);
     // The progress message becomes the task's, at the next renewal.
     let mut said = Value::Null;
     for _ in 0..40 {
@@ -394,16 +399,12 @@ async fn a_cancel_on_another_replica_stops_the_running_tool() {
     assert_eq!(get(a, SARI, &id).await["result"]["status"], "cancelled");
     // Replica A stops the export at its next renewal (a third of the 600 ms lease).
     for _ in 0..40 {
-        if EXPORTS_DROPPED.load(Ordering::SeqCst) > before {
+        if dropped(30_002) {
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert_eq!(
-        EXPORTS_DROPPED.load(Ordering::SeqCst),
-        before + 1,
-        "the running export was stopped"
-    );
+    assert!(dropped(30_002), "the running export was stopped");
     // Cancelling a finished task is the same empty answer.
     let again = rpc(a, SARI, "tasks/cancel", json!({"taskId": id}), true).await;
     assert_eq!(again["result"], json!({"resultType": "complete"}));
@@ -489,6 +490,48 @@ async fn a_task_request_without_its_name_header_is_answered_and_a_wrong_one_refu
     )
     .await;
     assert_eq!(wrong["error"]["code"], -32020, "{wrong}");
+}
+
+/// A remote tool the server runs as a task (this crate's client declares the extension): the
+/// call follows the task to its result; past the call's time limit, the task is cancelled at
+/// the server, whose run stops.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_task_is_followed_to_its_result_and_cancelled_when_the_call_gives_up() {
+    use tool_runtime::{Context, Tool, ToolError};
+    use tool_runtime_mcp::remote::{Remote, RemoteOptions};
+    let (a, _) = two_replicas().await;
+    let mut options = RemoteOptions::default();
+    options.approval.insert("ekspor_gaji".into(), false);
+    options.call_timeout = Duration::from_millis(1500);
+    let remote = Remote::http("payroll", format!("http://{a}/mcp"), None, options)
+        .await
+        .unwrap();
+    let set = ToolSet::new(Vec::<&Tool>::new())
+        .unwrap()
+        .with_tools(remote.tools().await.unwrap().tools)
+        .unwrap();
+    let cx = Context::new();
+    let out = set
+        .call(&cx, "ekspor_gaji", r#"{"ms": 300}"#)
+        .await
+        .unwrap();
+    // The remote's structured content, as any remote call of this tool returns it.
+    assert_eq!(out.value()["result"], "exported in 300 ms");
+    let late = set
+        .call(&cx, "ekspor_gaji", r#"{"ms": 30001}"#)
+        .await
+        .unwrap_err();
+    assert!(matches!(late, ToolError::TimedOut { .. }), "{late:?}");
+    for _ in 0..40 {
+        if dropped(30_001) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        dropped(30_001),
+        "the server's run was stopped by tasks/cancel"
+    );
 }
 
 /// Joins spawned requests in order.

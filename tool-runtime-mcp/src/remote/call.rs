@@ -4,9 +4,12 @@
 use std::sync::Arc;
 
 use rmcp::RoleClient;
+use std::time::Duration;
+
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
-    CancelledNotificationParam, ClientRequest, ContentBlock, ServerResult,
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelTaskParams,
+    CancelledNotification, CancelledNotificationParam, ClientRequest, ContentBlock, GetTaskParams,
+    ServerResult, Task, TaskPayload,
 };
 use rmcp::service::{Peer, PeerRequestOptions};
 use serde_json::{Map, Value};
@@ -124,12 +127,100 @@ pub(super) async fn call_tool(
     abandoned.answered();
     match answer? {
         ServerResult::CallToolResult(result) => Ok(result),
+        // The server made a task of the call: followed here, so the call ends when it does.
+        ServerResult::CreateTaskResult(created) => follow_task(peer, created.task).await,
         // A result with nothing but `_meta`, or none at all: a call without content.
         ServerResult::EmptyResult(_) => Ok(CallToolResult::success(Vec::new())),
         ServerResult::CustomResult(custom) => {
             serde_json::from_value(custom.0).map_err(|_| rmcp::ServiceError::UnexpectedResponse)
         }
         _ => Err(rmcp::ServiceError::UnexpectedResponse),
+    }
+}
+
+/// How often a task is polled: as the server asks, within 50 ms and 5 s (500 ms when it does
+/// not say).
+fn poll_every(task: &Task) -> Duration {
+    Duration::from_millis(task.poll_interval_ms.unwrap_or(500).clamp(50, 5_000))
+}
+
+/// A task the server made of a call (the `io.modelcontextprotocol/tasks` extension, which this
+/// client declares): polled with `tasks/get` until it ends, its result the call's, so a long
+/// remote tool holds no request open. Dropped before (the call's time limit, or its caller
+/// gone), the server is told to cancel it (`tasks/cancel`). A task that waits for input is
+/// cancelled and the call fails saying so: the person at this end approved the call before it
+/// was sent (a remote tool waits for approval here unless it says it only reads), and no one
+/// answers the remote's own questions through this client.
+async fn follow_task(
+    peer: &Peer<RoleClient>,
+    task: Task,
+) -> Result<CallToolResult, rmcp::ServiceError> {
+    let every = poll_every(&task);
+    let mut abandoned = AbandonedTask::new(peer, task.task_id.clone());
+    loop {
+        tokio::time::sleep(every).await;
+        let got = peer
+            .get_task(GetTaskParams::new(task.task_id.clone()))
+            .await?;
+        let failed = |message: String| {
+            rmcp::ServiceError::McpError(rmcp::model::ErrorData::new(
+                rmcp::model::ErrorCode::INTERNAL_ERROR,
+                message,
+                None,
+            ))
+        };
+        let outcome = match got.task.payload {
+            TaskPayload::Working => continue,
+            TaskPayload::Completed { result } => serde_json::from_value(Value::Object(result))
+                .map_err(|_| rmcp::ServiceError::UnexpectedResponse),
+            TaskPayload::Failed { error } => Err(
+                match serde_json::from_value::<rmcp::model::ErrorData>(Value::Object(error)) {
+                    Ok(data) => rmcp::ServiceError::McpError(data),
+                    Err(_) => failed(
+                        got.task
+                            .task
+                            .status_message
+                            .unwrap_or_else(|| "the server's task failed".into()),
+                    ),
+                },
+            ),
+            TaskPayload::Cancelled => Err(failed("the server cancelled the task".into())),
+            // Waiting for input (or a status this client does not know): cancelled on drop.
+            _ => {
+                return Err(failed(
+                    "the server's task waits for input no one answers through this client; it was cancelled".into(),
+                ));
+            }
+        };
+        abandoned.answered();
+        return outcome;
+    }
+}
+
+/// A task left before it ended: the server is told to cancel it (on the runtime the call ran
+/// on, wherever the drop happens).
+struct AbandonedTask(Option<(Peer<RoleClient>, String, tokio::runtime::Handle)>);
+
+impl AbandonedTask {
+    fn new(peer: &Peer<RoleClient>, id: String) -> Self {
+        AbandonedTask(
+            tokio::runtime::Handle::try_current()
+                .ok()
+                .map(|runtime| (peer.clone(), id, runtime)),
+        )
+    }
+
+    fn answered(&mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for AbandonedTask {
+    fn drop(&mut self) {
+        let Some((peer, id, runtime)) = self.0.take() else {
+            return;
+        };
+        runtime.spawn(async move { peer.cancel_task(CancelTaskParams::new(id)).await });
     }
 }
 

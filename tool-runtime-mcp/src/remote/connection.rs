@@ -57,6 +57,10 @@ pub(super) struct Listener {
 impl rmcp::ClientHandler for Listener {
     fn get_info(&self) -> ClientConfig {
         let mut info = ClientConfig::default();
+        // A server may make a call a task: the call follows it (`call.rs`).
+        info.capabilities = rmcp::model::ClientCapabilities::builder()
+            .enable_tasks()
+            .build();
         info.client_info.name = "tool-runtime".into();
         info.client_info.version = env!("CARGO_PKG_VERSION").into();
         info

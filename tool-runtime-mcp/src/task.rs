@@ -33,12 +33,40 @@ use crate::server::McpServer;
 
 /// The calls running as tasks in this process, by task id: what `tasks/cancel` stops at once
 /// (a cancel on another replica reaches them at their next lease renewal).
+/// Each run has its number, so a run that ends does not forget a later run of the same task
+/// (one resumed here after it waited for approval).
 #[derive(Default)]
-pub(crate) struct Running(Mutex<HashMap<String, CancellationToken>>);
+pub(crate) struct Running {
+    runs: Mutex<HashMap<String, (u64, CancellationToken)>>,
+    next: std::sync::atomic::AtomicU64,
+}
 
 impl Running {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, CancellationToken>> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    /// A new run of task `id`: the token that stops it, and its number.
+    fn start(&self, id: &str) -> (u64, CancellationToken) {
+        let n = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let stop = CancellationToken::new();
+        self.lock().insert(id.to_owned(), (n, stop.clone()));
+        (n, stop)
+    }
+
+    /// Run `n` of task `id` ended.
+    fn ended(&self, id: &str, n: u64) {
+        let mut runs = self.lock();
+        if runs.get(id).is_some_and(|(m, _)| *m == n) {
+            runs.remove(id);
+        }
+    }
+
+    /// Stops the run of task `id` here, if any.
+    fn stop(&self, id: &str) {
+        if let Some((_, stop)) = self.lock().get(id) {
+            stop.cancel();
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (u64, CancellationToken)>> {
+        self.runs.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -176,13 +204,12 @@ impl McpServer {
         job: Job,
     ) {
         let server = self.clone();
-        let stop = CancellationToken::new();
-        self.running.lock().insert(id.clone(), stop.clone());
+        let (n, stop) = self.running.start(&id);
         tokio::spawn(async move {
             server
                 .run_task(&id, &owner, tools, tool, cx, job, stop)
                 .await;
-            server.running.lock().remove(&id);
+            server.running.ended(&id, n);
         });
     }
 
@@ -423,9 +450,7 @@ impl McpServer {
         if let Some(ticket) = held {
             let _ = self.current().reject(&ticket).await;
         }
-        if let Some(stop) = self.running.lock().get(&params.task_id) {
-            stop.cancel();
-        }
+        self.running.stop(&params.task_id);
         Ok(())
     }
 }

@@ -79,6 +79,7 @@ const CREATE: &str = "
         owner      text NOT NULL,
         version    bigint NOT NULL,
         expires_ms bigint NOT NULL,
+        done       boolean NOT NULL,
         record     text NOT NULL
     );
     CREATE INDEX IF NOT EXISTS tool_runtime_tasks_owner ON tool_runtime_tasks (owner);
@@ -289,17 +290,30 @@ impl TaskStore for PostgresApprovals {
                 .await
                 .map_err(StoreError::from_source)?
                 .get(0);
-            if owned >= secs(per_owner as u64) {
+            // At the bound, the owner's finished task that expires first makes room.
+            if owned >= secs(per_owner as u64)
+                && tx
+                    .execute(
+                        "DELETE FROM tool_runtime_tasks WHERE id = (
+                             SELECT id FROM tool_runtime_tasks WHERE owner = $1 AND done
+                             ORDER BY expires_ms, id LIMIT 1)",
+                        &[&task.owner],
+                    )
+                    .await
+                    .map_err(StoreError::from_source)?
+                    == 0
+            {
                 return Ok(false);
             }
             tx.execute(
-                "INSERT INTO tool_runtime_tasks (id, owner, version, expires_ms, record)
-                 VALUES ($1, $2, $3, $4, $5)",
+                "INSERT INTO tool_runtime_tasks (id, owner, version, expires_ms, done, record)
+                 VALUES ($1, $2, $3, $4, $5, $6)",
                 &[
                     &task.id,
                     &task.owner,
                     &secs(task.version),
                     &secs(task.expires_ms),
+                    &task.status.is_terminal(),
                     &record,
                 ],
             )
@@ -337,12 +351,13 @@ impl TaskStore for PostgresApprovals {
                 .client()
                 .await?
                 .execute(
-                    "UPDATE tool_runtime_tasks SET record = $1, version = $2, expires_ms = $3
-                     WHERE id = $4 AND version = $5",
+                    "UPDATE tool_runtime_tasks SET record = $1, version = $2, expires_ms = $3, done = $4
+                     WHERE id = $5 AND version = $6",
                     &[
                         &record,
                         &secs(task.version),
                         &secs(task.expires_ms),
+                        &task.status.is_terminal(),
                         &task.id,
                         &secs(read_version),
                     ],

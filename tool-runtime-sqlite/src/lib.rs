@@ -64,6 +64,7 @@ CREATE TABLE IF NOT EXISTS tool_runtime_tasks (
     owner      TEXT NOT NULL,
     version    INTEGER NOT NULL,
     expires_ms INTEGER NOT NULL,
+    done       INTEGER NOT NULL,
     record     TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS tool_runtime_tasks_owner ON tool_runtime_tasks (owner);
@@ -236,6 +237,7 @@ impl TaskStore for SqliteApprovals {
         let record = serde_json::to_string(task);
         let (id, owner) = (task.id.clone(), task.owner.clone());
         let (now, expires, version) = (ms(task.created_ms), ms(task.expires_ms), ms(task.version));
+        let done = task.status.is_terminal();
         let per_owner = ms(per_owner as u64);
         Box::pin(async move {
             let record = record.map_err(StoreError::from_source)?;
@@ -255,13 +257,21 @@ impl TaskStore for SqliteApprovals {
                         params![owner],
                         |r| r.get(0),
                     )?;
-                    if owned >= per_owner {
+                    // At the bound, the owner's finished task that expires first makes room.
+                    if owned >= per_owner
+                        && tx.execute(
+                            "DELETE FROM tool_runtime_tasks WHERE id = (
+                                 SELECT id FROM tool_runtime_tasks WHERE owner = ?1 AND done = 1
+                                 ORDER BY expires_ms, id LIMIT 1)",
+                            params![owner],
+                        )? == 0
+                    {
                         return Ok(false);
                     }
                     tx.execute(
-                        "INSERT INTO tool_runtime_tasks (id, owner, version, expires_ms, record)
-                         VALUES (?1, ?2, ?3, ?4, ?5)",
-                        params![id, owner, version, expires, record],
+                        "INSERT INTO tool_runtime_tasks (id, owner, version, expires_ms, done, record)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                        params![id, owner, version, expires, done, record],
                     )?;
                     tx.commit()?;
                     Ok(true)
@@ -297,13 +307,14 @@ impl TaskStore for SqliteApprovals {
         let record = serde_json::to_string(task);
         let id = task.id.clone();
         let (version, expires, read) = (ms(task.version), ms(task.expires_ms), ms(read_version));
+        let done = task.status.is_terminal();
         Box::pin(async move {
             let record = record.map_err(StoreError::from_source)?;
             self.with_db(move |db| {
                 db.execute(
-                    "UPDATE tool_runtime_tasks SET record = ?1, version = ?2, expires_ms = ?3
-                     WHERE id = ?4 AND version = ?5",
-                    params![record, version, expires, id, read],
+                    "UPDATE tool_runtime_tasks SET record = ?1, version = ?2, expires_ms = ?3, done = ?4
+                     WHERE id = ?5 AND version = ?6",
+                    params![record, version, expires, done, id, read],
                 )
                 .map(|n| n == 1)
                 .map_err(StoreError::from_source)

@@ -15,7 +15,8 @@
 //! - a task waiting for input (an approval) is taken by one answer only: a hundred approvals at
 //!   once run it once ([`Tasks::claim`]);
 //! - a finished task keeps its outcome until its time to live ends; one owner holds at most
-//!   [`Tasks::with_per_owner`] tasks at a time.
+//!   [`Tasks::with_per_owner`] tasks: a new one makes room by forgetting that owner's oldest
+//!   finished task, and is refused only when all of them are still running or waiting.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -139,8 +140,9 @@ fn ms(d: Duration) -> u64 {
 /// shared by replicas must make [`replace`](TaskStore::replace) atomic (one `UPDATE … WHERE
 /// version = …`) and [`create`](TaskStore::create)'s count and insert one transaction.
 pub trait TaskStore: Send + Sync {
-    /// Keeps `task` unless its owner already has `per_owner` tasks not yet expired at
-    /// `task.created_ms` (then `Ok(false)`, and nothing is kept).
+    /// Keeps `task`. When its owner already has `per_owner` tasks not yet expired at
+    /// `task.created_ms`, the owner's finished task that expires first is forgotten to make
+    /// room; when none of them is finished, nothing is kept and the answer is `Ok(false)`.
     fn create<'a>(
         &'a self,
         task: &'a TaskRecord,
@@ -193,6 +195,17 @@ impl TaskStore for MemoryTasks {
         let mut tasks = self.lock();
         let now = task.created_ms;
         tasks.retain(|_, t| t.expires_ms > now);
+        let owned = tasks.values().filter(|t| t.owner == task.owner).count();
+        if owned >= per_owner {
+            let oldest_done = tasks
+                .values()
+                .filter(|t| t.owner == task.owner && t.status.is_terminal())
+                .min_by_key(|t| (t.expires_ms, t.id.clone()))
+                .map(|t| t.id.clone());
+            if let Some(id) = oldest_done {
+                tasks.remove(&id);
+            }
+        }
         let owned = tasks.values().filter(|t| t.owner == task.owner).count();
         let created = owned < per_owner && tasks.len() < Self::CAPACITY;
         if created {
@@ -248,7 +261,7 @@ impl std::fmt::Display for TaskError {
         match self {
             TaskError::TooMany { per_owner } => write!(
                 f,
-                "too many tasks: a caller may have {per_owner} at a time; wait for one to finish or expire"
+                "too many tasks: a caller may have {per_owner} running or waiting at a time; wait for one to finish, or cancel one"
             ),
             TaskError::Store(e) => write!(f, "the task store failed: {e}"),
         }

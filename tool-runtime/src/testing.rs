@@ -493,7 +493,7 @@ where
 /// it, with its ticket; a cancelled task stops its runner and drops a late outcome; a finished
 /// task keeps its outcome and cannot be cancelled; a task whose runner stopped renewing is
 /// marked failed by the next reader; an expired task is unknown and forgotten; one owner has at
-/// most `per_owner` tasks. `open` gives a handle on the store under test; every call gives one
+/// most two tasks (the suite's bound) running or waiting, and a finished one makes room. `open` gives a handle on the store under test; every call gives one
 /// on the same data (another process, another replica). Owners are fresh, so stores that other
 /// tests share are fine. Panics, naming the rule, when the store breaks one.
 ///
@@ -721,24 +721,59 @@ where
     );
     assert!(store.get(&old.id).await.expect("read").is_none());
 
-    // One owner has at most `per_owner` tasks; another owner is not affected.
+    // One owner has at most `per_owner` tasks; another owner is not affected; a finished task
+    // makes room (the one that expires first), a running one never does.
     let bounded = Tasks::shared(open()).with_per_owner(2);
     let mallory = fresh();
+    let mut running = Vec::new();
     for _ in 0..2 {
-        bounded
-            .start(&mallory, "ekspor-gaji")
-            .await
-            .expect("started");
+        running.push(
+            bounded
+                .start(&mallory, "ekspor-gaji")
+                .await
+                .expect("started"),
+        );
     }
     assert!(
         matches!(
             bounded.start(&mallory, "ekspor-gaji").await,
             Err(TaskError::TooMany { per_owner: 2 })
         ),
-        "a third task of one owner is refused"
+        "a third running task of one owner is refused"
     );
     bounded
         .start(&budi, "ekspor-gaji")
         .await
         .expect("another owner starts one");
+    assert!(
+        bounded
+            .finish(
+                &running[0].id,
+                TaskStatus::Completed,
+                serde_json::json!({}),
+                None
+            )
+            .await
+            .expect("finished")
+    );
+    bounded
+        .start(&mallory, "ekspor-gaji")
+        .await
+        .expect("a finished task makes room");
+    assert!(
+        bounded
+            .get(&running[0].id, &mallory)
+            .await
+            .expect("read")
+            .is_none(),
+        "the finished task was forgotten to make room"
+    );
+    assert!(
+        bounded
+            .get(&running[1].id, &mallory)
+            .await
+            .expect("read")
+            .is_some(),
+        "the running one was kept"
+    );
 }

@@ -68,10 +68,13 @@ impl McpServer {
         // A caller that can follow a task gets one for a tool that may run as one (made at once:
         // its run takes a turn of the caller's calls when it starts); a tool that runs only as a
         // task refuses a caller who cannot.
-        let follows_tasks = context
-            .client_capabilities()
-            .is_some_and(|c| c.supports_tasks());
-        match tool.task_support() {
+        // (Read only for such a tool: the capabilities are parsed from the request's `_meta`.)
+        let support = tool.task_support();
+        let follows_tasks = support != TaskSupport::Forbidden
+            && context
+                .client_capabilities()
+                .is_some_and(|c| c.supports_tasks());
+        match support {
             TaskSupport::Required if !follows_tasks => return Err(crate::task::tasks_required()),
             TaskSupport::Optional | TaskSupport::Required
                 if follows_tasks && request.request_state.is_none() =>
@@ -426,10 +429,14 @@ pub(crate) async fn run(
         drop(turn);
         out
     });
-    blocking.await.unwrap_or_else(|e| {
-        Err(ToolError::Panicked {
-            message: e.to_string(),
-            to_model: false,
-        })
-    })
+    blocking.await.unwrap_or_else(|e| Err(thread_lost(&e)))
+}
+
+/// A call whose blocking thread ended without its answer (the tool panicked past the call's
+/// own guard, or the runtime shut down).
+pub(crate) fn thread_lost(e: &tokio::task::JoinError) -> ToolError {
+    ToolError::Panicked {
+        message: e.to_string(),
+        to_model: false,
+    }
 }

@@ -266,12 +266,7 @@ impl McpServer {
                         out
                     })
                     .await;
-                    out.unwrap_or_else(|e| {
-                        Err(ToolError::Panicked {
-                            message: e.to_string(),
-                            to_model: false,
-                        })
-                    })
+                    out.unwrap_or_else(|e| Err(crate::call::thread_lost(&e)))
                 }
                 Job::Resume(ticket) => {
                     let out = tools.resume(&cx, &ticket).await;

@@ -86,8 +86,8 @@ const CREATE: &str = "
     CREATE INDEX IF NOT EXISTS tool_runtime_tasks_expiry ON tool_runtime_tasks (expires_ms);
     COMMIT;";
 
-/// Seconds as PostgreSQL's `bigint`.
-fn secs(s: u64) -> i64 {
+/// A count (seconds, milliseconds, a version) as PostgreSQL's `bigint`.
+fn int(s: u64) -> i64 {
     i64::try_from(s).unwrap_or(i64::MAX)
 }
 
@@ -161,7 +161,7 @@ impl PostgresApprovals {
             .await?
             .execute(
                 "DELETE FROM tool_runtime_pending_calls WHERE held_at < $1",
-                &[&secs(unix_now()).saturating_sub(secs(age.as_secs()))],
+                &[&int(unix_now()).saturating_sub(int(age.as_secs()))],
             )
             .await
             .map_err(StoreError::from_source)
@@ -176,7 +176,7 @@ impl ApprovalStore for PostgresApprovals {
                 .await?
                 .execute(
                     "DELETE FROM tool_runtime_pending_calls WHERE expires_at <= $1",
-                    &[&secs(unix_now())],
+                    &[&int(unix_now())],
                 )
                 .await
                 .map_err(StoreError::from_source)?;
@@ -199,13 +199,13 @@ impl ApprovalStore for PostgresApprovals {
             tx.execute(
                 "INSERT INTO tool_runtime_pending_calls (ticket, tool, arguments, owner, held_at, expires_at)
                  VALUES ($1, $2, $3::text::jsonb, $4, $5, $6)",
-                &[&call.ticket, &call.tool, &call.arguments.to_string(), &call.owner, &secs(now), &secs(expires)],
+                &[&call.ticket, &call.tool, &call.arguments.to_string(), &call.owner, &int(now), &int(expires)],
             )
             .await
             .map_err(StoreError::from_source)?;
             tx.execute(
                 "DELETE FROM tool_runtime_pending_calls WHERE expires_at <= $1",
-                &[&secs(now)],
+                &[&int(now)],
             )
             .await
             .map_err(StoreError::from_source)?;
@@ -214,7 +214,7 @@ impl ApprovalStore for PostgresApprovals {
                     "DELETE FROM tool_runtime_pending_calls WHERE owner = $1 AND ticket NOT IN (
                          SELECT ticket FROM tool_runtime_pending_calls WHERE owner = $1
                          ORDER BY seq DESC LIMIT $2)",
-                    &[&call.owner, &secs(self.per_owner as u64)],
+                    &[&call.owner, &int(self.per_owner as u64)],
                 )
                 .await
                 .map_err(StoreError::from_source)?;
@@ -240,7 +240,7 @@ impl ApprovalStore for PostgresApprovals {
                 .map_err(StoreError::from_source)?;
             let Some(r) = row else { return Ok(None) };
             let expires: i64 = r.get(3);
-            if expires <= secs(unix_now()) {
+            if expires <= int(unix_now()) {
                 return Ok(None);
             }
             let arguments: String = r.get(1);
@@ -278,7 +278,7 @@ impl TaskStore for PostgresApprovals {
             .map_err(StoreError::from_source)?;
             tx.execute(
                 "DELETE FROM tool_runtime_tasks WHERE expires_ms <= $1",
-                &[&secs(task.created_ms)],
+                &[&int(task.created_ms)],
             )
             .await
             .map_err(StoreError::from_source)?;
@@ -291,7 +291,7 @@ impl TaskStore for PostgresApprovals {
                 .map_err(StoreError::from_source)?
                 .get(0);
             // At the bound, the owner's finished task that expires first makes room.
-            if owned >= secs(per_owner as u64)
+            if owned >= int(per_owner as u64)
                 && tx
                     .execute(
                         "DELETE FROM tool_runtime_tasks WHERE id = (
@@ -311,8 +311,8 @@ impl TaskStore for PostgresApprovals {
                 &[
                     &task.id,
                     &task.owner,
-                    &secs(task.version),
-                    &secs(task.expires_ms),
+                    &int(task.version),
+                    &int(task.expires_ms),
                     &task.status.is_terminal(),
                     &record,
                 ],
@@ -355,11 +355,11 @@ impl TaskStore for PostgresApprovals {
                      WHERE id = $5 AND version = $6",
                     &[
                         &record,
-                        &secs(task.version),
-                        &secs(task.expires_ms),
+                        &int(task.version),
+                        &int(task.expires_ms),
                         &task.status.is_terminal(),
                         &task.id,
-                        &secs(read_version),
+                        &int(read_version),
                     ],
                 )
                 .await
@@ -375,7 +375,7 @@ impl TaskStore for PostgresApprovals {
                 .await?
                 .execute(
                     "DELETE FROM tool_runtime_tasks WHERE expires_ms <= $1",
-                    &[&secs(now_ms)],
+                    &[&int(now_ms)],
                 )
                 .await
                 .map_err(StoreError::from_source)?;

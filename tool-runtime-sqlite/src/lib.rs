@@ -130,7 +130,7 @@ impl SqliteApprovals {
 
     /// Forgets calls held longer than `age` (nobody came back for them); returns how many.
     pub async fn forget_older_than(&self, age: Duration) -> Result<usize, StoreError> {
-        let before = secs(unix_now()).saturating_sub(secs(age.as_secs()));
+        let before = int(unix_now()).saturating_sub(int(age.as_secs()));
         self.with_db(move |db| {
             db.execute(
                 "DELETE FROM tool_runtime_pending_calls WHERE held_at < ?1",
@@ -142,14 +142,14 @@ impl SqliteApprovals {
     }
 }
 
-/// Seconds as SQLite's integer.
-fn secs(s: u64) -> i64 {
+/// A count (seconds, milliseconds, a version) as SQLite's integer.
+fn int(s: u64) -> i64 {
     i64::try_from(s).unwrap_or(i64::MAX)
 }
 
 impl ApprovalStore for SqliteApprovals {
     fn forget_expired(&self) -> BoxFuture<'_, Result<usize, StoreError>> {
-        let now = secs(unix_now());
+        let now = int(unix_now());
         Box::pin(self.with_db(move |db| {
             db.execute(
                 "DELETE FROM tool_runtime_pending_calls WHERE expires_at <= ?1",
@@ -165,18 +165,18 @@ impl ApprovalStore for SqliteApprovals {
             .expires_at
             .unwrap_or(u64::MAX)
             .min(now.saturating_add(self.max_age.as_secs()));
-        let per_owner = secs(self.per_owner as u64);
+        let per_owner = int(self.per_owner as u64);
         Box::pin(self.with_db(move |db| {
             let go = || -> rusqlite::Result<()> {
                 let tx = db.unchecked_transaction()?;
                 tx.execute(
                     "INSERT INTO tool_runtime_pending_calls (ticket, tool, arguments, owner, held_at, expires_at)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                    params![call.ticket, call.tool, call.arguments.to_string(), call.owner, secs(now), secs(expires)],
+                    params![call.ticket, call.tool, call.arguments.to_string(), call.owner, int(now), int(expires)],
                 )?;
                 tx.execute(
                     "DELETE FROM tool_runtime_pending_calls WHERE expires_at <= ?1",
-                    params![secs(now)],
+                    params![int(now)],
                 )?;
                 if call.owner.is_some() {
                     tx.execute(
@@ -209,7 +209,7 @@ impl ApprovalStore for SqliteApprovals {
                 .optional()
                 .map_err(StoreError::from_source)?;
             match row {
-                Some((_, _, _, expires)) if expires <= secs(unix_now()) => Ok(None),
+                Some((_, _, _, expires)) if expires <= int(unix_now()) => Ok(None),
                 Some((tool, arguments, owner, expires)) => {
                     let arguments =
                         serde_json::from_str(&arguments).map_err(StoreError::from_source)?;
@@ -236,9 +236,13 @@ impl TaskStore for SqliteApprovals {
     ) -> BoxFuture<'a, Result<bool, StoreError>> {
         let record = serde_json::to_string(task);
         let (id, owner) = (task.id.clone(), task.owner.clone());
-        let (now, expires, version) = (ms(task.created_ms), ms(task.expires_ms), ms(task.version));
+        let (now, expires, version) = (
+            int(task.created_ms),
+            int(task.expires_ms),
+            int(task.version),
+        );
         let done = task.status.is_terminal();
-        let per_owner = ms(per_owner as u64);
+        let per_owner = int(per_owner as u64);
         Box::pin(async move {
             let record = record.map_err(StoreError::from_source)?;
             self.with_db(move |db| {
@@ -306,7 +310,7 @@ impl TaskStore for SqliteApprovals {
     ) -> BoxFuture<'a, Result<bool, StoreError>> {
         let record = serde_json::to_string(task);
         let id = task.id.clone();
-        let (version, expires, read) = (ms(task.version), ms(task.expires_ms), ms(read_version));
+        let (version, expires, read) = (int(task.version), int(task.expires_ms), int(read_version));
         let done = task.status.is_terminal();
         Box::pin(async move {
             let record = record.map_err(StoreError::from_source)?;
@@ -324,7 +328,7 @@ impl TaskStore for SqliteApprovals {
     }
 
     fn forget_expired(&self, now_ms: u64) -> BoxFuture<'_, Result<usize, StoreError>> {
-        let now = ms(now_ms);
+        let now = int(now_ms);
         Box::pin(self.with_db(move |db| {
             db.execute(
                 "DELETE FROM tool_runtime_tasks WHERE expires_ms <= ?1",
@@ -333,11 +337,6 @@ impl TaskStore for SqliteApprovals {
             .map_err(StoreError::from_source)
         }))
     }
-}
-
-/// A count of milliseconds (or any u64) as SQLite's integer.
-fn ms(n: u64) -> i64 {
-    i64::try_from(n).unwrap_or(i64::MAX)
 }
 
 #[cfg(test)]

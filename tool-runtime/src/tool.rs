@@ -339,27 +339,39 @@ impl Tool {
             Ok(v) => v,
             Err(e) => return Err(ToolError::Schema(e.clone())),
         };
-        if let Source::Declared(spec) = &self.source
-            && spec.checks
-        {
-            let check = Input {
-                arguments: arguments.clone(),
-                validator,
-                check_only: true,
-            };
-            let invoke = spec.invoke;
-            match catch_unwind(AssertUnwindSafe(|| invoke(cx, check))) {
-                Ok(Invocation::Ready(Err(e))) => return Err(e),
-                Err(panic) => return Err(panicked(panic, self.panic_to_model())),
-                Ok(_) => {}
-            }
-        }
+        self.own_rules(cx, &arguments, validator)?;
         let input = Input {
             arguments,
             validator,
             check_only: false,
         };
         input.into_checked_map().map(|_| ())
+    }
+
+    /// The tool's own rules (`#[arg(validate = ..)]`) on `arguments`, without running it.
+    fn own_rules(
+        &self,
+        cx: &Context,
+        arguments: &Arguments<'_>,
+        validator: &Validator,
+    ) -> Result<(), ToolError> {
+        let Source::Declared(spec) = &self.source else {
+            return Ok(());
+        };
+        if !spec.checks {
+            return Ok(());
+        }
+        let check = Input {
+            arguments: arguments.clone(),
+            validator,
+            check_only: true,
+        };
+        let invoke = spec.invoke;
+        match catch_unwind(AssertUnwindSafe(|| invoke(cx, check))) {
+            Ok(Invocation::Ready(Err(e))) => Err(e),
+            Err(panic) => Err(panicked(panic, self.panic_to_model())),
+            Ok(_) => Ok(()),
+        }
     }
 
     /// Permission, then validation, then (unless `approved`) approval, then the tool itself.
@@ -379,20 +391,8 @@ impl Tool {
         };
         if self.needs_approval() && !approved {
             // A call its own rules refuse is refused now, never put to a person first.
-            if let Source::Declared(spec) = &self.source
-                && spec.checks
-            {
-                let check = Input {
-                    arguments: arguments.clone(),
-                    validator,
-                    check_only: true,
-                };
-                let invoke = spec.invoke;
-                match catch_unwind(AssertUnwindSafe(|| invoke(cx, check))) {
-                    Ok(Invocation::Ready(Err(e))) => return Step::Done(Err(e)),
-                    Err(panic) => return Step::Done(Err(panicked(panic, self.panic_to_model()))),
-                    Ok(_) => {}
-                }
+            if let Err(e) = self.own_rules(cx, &arguments, validator) {
+                return Step::Done(Err(e));
             }
             let input = Input {
                 arguments,

@@ -321,11 +321,16 @@ impl Inner {
 
     /// After a call ran out of time: whether the server still answers on this connection (a
     /// server that restarted has forgotten its session, and answers nothing a request waits
-    /// for). One that does not is dropped.
+    /// for). One that does not is dropped. Any answer counts, an error too: a server of the
+    /// 2026-07-28 revision, which removed `ping`, answers it "method not found", and dropping
+    /// its connection then would also lose what the call left to send (a `tasks/cancel`).
     pub(super) async fn probe(self: Arc<Self>, peer: Peer<RoleClient>, n: u64) {
         let ping = rmcp::model::ClientRequest::PingRequest(Default::default());
         let answered = tokio::time::timeout(PROBE_TIMEOUT, peer.send_request(ping)).await;
-        if !matches!(answered, Ok(Ok(_))) {
+        if !matches!(
+            answered,
+            Ok(Ok(_) | Err(rmcp::ServiceError::McpError(_)))
+        ) {
             self.forget(n);
         }
     }

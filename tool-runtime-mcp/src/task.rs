@@ -332,16 +332,34 @@ impl McpServer {
                     // Cancelled meanwhile, or the store failed: nothing will approve it.
                     let _ = tools.reject(&ticket).await;
                     if let Err(e) = waits {
-                        let failed =
-                            error_result(tools.wording().approval_failed_message(e.message()));
-                        self.finish(id, &failed).await;
+                        self.fail(id, &tools.wording().approval_failed_message(e.message()))
+                            .await;
                     }
                 }
+                return;
+            }
+            // The tool did not run to an answer (it panicked, or its approval store failed):
+            // the task failed, as a server's internal error, not a result the tool gave.
+            Ok(Err(e @ (ToolError::Panicked { .. } | ToolError::ApprovalStore(_)))) => {
+                self.fail(id, &tools.model_message(&e)).await;
                 return;
             }
             Ok(Err(e)) => error_result(tools.model_message(&e)),
         };
         self.finish(id, &result).await;
+    }
+
+    /// A task running here ends `failed`, with an internal error saying `message` (what the
+    /// model may read: a panic's own message only when its tool opted in).
+    async fn fail(&self, id: &str, message: &str) {
+        let error = json!({"code": rmcp::model::ErrorCode::INTERNAL_ERROR.0, "message": message});
+        if let Err(e) = self
+            .tasks
+            .finish(id, TaskStatus::Failed, error, Some(message.to_owned()))
+            .await
+        {
+            tracing::warn!(task = id, error = %e, "a task's outcome could not be kept");
+        }
     }
 
     /// A task running here ends with `result` (a tool's error too: the call ran and answered).

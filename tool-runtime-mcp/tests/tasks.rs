@@ -76,6 +76,14 @@ fn ajukan_cuti(#[arg(description = "Days of leave", range = 1..=12)] hari: u8) -
     format!("booked {hari} days")
 }
 
+#[tool(
+    description = "Close the month's books; breaks on a bad row.",
+    task = "optional"
+)]
+async fn tutup_buku() -> String {
+    panic!("row 7 of the ledger is not a number")
+}
+
 /// One replica: a server on its own port, over the shared stores.
 async fn replica(
     tasks: &Arc<dyn TaskStore>,
@@ -87,6 +95,7 @@ async fn replica(
         ekspor_gaji::tool(),
         bangun_laporan::tool(),
         ajukan_cuti::tool(),
+        tutup_buku::tool(),
     ])
     .unwrap()
     .with_approvals(approvals.clone());
@@ -234,6 +243,25 @@ async fn a_task_made_on_one_replica_is_polled_and_finished_on_another() {
     assert_eq!(done["result"]["isError"], false);
     // The result stays for whoever asks again, on either replica.
     assert_eq!(get(a, SARI, &id).await["result"]["status"], "completed");
+}
+
+/// A tool that panics in a task did not answer: the task ends `failed` with an internal error
+/// (-32603), whose message keeps the panic's text from the model (the tool did not opt in), and
+/// the server goes on serving.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_whose_tool_panics_fails_with_an_internal_error() {
+    let (a, b) = two_replicas().await;
+    let id = task_id(&call(a, SARI, "tutup_buku", json!({}), true).await);
+    let failed = until(b, SARI, &id, "failed").await;
+    assert_eq!(failed["error"]["code"], -32603, "{failed}");
+    let message = failed["error"]["message"].as_str().unwrap();
+    assert!(!message.contains("row 7"), "{failed}");
+    assert!(failed.get("result").is_none(), "{failed}");
+    let greeted = call(a, SARI, "sapa", json!({"nama": "Sari"}), true).await;
+    assert_eq!(
+        greeted["result"]["structuredContent"]["result"],
+        "Halo, Sari"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

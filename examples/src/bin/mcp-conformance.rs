@@ -1,7 +1,8 @@
 //! The fixture tools the official MCP conformance suite (`@modelcontextprotocol/conformance`)
 //! calls by name, defined with this toolkit and served over Streamable HTTP
 //! (`mcp-conformance 127.0.0.1:8001`) or stdio (`mcp-conformance --stdio`).
-//! `scripts/mcp-conformance.sh` runs the suite and the official TypeScript client against it.
+//! `scripts/mcp-conformance.sh` runs the suite and the official TypeScript client against it,
+//! the tasks extension's scenarios included.
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -109,6 +110,60 @@ fn counted() -> u64 {
     COUNTED.load(Ordering::SeqCst)
 }
 
+// The tasks extension's fixtures (`io.modelcontextprotocol/tasks`, the suite's `tasks-*`
+// scenarios): a caller that declares the extension gets a task for these; one that does not
+// gets today's answer, or -32021 for a tool that runs only as a task.
+
+#[tool(description = "Greet a person by name; never runs as a task.", to_model = as_text)]
+fn greet(#[arg(description = "The name to greet", length = 1..=100)] name: String) -> String {
+    format!("Hello, {name}!")
+}
+
+#[tool(
+    description = "Compute for `seconds` seconds, then return the label; a task for a caller that can follow one, stopped when it is cancelled.",
+    task = "optional",
+    to_model = as_text
+)]
+async fn slow_compute(
+    #[arg(description = "How long the computation takes, in seconds", range = 0..=600)]
+    seconds: u32,
+    #[arg(description = "A label returned with the result", length = 0..=100)] label: Option<
+        String,
+    >,
+) -> String {
+    tokio::time::sleep(Duration::from_secs(u64::from(seconds))).await;
+    format!("computed {}", label.unwrap_or_default())
+}
+
+#[tool(
+    description = "A job that runs only as a task and, after a second, always ends with a tool error.",
+    task = "required"
+)]
+async fn failing_job() -> Result<String, String> {
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    Err("the job failed, as this fixture always does".into())
+}
+
+#[tool(
+    description = "A job that runs only as a task and panics: its task fails with an internal error.",
+    task = "required"
+)]
+async fn protocol_error_job() -> String {
+    panic!("the fixture's job broke")
+}
+
+#[tool(
+    description = "Delete a file once a person approves it; a task waits for the approval.",
+    needs_approval,
+    task = "optional",
+    to_model = as_text
+)]
+fn confirm_delete(
+    #[arg(description = "The file to delete", length = 1..=255)] filename: String,
+) -> String {
+    format!("deleted {filename}")
+}
+
 /// The server, for the tool that changes its tool list.
 static SERVER: OnceLock<McpServer> = OnceLock::new();
 
@@ -134,6 +189,11 @@ fn tools() -> ToolSet {
         count_until_cancelled::tool(),
         count_after_approval::tool(),
         counted::tool(),
+        greet::tool(),
+        slow_compute::tool(),
+        failing_job::tool(),
+        protocol_error_job::tool(),
+        confirm_delete::tool(),
     ])
     .expect("valid tools")
 }

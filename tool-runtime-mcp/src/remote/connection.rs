@@ -327,10 +327,7 @@ impl Inner {
     pub(super) async fn probe(self: Arc<Self>, peer: Peer<RoleClient>, n: u64) {
         let ping = rmcp::model::ClientRequest::PingRequest(Default::default());
         let answered = tokio::time::timeout(PROBE_TIMEOUT, peer.send_request(ping)).await;
-        if !matches!(
-            answered,
-            Ok(Ok(_) | Err(rmcp::ServiceError::McpError(_)))
-        ) {
+        if !matches!(answered, Ok(Ok(_) | Err(rmcp::ServiceError::McpError(_)))) {
             self.forget(n);
         }
     }

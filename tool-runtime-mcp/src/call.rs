@@ -248,8 +248,8 @@ const PROGRESS_FLUSH: Duration = Duration::from_secs(1);
 
 impl Forwarder {
     fn start(context: &Incoming, blocks: bool) -> Self {
-        // A request answered directly (stateless HTTP) never carries a token: with one, it
-        // goes through rmcp's service, which streams the reports.
+        // A request a transport answers itself never carries a token: with one, it goes
+        // through rmcp's service, which streams the reports.
         let (Some(token), Some(peer)) = (context.progress_token(), context.peer()) else {
             return Forwarder {
                 handle: blocks.then(Progress::none),

@@ -1,36 +1,36 @@
 //! What a request brings to the server besides its params: its id, cancellation, `_meta`, the
-//! HTTP request's parts and, when it came through rmcp's service, the peer to notify or ask.
-//! rmcp's handlers get a `RequestContext`, which only a running rmcp service can make; the HTTP
-//! server's direct answers to stateless requests (`http/direct.rs`) come without one.
+//! HTTP request's parts and, in a session, the peer to notify or ask. rmcp's handlers get a
+//! `RequestContext`, which only a running rmcp service can make; the calls the transports
+//! answer themselves (`http/direct.rs`, `stdio/direct.rs`) come without one.
 
 use rmcp::RoleServer;
-#[cfg(feature = "http")]
-use rmcp::model::Extensions;
 use rmcp::model::{
-    ClientCapabilities, ProgressToken, ProtocolVersion, RequestId, RequestMetaObject,
+    ClientCapabilities, Extensions, ProgressToken, ProtocolVersion, RequestId, RequestMetaObject,
 };
 use rmcp::service::{Peer, RequestContext};
 use tokio_util::sync::CancellationToken;
 
 /// One request as the server's handlers read it.
 pub(crate) enum Incoming {
-    /// Through rmcp's service: stdio, a 2025-11-25 session, or a stateless request the direct
-    /// path left to rmcp.
+    /// Through rmcp's service: a session's request, or a stateless request the direct path
+    /// left to rmcp.
     Served(RequestContext<RoleServer>),
-    /// A stateless 2026-07-28 request the HTTP server answers itself.
-    #[cfg(feature = "http")]
+    /// A request a transport answers itself: a stateless 2026-07-28 request on HTTP, a plain
+    /// `tools/call` of an initialized stdio session.
     Direct(Direct),
 }
 
-#[cfg(feature = "http")]
-/// A stateless request answered without rmcp's per-request service: it carries its version
-/// and capabilities in `_meta`, and there is no peer to notify or ask.
+/// A request answered without rmcp's per-request service.
 pub(crate) struct Direct {
     pub(crate) ct: CancellationToken,
     pub(crate) id: RequestId,
     pub(crate) meta: RequestMetaObject,
-    /// The request's `http::request::Parts`.
+    /// On HTTP, the request's `http::request::Parts`.
     pub(crate) extensions: Extensions,
+    /// The session's client (stdio): its version and capabilities are the ones it gave at
+    /// `initialize`, and it can be notified and asked. A stateless request has none: it carries
+    /// its version and capabilities in `_meta`.
+    pub(crate) session: Option<Peer<RoleServer>>,
 }
 
 impl From<RequestContext<RoleServer>> for Incoming {
@@ -44,7 +44,6 @@ impl Incoming {
     pub(crate) fn ct(&self) -> &CancellationToken {
         match self {
             Incoming::Served(c) => &c.ct,
-            #[cfg(feature = "http")]
             Incoming::Direct(d) => &d.ct,
         }
     }
@@ -52,7 +51,6 @@ impl Incoming {
     pub(crate) fn id(&self) -> &RequestId {
         match self {
             Incoming::Served(c) => &c.id,
-            #[cfg(feature = "http")]
             Incoming::Direct(d) => &d.id,
         }
     }
@@ -60,27 +58,24 @@ impl Incoming {
     fn meta(&self) -> &RequestMetaObject {
         match self {
             Incoming::Served(c) => &c.meta,
-            #[cfg(feature = "http")]
             Incoming::Direct(d) => &d.meta,
         }
     }
 
     /// On HTTP, holds the request's `http::request::Parts`.
-    #[cfg(feature = "http")]
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn extensions(&self) -> &Extensions {
         match self {
             Incoming::Served(c) => &c.extensions,
-            #[cfg(feature = "http")]
             Incoming::Direct(d) => &d.extensions,
         }
     }
 
-    /// The client to notify or ask, when the request came through rmcp's service.
+    /// The client to notify or ask, in a session.
     pub(crate) fn peer(&self) -> Option<&Peer<RoleServer>> {
         match self {
             Incoming::Served(c) => Some(&c.peer),
-            #[cfg(feature = "http")]
-            Incoming::Direct(_) => None,
+            Incoming::Direct(d) => d.session.as_ref(),
         }
     }
 
@@ -88,8 +83,10 @@ impl Incoming {
     pub(crate) fn protocol_version(&self) -> Option<ProtocolVersion> {
         match self {
             Incoming::Served(c) => c.protocol_version(),
-            #[cfg(feature = "http")]
-            Incoming::Direct(d) => d.meta.protocol_version(),
+            Incoming::Direct(d) => d.meta.protocol_version().or_else(|| {
+                let info = d.session.as_ref()?.peer_info()?;
+                Some(info.protocol_version.clone())
+            }),
         }
     }
 
@@ -98,8 +95,10 @@ impl Incoming {
     pub(crate) fn client_capabilities(&self) -> Option<ClientCapabilities> {
         match self {
             Incoming::Served(c) => c.client_capabilities(),
-            #[cfg(feature = "http")]
-            Incoming::Direct(d) => d.meta.client_capabilities(),
+            Incoming::Direct(d) => d.meta.client_capabilities().or_else(|| {
+                let info = d.session.as_ref()?.peer_info()?;
+                Some(info.capabilities.clone())
+            }),
         }
     }
 

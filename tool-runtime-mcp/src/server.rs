@@ -241,10 +241,15 @@ impl McpServer {
         I: tokio::io::AsyncRead + Unpin + Send + 'static,
         O: tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
+        let (lane, session) = crate::stdio::Lane::new(self.clone());
         let (transport, writer) =
-            crate::stdio::StdioTransport::new(input, output, self.limits.max_in_flight);
+            crate::stdio::StdioTransport::new(input, output, self.limits.max_in_flight, Some(lane));
         let served = match Served(self).serve(transport).await {
-            Ok(service) => service.waiting().await.map(drop).map_err(Into::into),
+            Ok(service) => {
+                // From now on the transport runs plain calls itself (`stdio/direct.rs`).
+                let _ = session.set(service.peer().clone());
+                service.waiting().await.map(drop).map_err(Into::into)
+            }
             Err(e) => Err(e.into()),
         };
         // The transport is closed by now: the writer finishes what is queued.

@@ -399,6 +399,44 @@ async fn a_call_waiting_for_approval_is_answered_when_the_input_closes() {
     );
 }
 
+/// When the input ends, the calls still running have rmcp's five seconds to finish: a short one
+/// is answered with its result, a long one is dropped and answered as unfinished; each once.
+#[tokio::test]
+async fn calls_running_when_the_input_ends_finish_or_are_answered_unfinished() {
+    let mut c = Client::start(McpServer::new(tools()), false).await;
+    c.call(1, "tunggu", json!({"ms": 500, "tag": "drain-short"}))
+        .await;
+    c.call(2, "tunggu", json!({"ms": 60_000, "tag": "drain-long"}))
+        .await;
+    until("both calls started", || {
+        let started = STARTED.lock().unwrap();
+        ["drain-short", "drain-long"]
+            .iter()
+            .all(|t| started.contains(&(*t).to_owned()))
+    })
+    .await;
+    let rest = c.close().await;
+    let answers = |id: u64| rest.iter().filter(|m| m["id"] == id).collect::<Vec<_>>();
+    let (short, long) = (answers(1), answers(2));
+    assert_eq!(
+        (short.len(), long.len()),
+        (1, 1),
+        "one answer each: {rest:?}"
+    );
+    assert_eq!(
+        short[0]["result"]["structuredContent"],
+        json!({"result": true}),
+        "{rest:?}"
+    );
+    assert!(
+        long[0]["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("stopped before this request finished")),
+        "{rest:?}"
+    );
+    assert!(DROPPED.lock().unwrap().contains(&"drain-long".to_owned()));
+}
+
 // --- HTTP ---
 
 /// An HTTP server on a free loopback port, serving until the returned sender is dropped.

@@ -234,6 +234,7 @@ async fn respond(mcp: &McpServer, plan: Plan, parts: Parts) -> Response {
         id: id.clone(),
         meta,
         extensions,
+        session: None,
     });
     let result = match method {
         Method::Call { name } => mcp

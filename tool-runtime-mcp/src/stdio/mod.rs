@@ -14,6 +14,9 @@
 //!   yet answered; a client that stops reading the answers stops being read from, so memory
 //!   stays flat.
 //!
+//! - **A plain call without rmcp's per-request tasks.** A `tools/call` of an initialized session
+//!   that carries no `_meta` is run here and answered straight to the writer (see `direct.rs`).
+//!
 //! `tests/rmcp_behaviour.rs` (in `examples/tests`) checks that rmcp still behaves as described;
 //! when one of those tests fails, the workaround here may no longer be needed.
 //!
@@ -33,7 +36,11 @@ use rmcp::transport::Transport;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio_util::sync::CancellationToken;
 use tool_runtime::json::Distinct;
+
+mod direct;
+pub(crate) use direct::Lane;
 
 /// Lines longer than this are refused (rmcp's own limit is 16 MiB).
 pub(crate) const MAX_LINE: usize = 8 * 1024 * 1024;
@@ -59,6 +66,8 @@ struct Request {
     _permit: OwnedSemaphorePermit,
     /// Its answer is queued for the writer.
     queued: bool,
+    /// Cancels the call when this transport runs it itself.
+    cancel: Option<CancellationToken>,
 }
 
 impl InFlight {
@@ -69,6 +78,7 @@ impl InFlight {
                 id,
                 _permit: permit,
                 queued,
+                cancel: None,
             },
         );
     }
@@ -96,6 +106,8 @@ pub(crate) struct StdioTransport<R> {
     /// queue: rmcp polls `receive` inside a `select!` and may drop it at any await, and an answer
     /// kept here is never lost to that.
     backlog: std::collections::VecDeque<Outgoing>,
+    /// The plain calls this transport runs itself, if it was given a server.
+    lane: Option<Lane>,
 }
 
 /// The key of a request id: its JSON text (`1` and `"1"` differ).
@@ -117,6 +129,7 @@ impl<R: AsyncRead + Unpin + Send> StdioTransport<R> {
         input: R,
         output: W,
         max_in_flight: usize,
+        lane: Option<Lane>,
     ) -> (Self, tokio::task::JoinHandle<std::io::Result<()>>)
     where
         W: AsyncWrite + Unpin + Send + 'static,
@@ -133,6 +146,7 @@ impl<R: AsyncRead + Unpin + Send> StdioTransport<R> {
             in_flight,
             out: Some(tx),
             backlog: std::collections::VecDeque::new(),
+            lane,
         };
         (transport, writer)
     }
@@ -459,6 +473,7 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for StdioTrans
                                     id: id.clone(),
                                     _permit: permit,
                                     queued: false,
+                                    cancel: None,
                                 });
                                 None
                             }
@@ -487,17 +502,30 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for StdioTrans
                     {
                         let mut in_flight =
                             self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
-                        in_flight.by_key.remove(&key_of(id));
+                        if let Some(cancel) =
+                            in_flight.by_key.remove(&key_of(id)).and_then(|r| r.cancel)
+                        {
+                            cancel.cancel();
+                        }
                     }
                 }
                 // The client's answers to the server's own requests (elicitation).
                 JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_) => {}
             }
-            return Some(message);
+            let message = match (&mut self.lane, &self.out) {
+                (Some(lane), Some(out)) => lane.take(message, &self.in_flight, out),
+                _ => Some(message),
+            };
+            if let Some(message) = message {
+                return Some(message);
+            }
         }
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
+        if let Some(lane) = &mut self.lane {
+            lane.stop().await;
+        }
         // Every request still unanswered gets its answer now (the client may still read).
         let unanswered: Vec<(String, Value)> = {
             let in_flight = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());

@@ -1,0 +1,183 @@
+//! A plain `tools/call` of an initialized stdio session, answered by the transport itself rather
+//! than through rmcp's service: rmcp's loop hands each request to a task of its own with a
+//! context, a cancellation token and a channel back to the loop, and its answer through a
+//! second task to the writer; about a quarter of a call's instructions on stdio. Here the call
+//! runs in one task that writes its answer to the writer's queue.
+//!
+//! Only a call that needs nothing of rmcp's takes this lane: the session opened with
+//! `initialize` (rmcp keeps the client's version and capabilities, which the call reads), and
+//! the request has no `_meta` (no progress token, no task, no version of its own). Every other
+//! request goes to rmcp as before. What rmcp's handler does around a call is done here the same
+//! way (the version's shape of the result, a task handle only for a client that declared
+//! tasks); `notifications/cancelled` cancels the call's token as rmcp does, and its answer is
+//! not sent; the client's answers to the call's own questions (an approval) still reach the
+//! session's peer through rmcp.
+
+use std::sync::{Arc, Mutex, OnceLock};
+
+use rmcp::RoleServer;
+use rmcp::model::{
+    CallToolResponse, ClientCapabilities, ClientRequest, ErrorCode, ErrorData, Extensions,
+    JsonRpcMessage, ProtocolVersion, RequestMetaObject, ServerResult,
+};
+use rmcp::service::{Peer, RxJsonRpcMessage, TxJsonRpcMessage};
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use super::{InFlight, Outgoing, key_of};
+use crate::McpServer;
+use crate::incoming::{Direct, Incoming};
+
+/// How long calls still running may finish once the input has ended (rmcp's own drain).
+const DRAIN: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The calls a stdio transport answers itself.
+pub(crate) struct Lane {
+    server: McpServer,
+    /// Set once rmcp has opened the session.
+    session: Arc<OnceLock<Peer<RoleServer>>>,
+    calls: JoinSet<()>,
+}
+
+impl Lane {
+    /// The lane for `server`, and where to put the session's peer once rmcp has opened it.
+    pub(crate) fn new(server: McpServer) -> (Self, Arc<OnceLock<Peer<RoleServer>>>) {
+        let session = Arc::new(OnceLock::new());
+        let lane = Lane {
+            server,
+            session: session.clone(),
+            calls: JoinSet::new(),
+        };
+        (lane, session)
+    }
+
+    /// Starts `message` when it is a call this lane answers (its request already admitted to
+    /// `in_flight`); any other message is handed back, for rmcp.
+    pub(super) fn take(
+        &mut self,
+        message: RxJsonRpcMessage<RoleServer>,
+        in_flight: &Arc<Mutex<InFlight>>,
+        out: &mpsc::Sender<Outgoing>,
+    ) -> Option<RxJsonRpcMessage<RoleServer>> {
+        // Finished calls leave the set as new ones come.
+        while self.calls.try_join_next().is_some() {}
+        let JsonRpcMessage::Request(request) = message else {
+            return Some(message);
+        };
+        let session = match (&request.request, self.session.get()) {
+            (ClientRequest::CallToolRequest(call), Some(peer))
+                if call.extensions.is_empty() && call.params.meta.is_none() =>
+            {
+                match peer.peer_info() {
+                    Some(info) => (peer.clone(), info.protocol_version.clone()),
+                    None => return Some(JsonRpcMessage::Request(request)),
+                }
+            }
+            _ => return Some(JsonRpcMessage::Request(request)),
+        };
+        let (peer, version) = session;
+        let ClientRequest::CallToolRequest(call) = request.request else {
+            return None;
+        };
+        let id = request.id;
+        let key = key_of(&id);
+        let ct = CancellationToken::new();
+        {
+            let mut in_flight = in_flight.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(r) = in_flight.by_key.get_mut(&key) {
+                r.cancel = Some(ct.clone());
+            }
+        }
+        let server = self.server.clone();
+        let (in_flight, out) = (in_flight.clone(), out.clone());
+        self.calls.spawn(async move {
+            let incoming = Incoming::Direct(Direct {
+                ct: ct.clone(),
+                id: id.clone(),
+                meta: RequestMetaObject::new(),
+                extensions: Extensions::new(),
+                session: Some(peer),
+            });
+            let capabilities = incoming.client_capabilities();
+            let answer = server.call_tool(call.params, incoming).await;
+            // rmcp does not answer a request the client cancelled.
+            if ct.is_cancelled() {
+                return;
+            }
+            let answer = as_rmcp_answers(answer, &version, capabilities.as_ref());
+            let message: TxJsonRpcMessage<RoleServer> = match answer {
+                Ok(result) => JsonRpcMessage::response(result, id),
+                Err(error) => JsonRpcMessage::error(error, Some(id)),
+            };
+            let Ok(line) = serde_json::to_vec(&message) else {
+                return;
+            };
+            let Ok(place) = out.reserve().await else {
+                return;
+            };
+            {
+                let mut in_flight = in_flight.lock().unwrap_or_else(|e| e.into_inner());
+                if let Some(r) = in_flight.by_key.get_mut(&key) {
+                    r.queued = true;
+                }
+            }
+            place.send(Outgoing {
+                line,
+                answers: Some(key),
+            });
+        });
+        None
+    }
+
+    /// The transport is closing: as rmcp does for its own calls when the input ends, the calls
+    /// still running have [`DRAIN`] to finish and send their answers; then they are stopped (their
+    /// requests are answered as unfinished).
+    pub(super) async fn stop(&mut self) {
+        let drained = tokio::time::timeout(DRAIN, async {
+            while self.calls.join_next().await.is_some() {}
+        })
+        .await;
+        if drained.is_err() {
+            self.calls.abort_all();
+            while self.calls.join_next().await.is_some() {}
+        }
+    }
+}
+
+/// A call's answer as rmcp's handler shapes it for the session's `version`: a task handle only
+/// for a client that declared tasks, 2026-07-28's cache hints, or the older shape.
+fn as_rmcp_answers(
+    answer: Result<CallToolResponse, ErrorData>,
+    version: &ProtocolVersion,
+    capabilities: Option<&ClientCapabilities>,
+) -> Result<ServerResult, ErrorData> {
+    let modern = version.as_str() >= ProtocolVersion::V_2026_07_28.as_str();
+    let answer = answer.map_err(|mut error| {
+        if modern && error.code == ErrorCode::RESOURCE_NOT_FOUND {
+            error.code = ErrorCode::INVALID_PARAMS;
+        }
+        error
+    })?;
+    if matches!(answer, CallToolResponse::Task(_))
+        && !capabilities.is_some_and(|c| c.supports_tasks())
+    {
+        return Err(ErrorData::missing_required_client_capability(
+            ClientCapabilities::builder().enable_tasks().build(),
+        ));
+    }
+    let mut result = ServerResult::from(answer);
+    if matches!(result, ServerResult::InputRequiredResult(_)) && !modern {
+        return Err(ErrorData::invalid_request(
+            "InputRequiredResult requires negotiated protocol version 2026-07-28 or newer",
+            None,
+        ));
+    }
+    if modern {
+        result.fill_missing_cache_hints();
+    } else {
+        result.strip_result_type_for_legacy_peer();
+        result.strip_non_object_output_for_legacy_peer();
+    }
+    Ok(result)
+}

@@ -196,6 +196,35 @@ pub(crate) async fn finish(
     .into())
 }
 
+/// Whether a server's `inputRequests` ask nothing but the approval question this crate asks:
+/// one request, under `approval`, a form with the approval form's schema. A gateway whose person
+/// approved a call hands that approval to the remote task that asks it, and answers nothing else.
+#[cfg(feature = "client")]
+pub(crate) fn asks_only_approval(requests: &InputRequests) -> bool {
+    let Ok(form) = ElicitationSchema::from_type::<Approval>().map(|s| serde_json::to_value(s).ok())
+    else {
+        return false;
+    };
+    let mut requests = requests.iter();
+    let (Some((key, InputRequest::Elicitation(asked))), None) = (requests.next(), requests.next())
+    else {
+        return false;
+    };
+    let ElicitRequestParams::FormElicitationParams {
+        requested_schema, ..
+    } = &asked.params
+    else {
+        return false;
+    };
+    key == APPROVAL && form.is_some() && serde_json::to_value(requested_schema).ok() == form
+}
+
+/// The answer that approves: the form accepted with `{"approve": true}`.
+#[cfg(feature = "client")]
+pub(crate) fn approving_answer() -> Value {
+    serde_json::json!({"action": "accept", "content": {"approve": true}})
+}
+
 /// The form the person fills in.
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct Approval {

@@ -562,6 +562,55 @@ async fn a_remote_task_is_followed_to_its_result_and_cancelled_when_the_call_giv
     );
 }
 
+/// A remote tool that needs approval at the remote too (the remote runs it as a task waiting in
+/// `input_required`): the person who approved the call here has approved it, so that approval is
+/// handed through and the booking runs once; a call nobody approved here (the host turned this
+/// tool's approval off) is not approved on anyone's behalf: it fails saying it waits for input,
+/// and nothing is booked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_given_here_is_handed_through_to_the_remote_task_asking_for_it() {
+    use tool_runtime::{Context, Tool, ToolError};
+    use tool_runtime_mcp::remote::{Remote, RemoteOptions};
+    let (a, _) = two_replicas().await;
+    let imported = |options: RemoteOptions| async move {
+        let remote = Remote::http("hr", format!("http://{a}/mcp"), None, options)
+            .await
+            .unwrap();
+        ToolSet::new(Vec::<&Tool>::new())
+            .unwrap()
+            .with_tools(remote.tools().await.unwrap().tools)
+            .unwrap()
+    };
+    let cx = Context::new();
+
+    let set = imported(RemoteOptions::default()).await;
+    let held = set
+        .call(&cx, "ajukan_cuti", r#"{"hari": 9}"#)
+        .await
+        .unwrap_err();
+    let ToolError::ApprovalRequired(pending) = held else {
+        panic!("the call waits for the person here first: {held:?}");
+    };
+    assert_eq!(BOOKED[9].load(Ordering::SeqCst), 0);
+    let out = set.resume(&cx, &pending.ticket).await.unwrap();
+    assert_eq!(out.value()["result"], "booked 9 days", "{:?}", out.value());
+    assert_eq!(BOOKED[9].load(Ordering::SeqCst), 1, "booked once");
+
+    let mut unapproved = RemoteOptions::default();
+    unapproved.approval.insert("ajukan_cuti".into(), false);
+    let set = imported(unapproved).await;
+    let refused = set
+        .call(&cx, "ajukan_cuti", r#"{"hari": 10}"#)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&refused, ToolError::Failed { message, .. } if message.contains("waits for input")),
+        "{refused:?}"
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(BOOKED[10].load(Ordering::SeqCst), 0, "never booked");
+}
+
 /// Joins spawned requests in order.
 async fn futures_join(handles: impl Iterator<Item = tokio::task::JoinHandle<Value>>) -> Vec<Value> {
     let mut out = Vec::new();

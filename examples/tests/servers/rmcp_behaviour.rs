@@ -1,5 +1,5 @@
 //! What rmcp's own stdio transport does with lines it cannot serve, next to what this toolkit's
-//! transport (`tool-runtime-mcp/src/stdio.rs`) does with the same lines. The rmcp half serves
+//! transport (`tool-runtime-mcp/src/stdio/mod.rs`) does with the same lines. The rmcp half serves
 //! the same two tools written with rmcp's own macros (the toolkit's server is served by its own
 //! transports only), and pins the behaviours the toolkit works around: when one of those
 //! assertions fails after an rmcp upgrade, rmcp has changed, and the workaround may no longer

@@ -9,7 +9,7 @@ use std::time::Duration;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelTaskParams,
     CancelledNotification, CancelledNotificationParam, ClientRequest, ContentBlock, GetTaskParams,
-    ServerResult, Task, TaskPayload,
+    InputResponses, ServerResult, Task, TaskPayload, UpdateTaskParams,
 };
 use rmcp::service::{Peer, PeerRequestOptions};
 use serde_json::{Map, Value};
@@ -23,6 +23,9 @@ use super::progress::Reports;
 pub(super) struct RemoteTool {
     pub(super) remote: Arc<Inner>,
     pub(super) name: String,
+    /// The tool waits for a person's approval here before it runs: a remote task that asks
+    /// for approval of the call is given that one (see [`follow_task`]).
+    pub(super) approved_here: bool,
 }
 
 impl Handler for RemoteTool {
@@ -58,7 +61,8 @@ impl Handler for RemoteTool {
             let outcome = async {
                 // Dropping the request (the time limit, or the caller's call dropped) sends
                 // `notifications/cancelled` to the server.
-                let call = call_tool(&peer, params, cx.get::<Progress>(), &reports);
+                let progress = cx.get::<Progress>();
+                let call = call_tool(&peer, params, progress, &reports, self.approved_here);
                 let result = match tokio::time::timeout(timeout, call).await {
                     Err(_) => {
                         tokio::spawn(self.remote.clone().probe(peer, connection));
@@ -109,12 +113,14 @@ impl Handler for RemoteTool {
 
 /// Sends a `tools/call` and waits for its result, passing the server's progress reports on
 /// to `progress` meanwhile (rmcp gives every request a `progressToken`). Dropped before the
-/// answer, it tells the server the call was cancelled.
+/// answer, it tells the server the call was cancelled. `approved`: a person approved this call
+/// here.
 pub(super) async fn call_tool(
     peer: &Peer<RoleClient>,
     params: CallToolRequestParams,
     progress: Option<&Progress>,
     reports: &Reports,
+    approved: bool,
 ) -> Result<CallToolResult, rmcp::ServiceError> {
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     let handle = peer
@@ -128,7 +134,7 @@ pub(super) async fn call_tool(
     match answer? {
         ServerResult::CallToolResult(result) => Ok(result),
         // The server made a task of the call: followed here, so the call ends when it does.
-        ServerResult::CreateTaskResult(created) => follow_task(peer, created.task).await,
+        ServerResult::CreateTaskResult(created) => follow_task(peer, created.task, approved).await,
         // A result with nothing but `_meta`, or none at all: a call without content.
         ServerResult::EmptyResult(_) => Ok(CallToolResult::success(Vec::new())),
         ServerResult::CustomResult(custom) => {
@@ -147,16 +153,22 @@ fn poll_every(task: &Task) -> Duration {
 /// A task the server made of a call (the `io.modelcontextprotocol/tasks` extension, which this
 /// client declares): polled with `tasks/get` until it ends, its result the call's, so a long
 /// remote tool holds no request open. Dropped before (the call's time limit, or its caller
-/// gone), the server is told to cancel it (`tasks/cancel`). A task that waits for input is
-/// cancelled and the call fails saying so: the person at this end approved the call before it
-/// was sent (a remote tool waits for approval here unless it says it only reads), and no one
-/// answers the remote's own questions through this client.
+/// gone), the server is told to cancel it (`tasks/cancel`).
+///
+/// A task that waits for input: when it asks only for approval of the call (the question this
+/// crate's servers ask, see `approval::asks_only_approval`) and a person approved the call here
+/// (`approved`: a remote tool waits for approval here unless it says it only reads), that
+/// approval is handed through once with `tasks/update`, and the task is followed on; any other
+/// question is cancelled and the call fails saying so: no one answers a remote's own questions
+/// through this client.
 async fn follow_task(
     peer: &Peer<RoleClient>,
     task: Task,
+    approved: bool,
 ) -> Result<CallToolResult, rmcp::ServiceError> {
     let every = poll_every(&task);
     let mut abandoned = AbandonedTask::new(peer, task.task_id.clone());
+    let mut handed_through = false;
     loop {
         tokio::time::sleep(every).await;
         let got = peer
@@ -185,6 +197,22 @@ async fn follow_task(
                 },
             ),
             TaskPayload::Cancelled => Err(failed("the server cancelled the task".into())),
+            TaskPayload::InputRequired { input_requests }
+                if approved && crate::approval::asks_only_approval(&input_requests) =>
+            {
+                // Asked again after the answer went: the server has not taken it up yet.
+                if !handed_through {
+                    let mut answers = InputResponses::new();
+                    answers.insert(
+                        crate::approval::APPROVAL.into(),
+                        crate::approval::approving_answer(),
+                    );
+                    peer.update_task(UpdateTaskParams::new(task.task_id.clone(), answers))
+                        .await?;
+                    handed_through = true;
+                }
+                continue;
+            }
             // Waiting for input (or a status this client does not know): cancelled on drop.
             _ => {
                 return Err(failed(

@@ -268,6 +268,8 @@ impl Remote {
         def.build(RemoteTool {
             remote: self.inner.clone(),
             name: t.name.to_string(),
+            // Such a tool runs only once a person approved the call here.
+            approved_here: needs_approval,
         })
     }
 }

@@ -353,13 +353,8 @@ impl McpServer {
     /// model may read: a panic's own message only when its tool opted in).
     async fn fail(&self, id: &str, message: &str) {
         let error = json!({"code": rmcp::model::ErrorCode::INTERNAL_ERROR.0, "message": message});
-        if let Err(e) = self
-            .tasks
-            .finish(id, TaskStatus::Failed, error, Some(message.to_owned()))
-            .await
-        {
-            tracing::warn!(task = id, error = %e, "a task's outcome could not be kept");
-        }
+        self.keep(id, TaskStatus::Failed, error, Some(message.to_owned()))
+            .await;
     }
 
     /// A task running here ends with `result` (a tool's error too: the call ran and answered).
@@ -370,11 +365,12 @@ impl McpServer {
         if let Value::Object(m) = &mut value {
             m.remove("resultType");
         }
-        if let Err(e) = self
-            .tasks
-            .finish(id, TaskStatus::Completed, value, None)
-            .await
-        {
+        self.keep(id, TaskStatus::Completed, value, None).await;
+    }
+
+    /// Writes a task's outcome; when the store fails, the log says so.
+    async fn keep(&self, id: &str, status: TaskStatus, outcome: Value, message: Option<String>) {
+        if let Err(e) = self.tasks.finish(id, status, outcome, message).await {
             tracing::warn!(task = id, error = %e, "a task's outcome could not be kept");
         }
     }

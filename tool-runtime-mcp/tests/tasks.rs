@@ -611,6 +611,58 @@ async fn an_approval_given_here_is_handed_through_to_the_remote_task_asking_for_
     assert_eq!(BOOKED[10].load(Ordering::SeqCst), 0, "never booked");
 }
 
+/// A host serving a remote long tool (a gateway) runs it as a task of its own when its options
+/// say so: its client gets a task handle at once and polls it to the remote's result, while the
+/// host follows the remote's own task; without the option the same call is answered inline.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_long_tool_served_again_runs_as_a_task_of_the_host() {
+    use tool_runtime::{TaskSupport, Tool};
+    use tool_runtime_mcp::remote::{Remote, RemoteOptions};
+    let (a, _) = two_replicas().await;
+    let gateway = |tasks: Option<TaskSupport>| async move {
+        let mut options = RemoteOptions::default();
+        options.approval.insert("ekspor_gaji".into(), false);
+        if let Some(support) = tasks {
+            options.tasks.insert("ekspor_gaji".into(), support);
+        }
+        let remote = Remote::http("payroll", format!("http://{a}/mcp"), None, options)
+            .await
+            .unwrap();
+        let set = ToolSet::new(Vec::<&Tool>::new())
+            .unwrap()
+            .with_tools(remote.tools().await.unwrap().tools)
+            .unwrap();
+        let store: Arc<dyn TaskStore> = Arc::new(MemoryTasks::new());
+        let tasks = Tasks::shared(store).with_poll_interval(Duration::from_millis(50));
+        let bound = HttpServer::new(McpServer::new(set).with_tasks(tasks))
+            .bind("127.0.0.1:0".parse().unwrap())
+            .await
+            .unwrap();
+        let addr = bound.local_addr().unwrap();
+        tokio::spawn(async move {
+            let _ = bound.serve_until(std::future::pending()).await;
+        });
+        addr
+    };
+
+    let host = gateway(Some(TaskSupport::Optional)).await;
+    let created = call(host, SARI, "ekspor_gaji", json!({"ms": 400}), true).await;
+    let id = task_id(&created);
+    assert_eq!(created["result"]["status"], "working", "{created}");
+    let done = until(host, SARI, &id, "completed").await;
+    assert_eq!(
+        done["result"]["structuredContent"]["result"], "exported in 400 ms",
+        "{done}"
+    );
+
+    let inline = gateway(None).await;
+    let answered = call(inline, SARI, "ekspor_gaji", json!({"ms": 401}), true).await;
+    assert_eq!(
+        answered["result"]["structuredContent"]["result"], "exported in 401 ms",
+        "answered inline, not as a task: {answered}"
+    );
+}
+
 /// Joins spawned requests in order.
 async fn futures_join(handles: impl Iterator<Item = tokio::task::JoinHandle<Value>>) -> Vec<Value> {
     let mut out = Vec::new();

@@ -254,6 +254,13 @@ impl Remote {
         )
         .requires(requires)
         .needs_approval(needs_approval)
+        .task(
+            options
+                .tasks
+                .get(&*t.name)
+                .copied()
+                .unwrap_or(tool_runtime::TaskSupport::Forbidden),
+        )
         .timeout(options.call_timeout)
         .annotations(Annotations {
             title: t.title.clone().or(hints.title).map(Into::into),

@@ -20,6 +20,11 @@ pub struct RemoteOptions {
     pub tool_requires: HashMap<String, Vec<String>>,
     /// Whether a tool, by its remote name, needs approval, whatever its annotations say.
     pub approval: HashMap<String, bool>,
+    /// Whether a tool, by its remote name, runs as an MCP task when this host serves it to a
+    /// client that follows tasks (a long remote tool then holds no request of that client's
+    /// open); by default it does not (`TaskSupport::Forbidden`). Whether the remote server
+    /// makes a task of the call is its own choice, followed either way.
+    pub tasks: HashMap<String, tool_runtime::TaskSupport>,
     /// How long one call may take (the server's own limit may be shorter).
     pub call_timeout: Duration,
     /// How long connecting (and the handshake) may take.
@@ -40,6 +45,7 @@ impl fmt::Debug for RemoteOptions {
             .field("requires", &self.requires)
             .field("tool_requires", &self.tool_requires)
             .field("approval", &self.approval)
+            .field("tasks", &self.tasks)
             .field("call_timeout", &self.call_timeout)
             .field("connect_timeout", &self.connect_timeout)
             .field("max_tools", &self.max_tools)
@@ -56,6 +62,7 @@ impl Default for RemoteOptions {
             requires: Vec::new(),
             tool_requires: HashMap::new(),
             approval: HashMap::new(),
+            tasks: HashMap::new(),
             call_timeout: Duration::from_secs(60),
             connect_timeout: Duration::from_secs(10),
             max_tools: 1_000,

@@ -9,6 +9,9 @@
 //!   person's approval (asked through MCP elicitation, as for local tools).
 //! - The remotes see the gateway's own credentials (`GATEWAY_REMOTE_AUTHORIZATION`), never a
 //!   caller's token.
+//! - A leave booking (`hr_ajukan-cuti`) runs as a task of the gateway's own for a caller that
+//!   follows tasks: it waits for the person's approval in `input_required` as long as the task
+//!   is kept, and the approval given here is handed to the HR server's own task.
 //! - A remote that goes away makes its tools answer that it is unreachable; the rest keep
 //!   working, and the next call after it is back reconnects. Its `tools/list_changed` reaches
 //!   the gateway's clients.
@@ -62,6 +65,7 @@ pub async fn gateway() -> Result<Gateway, Error> {
     let hr_options = RemoteOptions {
         requires: vec!["gw.hr".into()],
         propagator: Some(Arc::new(tool_runtime_otel::W3c)),
+        tasks: [("ajukan-cuti".into(), tool_runtime::TaskSupport::Optional)].into(),
         ..RemoteOptions::prefixed("hr")
     };
     let hr = Remote::stdio("hr", hr_command()?, hr_options).await?;

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::common::{Issuer, Recorder, Session, free_addr, provision, wait_for};
+use crate::common::{Conn, Issuer, Recorder, Session, free_addr, provision, wait_for};
 
 /// A child process killed when the test ends.
 struct Process(Child);
@@ -45,6 +45,44 @@ fn text(answer: &Value) -> String {
 
 fn is_error(answer: &Value) -> bool {
     answer["result"]["isError"] == true
+}
+
+/// A stateless 2026-07-28 request with `token`, from a client that follows tasks (and can be
+/// asked); the JSON-RPC answer.
+async fn with_tasks(
+    conn: &mut Conn,
+    token: &str,
+    method: &str,
+    name: &str,
+    params: Value,
+) -> Value {
+    let mut params = params;
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities":
+            {"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}},
+    });
+    let bearer = format!("Bearer {token}");
+    let headers = [
+        ("authorization", bearer.as_str()),
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", method),
+        ("mcp-name", name),
+    ];
+    let message = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    conn.post(&headers, &message).await.json()
+}
+
+/// Polls the gateway's task until its status is `status` (at most 20 s).
+async fn task_until(conn: &mut Conn, token: &str, id: &str, status: &str) -> Value {
+    for _ in 0..200 {
+        let got = with_tasks(conn, token, "tasks/get", id, json!({"taskId": id})).await;
+        if got["result"]["status"] == status {
+            return got["result"].clone();
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the gateway's task {id} never reached {status}");
 }
 
 #[tokio::test]
@@ -125,6 +163,36 @@ async fn the_gateway_serves_local_and_remote_tools_under_one_set_of_rules() {
         .call("remote_echo", json!({"message": "halo gateway"}))
         .await;
     assert!(text(&echo).contains("halo gateway"), "{echo}");
+
+    // A booking through the gateway runs as a task of its own: it waits for this person's
+    // approval; once approved, the gateway hands the approval to the HR server's task, and the
+    // booking runs once.
+    let mut conn = Conn::open(addr).await;
+    let mulai = format!("{}-03-10", examples::hr::tahun_ini());
+    let created = with_tasks(
+        &mut conn,
+        &caller,
+        "tools/call",
+        "hr_ajukan-cuti",
+        json!({"name": "hr_ajukan-cuti", "arguments": {"mulai": mulai, "hari": 1}}),
+    )
+    .await;
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let waiting = task_until(&mut conn, &caller, &id, "input_required").await;
+    assert!(
+        waiting["inputRequests"]["approval"].is_object(),
+        "{waiting}"
+    );
+    let approve = json!({"taskId": id, "inputResponses":
+        {"approval": {"action": "accept", "content": {"approve": true}}}});
+    let updated = with_tasks(&mut conn, &caller, "tasks/update", &id, approve).await;
+    assert!(updated.get("error").is_none(), "{updated}");
+    let done = task_until(&mut conn, &caller, &id, "completed").await;
+    assert_eq!(
+        done["result"]["structuredContent"]["status"], "diajukan",
+        "booked once, at the HR server: {done}"
+    );
 
     // The remote saw the gateway's own credential, never the caller's token.
     let sent = recorder.sent();

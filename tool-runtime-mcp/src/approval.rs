@@ -77,7 +77,7 @@ pub(crate) fn question(pending_tool: &str, arguments: &Value) -> Result<InputReq
     let schema = ElicitationSchema::from_type::<Approval>().map_err(|e| e.to_string())?;
     let params = ElicitRequestParams::FormElicitationParams {
         meta: None,
-        message: format!("Approve `{pending_tool}` with {arguments}?"),
+        message: approval_message(pending_tool, arguments),
         requested_schema: schema,
     };
     let mut requests = InputRequests::new();
@@ -86,6 +86,12 @@ pub(crate) fn question(pending_tool: &str, arguments: &Value) -> Result<InputReq
         InputRequest::Elicitation(ElicitRequest::new(params)),
     );
     Ok(requests)
+}
+
+/// The approval question's words (a gateway hands its approval only to a question that names
+/// the call's tool, see [`asks_only_approval`]).
+fn approval_message(tool: &str, arguments: &Value) -> String {
+    format!("Approve `{tool}` with {arguments}?")
 }
 
 /// The shared parts a 2026-07-28 approval needs.
@@ -196,11 +202,12 @@ pub(crate) async fn finish(
     .into())
 }
 
-/// Whether a server's `inputRequests` ask nothing but the approval question this crate asks:
-/// one request, under `approval`, a form with the approval form's schema. A gateway whose person
-/// approved a call hands that approval to the remote task that asks it, and answers nothing else.
+/// Whether a server's `inputRequests` ask nothing but the approval question this crate asks for
+/// a call of `tool`: one request, under `approval`, a form with the approval form's schema,
+/// whose message names that tool. A gateway whose person approved a call hands that approval to
+/// the remote task that asks it, and answers nothing else.
 #[cfg(feature = "client")]
-pub(crate) fn asks_only_approval(requests: &InputRequests) -> bool {
+pub(crate) fn asks_only_approval(requests: &InputRequests, tool: &str) -> bool {
     let Ok(form) = ElicitationSchema::from_type::<Approval>().map(|s| serde_json::to_value(s).ok())
     else {
         return false;
@@ -211,12 +218,17 @@ pub(crate) fn asks_only_approval(requests: &InputRequests) -> bool {
         return false;
     };
     let ElicitRequestParams::FormElicitationParams {
-        requested_schema, ..
+        requested_schema,
+        message,
+        ..
     } = &asked.params
     else {
         return false;
     };
-    key == APPROVAL && form.is_some() && serde_json::to_value(requested_schema).ok() == form
+    key == APPROVAL
+        && message.starts_with(&format!("Approve `{tool}` with "))
+        && form.is_some()
+        && serde_json::to_value(requested_schema).ok() == form
 }
 
 /// The answer that approves: the form accepted with `{"approve": true}`.
@@ -266,7 +278,7 @@ pub(crate) async fn ask(
             return error_result(wording.approval_failed_message(&e.to_string()));
         }
     };
-    let question = format!("Approve `{}` with {}?", pending.tool, pending.arguments);
+    let question = approval_message(&pending.tool, &pending.arguments);
     let params = ElicitRequestParams::FormElicitationParams {
         meta: None,
         message: question,
@@ -315,5 +327,42 @@ mod tests {
             assert!(!approves(Some(&no)), "{no}");
         }
         assert!(!approves(None));
+    }
+
+    /// A gateway hands its approval only to this crate's question about the same tool.
+    #[cfg(feature = "client")]
+    #[test]
+    fn only_the_approval_question_about_the_tool_is_taken_for_one() {
+        use super::{APPROVAL, asks_only_approval, question};
+        use rmcp::model::{ElicitRequest, ElicitRequestParams, ElicitationSchema, InputRequest};
+        let asked = question("ajukan-cuti", &json!({"hari": 2})).unwrap();
+        assert!(asks_only_approval(&asked, "ajukan-cuti"));
+        assert!(!asks_only_approval(&asked, "hapus-data"), "another tool's");
+        let mut more = asked.clone();
+        more.insert("alasan".into(), asked[APPROVAL].clone());
+        assert!(
+            !asks_only_approval(&more, "ajukan-cuti"),
+            "a second question"
+        );
+        let mut renamed = asked.clone();
+        let first = renamed.remove(APPROVAL).unwrap();
+        renamed.insert("konfirmasi".into(), first);
+        assert!(!asks_only_approval(&renamed, "ajukan-cuti"), "another key");
+        let other_form = ElicitationSchema::builder()
+            .required_bool("confirm")
+            .build()
+            .unwrap();
+        let mut other = asked.clone();
+        other.insert(
+            APPROVAL.into(),
+            InputRequest::Elicitation(ElicitRequest::new(
+                ElicitRequestParams::FormElicitationParams {
+                    meta: None,
+                    message: "Approve `ajukan-cuti` with {}?".into(),
+                    requested_schema: other_form,
+                },
+            )),
+        );
+        assert!(!asks_only_approval(&other, "ajukan-cuti"), "another form");
     }
 }

@@ -246,8 +246,12 @@ impl McpServer {
             crate::stdio::StdioTransport::new(input, output, self.limits.max_in_flight, Some(lane));
         let served = match Served(self).serve(transport).await {
             Ok(service) => {
-                // From now on the transport runs plain calls itself (`stdio/direct.rs`).
-                let _ = session.set(service.peer().clone());
+                // From now on the transport runs plain calls of a session opened with
+                // `initialize` itself (`stdio/direct.rs`); a session that began without one
+                // (2026-07-28) keeps every request on rmcp, which checks its `_meta`.
+                if service.peer().peer_info().is_some() {
+                    let _ = session.set(service.peer().clone());
+                }
                 service.waiting().await.map(drop).map_err(Into::into)
             }
             Err(e) => Err(e.into()),

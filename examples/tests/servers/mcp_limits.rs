@@ -383,7 +383,9 @@ async fn only_exactly_approve_true_approves() {
 
 #[tokio::test]
 async fn a_call_waiting_for_approval_is_answered_when_the_input_closes() {
-    let mut c = Client::start(McpServer::new(tools()), true).await;
+    let held = std::sync::Arc::new(tool_runtime::MemoryApprovals::new());
+    let server = McpServer::new(tools().with_approvals(held.clone()));
+    let mut c = Client::start(server, true).await;
     c.call(5, "hapus-data", json!({})).await;
     let asked = c.next().await;
     assert_eq!(asked["method"], "elicitation/create");
@@ -397,6 +399,55 @@ async fn a_call_waiting_for_approval_is_answered_when_the_input_closes() {
             .is_some_and(|m| m.contains("stopped before this request finished")),
         "{rest:?}"
     );
+    // And nothing more can: the call held for the approval was dropped, not left to expire.
+    assert!(held.is_empty(), "{} calls still held", held.len());
+}
+
+/// A stdio session that began without `initialize` (2026-07-28: each request carries its
+/// version and capabilities in `_meta`) keeps its requests on rmcp even after a later
+/// `initialize`: a call without `_meta` is refused as rmcp refuses it, not run.
+#[tokio::test]
+async fn a_call_without_meta_in_a_session_begun_without_initialize_is_refused() {
+    let (mut to_server, server_in) = tokio::io::duplex(1 << 16);
+    let (server_out, from_server) = tokio::io::duplex(1 << 16);
+    let served = tokio::spawn(async move {
+        let _ = McpServer::new(tools())
+            .serve_lines(server_in, server_out)
+            .await;
+    });
+    let mut lines = BufReader::new(from_server).lines();
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "inline", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    for message in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "tunggu", "arguments": {"ms": 0, "tag": "inline"}, "_meta": meta}}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "late", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+            "params": {"name": "tunggu", "arguments": {"ms": 0, "tag": "inline-bare"}}}),
+    ] {
+        to_server
+            .write_all(format!("{message}\n").as_bytes())
+            .await
+            .unwrap();
+        let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        let answer: Value = serde_json::from_str(&line).unwrap();
+        match message["id"].as_u64() {
+            Some(1) => assert_eq!(answer["result"]["isError"], false, "{answer}"),
+            Some(3) => assert_eq!(answer["error"]["code"], -32602, "{answer}"),
+            _ => {}
+        }
+    }
+    drop(to_server);
+    served.await.unwrap();
 }
 
 /// When the input ends, the calls still running have rmcp's five seconds to finish: a short one

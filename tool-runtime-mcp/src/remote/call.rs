@@ -122,6 +122,7 @@ pub(super) async fn call_tool(
     reports: &Reports,
     approved: bool,
 ) -> Result<CallToolResult, rmcp::ServiceError> {
+    let name = params.name.clone();
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     let handle = peer
         .send_request_with_option(request, PeerRequestOptions::no_options())
@@ -134,7 +135,10 @@ pub(super) async fn call_tool(
     match answer? {
         ServerResult::CallToolResult(result) => Ok(result),
         // The server made a task of the call: followed here, so the call ends when it does.
-        ServerResult::CreateTaskResult(created) => follow_task(peer, created.task, approved).await,
+        ServerResult::CreateTaskResult(created) => {
+            let approved = approved.then_some(&*name);
+            follow_task(peer, created.task, approved).await
+        }
         // A result with nothing but `_meta`, or none at all: a call without content.
         ServerResult::EmptyResult(_) => Ok(CallToolResult::success(Vec::new())),
         ServerResult::CustomResult(custom) => {
@@ -156,19 +160,20 @@ fn poll_every(task: &Task) -> Duration {
 /// gone), the server is told to cancel it (`tasks/cancel`).
 ///
 /// A task that waits for input: when it asks only for approval of the call (the question this
-/// crate's servers ask, see `approval::asks_only_approval`) and a person approved the call here
-/// (`approved`: a remote tool waits for approval here unless it says it only reads), that
-/// approval is handed through once with `tasks/update`, and the task is followed on; any other
-/// question is cancelled and the call fails saying so: no one answers a remote's own questions
-/// through this client.
+/// crate's servers ask, naming the tool, see `approval::asks_only_approval`) and a person
+/// approved the call here (`approved`: the remote tool's name, when a person did; a remote tool
+/// waits for approval here unless it says it only reads), that approval is handed through once
+/// with `tasks/update`, and the task is followed on. Any other question, or the approval asked
+/// again [`ASKED_AGAIN`] after it went, is cancelled and the call fails saying so: no one
+/// answers a remote's own questions through this client.
 async fn follow_task(
     peer: &Peer<RoleClient>,
     task: Task,
-    approved: bool,
+    approved: Option<&str>,
 ) -> Result<CallToolResult, rmcp::ServiceError> {
     let every = poll_every(&task);
     let mut abandoned = AbandonedTask::new(peer, task.task_id.clone());
-    let mut handed_through = false;
+    let mut handed_through: Option<std::time::Instant> = None;
     loop {
         tokio::time::sleep(every).await;
         let got = peer
@@ -198,20 +203,31 @@ async fn follow_task(
             ),
             TaskPayload::Cancelled => Err(failed("the server cancelled the task".into())),
             TaskPayload::InputRequired { input_requests }
-                if approved && crate::approval::asks_only_approval(&input_requests) =>
+                if approved.is_some_and(|tool| {
+                    crate::approval::asks_only_approval(&input_requests, tool)
+                }) =>
             {
-                // Asked again after the answer went: the server has not taken it up yet.
-                if !handed_through {
-                    let mut answers = InputResponses::new();
-                    answers.insert(
-                        crate::approval::APPROVAL.into(),
-                        crate::approval::approving_answer(),
-                    );
-                    peer.update_task(UpdateTaskParams::new(task.task_id.clone(), answers))
-                        .await?;
-                    handed_through = true;
+                match handed_through {
+                    None => {
+                        let mut answers = InputResponses::new();
+                        answers.insert(
+                            crate::approval::APPROVAL.into(),
+                            crate::approval::approving_answer(),
+                        );
+                        peer.update_task(UpdateTaskParams::new(task.task_id.clone(), answers))
+                            .await?;
+                        handed_through = Some(std::time::Instant::now());
+                        continue;
+                    }
+                    // Still asking just after the answer went: the server has not taken it up.
+                    Some(at) if at.elapsed() < ASKED_AGAIN => continue,
+                    // Cancelled on return (the drop).
+                    Some(_) => {
+                        return Err(failed(
+                            "the server's task asks for approval again after it was given; it was cancelled".into(),
+                        ));
+                    }
                 }
-                continue;
             }
             // Waiting for input (or a status this client does not know): cancelled on drop.
             _ => {
@@ -224,6 +240,9 @@ async fn follow_task(
         return outcome;
     }
 }
+
+/// How long a task may still show the approval question after the approval went.
+const ASKED_AGAIN: Duration = Duration::from_secs(5);
 
 /// A task left before it ended: the server is told to cancel it (on the runtime the call ran
 /// on, wherever the drop happens).

@@ -14,6 +14,7 @@
 //! session's peer through rmcp.
 
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use rmcp::RoleServer;
 use rmcp::model::{
@@ -30,14 +31,22 @@ use crate::McpServer;
 use crate::incoming::{Direct, Incoming};
 
 /// How long calls still running may finish once the input has ended (rmcp's own drain).
-const DRAIN: std::time::Duration = std::time::Duration::from_secs(5);
+const DRAIN: Duration = Duration::from_secs(5);
+/// How long a call cancelled at the end has to wind up (to drop the call it held for approval)
+/// before it is stopped.
+const WIND_UP: Duration = Duration::from_secs(1);
 
 /// The calls a stdio transport answers itself.
 pub(crate) struct Lane {
     server: McpServer,
-    /// Set once rmcp has opened the session.
+    /// Set once rmcp has opened the session with `initialize` (never for a session that began
+    /// without one: its requests carry what they need in `_meta`, which rmcp checks).
     session: Arc<OnceLock<Peer<RoleServer>>>,
     calls: JoinSet<()>,
+    /// The parent of every call's token: cancelled when the transport closes.
+    closing: CancellationToken,
+    /// When the input ended.
+    ended: Option<Instant>,
 }
 
 impl Lane {
@@ -48,6 +57,8 @@ impl Lane {
             server,
             session: session.clone(),
             calls: JoinSet::new(),
+            closing: CancellationToken::new(),
+            ended: None,
         };
         (lane, session)
     }
@@ -82,7 +93,7 @@ impl Lane {
         };
         let id = request.id;
         let key = key_of(&id);
-        let ct = CancellationToken::new();
+        let ct = self.closing.child_token();
         {
             let mut in_flight = in_flight.lock().unwrap_or_else(|e| e.into_inner());
             if let Some(r) = in_flight.by_key.get_mut(&key) {
@@ -116,11 +127,15 @@ impl Lane {
             let Ok(place) = out.reserve().await else {
                 return;
             };
-            {
-                let mut in_flight = in_flight.lock().unwrap_or_else(|e| e.into_inner());
-                if let Some(r) = in_flight.by_key.get_mut(&key) {
-                    r.queued = true;
-                }
+            // Under the lock a cancellation takes its request out with: one that came while the
+            // answer waited for its place is not answered either (and its id may be another
+            // request's by now).
+            let mut in_flight = in_flight.lock().unwrap_or_else(|e| e.into_inner());
+            if ct.is_cancelled() {
+                return;
+            }
+            if let Some(r) = in_flight.by_key.get_mut(&key) {
+                r.queued = true;
             }
             place.send(Outgoing {
                 line,
@@ -130,15 +145,29 @@ impl Lane {
         None
     }
 
-    /// The transport is closing: as rmcp does for its own calls when the input ends, the calls
-    /// still running have [`DRAIN`] to finish and send their answers; then they are stopped (their
-    /// requests are answered as unfinished).
+    /// The input ended (the transport closes once rmcp has drained its own calls).
+    pub(super) fn input_ended(&mut self) {
+        self.ended.get_or_insert_with(Instant::now);
+    }
+
+    /// The transport is closing: as rmcp does for its own calls, the calls still running have
+    /// until [`DRAIN`] after the input ended to finish and send their answers; then they are
+    /// cancelled (a call waiting for approval drops the call it held) and, after [`WIND_UP`],
+    /// stopped. Their requests are answered as unfinished.
     pub(super) async fn stop(&mut self) {
-        let drained = tokio::time::timeout(DRAIN, async {
-            while self.calls.join_next().await.is_some() {}
-        })
-        .await;
-        if drained.is_err() {
+        let drain_until = self.ended.unwrap_or_else(Instant::now) + DRAIN;
+        let calls = &mut self.calls;
+        let all_done = async { while calls.join_next().await.is_some() {} };
+        if tokio::time::timeout_at(drain_until.into(), all_done)
+            .await
+            .is_ok()
+        {
+            return;
+        }
+        self.closing.cancel();
+        let calls = &mut self.calls;
+        let all_done = async { while calls.join_next().await.is_some() {} };
+        if tokio::time::timeout(WIND_UP, all_done).await.is_err() {
             self.calls.abort_all();
             while self.calls.join_next().await.is_some() {}
         }

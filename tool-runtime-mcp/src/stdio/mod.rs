@@ -425,7 +425,12 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for StdioTrans
             self.permit = Some(permit);
             match self.read_line().await {
                 Ok(true) => {}
-                Ok(false) | Err(_) => return None,
+                Ok(false) | Err(_) => {
+                    if let Some(lane) = &mut self.lane {
+                        lane.input_ended();
+                    }
+                    return None;
+                }
             }
             let permit = self.permit.take()?;
             let too_long = std::mem::replace(&mut self.too_long, false);

@@ -339,8 +339,30 @@ impl Issuer {
     }
 }
 
-/// A free port on loopback.
+/// A free port on loopback for a server another process starts, never handed out twice in this
+/// test binary. Taken below the range the system picks the source ports of outgoing connections
+/// from (`net.ipv4.ip_local_port_range`): a port from `bind(0)` is in that range, and another
+/// test's connection could take it as its source port before the server binds it.
 pub fn free_addr() -> SocketAddr {
+    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    const LOWEST: u16 = 15_000;
+    let ephemeral = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32_768);
+    let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
+    if ephemeral > LOWEST + 1_000 {
+        for _ in 0..1_000 {
+            let port = LOWEST + u16::from_le_bytes(random_bytes()) % (ephemeral - LOWEST);
+            if given.contains(&port) {
+                continue;
+            }
+            if let Ok(l) = std::net::TcpListener::bind(("127.0.0.1", port)) {
+                given.push(port);
+                return l.local_addr().unwrap();
+            }
+        }
+    }
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     l.local_addr().unwrap()
 }

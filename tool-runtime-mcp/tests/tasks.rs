@@ -102,7 +102,11 @@ async fn replica(
     let tasks = Tasks::shared(tasks.clone())
         .with_lease(lease)
         .with_poll_interval(Duration::from_millis(50));
-    let mcp = McpServer::new(set).with_tasks(tasks);
+    serve(McpServer::new(set).with_tasks(tasks)).await
+}
+
+/// `mcp` over HTTP on a loopback port of its own, until the test ends.
+async fn serve(mcp: McpServer) -> SocketAddr {
     let bound = HttpServer::new(mcp)
         .bind("127.0.0.1:0".parse().unwrap())
         .await
@@ -112,6 +116,18 @@ async fn replica(
         let _ = bound.serve_until(std::future::pending()).await;
     });
     addr
+}
+
+/// The tools of the server at `at`, imported with `options` as a host's only tools.
+async fn imported(at: SocketAddr, options: tool_runtime_mcp::remote::RemoteOptions) -> ToolSet {
+    let remote =
+        tool_runtime_mcp::remote::Remote::http("hr", format!("http://{at}/mcp"), None, options)
+            .await
+            .unwrap();
+    ToolSet::new(Vec::<&tool_runtime::Tool>::new())
+        .unwrap()
+        .with_tools(remote.tools().await.unwrap().tools)
+        .unwrap()
 }
 
 /// Two replicas over one task store and one approval store.
@@ -525,19 +541,13 @@ async fn a_task_request_without_its_name_header_is_answered_and_a_wrong_one_refu
 /// the server, whose run stops.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_remote_task_is_followed_to_its_result_and_cancelled_when_the_call_gives_up() {
-    use tool_runtime::{Context, Tool, ToolError};
-    use tool_runtime_mcp::remote::{Remote, RemoteOptions};
+    use tool_runtime::{Context, ToolError};
+    use tool_runtime_mcp::remote::RemoteOptions;
     let (a, _) = two_replicas().await;
     let mut options = RemoteOptions::default();
     options.approval.insert("ekspor_gaji".into(), false);
     options.call_timeout = Duration::from_millis(1500);
-    let remote = Remote::http("payroll", format!("http://{a}/mcp"), None, options)
-        .await
-        .unwrap();
-    let set = ToolSet::new(Vec::<&Tool>::new())
-        .unwrap()
-        .with_tools(remote.tools().await.unwrap().tools)
-        .unwrap();
+    let set = imported(a, options).await;
     let cx = Context::new();
     let out = set
         .call(&cx, "ekspor_gaji", r#"{"ms": 300}"#)
@@ -569,21 +579,12 @@ async fn a_remote_task_is_followed_to_its_result_and_cancelled_when_the_call_giv
 /// and nothing is booked.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approval_given_here_is_handed_through_to_the_remote_task_asking_for_it() {
-    use tool_runtime::{Context, Tool, ToolError};
-    use tool_runtime_mcp::remote::{Remote, RemoteOptions};
+    use tool_runtime::{Context, ToolError};
+    use tool_runtime_mcp::remote::RemoteOptions;
     let (a, _) = two_replicas().await;
-    let imported = |options: RemoteOptions| async move {
-        let remote = Remote::http("hr", format!("http://{a}/mcp"), None, options)
-            .await
-            .unwrap();
-        ToolSet::new(Vec::<&Tool>::new())
-            .unwrap()
-            .with_tools(remote.tools().await.unwrap().tools)
-            .unwrap()
-    };
     let cx = Context::new();
 
-    let set = imported(RemoteOptions::default()).await;
+    let set = imported(a, RemoteOptions::default()).await;
     let held = set
         .call(&cx, "ajukan_cuti", r#"{"hari": 9}"#)
         .await
@@ -598,7 +599,7 @@ async fn an_approval_given_here_is_handed_through_to_the_remote_task_asking_for_
 
     let mut unapproved = RemoteOptions::default();
     unapproved.approval.insert("ajukan_cuti".into(), false);
-    let set = imported(unapproved).await;
+    let set = imported(a, unapproved).await;
     let refused = set
         .call(&cx, "ajukan_cuti", r#"{"hari": 10}"#)
         .await
@@ -616,8 +617,8 @@ async fn an_approval_given_here_is_handed_through_to_the_remote_task_asking_for_
 /// host follows the remote's own task; without the option the same call is answered inline.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_remote_long_tool_served_again_runs_as_a_task_of_the_host() {
-    use tool_runtime::{TaskSupport, Tool};
-    use tool_runtime_mcp::remote::{Remote, RemoteOptions};
+    use tool_runtime::TaskSupport;
+    use tool_runtime_mcp::remote::RemoteOptions;
     let (a, _) = two_replicas().await;
     let gateway = |tasks: Option<TaskSupport>| async move {
         let mut options = RemoteOptions::default();
@@ -625,24 +626,9 @@ async fn a_remote_long_tool_served_again_runs_as_a_task_of_the_host() {
         if let Some(support) = tasks {
             options.tasks.insert("ekspor_gaji".into(), support);
         }
-        let remote = Remote::http("payroll", format!("http://{a}/mcp"), None, options)
-            .await
-            .unwrap();
-        let set = ToolSet::new(Vec::<&Tool>::new())
-            .unwrap()
-            .with_tools(remote.tools().await.unwrap().tools)
-            .unwrap();
         let store: Arc<dyn TaskStore> = Arc::new(MemoryTasks::new());
         let tasks = Tasks::shared(store).with_poll_interval(Duration::from_millis(50));
-        let bound = HttpServer::new(McpServer::new(set).with_tasks(tasks))
-            .bind("127.0.0.1:0".parse().unwrap())
-            .await
-            .unwrap();
-        let addr = bound.local_addr().unwrap();
-        tokio::spawn(async move {
-            let _ = bound.serve_until(std::future::pending()).await;
-        });
-        addr
+        serve(McpServer::new(imported(a, options).await).with_tasks(tasks)).await
     };
 
     let host = gateway(Some(TaskSupport::Optional)).await;

@@ -1,7 +1,7 @@
 //! A plain `tools/call` of an initialized stdio session, answered by the transport itself rather
 //! than through rmcp's service: rmcp's loop hands each request to a task of its own with a
 //! context, a cancellation token and a channel back to the loop, and its answer through a
-//! second task to the writer; about a quarter of a call's instructions on stdio. Here the call
+//! second task to the writer; a fifth of a call's instructions on stdio. Here the call
 //! runs in one task that writes its answer to the writer's queue.
 //!
 //! Only a call that needs nothing of rmcp's takes this lane: the session opened with

@@ -20,12 +20,15 @@ fn p99(samples: &mut [std::time::Duration]) -> std::time::Duration {
 }
 
 /// A sync tool that sleeps 2 s (the HR server's `cek-riwayat-cuti` with `HR_SLOW_HISTORY_MS`)
-/// runs on a blocking thread: while another employee has four such calls running, Sari's quick
+/// runs on a blocking thread: while another employee has four such calls asleep, Sari's quick
 /// calls keep their p99. Measured in rounds, without and with the slow calls in turn, so both
-/// see the same machine. The bound is 10% plus 5 ms: on a shared 2-core machine, beside the
-/// other tests of this binary, a debug build's p99 (about 15 ms, most of it checking the
-/// token's signature) moves by a few milliseconds between rounds; a slow call that held an
-/// async worker would cost Sari's calls up to 2 s.
+/// see the same machine; Sari's calls beside them are timed only while all four sleep (from
+/// 0.2 s to 1.9 s after they were sent), so what is measured is the sleeping calls, not the
+/// work of taking Budi's requests (checking his token's signature costs a debug build several
+/// milliseconds of a worker, which a p99 of 300 calls caught when his calls were sent again
+/// mid-round). The bound is 10% plus 5 ms: on a shared 2-core machine a debug build's p99
+/// (about 15 ms, most of it checking Sari's token) moves by a few milliseconds between rounds;
+/// a slow call that held an async worker would cost Sari's calls up to 2 s.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_sleeping_two_seconds_leaves_the_others_calls_as_fast() {
     let issuer = Issuer::new(ISSUER);
@@ -67,56 +70,46 @@ async fn a_tool_sleeping_two_seconds_leaves_the_others_calls_as_fast() {
         sari.post(&headers, &quick).await;
     }
     let (mut quiet, mut beside_slow) = (Vec::new(), Vec::new());
-    for _ in 0..2 {
+    for _ in 0..3 {
         for _ in 0..150 {
             let started = std::time::Instant::now();
             let answer = sari.post(&headers, &quick).await.json();
             quiet.push(started.elapsed());
             assert_eq!(answer["result"]["isError"], false, "{answer}");
         }
-        // Budi keeps four slow calls running until Sari is done.
-        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        // Budi sends four slow calls at once.
+        let sent = std::time::Instant::now();
         let slow: Vec<_> = budi
             .drain(..)
             .map(|mut s| {
-                let stop = stop.clone();
                 tokio::spawn(async move {
-                    let mut calls = 0;
-                    while !stop.load(std::sync::atomic::Ordering::SeqCst) {
-                        let started = std::time::Instant::now();
-                        let answer = s.call("cek-riwayat-cuti", json!({})).await;
-                        assert_eq!(answer["result"]["isError"], false, "{answer}");
-                        assert!(
-                            started.elapsed() >= std::time::Duration::from_secs(2),
-                            "the slow call slept"
-                        );
-                        calls += 1;
-                    }
-                    (s, calls)
+                    let answer = s.call("cek-riwayat-cuti", json!({})).await;
+                    assert_eq!(answer["result"]["isError"], false, "{answer}");
+                    assert!(
+                        sent.elapsed() >= std::time::Duration::from_secs(2),
+                        "the slow call slept"
+                    );
+                    s
                 })
             })
             .collect();
-        // The slow calls are asleep on their threads by now.
+        // The slow calls are asleep on their threads by now; Sari calls until just before they
+        // wake. Were the workers held, her first call would wait until they do.
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-        // At most 4 s of calls: were the workers held, each would wait about 2 s.
-        let round = std::time::Instant::now();
         let mut during = 0;
-        while during < 150 && round.elapsed() < std::time::Duration::from_secs(4) {
+        while during < 150 && sent.elapsed() < std::time::Duration::from_millis(1_900) {
             let started = std::time::Instant::now();
             let answer = sari.post(&headers, &quick).await.json();
             beside_slow.push(started.elapsed());
             assert_eq!(answer["result"]["isError"], false, "{answer}");
             during += 1;
         }
-        stop.store(true, std::sync::atomic::Ordering::SeqCst);
         for call in slow {
-            let (s, calls) = call.await.unwrap();
-            assert!(calls >= 1);
-            budi.push(s);
+            budi.push(call.await.unwrap());
         }
-        assert_eq!(
-            during, 150,
-            "Sari made only {during} quick calls in 4 s beside the slow calls"
+        assert!(
+            during >= 50,
+            "Sari made only {during} quick calls in 1.7 s beside the slow calls"
         );
     }
     let (quiet, beside_slow) = (p99(&mut quiet), p99(&mut beside_slow));

@@ -243,7 +243,7 @@ impl McpServer {
     {
         let (lane, session) = crate::stdio::Lane::new(self.clone());
         let (transport, writer) =
-            crate::stdio::StdioTransport::new(input, output, self.limits.max_in_flight, Some(lane));
+            crate::stdio::StdioTransport::new(input, output, self.limits.max_in_flight, lane);
         let served = match Served(self).serve(transport).await {
             Ok(service) => {
                 // From now on the transport runs plain calls of a session opened with

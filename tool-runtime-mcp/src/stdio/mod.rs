@@ -13,7 +13,6 @@
 //!   response it sends, with no limit. Here at most `max_in_flight` requests are read and not
 //!   yet answered; a client that stops reading the answers stops being read from, so memory
 //!   stays flat.
-//!
 //! - **A plain call without rmcp's per-request tasks.** A `tools/call` of an initialized session
 //!   that carries no `_meta` is run here and answered straight to the writer (see `direct.rs`).
 //!
@@ -106,8 +105,8 @@ pub(crate) struct StdioTransport<R> {
     /// queue: rmcp polls `receive` inside a `select!` and may drop it at any await, and an answer
     /// kept here is never lost to that.
     backlog: std::collections::VecDeque<Outgoing>,
-    /// The plain calls this transport runs itself, if it was given a server.
-    lane: Option<Lane>,
+    /// The plain calls this transport runs itself.
+    lane: Lane,
 }
 
 /// The key of a request id: its JSON text (`1` and `"1"` differ).
@@ -129,7 +128,7 @@ impl<R: AsyncRead + Unpin + Send> StdioTransport<R> {
         input: R,
         output: W,
         max_in_flight: usize,
-        lane: Option<Lane>,
+        lane: Lane,
     ) -> (Self, tokio::task::JoinHandle<std::io::Result<()>>)
     where
         W: AsyncWrite + Unpin + Send + 'static,
@@ -426,9 +425,7 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for StdioTrans
             match self.read_line().await {
                 Ok(true) => {}
                 Ok(false) | Err(_) => {
-                    if let Some(lane) = &mut self.lane {
-                        lane.input_ended();
-                    }
+                    self.lane.input_ended();
                     return None;
                 }
             }
@@ -517,9 +514,9 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for StdioTrans
                 // The client's answers to the server's own requests (elicitation).
                 JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_) => {}
             }
-            let message = match (&mut self.lane, &self.out) {
-                (Some(lane), Some(out)) => lane.take(message, &self.in_flight, out),
-                _ => Some(message),
+            let message = match &self.out {
+                Some(out) => self.lane.take(message, &self.in_flight, out),
+                None => Some(message),
             };
             if let Some(message) = message {
                 return Some(message);
@@ -528,9 +525,7 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for StdioTrans
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
-        if let Some(lane) = &mut self.lane {
-            lane.stop().await;
-        }
+        self.lane.stop().await;
         // Every request still unanswered gets its answer now (the client may still read).
         let unanswered: Vec<(String, Value)> = {
             let in_flight = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());

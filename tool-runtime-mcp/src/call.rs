@@ -42,6 +42,7 @@ impl McpServer {
         context: Incoming,
     ) -> Result<CallToolResponse, ErrorData> {
         let (caller, mut cx) = self.context_for(&context).await?;
+        self.with_desk(&mut cx);
         // On HTTP the arguments arrive as their text, cut out of what rmcp parsed.
         let mut raw = raw_arguments(&context);
         let key = caller.key();
@@ -101,10 +102,16 @@ impl McpServer {
                     });
                 }
                 return self
-                    .start_task(tools.clone(), tool.clone(), cx, key, arguments)
+                    .start_task(tools.clone(), tool.clone(), cx, &caller, key, arguments)
                     .await;
             }
             _ => {}
+        }
+        // A call someone else approves can wait for them only as a task.
+        if let Some(grant) = self.approved_by_other(name, &cx) {
+            return Ok(
+                error_result(tools.wording().approval_by_other_unavailable_message(grant)).into(),
+            );
         }
         let Some(turn) = self.gates.turn(&key, &self.limits).await else {
             return refuse(ToolError::Busy);

@@ -70,8 +70,10 @@ pub(crate) fn owner_key(principal: Option<&Principal>, peer: Option<SocketAddr>)
     }
 }
 
-/// An authenticated principal: who an access token was issued to, and what it allows.
-#[derive(Clone, Debug, Default, PartialEq)]
+/// An authenticated principal: who an access token was issued to, and what it allows. Kept
+/// with a task (as JSON) so a call another person approves runs as its owner.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 #[non_exhaustive]
 pub struct Principal {
     /// The token's `sub`.

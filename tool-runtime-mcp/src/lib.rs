@@ -47,6 +47,7 @@ struct ReadmeDoctests;
 mod approval;
 mod call;
 mod caller;
+mod desk;
 pub mod export;
 #[cfg(feature = "client")]
 pub mod gateway;
@@ -68,6 +69,7 @@ pub mod trace;
 mod uri;
 
 pub use caller::{Caller, PeerAddr, Principal, REFUSED, Refusal};
+pub use desk::{ApprovalDesk, ApproverError, Decided, DeskError, Waiting};
 pub use limits::Limits;
 pub use server::{McpServer, StateKeyError};
 

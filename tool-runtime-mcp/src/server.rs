@@ -67,6 +67,8 @@ pub struct McpServer {
     pub(crate) tasks: Tasks,
     /// The tasks running in this process.
     pub(crate) running: Arc<crate::task::Running>,
+    /// Tools whose calls someone other than the caller approves, with the approvers' grant.
+    pub(crate) approvers: Arc<crate::desk::Approvers>,
 }
 
 impl McpServer {
@@ -90,6 +92,7 @@ impl McpServer {
             propagator: None,
             tasks: Tasks::default(),
             running: Arc::default(),
+            approvers: Arc::default(),
         }
     }
 

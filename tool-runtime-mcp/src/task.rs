@@ -27,6 +27,7 @@ use tool_runtime::{Context, Progress, StoreError, ToolError, ToolRef, ToolSet};
 
 use crate::approval::{APPROVAL, approves, question};
 use crate::call::{CallArguments, run};
+use crate::caller::Caller;
 use crate::export::{error_result, success};
 use crate::incoming::Incoming;
 use crate::server::McpServer;
@@ -179,10 +180,12 @@ impl McpServer {
         tools: Arc<ToolSet>,
         tool: ToolRef,
         cx: Context,
+        caller: &Caller,
         owner: String,
         arguments: CallArguments,
     ) -> Result<CallToolResponse, ErrorData> {
-        let record = match self.tasks.start(&owner, tool.name()).await {
+        let who = crate::desk::owner_of(caller);
+        let record = match self.tasks.start(&owner, who, tool.name()).await {
             Ok(r) => r,
             Err(e @ TaskError::TooMany { .. }) => return Ok(error_result(e.to_string()).into()),
             Err(TaskError::Store(e)) => return Err(store_failed(&e)),
@@ -194,7 +197,7 @@ impl McpServer {
     }
 
     /// Runs `job` for the task `id` on this replica, in the background.
-    fn spawn_task(
+    pub(crate) fn spawn_task(
         &self,
         id: String,
         owner: String,
@@ -312,6 +315,11 @@ impl McpServer {
             Ok(Ok(out)) => success(&tool, out),
             Ok(Err(ToolError::ApprovalRequired(pending))) => {
                 let ticket = pending.ticket.clone();
+                // Who may answer: the caller, unless the tool is approved by others it is not.
+                let waiting = match self.approved_by_other(&pending.tool, &cx) {
+                    Some(grant) => tools.wording().approval_by_other_message(grant),
+                    None => tools.wording().approval_waiting.to_string(),
+                };
                 let waits = match question(&pending.tool, &pending.arguments)
                     .map_err(StoreError::new)
                     .and_then(|q| serde_json::to_value(q).map_err(StoreError::from_source))
@@ -321,8 +329,8 @@ impl McpServer {
                             .wait_for_input(
                                 id,
                                 input,
-                                Some(ticket.clone()),
-                                Some(tools.wording().approval_waiting.to_string()),
+                                Some((ticket.clone(), pending.arguments.clone())),
+                                Some(waiting),
                             )
                             .await
                     }
@@ -351,14 +359,14 @@ impl McpServer {
 
     /// A task running here ends `failed`, with an internal error saying `message` (what the
     /// model may read: a panic's own message only when its tool opted in).
-    async fn fail(&self, id: &str, message: &str) {
+    pub(crate) async fn fail(&self, id: &str, message: &str) {
         let error = json!({"code": rmcp::model::ErrorCode::INTERNAL_ERROR.0, "message": message});
         self.keep(id, TaskStatus::Failed, error, Some(message.to_owned()))
             .await;
     }
 
     /// A task running here ends with `result` (a tool's error too: the call ran and answered).
-    async fn finish(&self, id: &str, result: &rmcp::model::CallToolResult) {
+    pub(crate) async fn finish(&self, id: &str, result: &rmcp::model::CallToolResult) {
         let mut value = serde_json::to_value(result)
             .unwrap_or_else(|e| json!({"content": [], "isError": true, "error": e.to_string()}));
         // Inlined in `tasks/get`, whose own `resultType` is the envelope's.
@@ -410,6 +418,15 @@ impl McpServer {
         };
         if task.status != TaskStatus::InputRequired {
             return Ok(());
+        }
+        // A call someone else approves waits for them; its owner may still cancel it.
+        if let Some(grant) = self.approved_by_other(&task.tool, &cx) {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "this task waits for approval by someone holding `{grant}`, which you do not hold; you may cancel it"
+                ),
+                None,
+            ));
         }
         let approved = serde_json::from_value::<ElicitResult>(answer.clone())
             .is_ok_and(|r| r.action == ElicitationAction::Accept && approves(r.content.as_ref()));

@@ -13,9 +13,11 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tool_runtime::task::{MemoryTasks, TaskStore};
-use tool_runtime::{ApprovalStore, MemoryApprovals, Progress, Tasks, ToolSet, tool};
-use tool_runtime_mcp::McpServer;
+use tool_runtime::{
+    ApprovalStore, Context, Grants, MemoryApprovals, Progress, Tasks, ToolSet, tool,
+};
 use tool_runtime_mcp::http::HttpServer;
+use tool_runtime_mcp::{ApprovalDesk, ApproverError, DeskError, McpServer, Refusal};
 
 /// Bookings by the days asked (each test books its own number of days: tests run at once).
 static BOOKED: [AtomicUsize; 13] = [const { AtomicUsize::new(0) }; 13];
@@ -82,6 +84,85 @@ fn ajukan_cuti(#[arg(description = "Days of leave", range = 1..=12)] hari: u8) -
 )]
 async fn tutup_buku() -> String {
     panic!("row 7 of the ledger is not a number")
+}
+
+#[tool(
+    description = "Delete the caller's data; a person approves it first.",
+    needs_approval
+)]
+fn hapus_data() -> String {
+    "deleted".into()
+}
+
+/// Who is calling: the test's context function names the caller from its address.
+#[derive(Clone)]
+struct Siapa(&'static str);
+
+/// Leave booked by `cuti_atasan`: the days and whom for.
+static BOOKED_FOR: std::sync::Mutex<Vec<(u8, &'static str)>> = std::sync::Mutex::new(Vec::new());
+
+#[tool(
+    description = "Book leave for the caller; their manager approves it first.",
+    needs_approval,
+    task = "optional"
+)]
+fn cuti_atasan(
+    #[arg(description = "Days of leave", range = 1..=12)] hari: u8,
+    #[ctx] siapa: &Siapa,
+) -> String {
+    BOOKED_FOR.lock().unwrap().push((hari, siapa.0));
+    format!("booked {hari} days for {}", siapa.0)
+}
+
+#[tool(
+    description = "List the leave bookings waiting for your approval.",
+    requires = "cuti.setujui",
+    read_only
+)]
+async fn daftar(#[ctx] desk: &ApprovalDesk) -> Result<Vec<String>, DeskError> {
+    Ok(desk
+        .waiting()
+        .await?
+        .into_iter()
+        .map(|w| format!("{} {} {}", w.task, w.tool, w.arguments))
+        .collect())
+}
+
+#[tool(
+    description = "Approve or reject a leave booking waiting for your approval.",
+    requires = "cuti.setujui"
+)]
+async fn putuskan(
+    #[arg(description = "The booking's task id", length = 1..=64)] task: String,
+    #[arg(description = "Whether to approve it")] setuju: bool,
+    #[ctx] desk: &ApprovalDesk,
+) -> Result<String, DeskError> {
+    Ok(format!("{:?}", desk.decide(&task, setuju).await?))
+}
+
+/// A replica of a server where Budi (127.0.0.2, holding `cuti.setujui`) approves the leave
+/// Sari (127.0.0.1) books.
+async fn approver_replica(
+    tasks: &Arc<dyn TaskStore>,
+    approvals: &Arc<dyn ApprovalStore>,
+) -> SocketAddr {
+    let set = ToolSet::new([cuti_atasan::tool(), daftar::tool(), putuskan::tool()])
+        .unwrap()
+        .with_approvals(approvals.clone());
+    let tasks = Tasks::shared(tasks.clone()).with_poll_interval(Duration::from_millis(50));
+    let mcp = McpServer::new(set)
+        .with_tasks(tasks)
+        .with_context(|caller| async move {
+            let (siapa, grants) = match caller.peer.map(|p| p.ip().to_string()).as_deref() {
+                Some(BUDI) => (Siapa("budi"), vec!["cuti.setujui"]),
+                Some(SARI) => (Siapa("sari"), vec![]),
+                _ => return Err(Refusal::new("who is calling?")),
+            };
+            Ok(Context::new().with(siapa).with(Grants::new(grants)))
+        })
+        .with_approver("cuti_atasan", "cuti.setujui")
+        .unwrap();
+    serve(mcp).await
 }
 
 /// One replica: a server on its own port, over the shared stores.
@@ -422,6 +503,154 @@ async fn a_declined_approval_completes_with_the_refusal_and_runs_nothing() {
         0,
         "nothing was booked"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_another_person_approves_waits_for_them_and_runs_once_as_its_owner() {
+    let tasks: Arc<dyn TaskStore> = Arc::new(MemoryTasks::new());
+    let approvals: Arc<dyn ApprovalStore> = Arc::new(MemoryApprovals::new());
+    let (a, b) = (
+        approver_replica(&tasks, &approvals).await,
+        approver_replica(&tasks, &approvals).await,
+    );
+    let booked = |days: u8| {
+        BOOKED_FOR
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(d, _)| *d == days)
+            .map(|(_, who)| *who)
+            .collect::<Vec<_>>()
+    };
+    // Sari's client cannot follow a task: she is told, and nothing runs.
+    let refused = call(a, SARI, "cuti_atasan", json!({"hari": 5}), false).await;
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    assert!(
+        refused["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("approval by someone else (who holds `cuti.setujui`)"),
+        "{refused}"
+    );
+    // As a task it waits for Budi, saying so; Sari cannot approve it herself.
+    let id = task_id(&call(a, SARI, "cuti_atasan", json!({"hari": 5}), true).await);
+    let waiting = until(b, SARI, &id, "input_required").await;
+    assert!(
+        waiting["statusMessage"]
+            .as_str()
+            .unwrap()
+            .contains("`cuti.setujui`"),
+        "{waiting}"
+    );
+    let approve = json!({"taskId": id, "inputResponses": {"approval": {"action": "accept", "content": {"approve": true}}}});
+    let own = rpc(b, SARI, "tasks/update", approve, true).await;
+    assert_eq!(own["error"]["code"], -32602, "{own}");
+    assert!(
+        own["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("holding `cuti.setujui`"),
+        "{own}"
+    );
+    assert_eq!(
+        get(a, SARI, &id).await["result"]["status"],
+        "input_required"
+    );
+    // The desk is Budi's: Sari sees neither tool.
+    let hidden = call(
+        a,
+        SARI,
+        "putuskan",
+        json!({"task": id, "setuju": true}),
+        false,
+    )
+    .await;
+    assert_eq!(hidden["error"]["code"], -32602, "{hidden}");
+    // Budi finds it on the other replica, with its arguments; her task stays hers.
+    let listed = call(b, BUDI, "daftar", json!({}), false).await;
+    assert_eq!(
+        listed["result"]["structuredContent"]["result"],
+        json!([format!("{id} cuti_atasan {{\"hari\":5}}")]),
+        "{listed}"
+    );
+    assert_eq!(get(b, BUDI, &id).await["error"]["code"], -32602);
+    // Ten approvals at once on both replicas: one decides, the booking runs once, as Sari's.
+    let decisions = (0..10).map(|i| {
+        let id = id.clone();
+        tokio::spawn(async move {
+            let to = if i % 2 == 0 { a } else { b };
+            call(
+                to,
+                BUDI,
+                "putuskan",
+                json!({"task": id, "setuju": true}),
+                false,
+            )
+            .await
+        })
+    });
+    let decisions = futures_join(decisions).await;
+    let approved = decisions
+        .iter()
+        .filter(|d| d["result"]["structuredContent"]["result"] == "Approved")
+        .count();
+    assert_eq!(approved, 1, "{decisions:?}");
+    for other in decisions
+        .iter()
+        .filter(|d| d["result"]["structuredContent"]["result"] != "Approved")
+    {
+        assert!(
+            other["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("waits for your decision"),
+            "{other}"
+        );
+    }
+    let done = until(a, SARI, &id, "completed").await;
+    assert_eq!(
+        done["result"]["structuredContent"]["result"], "booked 5 days for sari",
+        "{done}"
+    );
+    assert_eq!(booked(5), ["sari"], "approved once, run once, as its owner");
+    // Rejected: the call is dropped and its task says so.
+    let id = task_id(&call(b, SARI, "cuti_atasan", json!({"hari": 6}), true).await);
+    until(a, SARI, &id, "input_required").await;
+    let rejected = call(
+        a,
+        BUDI,
+        "putuskan",
+        json!({"task": id, "setuju": false}),
+        false,
+    )
+    .await;
+    assert_eq!(
+        rejected["result"]["structuredContent"]["result"], "Rejected",
+        "{rejected}"
+    );
+    let done = until(b, SARI, &id, "completed").await;
+    assert_eq!(done["result"]["isError"], true, "{done}");
+    assert!(booked(6).is_empty(), "a rejected booking never runs");
+    assert_eq!(
+        call(a, BUDI, "daftar", json!({}), false).await["result"]["structuredContent"]["result"],
+        json!([]),
+        "nothing waits any more"
+    );
+}
+
+#[test]
+fn an_approver_is_named_only_for_a_tool_that_waits_for_one_as_a_task() {
+    let set = ToolSet::new([sapa::tool(), hapus_data::tool(), cuti_atasan::tool()]).unwrap();
+    let mcp = McpServer::new(set);
+    let err = |tool| mcp.clone().with_approver(tool, "g").err().unwrap();
+    assert!(matches!(err("nope"), ApproverError::UnknownTool { .. }));
+    assert!(err("sapa").to_string().contains("`sapa` needs no approval"));
+    assert!(
+        err("hapus_data")
+            .to_string()
+            .contains("`hapus_data` never runs as a task")
+    );
+    assert!(mcp.with_approver("cuti_atasan", "g").is_ok());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

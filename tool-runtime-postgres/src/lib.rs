@@ -382,4 +382,28 @@ impl TaskStore for PostgresApprovals {
             Ok(usize::try_from(n).unwrap_or(usize::MAX))
         })
     }
+
+    fn waiting(
+        &self,
+        now_ms: u64,
+        limit: usize,
+    ) -> BoxFuture<'_, Result<Vec<TaskRecord>, StoreError>> {
+        Box::pin(async move {
+            let rows = self
+                .client()
+                .await?
+                .query(
+                    "SELECT record FROM tool_runtime_tasks
+                     WHERE NOT done AND expires_ms > $1
+                       AND record::jsonb ->> 'status' = 'input_required'
+                     ORDER BY (record::jsonb ->> 'updated_ms')::bigint, id LIMIT $2",
+                    &[&int(now_ms), &i64::try_from(limit).unwrap_or(i64::MAX)],
+                )
+                .await
+                .map_err(StoreError::from_source)?;
+            rows.iter()
+                .map(|r| serde_json::from_str(r.get::<_, &str>(0)).map_err(StoreError::from_source))
+                .collect()
+        })
+    }
 }

@@ -337,6 +337,33 @@ impl TaskStore for SqliteApprovals {
             .map_err(StoreError::from_source)
         }))
     }
+
+    fn waiting(
+        &self,
+        now_ms: u64,
+        limit: usize,
+    ) -> BoxFuture<'_, Result<Vec<TaskRecord>, StoreError>> {
+        let (now, limit) = (int(now_ms), i64::try_from(limit).unwrap_or(i64::MAX));
+        Box::pin(self.with_db(move |db| {
+            let mut query = db
+                .prepare(
+                    "SELECT record FROM tool_runtime_tasks
+                     WHERE done = 0 AND expires_ms > ?1
+                       AND json_extract(record, '$.status') = 'input_required'
+                     ORDER BY json_extract(record, '$.updated_ms'), id LIMIT ?2",
+                )
+                .map_err(StoreError::from_source)?;
+            let records = query
+                .query_map(params![now, limit], |r| r.get::<_, String>(0))
+                .map_err(StoreError::from_source)?;
+            records
+                .map(|r| {
+                    let r = r.map_err(StoreError::from_source)?;
+                    serde_json::from_str(&r).map_err(StoreError::from_source)
+                })
+                .collect()
+        }))
+    }
 }
 
 #[cfg(test)]

@@ -121,6 +121,14 @@ pub struct TaskRecord {
     pub runner: Option<String>,
     /// While `working`: when the runner's lease ends unless renewed.
     pub lease_ms: Option<u64>,
+    /// Who the owner is, as the server that made the task knew them (opaque to the store; for
+    /// MCP the authenticated principal and the peer's address), so a held call another person
+    /// approves runs as its owner.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caller: Option<Value>,
+    /// While `input_required`: the held call's arguments, for the person who approves it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Value>,
     /// Bumped by every change: a store replaces a record only over the version it was read at.
     pub version: u64,
 }
@@ -163,6 +171,38 @@ pub trait TaskStore: Send + Sync {
 
     /// Forgets the tasks whose time to live ended before `now_ms`; how many.
     fn forget_expired(&self, now_ms: u64) -> BoxFuture<'_, Result<usize, StoreError>>;
+
+    /// At most `limit` tasks `input_required` whose time to live has not ended at `now_ms`, any
+    /// owner's, those waiting longest first: what a person who approves other people's calls
+    /// is shown ([`Tasks::waiting`]). A store that cannot list them keeps this default, which
+    /// says so.
+    fn waiting(
+        &self,
+        now_ms: u64,
+        limit: usize,
+    ) -> BoxFuture<'_, Result<Vec<TaskRecord>, StoreError>> {
+        let _ = (now_ms, limit);
+        Box::pin(std::future::ready(Err(StoreError::new(
+            "this task store cannot list the tasks waiting for input",
+        ))))
+    }
+}
+
+/// The tasks of `tasks` [`TaskStore::waiting`] answers, in its order: every store sorts the
+/// same way.
+pub fn waiting_first<'a>(
+    tasks: impl IntoIterator<Item = &'a TaskRecord>,
+    now_ms: u64,
+    limit: usize,
+) -> Vec<TaskRecord> {
+    let mut waiting: Vec<TaskRecord> = tasks
+        .into_iter()
+        .filter(|t| t.status == TaskStatus::InputRequired && t.expires_ms > now_ms)
+        .cloned()
+        .collect();
+    waiting.sort_by(|a, b| (a.updated_ms, &a.id).cmp(&(b.updated_ms, &b.id)));
+    waiting.truncate(limit);
+    waiting
 }
 
 /// Tasks in this process's memory: for one server, or tests. At most
@@ -240,6 +280,15 @@ impl TaskStore for MemoryTasks {
         let before = tasks.len();
         tasks.retain(|_, t| t.expires_ms > now_ms);
         Box::pin(std::future::ready(Ok(before - tasks.len())))
+    }
+
+    fn waiting(
+        &self,
+        now_ms: u64,
+        limit: usize,
+    ) -> BoxFuture<'_, Result<Vec<TaskRecord>, StoreError>> {
+        let waiting = waiting_first(self.lock().values(), now_ms, limit);
+        Box::pin(std::future::ready(Ok(waiting)))
     }
 }
 
@@ -407,8 +456,14 @@ impl Tasks {
     }
 
     /// A new task of `owner` running `tool` here, `working` (the store has it before this
-    /// returns, so any replica finds it).
-    pub async fn start(&self, owner: &str, tool: &str) -> Result<TaskRecord, TaskError> {
+    /// returns, so any replica finds it). `caller` is who the owner is, kept with the task
+    /// ([`TaskRecord::caller`]).
+    pub async fn start(
+        &self,
+        owner: &str,
+        caller: Option<Value>,
+        tool: &str,
+    ) -> Result<TaskRecord, TaskError> {
         let now = unix_now_ms();
         let task = TaskRecord {
             id: new_ticket()?,
@@ -424,6 +479,8 @@ impl Tasks {
             outcome: None,
             runner: Some(self.replica.to_string()),
             lease_ms: Some(now.saturating_add(ms(self.lease))),
+            caller,
+            arguments: None,
             version: 0,
         };
         if self.store.create(&task, self.per_owner).await? {
@@ -534,14 +591,16 @@ impl Tasks {
     }
 
     /// A task running here now waits for `input` (what it asks, in the host's shape), with the
-    /// call held under `ticket`: no replica runs it until [`claim`](Self::claim).
+    /// call held under `ticket` with its `arguments`: no replica runs it until
+    /// [`claim`](Self::claim).
     pub async fn wait_for_input(
         &self,
         id: &str,
         input: Value,
-        ticket: Option<String>,
+        held: Option<(String, Value)>,
         message: Option<String>,
     ) -> Result<bool, StoreError> {
+        let (ticket, arguments) = held.unzip();
         let changed = self
             .change(id, None, |t, now| {
                 self.runs_here(t).then(|| {
@@ -549,6 +608,7 @@ impl Tasks {
                     next.status = TaskStatus::InputRequired;
                     next.input = Some(input.clone());
                     next.ticket.clone_from(&ticket);
+                    next.arguments.clone_from(&arguments);
                     next.message.clone_from(&message);
                     next.runner = None;
                     next.lease_ms = None;
@@ -574,6 +634,7 @@ impl Tasks {
                     next.status = TaskStatus::Working;
                     next.input = None;
                     next.ticket = None;
+                    next.arguments = None;
                     next.message = None;
                     next.runner = Some(replica.clone());
                     next.lease_ms = Some(now.saturating_add(lease));
@@ -627,6 +688,19 @@ impl Tasks {
         Ok(changed.map(|(task, _)| (held, task)))
     }
 
+    /// At most `limit` tasks waiting for input, any owner's, those waiting longest first: for
+    /// the person who approves other people's calls (the server checks who may see which).
+    pub async fn waiting(&self, limit: usize) -> Result<Vec<TaskRecord>, StoreError> {
+        self.store.waiting(unix_now_ms(), limit).await
+    }
+
+    /// The task `id` if it waits for input and has not expired, whoever owns it: what a person
+    /// who approves other people's calls decides on (then [`claim`](Self::claim) with its owner).
+    pub async fn waiting_task(&self, id: &str) -> Result<Option<TaskRecord>, StoreError> {
+        let task = self.store.get(id).await?;
+        Ok(task.filter(|t| t.status == TaskStatus::InputRequired && t.expires_ms > unix_now_ms()))
+    }
+
     /// Forgets the tasks whose time to live ended.
     pub async fn forget_expired(&self) -> Result<usize, StoreError> {
         self.store.forget_expired(unix_now_ms()).await
@@ -640,6 +714,7 @@ fn finished(task: &TaskRecord, status: TaskStatus, outcome: Option<Value>, now: 
     next.outcome = outcome;
     next.input = None;
     next.ticket = None;
+    next.arguments = None;
     next.runner = None;
     next.lease_ms = None;
     next.updated_ms = now;

@@ -518,7 +518,11 @@ where
     let (sari, budi) = (fresh(), fresh());
 
     // Made on A, found on B by its owner only.
-    let task = a.start(&sari, "ajukan-cuti").await.expect("started");
+    let caller = serde_json::json!({"principal": {"subject": sari}});
+    let task = a
+        .start(&sari, Some(caller.clone()), "ajukan-cuti")
+        .await
+        .expect("started");
     assert_eq!(task.status, TaskStatus::Working);
     let found = b.get(&task.id, &sari).await.expect("read");
     assert_eq!(
@@ -557,11 +561,12 @@ where
     );
 
     // Waiting for an approval: eight replicas answer at once, one takes it with the ticket.
+    let arguments = serde_json::json!({"hari": 2});
     assert!(
         a.wait_for_input(
             &task.id,
             serde_json::json!({"approval": {}}),
-            Some("t-1".into()),
+            Some(("t-1".into(), arguments.clone())),
             None
         )
         .await
@@ -575,6 +580,42 @@ where
             Some(serde_json::json!({"approval": {}}))
         )
     );
+    // Whoever approves other people's calls finds it on any replica, with what it holds (a
+    // store may hold other tests' tasks: only this suite's owners are looked at).
+    let later = a.start(&budi, None, "ajukan-cuti").await.expect("started");
+    std::thread::sleep(Duration::from_millis(2));
+    assert!(
+        a.wait_for_input(&later.id, serde_json::json!({}), None, None)
+            .await
+            .expect("waits")
+    );
+    let ours = |all: Vec<crate::task::TaskRecord>| {
+        all.into_iter()
+            .filter(|t| t.owner == sari || t.owner == budi)
+            .map(|t| (t.id, t.caller, t.arguments))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        ours(b.waiting(10_000).await.expect("listed")),
+        vec![
+            (task.id.clone(), Some(caller.clone()), Some(arguments)),
+            (later.id.clone(), None, None),
+        ],
+        "the tasks waiting for input, longest waiting first, with their owner and arguments"
+    );
+    assert_eq!(
+        b.waiting_task(&task.id)
+            .await
+            .expect("read")
+            .map(|t| t.owner),
+        Some(sari.clone()),
+        "a waiting task is found whoever asks"
+    );
+    assert!(
+        b.waiting_task(&fresh()).await.expect("read").is_none(),
+        "an unknown id is nothing"
+    );
+    b.cancel(&later.id, &budi).await.expect("cancelled");
     assert!(
         matches!(
             b.claim(&task.id, &budi).await.expect("claimed"),
@@ -601,6 +642,14 @@ where
         winners.len(),
         1,
         "eight answers at once: one takes the task"
+    );
+    assert!(
+        ours(b.waiting(10_000).await.expect("listed")).is_empty(),
+        "a task taken or cancelled waits no more"
+    );
+    assert!(
+        b.waiting_task(&task.id).await.expect("read").is_none(),
+        "a task taken is no longer waiting"
     );
     let winner = &replicas[winners[0]];
     assert!(
@@ -636,7 +685,7 @@ where
     );
 
     // Cancelled while running: the runner's renewal fails and its late outcome is dropped.
-    let task = a.start(&sari, "ekspor-gaji").await.expect("started");
+    let task = a.start(&sari, None, "ekspor-gaji").await.expect("started");
     assert!(
         b.cancel(&task.id, &budi)
             .await
@@ -671,7 +720,10 @@ where
 
     // A runner that stops renewing: the next reader marks the task failed, once.
     let short = Tasks::shared(open()).with_lease(Duration::from_millis(300));
-    let task = short.start(&sari, "ekspor-gaji").await.expect("started");
+    let task = short
+        .start(&sari, None, "ekspor-gaji")
+        .await
+        .expect("started");
     std::thread::sleep(Duration::from_millis(400));
     let lost = b.get(&task.id, &sari).await.expect("read").expect("kept");
     assert_eq!(
@@ -690,7 +742,7 @@ where
     // Past its time to live: unknown, then forgotten.
     let store = open();
     let now = unix_now_ms();
-    let mut old = a.start(&sari, "ajukan-cuti").await.expect("started");
+    let mut old = a.start(&sari, None, "ajukan-cuti").await.expect("started");
     old.expires_ms = now.saturating_sub(1);
     old.version += 1;
     assert!(
@@ -729,20 +781,20 @@ where
     for _ in 0..2 {
         running.push(
             bounded
-                .start(&mallory, "ekspor-gaji")
+                .start(&mallory, None, "ekspor-gaji")
                 .await
                 .expect("started"),
         );
     }
     assert!(
         matches!(
-            bounded.start(&mallory, "ekspor-gaji").await,
+            bounded.start(&mallory, None, "ekspor-gaji").await,
             Err(TaskError::TooMany { per_owner: 2 })
         ),
         "a third running task of one owner is refused"
     );
     bounded
-        .start(&budi, "ekspor-gaji")
+        .start(&budi, None, "ekspor-gaji")
         .await
         .expect("another owner starts one");
     assert!(
@@ -757,7 +809,7 @@ where
             .expect("finished")
     );
     bounded
-        .start(&mallory, "ekspor-gaji")
+        .start(&mallory, None, "ekspor-gaji")
         .await
         .expect("a finished task makes room");
     assert!(

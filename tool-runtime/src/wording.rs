@@ -67,6 +67,12 @@ pub struct Wording {
     pub approval_unavailable: Cow<'static, str>,
     /// Asking for approval failed. Blank: `{reason}`.
     pub approval_failed: Cow<'static, str>,
+    /// The call waits for another person's approval (one holding a grant the caller lacks);
+    /// nothing ran yet. Blank: `{grant}`.
+    pub approval_by_other: Cow<'static, str>,
+    /// The call needs another person's approval and the caller cannot follow a task, the only
+    /// way such a call can wait; nothing ran. Blank: `{grant}`.
+    pub approval_by_other_unavailable: Cow<'static, str>,
     /// A resumed call was not waiting (already decided, expired, or never held): it did not run.
     pub not_pending: Cow<'static, str>,
     /// The tool did not finish in time; it was stopped. Blank: `{seconds}`.
@@ -113,6 +119,10 @@ impl Wording {
                 .into(),
             approval_failed: "This action needs a person's approval, which could not be asked for ({reason}); nothing was changed."
                 .into(),
+            approval_by_other: "This action waits for approval by someone else (who holds `{grant}`). It has not run yet; tell the user it is waiting for that approval."
+                .into(),
+            approval_by_other_unavailable: "This action needs approval by someone else (who holds `{grant}`), and this application cannot follow a call that waits for it, so it was not carried out and nothing was changed. Tell the user it was not done."
+                .into(),
             not_pending: "This action was not run: it is no longer waiting for approval (it was decided already, or it expired)."
                 .into(),
             timed_out: "The tool did not finish within {seconds} seconds and was stopped. Tell the user; retry only if they ask."
@@ -148,6 +158,10 @@ impl Wording {
             approval_unavailable: "Tindakan ini perlu persetujuan seseorang, dan aplikasi ini tidak bisa memintanya, jadi tindakan tidak dijalankan dan tidak ada yang diubah. Beri tahu pengguna bahwa tindakan belum dilakukan, dan bisa dilakukan lewat aplikasi yang meminta persetujuannya."
                 .into(),
             approval_failed: "Tindakan ini perlu persetujuan seseorang, yang tidak bisa diminta ({reason}); tidak ada yang diubah."
+                .into(),
+            approval_by_other: "Tindakan ini menunggu persetujuan orang lain (pemegang `{grant}`). Belum dijalankan; beri tahu pengguna bahwa tindakan ini menunggu persetujuan tersebut."
+                .into(),
+            approval_by_other_unavailable: "Tindakan ini perlu disetujui orang lain (pemegang `{grant}`), dan aplikasi ini tidak bisa mengikuti panggilan yang menunggu persetujuan itu, jadi tindakan tidak dijalankan dan tidak ada yang diubah. Beri tahu pengguna bahwa tindakan belum dilakukan."
                 .into(),
             not_pending: "Tindakan ini tidak dijalankan: tidak lagi menunggu persetujuan (sudah diputuskan, atau kedaluwarsa)."
                 .into(),
@@ -228,6 +242,17 @@ impl Wording {
     /// [`approval_failed`](Wording::approval_failed) with its reason filled in.
     pub fn approval_failed_message(&self, reason: &str) -> String {
         fill(&self.approval_failed, &[("reason", reason)])
+    }
+
+    /// [`approval_by_other`](Wording::approval_by_other) naming the approvers' `grant`.
+    pub fn approval_by_other_message(&self, grant: &str) -> String {
+        fill(&self.approval_by_other, &[("grant", grant)])
+    }
+
+    /// [`approval_by_other_unavailable`](Wording::approval_by_other_unavailable) naming the
+    /// approvers' `grant`.
+    pub fn approval_by_other_unavailable_message(&self, grant: &str) -> String {
+        fill(&self.approval_by_other_unavailable, &[("grant", grant)])
     }
 }
 

@@ -1,0 +1,347 @@
+//! Approval by another person: a tool whose calls someone other than the caller approves (a
+//! manager approving an employee's leave), named with [`McpServer::with_approver`].
+//!
+//! Such a call, from a caller who lacks the approvers' grant, runs only as a task: it waits
+//! `input_required` (for days if the task store keeps it that long) and its owner cannot approve
+//! it (`tasks/update` is refused, naming the grant; cancelling stays the owner's). A caller that
+//! cannot follow a task is told the call needs someone else's approval, and nothing runs.
+//! Whoever holds the grant finds the waiting calls and decides them through the
+//! [`ApprovalDesk`] the server puts in each call's [`Context`] (the host exposes it as tools of
+//! its own, with its own checks, such as "only the owner's manager"). An approved call runs
+//! once, on the replica that took the decision, as its owner: with the context the host's
+//! context function makes for the owner's principal and address, kept with the task (a
+//! [`Caller`] with no HTTP request: a context function that reads headers cannot rebuild it).
+
+use std::collections::HashMap;
+
+use std::net::SocketAddr;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tool_runtime::task::{Claim, TaskRecord};
+use tool_runtime::{Context, Grants, Holder, StoreError, TaskSupport};
+
+use crate::caller::{Caller, Principal};
+use crate::export::error_result;
+use crate::server::McpServer;
+use crate::task::Job;
+
+/// How many waiting calls [`ApprovalDesk::waiting`] reads from the task store at most (the
+/// longest waiting first); those the approver may decide are answered.
+const WAITING_READ: usize = 1_000;
+
+/// Why [`McpServer::with_approver`] refused a tool.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ApproverError {
+    /// The server has no tool of that name.
+    UnknownTool {
+        /// The name given.
+        tool: String,
+    },
+    /// The tool's calls need no approval (`#[tool(needs_approval)]`), so nobody approves them.
+    NoApproval {
+        /// The tool.
+        tool: String,
+    },
+    /// The tool never runs as a task (`#[tool(task = "optional")]`), the only way a call can
+    /// wait for someone else.
+    NotATask {
+        /// The tool.
+        tool: String,
+    },
+}
+
+impl std::fmt::Display for ApproverError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ApproverError::UnknownTool { tool } => {
+                write!(f, "no tool named `{tool}` to name an approver for")
+            }
+            ApproverError::NoApproval { tool } => write!(
+                f,
+                "`{tool}` needs no approval, so nobody approves it: add `needs_approval` to the tool"
+            ),
+            ApproverError::NotATask { tool } => write!(
+                f,
+                "`{tool}` never runs as a task, and a call approved by someone else waits as a task: give the tool `task = \"optional\"` (or \"required\")"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ApproverError {}
+
+/// Which tools' calls are approved by whom: tool name to the approvers' grant.
+pub(crate) type Approvers = HashMap<String, String>;
+
+impl McpServer {
+    /// Calls of `tool` are approved by a holder of the permission `grant` (in their
+    /// [`Grants`]), not by the caller unless the caller holds it too. See [the module](self).
+    /// The tool must need approval and be able to run as a task.
+    pub fn with_approver(
+        mut self,
+        tool: &str,
+        grant: impl Into<String>,
+    ) -> Result<Self, ApproverError> {
+        let tools = self.current();
+        let Some(found) = tools.get(tool) else {
+            return Err(ApproverError::UnknownTool { tool: tool.into() });
+        };
+        if !found.needs_approval() {
+            return Err(ApproverError::NoApproval { tool: tool.into() });
+        }
+        if found.task_support() == TaskSupport::Forbidden {
+            return Err(ApproverError::NotATask { tool: tool.into() });
+        }
+        std::sync::Arc::make_mut(&mut self.approvers).insert(tool.to_owned(), grant.into());
+        Ok(self)
+    }
+
+    /// The grant whose holders approve `tool`'s calls, when it is not the caller's to approve.
+    pub(crate) fn approver_of(&self, tool: &str) -> Option<&str> {
+        if self.approvers.is_empty() {
+            return None;
+        }
+        self.approvers.get(tool).map(String::as_str)
+    }
+
+    /// The approvers' grant of `tool`, when someone else must approve a call `cx` makes.
+    pub(crate) fn approved_by_other(&self, tool: &str, cx: &Context) -> Option<&str> {
+        self.approver_of(tool)
+            .filter(|grant| !cx.get::<Grants>().is_some_and(|g| g.allows(grant)))
+    }
+
+    /// Puts the approval desk of the caller whose context `cx` is in it, when some tool is
+    /// approved by others.
+    pub(crate) fn with_desk(&self, cx: &mut Context) {
+        if !self.approvers.is_empty() {
+            let grants = cx.get::<Grants>().cloned();
+            cx.insert(ApprovalDesk {
+                server: self.clone(),
+                grants,
+            });
+        }
+    }
+}
+
+/// Who owns a task, as kept with it ([`TaskRecord::caller`]): what the context function is
+/// given again when another person approves the owner's call.
+#[derive(Default, Serialize, Deserialize)]
+struct Owner {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    principal: Option<Principal>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    peer: Option<SocketAddr>,
+}
+
+/// What a task keeps of its owner: `None` for a caller with neither a principal nor an address
+/// (stdio).
+pub(crate) fn owner_of(caller: &Caller) -> Option<Value> {
+    if caller.principal.is_none() && caller.peer.is_none() {
+        return None;
+    }
+    serde_json::to_value(Owner {
+        principal: caller.principal.clone(),
+        peer: caller.peer,
+    })
+    .ok()
+}
+
+fn owner_from(kept: Option<&Value>) -> Owner {
+    kept.and_then(|v| Owner::deserialize(v).ok())
+        .unwrap_or_default()
+}
+
+/// Where a person decides the calls waiting for their approval: in the [`Context`] of every
+/// call on a server that names approvers ([`McpServer::with_approver`]). Only calls of tools
+/// whose approvers' grant the deciding caller's [`Grants`] hold are shown and decided; any
+/// other task is answered as unknown.
+#[derive(Clone)]
+pub struct ApprovalDesk {
+    server: McpServer,
+    /// The deciding caller's grants.
+    grants: Option<Grants>,
+}
+
+impl std::fmt::Debug for ApprovalDesk {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApprovalDesk").finish_non_exhaustive()
+    }
+}
+
+/// A call waiting for someone's approval, as [`ApprovalDesk::waiting`] shows it.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Waiting {
+    /// The task's id: what [`ApprovalDesk::decide`] takes.
+    pub task: String,
+    /// The tool it would run.
+    pub tool: String,
+    /// Its arguments, as validated (defaults filled in).
+    pub arguments: Value,
+    /// Who asked for it, when they were authenticated.
+    pub owner: Option<Principal>,
+    /// Since when it waits, in milliseconds since the Unix epoch.
+    pub since_ms: u64,
+}
+
+/// What [`ApprovalDesk::decide`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Decided {
+    /// Approved: the call runs now (here), and its owner finds the result in the task.
+    Approved,
+    /// Rejected: the call was dropped; its task completes with the refusal.
+    Rejected,
+}
+
+/// Why [`ApprovalDesk::decide`] decided nothing.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum DeskError {
+    /// No call of that id waits for this caller's decision: unknown, another's to decide,
+    /// decided already, cancelled or expired.
+    NotWaiting {
+        /// The id given.
+        task: String,
+    },
+    /// The owner may no longer make the call (the host's context function refused them, or
+    /// their grants no longer allow the tool): it was dropped, and its task failed saying why.
+    OwnerRefused {
+        /// Why.
+        reason: String,
+    },
+    /// The task store failed.
+    Store(StoreError),
+}
+
+impl std::fmt::Display for DeskError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DeskError::NotWaiting { task } => {
+                write!(f, "no call {task} waits for your decision")
+            }
+            DeskError::OwnerRefused { reason } => write!(
+                f,
+                "the call was dropped: its owner may no longer make it ({reason})"
+            ),
+            DeskError::Store(e) => write!(f, "the task store failed: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for DeskError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            DeskError::Store(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<StoreError> for DeskError {
+    fn from(e: StoreError) -> Self {
+        DeskError::Store(e)
+    }
+}
+
+impl ApprovalDesk {
+    /// Whether this caller may decide calls of the task's tool.
+    fn decides(&self, task: &TaskRecord) -> bool {
+        self.server
+            .approver_of(&task.tool)
+            .is_some_and(|grant| self.grants.as_ref().is_some_and(|g| g.allows(grant)))
+    }
+
+    /// The calls waiting for a decision this caller may take, the longest waiting first
+    /// (among the 1,000 longest waiting calls of any tool).
+    pub async fn waiting(&self) -> Result<Vec<Waiting>, DeskError> {
+        let tasks = self.server.tasks.waiting(WAITING_READ).await?;
+        Ok(tasks
+            .into_iter()
+            .filter(|t| self.decides(t))
+            .map(|t| Waiting {
+                owner: owner_from(t.caller.as_ref()).principal,
+                arguments: t.arguments.unwrap_or(Value::Null),
+                task: t.id,
+                tool: t.tool,
+                since_ms: t.updated_ms,
+            })
+            .collect())
+    }
+
+    /// Approves (`approve`) or rejects the call waiting as `task`. One decision takes it,
+    /// however many arrive at once on however many replicas; an approved call runs here, as
+    /// its owner, and its result is the task's.
+    pub async fn decide(&self, task: &str, approve: bool) -> Result<Decided, DeskError> {
+        let server = &self.server;
+        let not_waiting = || DeskError::NotWaiting {
+            task: task.to_owned(),
+        };
+        let found = server.tasks.waiting_task(task).await?;
+        let Some(found) = found.filter(|t| self.decides(t)) else {
+            return Err(not_waiting());
+        };
+        let (task, ticket) = match server.tasks.claim(&found.id, &found.owner).await? {
+            Claim::Won { task, ticket } => (task, ticket),
+            Claim::NotWaiting(_) | Claim::Unknown => return Err(not_waiting()),
+        };
+        let tools = server.current();
+        let wording = tools.wording();
+        let Some(ticket) = ticket else {
+            server
+                .finish(&task.id, &error_result(wording.not_pending.to_string()))
+                .await;
+            return Err(not_waiting());
+        };
+        if !approve {
+            let said = match tools.reject(&ticket).await {
+                Ok(_) => wording.approval_declined.to_string(),
+                Err(e) => wording.approval_failed_message(e.message()),
+            };
+            server.finish(&task.id, &error_result(said)).await;
+            return Ok(Decided::Rejected);
+        }
+        // The held call runs as its owner: the context the host makes for the owner's
+        // principal and address, which must still allow the tool.
+        let kept = owner_from(task.caller.as_ref());
+        let owner = Caller {
+            principal: kept.principal,
+            peer: kept.peer,
+            ..Caller::default()
+        };
+        let owned = match server.admit(owner).await {
+            Ok(owned) => tools
+                .get(&task.tool)
+                .filter(|t| t.permits(&owned))
+                .map(|t| (t.clone(), owned))
+                .ok_or_else(|| format!("`{}` is not available to them", task.tool)),
+            Err(refusal) => Err(refusal.message),
+        };
+        let (tool, mut owned) = match owned {
+            Ok(found) => found,
+            Err(reason) => {
+                let _ = tools.reject(&ticket).await;
+                server.fail(&task.id, &reason).await;
+                return Err(DeskError::OwnerRefused { reason });
+            }
+        };
+        if owned.get::<Holder>().is_none() {
+            owned.insert(Holder {
+                owner: task.owner.clone(),
+                ttl: Some(server.tasks.ttl()),
+            });
+        }
+        server.with_desk(&mut owned);
+        server.spawn_task(
+            task.id,
+            task.owner,
+            tools.clone(),
+            tool,
+            owned,
+            Job::Resume(ticket),
+        );
+        Ok(Decided::Approved)
+    }
+}

@@ -155,8 +155,9 @@ fn owner_from(kept: Option<&Value>) -> Owner {
 
 /// Where a person decides the calls waiting for their approval: in the [`Context`] of every
 /// call on a server that names approvers ([`McpServer::with_approver`]). Only calls of tools
-/// whose approvers' grant the deciding caller's [`Grants`] hold are shown and decided; any
-/// other task is answered as unknown.
+/// whose approvers' grant the deciding caller's [`Grants`] hold are shown and decided, and only
+/// calls whose owner the server knew (a principal or an address: not stdio's); any other task
+/// is answered as unknown.
 #[derive(Clone)]
 pub struct ApprovalDesk {
     server: McpServer,
@@ -260,7 +261,7 @@ impl ApprovalDesk {
         let tasks = self.server.tasks.waiting(WAITING_READ).await?;
         Ok(tasks
             .into_iter()
-            .filter(|t| self.decides(t))
+            .filter(|t| t.caller.is_some() && self.decides(t))
             .map(|t| Waiting {
                 owner: owner_from(t.caller.as_ref()).principal,
                 arguments: t.arguments.unwrap_or(Value::Null),
@@ -280,7 +281,9 @@ impl ApprovalDesk {
             task: task.to_owned(),
         };
         let found = server.tasks.waiting_task(task).await?;
-        let Some(found) = found.filter(|t| self.decides(t)) else {
+        // A call whose owner is not known (neither a principal nor an address: stdio) could
+        // not run as them: it is nobody else's to decide.
+        let Some(found) = found.filter(|t| t.caller.is_some() && self.decides(t)) else {
             return Err(not_waiting());
         };
         let (task, ticket) = match server.tasks.claim(&found.id, &found.owner).await? {

@@ -11,6 +11,7 @@ mod tools {
     pub mod cek_riwayat_cuti;
     pub mod cek_sisa_cuti;
     pub mod cek_status_reimburse;
+    pub mod persetujuan;
 }
 
 pub use tools::ajukan_cuti::{HasilAjuan, StatusAjuan, ajukan_cuti};
@@ -18,6 +19,10 @@ pub use tools::cek_cuti_tim::{HasilTim, cek_cuti_tim};
 pub use tools::cek_riwayat_cuti::{HasilRiwayat, cek_riwayat_cuti};
 pub use tools::cek_sisa_cuti::{HasilCuti, cek_sisa_cuti};
 pub use tools::cek_status_reimburse::{HasilReimburse, cek_status_reimburse};
+pub use tools::persetujuan::{
+    AjuanMenunggu, DaftarAjuan, HasilPutusan, StatusPutusan, daftar_persetujuan,
+    putuskan_persetujuan,
+};
 
 use serde::Serialize;
 use tool_runtime::{
@@ -48,12 +53,13 @@ impl Session {
     }
 
     /// The permissions of this role: every employee reads their own leave and reimbursements and
-    /// may request leave; a manager may also read the team's leave balances, but not the team's
-    /// reimbursements (no grant gives that).
+    /// may request leave; a manager may also read the team's leave balances and approve the
+    /// team's leave (where the server asks managers to: [`mcp_server`]), but not read the
+    /// team's reimbursements (no grant gives that).
     pub fn grants(&self) -> Grants {
         let mut g = vec!["hr.cuti.baca", "hr.reimburse.baca", "hr.cuti.ajukan"];
         if self.peran == Peran::Manajer {
-            g.push("hr.tim.cuti.baca");
+            g.extend(["hr.tim.cuti.baca", "hr.cuti.setujui"]);
         }
         Grants::new(g)
     }
@@ -225,7 +231,9 @@ pub async fn context_for(
 }
 
 /// The HR tools as an MCP server whose callers [`Login`] names, with the database at `HR_DB`
-/// (default: the system's temp dir), `HR_MCP_PAGE_SIZE` tools per `tools/list` page, and
+/// (default: the system's temp dir), `HR_MCP_PAGE_SIZE` tools per `tools/list` page,
+/// `HR_PERSETUJUAN=manajer` for leave the employee's manager approves (as a task, through
+/// `daftar-persetujuan` and `putuskan-persetujuan`; by default the employee confirms it), and
 /// `HR_SLOW_BOOKING_MS` to hold each booking's transaction open that long (for the tests that
 /// race bookings), `HR_SLOW_HISTORY_MS` to make each reading of leave history that slow (for
 /// the attack script's slow calls). What replicas share comes from the environment
@@ -252,11 +260,26 @@ pub async fn mcp_server(
         .unwrap_or(50);
     let login = std::sync::Arc::new(login);
     let stores = approval_store().await?;
-    let tools = match &stores {
-        Some((approvals, _)) => tool_set().with_approvals(approvals.clone()),
-        None => tool_set(),
+    let manager_approves = match std::env::var("HR_PERSETUJUAN").as_deref() {
+        Ok("manajer") => true,
+        Ok("sendiri") | Err(_) => false,
+        Ok(other) => {
+            return Err(
+                format!("HR_PERSETUJUAN: expected manajer or sendiri, got {other:?}").into(),
+            );
+        }
     };
+    let mut tools = tool_set();
+    if manager_approves {
+        tools = tools.with_tools([daftar_persetujuan::tool(), putuskan_persetujuan::tool()])?;
+    }
+    if let Some((approvals, _)) = &stores {
+        tools = tools.with_approvals(approvals.clone());
+    }
     let mut server = tool_runtime_mcp::McpServer::new(tools);
+    if manager_approves {
+        server = server.with_approver("ajukan-cuti", "hr.cuti.setujui")?;
+    }
     // A booking runs as a task for a client that follows tasks: kept in the same store as the
     // held approvals, so any replica answers it.
     if let Some((_, tasks)) = stores {
@@ -308,6 +331,7 @@ async fn resource_server(
             "hr.reimburse.baca",
             "hr.cuti.ajukan",
             "hr.tim.cuti.baca",
+            "hr.cuti.setujui",
         ]))
 }
 

@@ -577,6 +577,168 @@ async fn a_booking_task_made_on_one_replica_is_approved_on_both_and_runs_once() 
     );
 }
 
+/// The HR case's manager, as two processes on one PostgreSQL with `HR_PERSETUJUAN=manajer`:
+/// Sari's booking waits for her manager as a task made on replica A; she cannot approve it
+/// herself (B refuses her `tasks/update`, naming the grant), nor can Budi, whose token asks for
+/// the grant his role lacks; Dewi (M-001, who leads Sari's team) finds it on B, decides it
+/// twenty times at once on both replicas: one decision books it once, in Sari's name; a
+/// rejected booking books nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_manager_approves_a_team_members_booking_from_another_replica_once_in_her_name() {
+    let d = deploy_with("manager", 600, &[("HR_PERSETUJUAN", "manajer")]).await;
+    let approver_scopes = "hr hr.cuti.baca hr.reimburse.baca hr.cuti.ajukan hr.cuti.setujui";
+    let sari = d.token("K-001");
+    let dewi = d
+        .issuer
+        .token(RESOURCE, "M-001", approver_scopes, json!({}));
+    let budi = d
+        .issuer
+        .token(RESOURCE, "K-002", approver_scopes, json!({}));
+    let (a, b) = (d.replicas[0].addr, d.replicas[1].addr);
+    let (sari_before, dewi_before) = (d.leave_left("K-001"), d.leave_left("M-001"));
+    let book =
+        |mulai: &str| json!({"name": "ajukan-cuti", "arguments": {"mulai": mulai, "hari": 2}});
+    let call = |addr, token: String, tool: &'static str, arguments: Value| async move {
+        post_2026(addr, &token, &call_2026(9, tool, arguments, None))
+            .await
+            .json()
+    };
+    // A decision changes data: Dewi's client asks her to confirm what her model decided first.
+    let decide = move |addr, token: String, id: &str, setujui: bool| {
+        let arguments = json!({"id": id, "setujui": setujui});
+        async move {
+            let asked = call(
+                addr,
+                token.clone(),
+                "putuskan-persetujuan",
+                arguments.clone(),
+            )
+            .await;
+            let Some(state) = asked["result"]["requestState"].as_str() else {
+                return asked; // refused before asking (busy)
+            };
+            let retry = call_2026(
+                10,
+                "putuskan-persetujuan",
+                arguments,
+                Some((&approve(), state)),
+            );
+            post_2026(addr, &token, &retry).await.json()
+        }
+    };
+
+    let created = task_rpc(a, &sari, "tools/call", book("2027-03-01"))
+        .await
+        .json();
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let waiting = task_until(b, &sari, &id, "input_required").await;
+    assert!(
+        waiting["statusMessage"]
+            .as_str()
+            .unwrap()
+            .contains("`hr.cuti.setujui`"),
+        "{waiting}"
+    );
+    let own = task_rpc(
+        b,
+        &sari,
+        "tasks/update",
+        json!({"taskId": id, "inputResponses": approve()}),
+    )
+    .await
+    .json();
+    assert_eq!(own["error"]["code"], -32602, "her own approval: {own}");
+    assert!(
+        own["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`hr.cuti.setujui`"),
+        "{own}"
+    );
+    for (who, token) in [("Sari", &sari), ("Budi", &budi)] {
+        let hidden = call(a, token.clone(), "daftar-persetujuan", json!({})).await;
+        assert_eq!(
+            hidden["error"]["code"], -32602,
+            "{who} sees no desk: {hidden}"
+        );
+    }
+    let theirs = task_rpc(b, &dewi, "tasks/get", json!({"taskId": id}))
+        .await
+        .json();
+    assert_eq!(
+        theirs["error"]["code"], -32602,
+        "the task stays Sari's: {theirs}"
+    );
+
+    // (A database other tests share may hold their bookings too: only this one is looked for.)
+    let listed = call(b, dewi.clone(), "daftar-persetujuan", json!({})).await;
+    let waiting = listed["result"]["structuredContent"]["menunggu"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{listed}"))
+        .clone();
+    assert!(
+        waiting.contains(&json!({"id": id, "nik": "K-001", "mulai": "2027-03-01", "hari": 2})),
+        "{listed}"
+    );
+    assert_eq!(d.leave_left("K-001"), sari_before, "nothing booked yet");
+    let decisions: Vec<_> = (0..20)
+        .map(|i| {
+            let (addr, token, id) = (d.replicas[i % 2].addr, dewi.clone(), id.clone());
+            tokio::spawn(async move { decide(addr, token, &id, true).await })
+        })
+        .collect();
+    let mut statuses = Vec::new();
+    for d in decisions {
+        let reply = d.await.unwrap();
+        // Beyond one caller's share of calls in progress, refused as busy: not a decision.
+        if let Some(status) = reply["result"]["structuredContent"]["status"].as_str() {
+            statuses.push(status.to_owned());
+        }
+    }
+    assert!(statuses.len() >= 5, "most decisions ran: {statuses:?}");
+    assert_eq!(
+        statuses.iter().filter(|s| *s == "disetujui").count(),
+        1,
+        "{statuses:?}"
+    );
+    assert!(
+        statuses
+            .iter()
+            .all(|s| s == "disetujui" || s == "tidak-ditemukan"),
+        "{statuses:?}"
+    );
+    let done = task_until(a, &sari, &id, "completed").await;
+    assert_eq!(done["result"]["isError"], false, "{done}");
+    assert_eq!(
+        done["result"]["structuredContent"]["status"], "diajukan",
+        "{done}"
+    );
+    assert_eq!(
+        (d.leave_left("K-001"), d.leave_left("M-001")),
+        (sari_before - 2, dewi_before),
+        "twenty decisions, one booking of two days, in Sari's name"
+    );
+
+    let created = task_rpc(b, &sari, "tools/call", book("2027-04-05"))
+        .await
+        .json();
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    task_until(a, &sari, &id, "input_required").await;
+    let rejected = decide(a, dewi.clone(), &id, false).await;
+    assert_eq!(
+        rejected["result"]["structuredContent"]["status"], "ditolak",
+        "{rejected}"
+    );
+    let done = task_until(b, &sari, &id, "completed").await;
+    assert_eq!(done["result"]["isError"], true, "{done}");
+    assert_eq!(
+        d.leave_left("K-001"),
+        sari_before - 2,
+        "a rejected booking books nothing"
+    );
+}
+
 /// Replica A is killed while it runs an approved booking (held open by `HR_SLOW_BOOKING_MS`):
 /// replica B answers the task `working` until A's lease ends, then `failed` with the reason;
 /// the booking did not run (its transaction died with A) and never runs again.

@@ -493,7 +493,10 @@ where
 /// it, with its ticket; a cancelled task stops its runner and drops a late outcome; a finished
 /// task keeps its outcome and cannot be cancelled; a task whose runner stopped renewing is
 /// marked failed by the next reader; an expired task is unknown and forgotten; one owner has at
-/// most two tasks (the suite's bound) running or waiting, and a finished one makes room. `open` gives a handle on the store under test; every call gives one
+/// most two tasks (the suite's bound) running or waiting, and a finished one makes room; the
+/// tasks waiting for input are listed ([`TaskStore::waiting`](crate::task::TaskStore::waiting),
+/// which a store must implement to pass), longest waiting first, with what they hold, and a
+/// task no longer waiting is not. `open` gives a handle on the store under test; every call gives one
 /// on the same data (another process, another replica). Owners are fresh, so stores that other
 /// tests share are fine. Panics, naming the rule, when the store breaks one.
 ///

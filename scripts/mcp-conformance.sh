@@ -58,7 +58,7 @@ ts() { # plan
         echo "$out"
     fi
 }
-fixture_tools='["test_simple_text","test_error_handling","test_logging_tool","test_streaming_elicitation","test_trigger_tool_change","test_json_value","test_tool_with_progress","count_until_cancelled","count_after_approval","counted","greet","slow_compute","failing_job","protocol_error_job","confirm_delete"]'
+fixture_tools='["test_simple_text","test_error_handling","test_logging_tool","test_streaming_elicitation","test_trigger_tool_change","test_json_value","test_tool_with_progress","count_until_cancelled","count_after_approval","counted","greet","slow_compute","failing_job","protocol_error_job","confirm_delete","multi_input"]'
 fixture_calls='[{"name":"test_json_value","arguments":{"json":"[1,{\"a\":2}]"},"isError":false,"structuredContent":{"result":[1,{"a":2}]}},{"name":"test_simple_text","arguments":{},"isError":false},{"name":"test_error_handling","arguments":{},"isError":true}]'
 ts "{\"server\":{\"command\":\"$root/target/debug/mcp-conformance\",\"args\":[\"--stdio\"]},\"tools\":$fixture_tools,\"calls\":$fixture_calls}"
 ts "{\"server\":{\"url\":\"http://127.0.0.1:18942/mcp\"},\"tools\":$fixture_tools,\"calls\":$fixture_calls}"
@@ -71,7 +71,7 @@ ts "{\"server\":{\"url\":\"http://127.0.0.1:18941/mcp\"},\"tools\":[\"cek-sisa-c
 # call, a remote tool that does not say it is read-only (it needs approval, which this client
 # cannot give: refused), and bad arguments stopped at the gateway (an unknown field, a string
 # for a number).
-gw_tools='["pesan-katering","cuaca-terkini","hr_cek-sisa-cuti","hr_cek-riwayat-cuti","hr_cek-status-reimburse","hr_ajukan-cuti","remote_test_simple_text","remote_test_error_handling","remote_test_logging_tool","remote_test_streaming_elicitation","remote_test_trigger_tool_change","remote_test_json_value","remote_test_tool_with_progress","remote_count_until_cancelled","remote_count_after_approval","remote_counted","remote_greet","remote_slow_compute","remote_failing_job","remote_protocol_error_job","remote_confirm_delete"]'
+gw_tools='["pesan-katering","cuaca-terkini","hr_cek-sisa-cuti","hr_cek-riwayat-cuti","hr_cek-status-reimburse","hr_ajukan-cuti","remote_test_simple_text","remote_test_error_handling","remote_test_logging_tool","remote_test_streaming_elicitation","remote_test_trigger_tool_change","remote_test_json_value","remote_test_tool_with_progress","remote_count_until_cancelled","remote_count_after_approval","remote_counted","remote_greet","remote_slow_compute","remote_failing_job","remote_protocol_error_job","remote_confirm_delete","remote_multi_input"]'
 gw_calls='[{"name":"hr_cek-sisa-cuti","arguments":{},"isError":false},{"name":"remote_test_json_value","arguments":{"json":"[1]"},"isError":true},{"name":"hr_cek-sisa-cuti","arguments":{"nik":"K-001"},"isError":true},{"name":"pesan-katering","arguments":{"jumlah_peserta":"25"},"isError":true}]'
 ts "{\"server\":{\"url\":\"http://127.0.0.1:18944/mcp\"},\"tools\":$gw_tools,\"calls\":$gw_calls}"
 # 2026-07-28: every server scenario a tools server can take part in.

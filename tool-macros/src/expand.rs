@@ -294,6 +294,10 @@ fn spec_static(rt: &TokenStream, model: &Tool, names: &Names) -> TokenStream {
         proc_macro2::Span::call_site(),
     );
     let checks = model.args.iter().any(|a| a.attr.validate.is_some());
+    // A tool that takes the call's answers asks the person questions while it runs.
+    let asks = model.ctx.iter().any(|(_, ty)| {
+        matches!(ty, syn::Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Answers"))
+    });
     let requires = &a.requires;
     let allow_lints = check::allow_lint_pairs(&a.allow_lints)
         .into_iter()
@@ -317,6 +321,7 @@ fn spec_static(rt: &TokenStream, model: &Tool, names: &Names) -> TokenStream {
             requires: &[#(#requires),*],
             needs_approval: #needs_approval,
             task: #rt::__private::TaskSupport::#task,
+            asks: #asks,
             checks: #checks,
             allow_lints: &[#(#allow_lints),*],
             annotations: #rt::__private::Annotations {

@@ -22,7 +22,7 @@ use rmcp::service::Peer;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use tool_runtime::{Context, PendingCall, Tool, ToolSet};
+use tool_runtime::{Answers, Context, PendingCall, Tool, ToolSet, Unanswered};
 
 use crate::caller::Caller;
 use crate::export::{error_result, success};
@@ -31,10 +31,22 @@ use crate::limits::Limits;
 /// The key of the approval in `inputRequests` / `inputResponses`.
 pub(crate) const APPROVAL: &str = "approval";
 
-/// What the signed `requestState` carries: the ticket only (the call itself is in the store).
+/// What the signed `requestState` carries: the ticket of a call held for approval (the call
+/// itself is in the store), or the answers to the tool's own questions given so far.
 #[derive(Serialize, Deserialize)]
 struct State {
-    ticket: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ticket: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    answers: Option<Value>,
+}
+
+/// What a retried 2026-07-28 call came back for.
+pub(crate) enum Retried {
+    /// An approval, decided: the answer.
+    Decided(Box<CallToolResponse>),
+    /// The tool's questions: run it again with these answers (the state's and the retry's).
+    Answers(Answers),
 }
 
 /// What the state is bound to, authenticated with it but not stored in it: the principal (or
@@ -137,7 +149,51 @@ pub(crate) async fn hold(
     let options = SealOptions::new()
         .associated_data(&bound)
         .ttl(mrtr.limits.approval_timeout);
-    match mrtr.codec.seal_json_with(&State { ticket }, &options) {
+    let state = State {
+        ticket: Some(ticket),
+        answers: None,
+    };
+    match mrtr.codec.seal_json_with(&state, &options) {
+        Ok(state) => Ok(InputRequiredResult::new(Some(requests), Some(state)).into()),
+        Err(e) => failed(e.to_string()),
+    }
+}
+
+/// The tool asked the person questions (`asked`), with `answers` given so far: the result asks
+/// them, and the state carries the answers, signed and bound like an approval's. A client that
+/// did not declare elicitation is refused as for an approval.
+pub(crate) fn ask_again(
+    tools: &ToolSet,
+    asked: &Unanswered,
+    answers: Option<&Answers>,
+    caller: &Caller,
+    request: &CallToolRequestParams,
+    can_elicit: bool,
+    mrtr: Mrtr<'_>,
+) -> Result<CallToolResponse, rmcp::model::ErrorData> {
+    if !can_elicit {
+        let required =
+            serde_json::from_value(serde_json::json!({"elicitation": {}})).unwrap_or_default();
+        return Err(rmcp::model::ErrorData::missing_required_client_capability(
+            required,
+        ));
+    }
+    let failed = |reason: String| -> Result<CallToolResponse, rmcp::model::ErrorData> {
+        Ok(error_result(tools.wording().approval_failed_message(&reason)).into())
+    };
+    let requests = match crate::ask::requests(asked) {
+        Ok(r) => r,
+        Err(e) => return failed(e),
+    };
+    let state = State {
+        ticket: None,
+        answers: Some(answers.map_or_else(|| serde_json::json!({}), Answers::to_responses)),
+    };
+    let bound = binding(caller, request);
+    let options = SealOptions::new()
+        .associated_data(&bound)
+        .ttl(mrtr.limits.approval_timeout);
+    match mrtr.codec.seal_json_with(&state, &options) {
         Ok(state) => Ok(InputRequiredResult::new(Some(requests), Some(state)).into()),
         Err(e) => failed(e.to_string()),
     }
@@ -154,7 +210,7 @@ pub(crate) async fn finish(
     caller: &Caller,
     request: &CallToolRequestParams,
     mrtr: Mrtr<'_>,
-) -> Result<CallToolResponse, rmcp::model::ErrorData> {
+) -> Result<Retried, rmcp::model::ErrorData> {
     let wording = tools.wording();
     let sealed = request.request_state.as_deref().unwrap_or_default();
     let bound = binding(caller, request);
@@ -172,6 +228,21 @@ pub(crate) async fn finish(
             ));
         }
     };
+    let ticket = match state {
+        State {
+            ticket: Some(ticket),
+            ..
+        } => ticket,
+        State { answers, .. } => {
+            let given = Answers::from_responses(&answers.unwrap_or_default());
+            let responses = request
+                .input_responses
+                .as_ref()
+                .and_then(|r| serde_json::to_value(r).ok())
+                .unwrap_or_default();
+            return Ok(Retried::Answers(given.with_responses(&responses)));
+        }
+    };
     let answer = request
         .input_responses
         .as_ref()
@@ -183,23 +254,59 @@ pub(crate) async fn finish(
             &Value::Object(request.arguments.clone().unwrap_or_default()),
         )
         .map_err(|e| rmcp::model::ErrorData::internal_error(e, None))?;
-        return Ok(InputRequiredResult::new(Some(requests), request.request_state.clone()).into());
+        let again = InputRequiredResult::new(Some(requests), request.request_state.clone());
+        return Ok(Retried::Decided(Box::new(again.into())));
     };
     let approved = serde_json::from_value::<ElicitResult>(answer.clone())
         .is_ok_and(|r| r.action == ElicitationAction::Accept && approves(r.content.as_ref()));
     if !approved {
-        return Ok(error_result(match tools.reject(&state.ticket).await {
-            Ok(true) => wording.approval_declined.to_string(),
-            Ok(false) => wording.not_pending.to_string(),
-            Err(e) => wording.approval_failed_message(e.message()),
-        })
-        .into());
+        return Ok(Retried::Decided(Box::new(
+            error_result(match tools.reject(&ticket).await {
+                Ok(true) => wording.approval_declined.to_string(),
+                Ok(false) => wording.not_pending.to_string(),
+                Err(e) => wording.approval_failed_message(e.message()),
+            })
+            .into(),
+        )));
     }
-    Ok(match tools.resume(cx, &state.ticket).await {
-        Ok(out) => success(tool, out),
-        Err(e) => error_result(tools.model_message(&e)),
+    Ok(Retried::Decided(Box::new(
+        match tools.resume(cx, &ticket).await {
+            Ok(out) => success(tool, out),
+            Err(e) => error_result(tools.model_message(&e)),
+        }
+        .into(),
+    )))
+}
+
+/// Asks the person at a session's client the tool's questions, one after another, each
+/// within the approval timeout: their answers (elicitation results by key), or why they could
+/// not be asked.
+pub(crate) async fn ask_in_session(
+    asked: &Unanswered,
+    peer: &Peer<RoleServer>,
+    limits: &Limits,
+) -> Result<Value, String> {
+    let can_ask = peer
+        .peer_info()
+        .is_some_and(|i| i.capabilities.elicitation.is_some());
+    if !can_ask {
+        return Err("this client cannot ask its user".into());
     }
-    .into())
+    let mut responses = serde_json::Map::new();
+    for (key, request) in crate::ask::requests(asked)? {
+        let InputRequest::Elicitation(request) = request else {
+            continue;
+        };
+        let answer = peer
+            .create_elicitation_with_timeout(request.params, Some(limits.approval_timeout))
+            .await
+            .map_err(|e| e.to_string())?;
+        responses.insert(
+            key,
+            serde_json::to_value(answer).map_err(|e| e.to_string())?,
+        );
+    }
+    Ok(Value::Object(responses))
 }
 
 /// Whether a server's `inputRequests` ask nothing but the approval question this crate asks for

@@ -5,16 +5,19 @@ use std::sync::Arc;
 
 use std::time::Duration;
 
+use rmcp::RoleServer;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ErrorCode, ErrorData, ProgressNotificationParam,
 };
+use rmcp::service::Peer;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tool_runtime::{
-    CallOutput, Context, Holder, Progress, ProgressReport, TaskSupport, ToolError, ToolRef, ToolSet,
+    Answers, CallOutput, Context, Holder, Progress, ProgressReport, TaskSupport, ToolError,
+    ToolRef, ToolSet, Unanswered,
 };
 
-use crate::approval;
+use crate::approval::{self, Retried};
 use crate::export::{error_result, success};
 use crate::incoming::Incoming;
 use crate::limits::Turn;
@@ -117,9 +120,11 @@ impl McpServer {
             return refuse(ToolError::Busy);
         };
         let timeout = tool.timeout().unwrap_or(self.limits.call_timeout);
-        // An approval binds to the arguments as a value: only then are they parsed here.
+        // An approval (or a question) binds to the arguments as a value: only then are they
+        // parsed here.
+        let binds = tool.needs_approval() || tool.asks();
         if stateless
-            && (tool.needs_approval() || request.request_state.is_some())
+            && (binds || request.request_state.is_some())
             && let Some(text) = raw.take()
         {
             request.arguments = Some(serde_json::from_slice(&text).map_err(|e| {
@@ -134,19 +139,24 @@ impl McpServer {
                 ));
             };
             let finish = approval::finish(&tools, tool, &cx, &caller, &request, mrtr);
-            let outcome = tokio::time::timeout(timeout, finish).await;
-            drop(turn);
-            return outcome.unwrap_or_else(|_| {
-                refuse(ToolError::TimedOut {
-                    seconds: timeout.as_secs_f64(),
-                })
-            });
+            match tokio::time::timeout(timeout, finish).await {
+                // The tool's questions answered: it runs again below, with the answers.
+                Ok(Ok(Retried::Answers(answers))) => cx.insert(answers),
+                Ok(Ok(Retried::Decided(answer))) => return Ok(*answer),
+                Ok(Err(e)) => return Err(e),
+                Err(_) => {
+                    return refuse(ToolError::TimedOut {
+                        seconds: timeout.as_secs_f64(),
+                    });
+                }
+            }
         }
-        // A 2026-07-28 approval binds its state to the arguments as sent: only then are they kept.
+        // A 2026-07-28 approval or question binds its state to the arguments as sent: only
+        // then are they kept.
         let arguments = match raw {
             Some(text) => CallArguments::Text(text),
             None => {
-                let arguments = if stateless && tool.needs_approval() {
+                let arguments = if stateless && binds {
                     request.arguments.clone()
                 } else {
                     request.arguments.take()
@@ -154,6 +164,8 @@ impl McpServer {
                 CallArguments::Value(arguments.map_or_else(|| json!({}), Value::Object))
             }
         };
+        // A tool that asks in a session runs again with the answers: its arguments are kept.
+        let replay = (tool.asks() && !stateless).then(|| arguments.to_value());
         let progress = Forwarder::start(&context, tool.blocks());
         if let Some(handle) = &progress.handle {
             cx.insert(handle.clone());
@@ -182,6 +194,13 @@ impl McpServer {
         if !matches!(outcome, Ok(Err(ToolError::ApprovalRequired(_)))) {
             progress.finish().await;
         }
+        let session = Session {
+            tools: &tools,
+            tool,
+            cx: &cx,
+            key: &key,
+            timeout,
+        };
         match outcome {
             Err(_) => refuse(ToolError::TimedOut {
                 seconds: timeout.as_secs_f64(),
@@ -225,9 +244,103 @@ impl McpServer {
                     }
                 }
             }
-            Ok(Err(e)) => refuse(e),
+            // The tool asked the person questions: a 2026-07-28 result asks them (the retry
+            // runs it again); a session asks them now and runs it again here.
+            Ok(Err(e)) => match (e.unanswered().cloned(), context.peer(), replay) {
+                (Some(asked), _, _) if stateless => {
+                    let can_elicit = context
+                        .client_capabilities()
+                        .is_some_and(|c| c.elicitation.is_some());
+                    match self.mrtr() {
+                        Some(mrtr) => approval::ask_again(
+                            &tools,
+                            &asked,
+                            cx.get::<Answers>(),
+                            &caller,
+                            &request,
+                            can_elicit,
+                            mrtr,
+                        ),
+                        None => refuse(ToolError::failed("no key to sign the question")),
+                    }
+                }
+                (Some(asked), Some(peer), Some(arguments)) => {
+                    let asking = self.answer_in_session(session, arguments, asked, peer);
+                    tokio::select! {
+                        answer = Box::pin(asking) => answer,
+                        () = context.ct().cancelled() => {
+                            Err(ErrorData::new(ErrorCode(-32800), "request cancelled", None))
+                        }
+                    }
+                }
+                _ => refuse(e),
+            },
         }
     }
+
+    /// A session's call whose tool asked `asked`: the person is asked, and the tool runs again
+    /// with every answer so far, until it answers (at most [`ROUNDS`] times).
+    async fn answer_in_session(
+        &self,
+        s: Session<'_>,
+        arguments: Value,
+        mut asked: Unanswered,
+        peer: &Peer<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let refuse = |e: ToolError| Ok(error_result(s.tools.model_message(&e)).into());
+        let mut answers = s.cx.get::<Answers>().cloned().unwrap_or_default();
+        for _ in 0..ROUNDS {
+            let responses = match approval::ask_in_session(&asked, peer, &self.limits).await {
+                Ok(responses) => responses,
+                Err(reason) => {
+                    let why = s.tools.wording().approval_failed_message(&reason);
+                    return Ok(error_result(why).into());
+                }
+            };
+            answers = answers.with_responses(&responses);
+            let mut cx = Context::clone(s.cx);
+            cx.insert(answers.clone());
+            let Some(turn) = self.gates.turn(s.key, &self.limits).await else {
+                return refuse(ToolError::Busy);
+            };
+            let again = run(
+                s.tools.clone(),
+                s.tool.clone(),
+                Arc::new(cx),
+                CallArguments::Value(arguments.clone()),
+                turn,
+                &self.pace,
+            );
+            match tokio::time::timeout(s.timeout, again).await {
+                Err(_) => {
+                    return refuse(ToolError::TimedOut {
+                        seconds: s.timeout.as_secs_f64(),
+                    });
+                }
+                Ok(Ok(out)) => return Ok(success(s.tool, out).into()),
+                Ok(Err(e)) => match e.unanswered() {
+                    Some(more) => asked = more.clone(),
+                    None => return refuse(e),
+                },
+            }
+        }
+        refuse(ToolError::failed(format!(
+            "`{}` asked the person {ROUNDS} times without finishing",
+            s.tool.name()
+        )))
+    }
+}
+
+/// How many times a session's call asks the person before it gives up.
+const ROUNDS: usize = 8;
+
+/// What a session's call that asks questions runs again with.
+struct Session<'a> {
+    tools: &'a Arc<ToolSet>,
+    tool: &'a ToolRef,
+    cx: &'a Arc<Context>,
+    key: &'a str,
+    timeout: Duration,
 }
 
 /// A call's [`Progress`]: for a request that carried a `progressToken`, its reports become
@@ -349,6 +462,15 @@ impl CallArguments {
                 tool_runtime::Arguments::text(std::str::from_utf8(&text[..]).unwrap_or("not UTF-8"))
             }
             CallArguments::Value(v) => tool_runtime::Arguments::value(v.clone()),
+        }
+    }
+
+    /// The arguments as a JSON value (text that is not JSON: an empty object, which the
+    /// tool's validation refuses as it would have refused the text).
+    pub(crate) fn to_value(&self) -> Value {
+        match self {
+            CallArguments::Text(text) => serde_json::from_slice(text).unwrap_or_else(|_| json!({})),
+            CallArguments::Value(v) => v.clone(),
         }
     }
 

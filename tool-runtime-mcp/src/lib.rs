@@ -45,6 +45,7 @@
 struct ReadmeDoctests;
 
 mod approval;
+mod ask;
 mod call;
 mod caller;
 mod desk;

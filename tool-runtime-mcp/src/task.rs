@@ -22,8 +22,8 @@ use rmcp::model::{
 use serde_json::{Value, json};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
-use tool_runtime::task::{Claim, TaskError, TaskRecord, TaskStatus};
-use tool_runtime::{Context, Progress, StoreError, ToolError, ToolRef, ToolSet};
+use tool_runtime::task::{Answered, Claim, Held, TaskError, TaskRecord, TaskStatus};
+use tool_runtime::{Answers, Context, Progress, StoreError, ToolError, ToolRef, ToolSet};
 
 use crate::approval::{APPROVAL, approves, question};
 use crate::call::{CallArguments, run};
@@ -238,6 +238,11 @@ impl McpServer {
             }
         });
         cx.insert(progress.clone());
+        // A tool that asks questions runs again with the answers: its arguments are kept.
+        let replay = match &job {
+            Job::Call(arguments) if tool.asks() => Some(arguments.to_value()),
+            _ => None,
+        };
         let cx = Arc::new(cx);
         let limit = tool.timeout().unwrap_or_else(|| self.tasks.ttl());
         let work = async {
@@ -325,13 +330,9 @@ impl McpServer {
                     .and_then(|q| serde_json::to_value(q).map_err(StoreError::from_source))
                 {
                     Ok(input) => {
+                        let held = Held::approval(ticket.clone(), pending.arguments.clone());
                         self.tasks
-                            .wait_for_input(
-                                id,
-                                input,
-                                Some((ticket.clone(), pending.arguments.clone())),
-                                Some(waiting),
-                            )
+                            .wait_for_input(id, input, held, Some(waiting))
                             .await
                     }
                     Err(e) => Err(e),
@@ -343,6 +344,33 @@ impl McpServer {
                         self.fail(id, &tools.wording().approval_failed_message(e.message()))
                             .await;
                     }
+                }
+                return;
+            }
+            // The tool asked the person: the task waits for the answers, then runs it again.
+            Ok(Err(e)) if e.unanswered().is_some() => {
+                let asked = e.unanswered().map(crate::ask::requests_value);
+                let answers = cx
+                    .get::<Answers>()
+                    .map_or_else(|| json!({}), Answers::to_responses);
+                let waits = match (asked, replay) {
+                    (Some(Ok(input)), Some(arguments)) => {
+                        let message = e.unanswered().map(ToString::to_string);
+                        let held = Held::questions(arguments, answers);
+                        self.tasks
+                            .wait_for_input(id, input, held, message)
+                            .await
+                            .map_err(|e| e.to_string())
+                    }
+                    (Some(Err(e)), _) => Err(e),
+                    // Asked after an approval: the approved call cannot be run again.
+                    _ => Err(format!(
+                        "`{}` asked the person a question after its call was approved, which a task cannot answer",
+                        tool.name()
+                    )),
+                };
+                if let Err(reason) = waits {
+                    self.fail(id, &reason).await;
                 }
                 return;
             }
@@ -413,12 +441,36 @@ impl McpServer {
             Ok(None) => return Err(unknown_task(&params.task_id)),
             Err(e) => return Err(store_failed(&e)),
         };
-        let Some(answer) = params.input_responses.get(APPROVAL) else {
-            return Ok(());
-        };
         if task.status != TaskStatus::InputRequired {
             return Ok(());
         }
+        // The tool's own questions: answered, perhaps some at a time; the last answer runs the
+        // tool again here with all of them.
+        if task.ticket.is_none() && task.arguments.is_some() {
+            let responses = params.input_responses.into_iter().collect();
+            let (task, arguments, answers) =
+                match self.tasks.answer(&task.id, &owner, &responses).await {
+                    Ok(Answered::Complete {
+                        task,
+                        arguments,
+                        answers,
+                    }) => (task, arguments, answers),
+                    Ok(_) => return Ok(()),
+                    Err(e) => return Err(store_failed(&e)),
+                };
+            let tools = self.current();
+            let Some(tool) = tools.get(&task.tool).cloned() else {
+                self.fail(&task.id, &tools.wording().not_pending).await;
+                return Ok(());
+            };
+            cx.insert(Answers::from_responses(&answers));
+            let job = Job::Call(CallArguments::Value(arguments));
+            self.spawn_task(task.id, owner, tools.clone(), tool, cx, job);
+            return Ok(());
+        }
+        let Some(answer) = params.input_responses.get(APPROVAL) else {
+            return Ok(());
+        };
         // A call someone else approves waits for them; its owner may still cancel it.
         if let Some(grant) = self.approved_by_other(&task.tool, &cx) {
             return Err(ErrorData::invalid_params(

@@ -14,7 +14,8 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tool_runtime::task::{MemoryTasks, TaskStore};
 use tool_runtime::{
-    ApprovalStore, Context, Grants, MemoryApprovals, Progress, Tasks, ToolSet, tool,
+    Answer, Answers, ApprovalStore, Context, Grants, MemoryApprovals, Progress, Question, Tasks,
+    ToolSet, Unanswered, tool,
 };
 use tool_runtime_mcp::http::HttpServer;
 use tool_runtime_mcp::{ApprovalDesk, ApproverError, DeskError, McpServer, Refusal};
@@ -92,6 +93,44 @@ async fn tutup_buku() -> String {
 )]
 fn hapus_data() -> String {
     "deleted".into()
+}
+
+/// Runs of `dua_pertanyaan`, by label (tests run at once).
+static ASKING_RUNS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+#[tool(
+    description = "Ask the person for a name and a colour at once, then answer with both.",
+    task = "optional"
+)]
+fn dua_pertanyaan(
+    #[arg(description = "A label echoed back", length = 1..=20)] label: String,
+    #[ctx] answers: &Answers,
+) -> Result<String, Unanswered> {
+    ASKING_RUNS.lock().unwrap().push(label.clone());
+    let [nama, warna] = answers.ask([
+        Question::text("nama", "Siapa nama Anda?"),
+        Question::text("warna", "Warna kesukaan Anda?"),
+    ])?;
+    let said = |a: &Answer| {
+        a.accepted()
+            .and_then(|c| c["value"].as_str())
+            .unwrap_or("-")
+            .to_owned()
+    };
+    Ok(format!("{label}: {} likes {}", said(&nama), said(&warna)))
+}
+
+fn runs(label: &str) -> usize {
+    ASKING_RUNS
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|l| *l == label)
+        .count()
+}
+
+fn said(value: &str) -> Value {
+    json!({"action": "accept", "content": {"value": value}})
 }
 
 /// Who is calling: the test's context function names the caller from its address.
@@ -177,6 +216,7 @@ async fn replica(
         bangun_laporan::tool(),
         ajukan_cuti::tool(),
         tutup_buku::tool(),
+        dua_pertanyaan::tool(),
     ])
     .unwrap()
     .with_approvals(approvals.clone());
@@ -636,6 +676,139 @@ async fn a_call_another_person_approves_waits_for_them_and_runs_once_as_its_owne
         json!([]),
         "nothing waits any more"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tasks_questions_are_answered_one_at_a_time_on_any_replica_then_it_runs_again() {
+    let (a, b) = two_replicas().await;
+    let arguments = json!({"label": "task"});
+    let id = task_id(&call(a, SARI, "dua_pertanyaan", arguments, true).await);
+    let waiting = until(b, SARI, &id, "input_required").await;
+    let asked = |w: &Value| {
+        w["inputRequests"]
+            .as_object()
+            .map(|m| m.keys().cloned().collect::<Vec<_>>())
+            .unwrap_or_default()
+    };
+    assert_eq!(asked(&waiting), ["nama", "warna"], "{waiting}");
+    assert_eq!(
+        waiting["inputRequests"]["nama"]["params"]["message"], "Siapa nama Anda?",
+        "{waiting}"
+    );
+    let update =
+        |key: &str, value: &str| json!({"taskId": id, "inputResponses": {key: said(value)}});
+    let ack = rpc(b, SARI, "tasks/update", update("nama", "Sari"), true).await;
+    assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+    let partly = get(a, SARI, &id).await["result"].clone();
+    assert_eq!(partly["status"], "input_required", "{partly}");
+    assert_eq!(asked(&partly), ["warna"], "only the open question is left");
+    // Another caller's answer is refused as for an unknown task, and answers nothing.
+    let theirs = rpc(a, BUDI, "tasks/update", update("warna", "merah"), true).await;
+    assert_eq!(theirs["error"]["code"], -32602, "{theirs}");
+    rpc(a, SARI, "tasks/update", update("warna", "hijau"), true).await;
+    let done = until(b, SARI, &id, "completed").await;
+    assert_eq!(
+        done["result"]["structuredContent"]["result"], "task: Sari likes hijau",
+        "{done}"
+    );
+    assert_eq!(
+        runs("task"),
+        2,
+        "asked once, run again once with both answers"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2026_call_asks_in_its_result_and_the_retries_carry_the_answers() {
+    let (a, _) = two_replicas().await;
+    let ask = |arguments: Value, responses: Value, state: &Value| {
+        let mut params = json!({"name": "dua_pertanyaan", "arguments": arguments});
+        if !state.is_null() {
+            params["inputResponses"] = responses;
+            params["requestState"] = state.clone();
+        }
+        rpc(a, SARI, "tools/call", params, false)
+    };
+    let arguments = json!({"label": "mrtr"});
+    let first = ask(arguments.clone(), Value::Null, &Value::Null).await["result"].clone();
+    assert_eq!(first["resultType"], "input_required", "{first}");
+    let state = first["requestState"].clone();
+    let second =
+        ask(arguments.clone(), json!({"nama": said("Sari")}), &state).await["result"].clone();
+    assert_eq!(second["resultType"], "input_required", "{second}");
+    assert_eq!(
+        second["inputRequests"].as_object().map(|m| m.len()),
+        Some(1),
+        "only the open question: {second}"
+    );
+    assert!(second["inputRequests"].get("warna").is_some(), "{second}");
+    // The state is bound to the arguments it was given for.
+    let other = json!({"label": "other"});
+    let moved = ask(
+        other,
+        json!({"warna": said("biru")}),
+        &second["requestState"],
+    )
+    .await;
+    assert_eq!(moved["error"]["code"], -32602, "{moved}");
+    let done = ask(
+        arguments,
+        json!({"warna": said("hijau")}),
+        &second["requestState"],
+    )
+    .await;
+    assert_eq!(
+        done["result"]["structuredContent"]["result"], "mrtr: Sari likes hijau",
+        "the answer of the first round came back in the state: {done}"
+    );
+    assert_eq!(runs("mrtr"), 3);
+}
+
+#[tokio::test]
+async fn a_sessions_call_asks_through_elicitation_and_runs_again() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let (mut client_in, server_in) = tokio::io::duplex(1 << 16);
+    let (server_out, client_out) = tokio::io::duplex(1 << 16);
+    let set = ToolSet::new([dua_pertanyaan::tool()]).unwrap();
+    tokio::spawn(McpServer::new(set).serve_lines(server_in, server_out));
+    for line in [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"dua_pertanyaan","arguments":{"label":"session"}}}"#,
+    ] {
+        client_in
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .unwrap();
+    }
+    let mut lines = tokio::io::BufReader::new(client_out).lines();
+    let mut asked = Vec::new();
+    let answer = loop {
+        let line = lines.next_line().await.unwrap().expect("a line");
+        let message: Value = serde_json::from_str(&line).unwrap();
+        if message["method"] == "elicitation/create" {
+            let question = message["params"]["message"].as_str().unwrap().to_owned();
+            let value = if question.contains("nama") {
+                "Sari"
+            } else {
+                "hijau"
+            };
+            asked.push(question);
+            let reply = json!({"jsonrpc": "2.0", "id": message["id"], "result": said(value)});
+            client_in
+                .write_all(format!("{reply}\n").as_bytes())
+                .await
+                .unwrap();
+        } else if message["id"] == 2 {
+            break message;
+        }
+    };
+    assert_eq!(asked, ["Siapa nama Anda?", "Warna kesukaan Anda?"]);
+    assert_eq!(
+        answer["result"]["structuredContent"]["result"], "session: Sari likes hijau",
+        "{answer}"
+    );
+    assert_eq!(runs("session"), 2);
 }
 
 #[test]

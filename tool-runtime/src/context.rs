@@ -83,10 +83,11 @@ impl fmt::Debug for Context {
 /// The host value an `impl` group's `&self` refers to.
 ///
 /// A tool's [`Progress`](crate::Progress) is never missing: without one in the context, its
-/// reports go nowhere.
+/// reports go nowhere; nor are its [`Answers`](crate::Answers): without them, none was given.
 pub fn state<T: 'static>(cx: &Context) -> Result<&T, ToolError> {
     cx.get::<T>()
         .or_else(|| (&crate::progress::NONE as &dyn Any).downcast_ref())
+        .or_else(|| (&crate::ask::NONE as &dyn Any).downcast_ref())
         .ok_or(ToolError::MissingContext {
             type_name: std::any::type_name::<T>(),
         })

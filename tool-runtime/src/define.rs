@@ -61,6 +61,7 @@ pub struct ToolDef {
     requires: Vec<String>,
     needs_approval: bool,
     task: TaskSupport,
+    asks: bool,
     annotations: Annotations,
     timeout: Option<Duration>,
     allow_lints: Vec<(String, String)>,
@@ -84,6 +85,7 @@ impl Tool {
             requires: Vec::new(),
             needs_approval: false,
             task: TaskSupport::Forbidden,
+            asks: false,
             annotations: Annotations::default(),
             timeout: None,
             allow_lints: Vec::new(),
@@ -121,6 +123,14 @@ impl ToolDef {
     /// ([`TaskSupport`]; by default it may not).
     pub fn task(mut self, support: TaskSupport) -> Self {
         self.task = support;
+        self
+    }
+
+    /// Whether the handler may ask the person questions while it runs (it reads
+    /// [`Answers`](crate::Answers) from its context and returns [`Unanswered`](crate::Unanswered)):
+    /// a server keeps such a call's arguments to run it again with the answers.
+    pub fn asks(mut self, yes: bool) -> Self {
+        self.asks = yes;
         self
     }
 
@@ -201,6 +211,7 @@ impl ToolDef {
             requires: self.requires,
             needs_approval: self.needs_approval,
             task: self.task,
+            asks: self.asks,
             annotations: self.annotations,
             timeout: self.timeout,
             allow_lints: self.allow_lints,

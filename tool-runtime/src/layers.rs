@@ -17,9 +17,10 @@ pub(crate) const LAYERS: &[&[&str]] = &[
     // approval model.
     &["host", "approval", "progress"],
     &["task"],
-    // What a call produced when it produced no value; the words the model reads.
+    // What a call produced when it produced no value; the words the model reads; the
+    // questions a tool asks the person.
     &["error"],
-    &["wording"],
+    &["wording", "ask"],
     // A call's context, arguments and output.
     &["context", "arguments", "output"],
     // Arguments decoded into parameters.

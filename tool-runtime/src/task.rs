@@ -126,9 +126,14 @@ pub struct TaskRecord {
     /// approves runs as its owner.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub caller: Option<Value>,
-    /// While `input_required`: the held call's arguments, for the person who approves it.
+    /// While `input_required`: the call's arguments, for the person who approves it, or to run
+    /// the tool again with the answers to its questions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arguments: Option<Value>,
+    /// While `input_required` for the tool's own questions: the answers given so far
+    /// (elicitation results by key; see [`Answers`](crate::Answers)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answers: Option<Value>,
     /// Bumped by every change: a store replaces a record only over the version it was read at.
     pub version: u64,
 }
@@ -348,6 +353,61 @@ pub enum Claim {
     Unknown,
 }
 
+/// What a task waiting for input holds, to run on with once answered
+/// ([`Tasks::wait_for_input`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct Held {
+    /// The ticket of the call held for approval.
+    pub ticket: Option<String>,
+    /// The call's arguments.
+    pub arguments: Option<Value>,
+    /// The answers to the tool's questions given so far.
+    pub answers: Option<Value>,
+}
+
+impl Held {
+    /// A call held for approval under `ticket`, with its `arguments` (for who approves it).
+    pub fn approval(ticket: String, arguments: Value) -> Held {
+        Held {
+            ticket: Some(ticket),
+            arguments: Some(arguments),
+            answers: None,
+        }
+    }
+
+    /// A call whose tool asked questions: its `arguments`, and the `answers` given so far.
+    pub fn questions(arguments: Value, answers: Value) -> Held {
+        Held {
+            ticket: None,
+            arguments: Some(arguments),
+            answers: Some(answers),
+        }
+    }
+}
+
+/// What [`Tasks::answer`] did.
+#[derive(Debug)]
+pub enum Answered {
+    /// Every question is answered and this replica took the task: run the tool again here
+    /// with `arguments` and `answers`.
+    Complete {
+        /// The task as it is now (`working` here).
+        task: Box<TaskRecord>,
+        /// The call's arguments.
+        arguments: Value,
+        /// Every answer given.
+        answers: Value,
+    },
+    /// Some questions are still open: the task waits for them.
+    Partial,
+    /// The task does not wait for answers to its questions (it waits for an approval, or
+    /// nothing; the answers were ignored).
+    NotWaiting,
+    /// No such task for this owner.
+    Unknown,
+}
+
 /// The message a task left `working` by a replica that stopped gets.
 pub const RUNNER_LOST: &str =
     "the replica running this task stopped before it finished; it was not run again";
@@ -481,6 +541,7 @@ impl Tasks {
             lease_ms: Some(now.saturating_add(ms(self.lease))),
             caller,
             arguments: None,
+            answers: None,
             version: 0,
         };
         if self.store.create(&task, self.per_owner).await? {
@@ -590,17 +651,21 @@ impl Tasks {
         Ok(changed.is_some_and(|(_, changed)| changed))
     }
 
-    /// A task running here now waits for `input` (what it asks, in the host's shape), with the
-    /// call held under `ticket` with its `arguments`: no replica runs it until
-    /// [`claim`](Self::claim).
+    /// A task running here now waits for `input` (what it asks, in the host's shape: a map of
+    /// questions by key), holding what it runs on with: no replica runs it until
+    /// [`claim`](Self::claim) (an approval) or [`answer`](Self::answer) (its questions).
     pub async fn wait_for_input(
         &self,
         id: &str,
         input: Value,
-        held: Option<(String, Value)>,
+        held: Held,
         message: Option<String>,
     ) -> Result<bool, StoreError> {
-        let (ticket, arguments) = held.unzip();
+        let Held {
+            ticket,
+            arguments,
+            answers,
+        } = held;
         let changed = self
             .change(id, None, |t, now| {
                 self.runs_here(t).then(|| {
@@ -609,6 +674,7 @@ impl Tasks {
                     next.input = Some(input.clone());
                     next.ticket.clone_from(&ticket);
                     next.arguments.clone_from(&arguments);
+                    next.answers.clone_from(&answers);
                     next.message.clone_from(&message);
                     next.runner = None;
                     next.lease_ms = None;
@@ -635,6 +701,7 @@ impl Tasks {
                     next.input = None;
                     next.ticket = None;
                     next.arguments = None;
+                    next.answers = None;
                     next.message = None;
                     next.runner = Some(replica.clone());
                     next.lease_ms = Some(now.saturating_add(lease));
@@ -648,6 +715,71 @@ impl Tasks {
             Some((task, false)) => Claim::NotWaiting(task),
             // The ticket as read in the attempt that took it.
             Some((task, true)) => Claim::Won { task, ticket },
+        })
+    }
+
+    /// Answers some of the questions `owner`'s task `id` waits for (`responses`: elicitation
+    /// results by key; keys it does not ask are ignored). When none remains, this replica takes
+    /// the task to run the tool again: one of any number of answers at once wins.
+    pub async fn answer(
+        &self,
+        id: &str,
+        owner: &str,
+        responses: &serde_json::Map<String, Value>,
+    ) -> Result<Answered, StoreError> {
+        let lease = ms(self.lease);
+        let replica = self.replica.to_string();
+        let mut held = None;
+        let changed = self
+            .change(id, Some(owner), |t, now| {
+                held = None;
+                let (Some(Value::Object(asked)), None, Some(arguments)) =
+                    (&t.input, &t.ticket, &t.arguments)
+                else {
+                    return None;
+                };
+                if t.status != TaskStatus::InputRequired
+                    || !responses.keys().any(|k| asked.contains_key(k))
+                {
+                    return None;
+                }
+                let mut answers = match &t.answers {
+                    Some(Value::Object(m)) => m.clone(),
+                    _ => serde_json::Map::new(),
+                };
+                let mut open = asked.clone();
+                for (k, v) in responses {
+                    if open.remove(k).is_some() {
+                        answers.insert(k.clone(), v.clone());
+                    }
+                }
+                let mut next = t.clone();
+                next.updated_ms = now;
+                if open.is_empty() {
+                    held = Some((arguments.clone(), Value::Object(answers)));
+                    next.status = TaskStatus::Working;
+                    next.input = None;
+                    next.arguments = None;
+                    next.answers = None;
+                    next.message = None;
+                    next.runner = Some(replica.clone());
+                    next.lease_ms = Some(now.saturating_add(lease));
+                } else {
+                    next.input = Some(Value::Object(open));
+                    next.answers = Some(Value::Object(answers));
+                }
+                Some(next)
+            })
+            .await?;
+        Ok(match (changed, held) {
+            (None, _) => Answered::Unknown,
+            (Some((_, false)), _) => Answered::NotWaiting,
+            (Some((task, true)), Some((arguments, answers))) => Answered::Complete {
+                task: Box::new(task),
+                arguments,
+                answers,
+            },
+            (Some((_, true)), None) => Answered::Partial,
         })
     }
 
@@ -715,6 +847,7 @@ fn finished(task: &TaskRecord, status: TaskStatus, outcome: Option<Value>, now: 
     next.input = None;
     next.ticket = None;
     next.arguments = None;
+    next.answers = None;
     next.runner = None;
     next.lease_ms = None;
     next.updated_ms = now;

@@ -569,7 +569,7 @@ where
         a.wait_for_input(
             &task.id,
             serde_json::json!({"approval": {}}),
-            Some(("t-1".into(), arguments.clone())),
+            crate::task::Held::approval("t-1".into(), arguments.clone()),
             None
         )
         .await
@@ -588,7 +588,7 @@ where
     let later = a.start(&budi, None, "ajukan-cuti").await.expect("started");
     std::thread::sleep(Duration::from_millis(2));
     assert!(
-        a.wait_for_input(&later.id, serde_json::json!({}), None, None)
+        a.wait_for_input(&later.id, serde_json::json!({}), Default::default(), None)
             .await
             .expect("waits")
     );
@@ -775,6 +775,89 @@ where
         "an expired task is forgotten"
     );
     assert!(store.get(&old.id).await.expect("read").is_none());
+
+    // A tool's own questions: answered one at a time, on any replica; the last answer takes
+    // the task once, however many arrive at once, with every answer and the arguments.
+    let asks = a.start(&sari, None, "multi_input").await.expect("started");
+    let questions = serde_json::json!({"name": {"q": 1}, "color": {"q": 2}});
+    assert!(
+        a.wait_for_input(
+            &asks.id,
+            questions,
+            crate::task::Held::questions(serde_json::json!({"n": 1}), serde_json::json!({})),
+            None
+        )
+        .await
+        .expect("waits")
+    );
+    let answer = |key: &str| {
+        let mut m = serde_json::Map::new();
+        m.insert(
+            key.into(),
+            serde_json::json!({"action": "accept", "content": {"v": key}}),
+        );
+        m
+    };
+    assert!(
+        matches!(
+            b.answer(&asks.id, &budi, &answer("name"))
+                .await
+                .expect("answered"),
+            crate::task::Answered::Unknown
+        ),
+        "another owner cannot answer it"
+    );
+    assert!(
+        matches!(
+            b.answer(&asks.id, &sari, &answer("unasked"))
+                .await
+                .expect("answered"),
+            crate::task::Answered::NotWaiting
+        ),
+        "an answer to a question it does not ask changes nothing"
+    );
+    assert!(matches!(
+        b.answer(&asks.id, &sari, &answer("name"))
+            .await
+            .expect("answered"),
+        crate::task::Answered::Partial
+    ));
+    let partial = a.get(&asks.id, &sari).await.expect("read").expect("kept");
+    assert_eq!(
+        (partial.status, partial.input.clone()),
+        (
+            TaskStatus::InputRequired,
+            Some(serde_json::json!({"color": {"q": 2}}))
+        ),
+        "only the unanswered question is left"
+    );
+    let replicas: Vec<Tasks> = (0..8).map(|_| replica()).collect();
+    let last = answer("color");
+    let answers =
+        futures_util::future::join_all(replicas.iter().map(|r| r.answer(&asks.id, &sari, &last)))
+            .await;
+    let mut complete = Vec::new();
+    for a in answers {
+        if let crate::task::Answered::Complete {
+            task,
+            arguments,
+            answers,
+        } = a.expect("answered")
+        {
+            assert_eq!(task.status, TaskStatus::Working);
+            assert_eq!(arguments, serde_json::json!({"n": 1}));
+            assert_eq!(
+                answers,
+                serde_json::json!({
+                    "name": {"action": "accept", "content": {"v": "name"}},
+                    "color": {"action": "accept", "content": {"v": "color"}},
+                }),
+                "every answer, kept across replicas"
+            );
+            complete.push(task.id);
+        }
+    }
+    assert_eq!(complete.len(), 1, "eight last answers at once: one runs it");
 
     // One owner has at most `per_owner` tasks; another owner is not affected; a finished task
     // makes room (the one that expires first), a running one never does.

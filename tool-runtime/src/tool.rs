@@ -66,6 +66,8 @@ pub struct Spec {
     pub needs_approval: bool,
     /// Whether a call may run as a task (`#[tool(task = "optional")]`).
     pub task: TaskSupport,
+    /// The tool asks the person questions while it runs (it takes `#[ctx] &Answers`).
+    pub asks: bool,
     /// Parameters have rules of their own (`#[arg(validate = ..)]`): a call is checked against
     /// them before it is held for approval.
     pub checks: bool,
@@ -97,6 +99,7 @@ pub(crate) struct Defined {
     pub(crate) requires: Vec<String>,
     pub(crate) needs_approval: bool,
     pub(crate) task: TaskSupport,
+    pub(crate) asks: bool,
     pub(crate) annotations: Annotations,
     pub(crate) timeout: Option<std::time::Duration>,
     pub(crate) allow_lints: Vec<(String, String)>,
@@ -228,6 +231,15 @@ impl Tool {
         match &self.source {
             Source::Declared(s) => s.task,
             Source::Defined(d) => d.task,
+        }
+    }
+
+    /// Whether the tool may ask the person questions while it runs ([`Answers`](crate::Answers)):
+    /// a server keeps such a call's arguments to run it again with the answers.
+    pub fn asks(&self) -> bool {
+        match &self.source {
+            Source::Declared(s) => s.asks,
+            Source::Defined(d) => d.asks,
         }
     }
 

@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use tool_runtime::{ModelOutput, Progress, ToolSet, tool};
+use tool_runtime::{Answers, ModelOutput, Progress, Question, ToolSet, Unanswered, tool};
 use tool_runtime_mcp::{McpServer, http::HttpServer};
 
 #[allow(clippy::ptr_arg)] // `to_model` takes `&Output`, and the output is a `String`
@@ -164,6 +164,29 @@ fn confirm_delete(
     format!("deleted {filename}")
 }
 
+#[tool(
+    description = "Ask the person two things at once (a name and a confirmation) and answer with both; a task waits for the answers, any number at a time.",
+    task = "optional",
+    to_model = as_text
+)]
+fn multi_input(#[ctx] answers: &Answers) -> Result<String, Unanswered> {
+    let confirm = Question::new(
+        "confirm",
+        "Confirm?",
+        serde_json::json!({
+            "type": "object",
+            "properties": {"confirm": {"type": "boolean"}},
+            "required": ["confirm"],
+        }),
+    );
+    let [name, confirm] = answers.ask([Question::text("name", "Your name?"), confirm])?;
+    Ok(format!(
+        "name: {}, confirm: {}",
+        name.accepted().map_or("-".into(), ToString::to_string),
+        confirm.accepted().map_or("-".into(), ToString::to_string)
+    ))
+}
+
 /// The server, for the tool that changes its tool list.
 static SERVER: OnceLock<McpServer> = OnceLock::new();
 
@@ -194,6 +217,7 @@ fn tools() -> ToolSet {
         failing_job::tool(),
         protocol_error_job::tool(),
         confirm_delete::tool(),
+        multi_input::tool(),
     ])
     .expect("valid tools")
 }

@@ -294,10 +294,13 @@ fn spec_static(rt: &TokenStream, model: &Tool, names: &Names) -> TokenStream {
         proc_macro2::Span::call_site(),
     );
     let checks = model.args.iter().any(|a| a.attr.validate.is_some());
-    // A tool that takes the call's answers asks the person questions while it runs.
-    let asks = model.ctx.iter().any(|(_, ty)| {
-        matches!(ty, syn::Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Answers"))
-    });
+    let asks = model.takes_answers();
+    let ask_first = match &a.ask_first {
+        Some(p) => {
+            quote_spanned!(p.span()=> ::core::option::Option::Some(#p as fn() -> ::std::vec::Vec<#rt::__private::Question>))
+        }
+        None => quote!(::core::option::Option::None),
+    };
     let requires = &a.requires;
     let allow_lints = check::allow_lint_pairs(&a.allow_lints)
         .into_iter()
@@ -322,6 +325,7 @@ fn spec_static(rt: &TokenStream, model: &Tool, names: &Names) -> TokenStream {
             needs_approval: #needs_approval,
             task: #rt::__private::TaskSupport::#task,
             asks: #asks,
+            ask_first: #ask_first,
             checks: #checks,
             allow_lints: &[#(#allow_lints),*],
             annotations: #rt::__private::Annotations {

@@ -233,15 +233,7 @@ pub(crate) async fn finish(
             ticket: Some(ticket),
             ..
         } => ticket,
-        State { answers, .. } => {
-            let given = Answers::from_responses(&answers.unwrap_or_default());
-            let responses = request
-                .input_responses
-                .as_ref()
-                .and_then(|r| serde_json::to_value(r).ok())
-                .unwrap_or_default();
-            return Ok(Retried::Answers(given.with_responses(&responses)));
-        }
+        State { answers, .. } => return Ok(Retried::Answers(merged(answers, request))),
     };
     let answer = request
         .input_responses
@@ -276,6 +268,38 @@ pub(crate) async fn finish(
         }
         .into(),
     )))
+}
+
+/// The answers a retried call carries: those of its state, and the retry's own.
+fn merged(kept: Option<Value>, request: &CallToolRequestParams) -> Answers {
+    let responses = request
+        .input_responses
+        .as_ref()
+        .and_then(|r| serde_json::to_value(r).ok())
+        .unwrap_or_default();
+    Answers::from_responses(&kept.unwrap_or_default()).with_responses(&responses)
+}
+
+/// The answers a retried call carries to the questions its tool asks before it runs: the
+/// state must be one this server signed for those questions, for this caller, tool and
+/// arguments.
+pub(crate) fn answers_in(
+    caller: &Caller,
+    request: &CallToolRequestParams,
+    mrtr: Mrtr<'_>,
+) -> Result<Answers, rmcp::model::ErrorData> {
+    let sealed = request.request_state.as_deref().unwrap_or_default();
+    let bound = binding(caller, request);
+    match mrtr.codec.open_json_with::<State>(sealed, &bound) {
+        Ok(State {
+            ticket: None,
+            answers,
+        }) => Ok(merged(answers, request)),
+        _ => Err(rmcp::model::ErrorData::invalid_params(
+            "invalid or expired requestState",
+            None,
+        )),
+    }
 }
 
 /// Asks the person at a session's client the tool's questions, one after another, each

@@ -13,11 +13,12 @@ use rmcp::service::Peer;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tool_runtime::{
-    Answers, CallOutput, Context, Holder, Progress, ProgressReport, TaskSupport, ToolError,
-    ToolRef, ToolSet, Unanswered,
+    Answers, CallOutput, Context, Holder, Progress, ProgressReport, Question, TaskSupport,
+    ToolError, ToolRef, ToolSet, Unanswered,
 };
 
 use crate::approval::{self, Retried};
+use crate::caller::Caller;
 use crate::export::{error_result, success};
 use crate::incoming::Incoming;
 use crate::limits::Turn;
@@ -69,6 +70,22 @@ impl McpServer {
             return Err(unknown_tool(&tools, name, &cx, &key));
         };
         let refuse = |e: ToolError| Ok(error_result(tools.model_message(&e)).into());
+        // Questions the person answers before the tool runs: answered in this request's state
+        // (2026-07-28) or asked now in a session; only then does the call run or become a task.
+        if let Some(questions) = tool.ask_first() {
+            let first = First {
+                stateless,
+                context: &context,
+                caller: &caller,
+                tools: &tools,
+            };
+            if let Some(answer) = self
+                .answer_first(questions, first, &mut cx, &mut request, &mut raw)
+                .await?
+            {
+                return Ok(answer);
+            }
+        }
         // A caller that can follow a task gets one for a tool that may run as one (made at once:
         // its run takes a turn of the caller's calls when it starts); a tool that runs only as a
         // task refuses a caller who cannot.
@@ -111,7 +128,7 @@ impl McpServer {
             _ => {}
         }
         // A call someone else approves can wait for them only as a task.
-        if let Some(grant) = self.approved_by_other(name, &cx) {
+        if let Some(grant) = self.approved_by_other(tool.name(), &cx) {
             return Ok(
                 error_result(tools.wording().approval_by_other_unavailable_message(grant)).into(),
             );
@@ -278,6 +295,81 @@ impl McpServer {
         }
     }
 
+    /// The questions `tool` asks before it runs, answered: `None` when every one is (the
+    /// answers are in `cx`, the request's state used up), else the answer that asks them.
+    async fn answer_first(
+        &self,
+        questions: Vec<Question>,
+        first: First<'_>,
+        cx: &mut Context,
+        request: &mut CallToolRequestParams,
+        raw: &mut Option<RawText>,
+    ) -> Result<Option<CallToolResponse>, ErrorData> {
+        let mut answers = Answers::new();
+        if first.stateless {
+            // The state binds to the arguments as a value.
+            if let Some(text) = raw.take() {
+                request.arguments = Some(serde_json::from_slice(&text).map_err(|e| {
+                    ErrorData::invalid_params(
+                        format!("the arguments are not a JSON object: {e}"),
+                        None,
+                    )
+                })?);
+            }
+            if request.request_state.is_some() {
+                let Some(mrtr) = self.mrtr() else {
+                    return Err(ErrorData::invalid_params(
+                        "invalid or expired requestState",
+                        None,
+                    ));
+                };
+                answers = approval::answers_in(first.caller, request, mrtr)?;
+                request.request_state = None;
+            }
+        }
+        let missing: Vec<Question> = questions
+            .into_iter()
+            .filter(|q| answers.get(&q.key).is_none())
+            .collect();
+        if !missing.is_empty() {
+            let asked = Unanswered { questions: missing };
+            let tools = first.tools;
+            if first.stateless {
+                let can_elicit = first
+                    .context
+                    .client_capabilities()
+                    .is_some_and(|c| c.elicitation.is_some());
+                let Some(mrtr) = self.mrtr() else {
+                    let e = ToolError::failed("no key to sign the question");
+                    return Ok(Some(error_result(tools.model_message(&e)).into()));
+                };
+                let again = approval::ask_again(
+                    tools,
+                    &asked,
+                    Some(&answers),
+                    first.caller,
+                    request,
+                    can_elicit,
+                    mrtr,
+                );
+                return again.map(Some);
+            }
+            let Some(peer) = first.context.peer() else {
+                let e = ToolError::failed_with(asked);
+                return Ok(Some(error_result(tools.model_message(&e)).into()));
+            };
+            match approval::ask_in_session(&asked, peer, &self.limits).await {
+                Ok(responses) => answers = answers.with_responses(&responses),
+                Err(reason) => {
+                    let why = tools.wording().approval_failed_message(&reason);
+                    return Ok(Some(error_result(why).into()));
+                }
+            }
+        }
+        cx.insert(answers);
+        Ok(None)
+    }
+
     /// A session's call whose tool asked `asked`: the person is asked, and the tool runs again
     /// with every answer so far, until it answers (at most [`ROUNDS`] times).
     async fn answer_in_session(
@@ -333,6 +425,14 @@ impl McpServer {
 
 /// How many times a session's call asks the person before it gives up.
 const ROUNDS: usize = 8;
+
+/// Where a call whose tool asks first came from.
+struct First<'a> {
+    stateless: bool,
+    context: &'a Incoming,
+    caller: &'a Caller,
+    tools: &'a ToolSet,
+}
 
 /// What a session's call that asks questions runs again with.
 struct Session<'a> {

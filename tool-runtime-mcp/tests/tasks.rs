@@ -120,6 +120,28 @@ fn dua_pertanyaan(
     Ok(format!("{label}: {} likes {}", said(&nama), said(&warna)))
 }
 
+fn nama_dulu() -> Vec<Question> {
+    vec![Question::text("nama", "Nama Anda?")]
+}
+
+#[tool(
+    description = "Greet the person by the name they give before it runs.",
+    task = "optional",
+    ask_first = nama_dulu
+)]
+fn sapa_dulu(
+    #[arg(description = "A label echoed back", length = 1..=20)] label: String,
+    #[ctx] answers: &Answers,
+) -> String {
+    ASKING_RUNS.lock().unwrap().push(label.clone());
+    let nama = answers.get("nama");
+    let nama = nama.as_ref().and_then(|a| a.accepted());
+    format!(
+        "{label}: Halo, {}",
+        nama.map_or("?", |f| f["value"].as_str().unwrap_or("?"))
+    )
+}
+
 fn runs(label: &str) -> usize {
     ASKING_RUNS
         .lock()
@@ -217,6 +239,7 @@ async fn replica(
         ajukan_cuti::tool(),
         tutup_buku::tool(),
         dua_pertanyaan::tool(),
+        sapa_dulu::tool(),
     ])
     .unwrap()
     .with_approvals(approvals.clone());
@@ -764,12 +787,47 @@ async fn a_2026_call_asks_in_its_result_and_the_retries_carry_the_answers() {
     assert_eq!(runs("mrtr"), 3);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn questions_asked_first_come_back_in_the_retry_which_makes_the_task() {
+    let (a, _) = two_replicas().await;
+    let call = |responses: Value, state: &Value| {
+        let mut params = json!({"name": "sapa_dulu", "arguments": {"label": "first"}});
+        if !state.is_null() {
+            params["inputResponses"] = responses;
+            params["requestState"] = state.clone();
+        }
+        rpc(a, SARI, "tools/call", params, true)
+    };
+    let asked = call(Value::Null, &Value::Null).await["result"].clone();
+    assert_eq!(asked["resultType"], "input_required", "{asked}");
+    assert!(
+        asked.get("taskId").is_none(),
+        "no task before the answers: {asked}"
+    );
+    assert_eq!(runs("first"), 0, "nothing ran before the answers");
+    let state = asked["requestState"].clone();
+    // A retry without the answer is asked again; a forged state is refused.
+    let again = call(json!({}), &state).await["result"].clone();
+    assert_eq!(again["resultType"], "input_required", "{again}");
+    let forged = call(json!({"nama": said("Sari")}), &json!("rs1.forged")).await;
+    assert_eq!(forged["error"]["code"], -32602, "{forged}");
+    let created = call(json!({"nama": said("Sari")}), &state).await;
+    let id = task_id(&created);
+    assert!(created["result"].get("requestState").is_none(), "{created}");
+    let done = until(a, SARI, &id, "completed").await;
+    assert_eq!(
+        done["result"]["structuredContent"]["result"], "first: Halo, Sari",
+        "the task ran with the answer given before it: {done}"
+    );
+    assert_eq!(runs("first"), 1);
+}
+
 #[tokio::test]
 async fn a_sessions_call_asks_through_elicitation_and_runs_again() {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
     let (mut client_in, server_in) = tokio::io::duplex(1 << 16);
     let (server_out, client_out) = tokio::io::duplex(1 << 16);
-    let set = ToolSet::new([dua_pertanyaan::tool()]).unwrap();
+    let set = ToolSet::new([dua_pertanyaan::tool(), sapa_dulu::tool()]).unwrap();
     tokio::spawn(McpServer::new(set).serve_lines(server_in, server_out));
     for line in [
         r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}}"#,
@@ -809,6 +867,35 @@ async fn a_sessions_call_asks_through_elicitation_and_runs_again() {
         "{answer}"
     );
     assert_eq!(runs("session"), 2);
+
+    // A tool that asks first is asked before it runs, once.
+    let call = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"sapa_dulu","arguments":{"label":"session-first"}}}"#;
+    client_in
+        .write_all(format!("{call}\n").as_bytes())
+        .await
+        .unwrap();
+    let mut asked = Vec::new();
+    let answer = loop {
+        let line = lines.next_line().await.unwrap().expect("a line");
+        let message: Value = serde_json::from_str(&line).unwrap();
+        if message["method"] == "elicitation/create" {
+            asked.push(message["params"]["message"].as_str().unwrap().to_owned());
+            assert_eq!(runs("session-first"), 0, "asked before it runs");
+            let reply = json!({"jsonrpc": "2.0", "id": message["id"], "result": said("Budi")});
+            client_in
+                .write_all(format!("{reply}\n").as_bytes())
+                .await
+                .unwrap();
+        } else if message["id"] == 3 {
+            break message;
+        }
+    };
+    assert_eq!(asked, ["Nama Anda?"]);
+    assert_eq!(
+        answer["result"]["structuredContent"]["result"], "session-first: Halo, Budi",
+        "{answer}"
+    );
+    assert_eq!(runs("session-first"), 1);
 }
 
 #[test]

@@ -10,6 +10,7 @@ pub use crate::arg::{
     DateArg, LengthArg, Num, Number, PatternArg, RangeArg, StrLiteral, ToolArg, check_range,
     to_json,
 };
+pub use crate::ask::Question;
 pub use crate::context::{Context, state};
 pub use crate::decode::{Input, Slot, common_instances, decode, unfilled};
 #[cfg(feature = "testing")]

@@ -68,6 +68,8 @@ pub struct Spec {
     pub task: TaskSupport,
     /// The tool asks the person questions while it runs (it takes `#[ctx] &Answers`).
     pub asks: bool,
+    /// Questions the person answers before the tool runs (`#[tool(ask_first = ..)]`).
+    pub ask_first: Option<fn() -> Vec<crate::ask::Question>>,
     /// Parameters have rules of their own (`#[arg(validate = ..)]`): a call is checked against
     /// them before it is held for approval.
     pub checks: bool,
@@ -238,8 +240,18 @@ impl Tool {
     /// a server keeps such a call's arguments to run it again with the answers.
     pub fn asks(&self) -> bool {
         match &self.source {
-            Source::Declared(s) => s.asks,
+            Source::Declared(s) => s.asks || s.ask_first.is_some(),
             Source::Defined(d) => d.asks,
+        }
+    }
+
+    /// The questions the person answers before the tool runs (`#[tool(ask_first = ..)]`): a
+    /// server asks them before anything runs (before a task is made), then runs the tool with
+    /// the answers in its [`Answers`](crate::Answers).
+    pub fn ask_first(&self) -> Option<Vec<crate::ask::Question>> {
+        match &self.source {
+            Source::Declared(s) => s.ask_first.map(|questions| questions()),
+            Source::Defined(_) => None,
         }
     }
 

@@ -187,6 +187,32 @@ fn multi_input(#[ctx] answers: &Answers) -> Result<String, Unanswered> {
     ))
 }
 
+/// What `test_tool_with_task` asks before it runs.
+fn user_name() -> Vec<Question> {
+    let form = serde_json::json!({
+        "type": "object",
+        "properties": {"name": {"type": "string"}},
+        "required": ["name"],
+    });
+    vec![Question::new("user_name", "What is your name?", form)]
+}
+
+#[tool(
+    description = "Ask the person's name before it runs (in the request's result), then run as a task that greets them.",
+    task = "required",
+    ask_first = user_name,
+    to_model = as_text
+)]
+async fn test_tool_with_task(#[ctx] answers: &Answers) -> String {
+    let name = answers.get("user_name");
+    let name = name
+        .as_ref()
+        .and_then(|a| a.accepted())
+        .and_then(|form| form["name"].as_str())
+        .unwrap_or("nobody");
+    format!("Hello, {name}!")
+}
+
 /// The server, for the tool that changes its tool list.
 static SERVER: OnceLock<McpServer> = OnceLock::new();
 
@@ -218,6 +244,7 @@ fn tools() -> ToolSet {
         protocol_error_job::tool(),
         confirm_delete::tool(),
         multi_input::tool(),
+        test_tool_with_task::tool(),
     ])
     .expect("valid tools")
 }

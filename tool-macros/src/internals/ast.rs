@@ -163,6 +163,14 @@ impl<'a> Tool<'a> {
             .unwrap_or_default()
     }
 
+    /// Whether the tool takes the call's answers (`#[ctx] answers: &Answers`): it asks the
+    /// person questions, and a server runs it again with their answers.
+    pub(crate) fn takes_answers(&self) -> bool {
+        self.ctx.iter().any(|(_, ty)| {
+            matches!(ty, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Answers"))
+        })
+    }
+
     /// Whether each call waits for a person: `needs_approval` when given, otherwise whether
     /// the tool is `destructive`.
     pub(crate) fn needs_approval(&self) -> bool {

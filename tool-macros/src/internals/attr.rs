@@ -28,6 +28,8 @@ pub(crate) struct ToolAttr {
     pub idempotent: Option<syn::LitBool>,
     pub open_world: Option<syn::LitBool>,
     pub to_model: Option<syn::Path>,
+    /// `ask_first = questions`: a `fn() -> Vec<Question>` the person answers before the tool runs.
+    pub ask_first: Option<syn::Path>,
     pub redact: Option<syn::Path>,
     pub allow_lints: Vec<LitStr>,
     /// `timeout = "30s"`: how long one call may run.
@@ -262,6 +264,10 @@ pub(crate) fn parse_tool_attr(cx: &mut Ctxt, args: TokenStream) -> ToolAttr {
             TASK => {
                 let v: LitStr = meta.value()?.parse()?;
                 set_once(cx, &mut attr.task, v, &meta, TASK);
+            }
+            ASK_FIRST => {
+                let v: syn::Path = meta.value()?.parse()?;
+                set_once(cx, &mut attr.ask_first, v, &meta, ASK_FIRST);
             }
             CRATE => {
                 let path = crate_path(&meta)?;

@@ -42,6 +42,22 @@ pub(crate) fn check_tool(cx: &mut Ctxt, tool: &Tool) {
             ),
         );
     }
+    if let Some(first) = &tool.attr.ask_first
+        && !tool.takes_answers()
+    {
+        cx.error_spanned_by(
+            first,
+            "`ask_first` asks the person before the tool runs, and the tool reads their answers from its context: add a parameter `#[ctx] answers: &Answers`",
+        );
+    }
+    if let Some(first) = &tool.attr.ask_first
+        && tool.needs_approval()
+    {
+        cx.error_spanned_by(
+            first,
+            "`ask_first` with approval is not supported yet (an approved call runs without the answers given before it): remove one",
+        );
+    }
     check_tool_description(cx, &tool.attr);
     check_tool_flags(cx, &tool.attr);
     check_tool_name(cx, &tool.name, tool.name_span());

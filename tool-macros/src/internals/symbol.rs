@@ -20,6 +20,7 @@ pub(crate) const CRATE: &str = "crate";
 pub(crate) const TIMEOUT: &str = "timeout";
 pub(crate) const BLOCKING: &str = "blocking";
 pub(crate) const TASK: &str = "task";
+pub(crate) const ASK_FIRST: &str = "ask_first";
 
 // #[arg(...)]
 pub(crate) const RANGE: &str = "range";
@@ -56,6 +57,7 @@ pub(crate) const TOOL_KEYS: &[&str] = &[
     TIMEOUT,
     BLOCKING,
     TASK,
+    ASK_FIRST,
     CRATE,
 ];
 

@@ -46,10 +46,10 @@ impl McpServer {
         context: Incoming,
     ) -> Result<CallToolResponse, ErrorData> {
         let (caller, mut cx) = self.context_for(&context).await?;
-        self.with_desk(&mut cx);
         // On HTTP the arguments arrive as their text, cut out of what rmcp parsed.
         let mut raw = raw_arguments(&context);
         let key = caller.key();
+        self.with_desk(&mut cx, &key);
         // Calls held for approval are the caller's, and wait as long as an approval may take
         // (unless the host's context says otherwise).
         let host_holder = cx.get::<Holder>().is_some();
@@ -95,8 +95,21 @@ impl McpServer {
             && context
                 .client_capabilities()
                 .is_some_and(|c| c.supports_tasks());
+        if support == TaskSupport::Required && !follows_tasks {
+            return Err(crate::task::tasks_required());
+        }
+        // A call someone else approves can wait for them only as a task, whose owner the
+        // server knows (to run the call as them once approved).
+        if let Some(grant) = self.approver_of(tool.name())
+            && !(follows_tasks
+                && request.request_state.is_none()
+                && crate::desk::owner_of(&caller).is_some())
+        {
+            return Ok(
+                error_result(tools.wording().approval_by_other_unavailable_message(grant)).into(),
+            );
+        }
         match support {
-            TaskSupport::Required if !follows_tasks => return Err(crate::task::tasks_required()),
             TaskSupport::Optional | TaskSupport::Required
                 if follows_tasks && request.request_state.is_none() =>
             {
@@ -127,12 +140,7 @@ impl McpServer {
             }
             _ => {}
         }
-        // A call someone else approves can wait for them only as a task.
-        if let Some(grant) = self.approved_by_other(tool.name(), &cx) {
-            return Ok(
-                error_result(tools.wording().approval_by_other_unavailable_message(grant)).into(),
-            );
-        }
+
         let Some(turn) = self.gates.turn(&key, &self.limits).await else {
             return refuse(ToolError::Busy);
         };
@@ -264,6 +272,8 @@ impl McpServer {
             // The tool asked the person questions: a 2026-07-28 result asks them (the retry
             // runs it again); a session asks them now and runs it again here.
             Ok(Err(e)) => match (e.unanswered().cloned(), context.peer(), replay) {
+                // (A tool that did not say it asks cannot be run again: its error is final.)
+                (Some(_), _, _) if !tool.asks() => refuse(e),
                 (Some(asked), _, _) if stateless => {
                     let can_elicit = context
                         .client_capabilities()

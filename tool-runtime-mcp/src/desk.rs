@@ -1,11 +1,12 @@
 //! Approval by another person: a tool whose calls someone other than the caller approves (a
 //! manager approving an employee's leave), named with [`McpServer::with_approver`].
 //!
-//! Such a call, from a caller who lacks the approvers' grant, runs only as a task: it waits
-//! `input_required` (for days if the task store keeps it that long) and its owner cannot approve
-//! it (`tasks/update` is refused, naming the grant; cancelling stays the owner's). A caller that
-//! cannot follow a task is told the call needs someone else's approval, and nothing runs.
-//! Whoever holds the grant finds the waiting calls and decides them through the
+//! Such a call runs only as a task: it waits `input_required` (for days if the task store keeps
+//! it that long) and its owner cannot approve it, even one holding the grant (`tasks/update` is
+//! refused, naming the grant; cancelling stays the owner's). A caller that cannot follow a task,
+//! or that the server could not name again (stdio), is told the call needs someone else's
+//! approval, and nothing runs. Whoever else holds the grant finds the waiting calls and decides
+//! them through the
 //! [`ApprovalDesk`] the server puts in each call's [`Context`] (the host exposes it as tools of
 //! its own, with its own checks, such as "only the owner's manager"). An approved call runs
 //! once, on the replica that took the decision, as its owner: with the context the host's
@@ -98,7 +99,8 @@ impl McpServer {
         Ok(self)
     }
 
-    /// The grant whose holders approve `tool`'s calls, when it is not the caller's to approve.
+    /// The grant whose holders approve `tool`'s calls: someone else than the caller, always
+    /// (a holder of the grant does not approve their own call either).
     pub(crate) fn approver_of(&self, tool: &str) -> Option<&str> {
         if self.approvers.is_empty() {
             return None;
@@ -106,19 +108,14 @@ impl McpServer {
         self.approvers.get(tool).map(String::as_str)
     }
 
-    /// The approvers' grant of `tool`, when someone else must approve a call `cx` makes.
-    pub(crate) fn approved_by_other(&self, tool: &str, cx: &Context) -> Option<&str> {
-        self.approver_of(tool)
-            .filter(|grant| !cx.get::<Grants>().is_some_and(|g| g.allows(grant)))
-    }
-
-    /// Puts the approval desk of the caller whose context `cx` is in it, when some tool is
-    /// approved by others.
-    pub(crate) fn with_desk(&self, cx: &mut Context) {
+    /// Puts the approval desk of the caller `key`, whose context `cx` is, in it, when some tool
+    /// is approved by others.
+    pub(crate) fn with_desk(&self, cx: &mut Context, key: &str) {
         if !self.approvers.is_empty() {
             let grants = cx.get::<Grants>().cloned();
             cx.insert(ApprovalDesk {
                 server: self.clone(),
+                decider: key.to_owned(),
                 grants,
             });
         }
@@ -148,19 +145,41 @@ pub(crate) fn owner_of(caller: &Caller) -> Option<Value> {
     .ok()
 }
 
-fn owner_from(kept: Option<&Value>) -> Owner {
+/// The owner kept with a task, if it can be read back (and is someone: a principal or an
+/// address).
+fn owner_from(kept: Option<&Value>) -> Option<Owner> {
     kept.and_then(|v| Owner::deserialize(v).ok())
-        .unwrap_or_default()
+        .filter(|o| o.principal.is_some() || o.peer.is_some())
+}
+
+/// A waiting call as the desk shows it: the owner's principal without the token's other
+/// claims (the approver needs who, not everything the token said).
+fn waiting(t: TaskRecord) -> Waiting {
+    let owner = owner_from(t.caller.as_ref())
+        .and_then(|o| o.principal)
+        .map(|mut p| {
+            p.claims = serde_json::Map::new();
+            p
+        });
+    Waiting {
+        owner,
+        arguments: t.arguments.unwrap_or(Value::Null),
+        task: t.id,
+        tool: t.tool,
+        since_ms: t.updated_ms,
+    }
 }
 
 /// Where a person decides the calls waiting for their approval: in the [`Context`] of every
 /// call on a server that names approvers ([`McpServer::with_approver`]). Only calls of tools
-/// whose approvers' grant the deciding caller's [`Grants`] hold are shown and decided, and only
-/// calls whose owner the server knew (a principal or an address: not stdio's); any other task
-/// is answered as unknown.
+/// whose approvers' grant the deciding caller's [`Grants`] hold are shown and decided, never
+/// the caller's own, and only calls whose owner the server knew (a principal or an address:
+/// not stdio's); any other task is answered as unknown.
 #[derive(Clone)]
 pub struct ApprovalDesk {
     server: McpServer,
+    /// The deciding caller ([`Caller::key`]): never the owner of what they decide.
+    decider: String,
     /// The deciding caller's grants.
     grants: Option<Grants>,
 }
@@ -248,28 +267,49 @@ impl From<StoreError> for DeskError {
 }
 
 impl ApprovalDesk {
-    /// Whether this caller may decide calls of the task's tool.
+    /// Whether this caller may decide the task: a call of a tool whose approvers' grant they
+    /// hold, not their own, whose owner is known.
     fn decides(&self, task: &TaskRecord) -> bool {
-        self.server
-            .approver_of(&task.tool)
-            .is_some_and(|grant| self.grants.as_ref().is_some_and(|g| g.allows(grant)))
+        task.caller.is_some()
+            && task.owner != self.decider
+            && self
+                .server
+                .approver_of(&task.tool)
+                .is_some_and(|grant| self.grants.as_ref().is_some_and(|g| g.allows(grant)))
     }
 
-    /// The calls waiting for a decision this caller may take, the longest waiting first
-    /// (among the 1,000 longest waiting calls of any tool).
+    /// The tools whose calls this caller approves.
+    fn tools(&self) -> Vec<String> {
+        let Some(grants) = &self.grants else {
+            return Vec::new();
+        };
+        self.server
+            .approvers
+            .iter()
+            .filter(|(_, grant)| grants.allows(grant))
+            .map(|(tool, _)| tool.clone())
+            .collect()
+    }
+
+    /// The calls waiting for a decision this caller may take, the longest waiting first (at
+    /// most 1,000).
     pub async fn waiting(&self) -> Result<Vec<Waiting>, DeskError> {
-        let tasks = self.server.tasks.waiting(WAITING_READ).await?;
+        let tasks = self
+            .server
+            .tasks
+            .waiting(&self.tools(), WAITING_READ)
+            .await?;
         Ok(tasks
             .into_iter()
-            .filter(|t| t.caller.is_some() && self.decides(t))
-            .map(|t| Waiting {
-                owner: owner_from(t.caller.as_ref()).principal,
-                arguments: t.arguments.unwrap_or(Value::Null),
-                task: t.id,
-                tool: t.tool,
-                since_ms: t.updated_ms,
-            })
+            .filter(|t| self.decides(t))
+            .map(waiting)
             .collect())
+    }
+
+    /// The call waiting as `task`, if this caller may decide it.
+    pub async fn get(&self, task: &str) -> Result<Option<Waiting>, DeskError> {
+        let found = self.server.tasks.waiting_task(task).await?;
+        Ok(found.filter(|t| self.decides(t)).map(waiting))
     }
 
     /// Approves (`approve`) or rejects the call waiting as `task`. One decision takes it,
@@ -281,9 +321,7 @@ impl ApprovalDesk {
             task: task.to_owned(),
         };
         let found = server.tasks.waiting_task(task).await?;
-        // A call whose owner is not known (neither a principal nor an address: stdio) could
-        // not run as them: it is nobody else's to decide.
-        let Some(found) = found.filter(|t| t.caller.is_some() && self.decides(t)) else {
+        let Some(found) = found.filter(|t| self.decides(t)) else {
             return Err(not_waiting());
         };
         let (task, ticket) = match server.tasks.claim(&found.id, &found.owner).await? {
@@ -308,19 +346,24 @@ impl ApprovalDesk {
         }
         // The held call runs as its owner: the context the host makes for the owner's
         // principal and address, which must still allow the tool.
-        let kept = owner_from(task.caller.as_ref());
-        let owner = Caller {
-            principal: kept.principal,
-            peer: kept.peer,
-            ..Caller::default()
+        let owned = match owner_from(task.caller.as_ref()) {
+            Some(kept) => {
+                let owner = Caller {
+                    principal: kept.principal,
+                    peer: kept.peer,
+                    ..Caller::default()
+                };
+                server.admit(owner).await.map_err(|refusal| refusal.message)
+            }
+            None => Err("who asked for it could not be read back".to_owned()),
         };
-        let owned = match server.admit(owner).await {
+        let owned = match owned {
             Ok(owned) => tools
                 .get(&task.tool)
                 .filter(|t| t.permits(&owned))
                 .map(|t| (t.clone(), owned))
                 .ok_or_else(|| format!("`{}` is not available to them", task.tool)),
-            Err(refusal) => Err(refusal.message),
+            Err(reason) => Err(reason),
         };
         let (tool, mut owned) = match owned {
             Ok(found) => found,
@@ -336,7 +379,7 @@ impl ApprovalDesk {
                 ttl: Some(server.tasks.ttl()),
             });
         }
-        server.with_desk(&mut owned);
+        server.with_desk(&mut owned, &task.owner);
         server.spawn_task(
             task.id,
             task.owner,

@@ -321,7 +321,7 @@ impl McpServer {
             Ok(Err(ToolError::ApprovalRequired(pending))) => {
                 let ticket = pending.ticket.clone();
                 // Who may answer: the caller, unless the tool is approved by others it is not.
-                let waiting = match self.approved_by_other(&pending.tool, &cx) {
+                let waiting = match self.approver_of(&pending.tool) {
                     Some(grant) => tools.wording().approval_by_other_message(grant),
                     None => tools.wording().approval_waiting.to_string(),
                 };
@@ -348,7 +348,7 @@ impl McpServer {
                 return;
             }
             // The tool asked the person: the task waits for the answers, then runs it again.
-            Ok(Err(e)) if e.unanswered().is_some() => {
+            Ok(Err(e)) if e.unanswered().is_some() && tool.asks() => {
                 let asked = e.unanswered().map(crate::ask::requests_value);
                 let answers = cx
                     .get::<Answers>()
@@ -436,6 +436,7 @@ impl McpServer {
     ) -> Result<(), ErrorData> {
         let (caller, mut cx) = self.context_for(&request).await?;
         let owner = caller.key();
+        self.with_desk(&mut cx, &owner);
         let task = match self.tasks.get(&params.task_id, &owner).await {
             Ok(Some(task)) => task,
             Ok(None) => return Err(unknown_task(&params.task_id)),
@@ -472,10 +473,10 @@ impl McpServer {
             return Ok(());
         };
         // A call someone else approves waits for them; its owner may still cancel it.
-        if let Some(grant) = self.approved_by_other(&task.tool, &cx) {
+        if let Some(grant) = self.approver_of(&task.tool) {
             return Err(ErrorData::invalid_params(
                 format!(
-                    "this task waits for approval by someone holding `{grant}`, which you do not hold; you may cancel it"
+                    "this task waits for approval by someone else holding `{grant}`: its owner cannot approve it, only cancel it"
                 ),
                 None,
             ));

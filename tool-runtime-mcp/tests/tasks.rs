@@ -699,6 +699,40 @@ async fn a_call_another_person_approves_waits_for_them_and_runs_once_as_its_owne
         json!([]),
         "nothing waits any more"
     );
+    // Budi holds the grant, and still does not approve his own booking: not himself (its
+    // task refuses him), not through his desk (it neither shows nor decides it).
+    let own = call(a, BUDI, "cuti_atasan", json!({"hari": 7}), false).await;
+    assert_eq!(own["result"]["isError"], true, "{own}");
+    let id = task_id(&call(a, BUDI, "cuti_atasan", json!({"hari": 7}), true).await);
+    until(b, BUDI, &id, "input_required").await;
+    let approve = json!({"taskId": id, "inputResponses": {"approval": {"action": "accept", "content": {"approve": true}}}});
+    let himself = rpc(b, BUDI, "tasks/update", approve, true).await;
+    assert_eq!(himself["error"]["code"], -32602, "{himself}");
+    assert_eq!(
+        call(a, BUDI, "daftar", json!({}), false).await["result"]["structuredContent"]["result"],
+        json!([]),
+        "his own booking is not on his desk"
+    );
+    let decided = call(
+        b,
+        BUDI,
+        "putuskan",
+        json!({"task": id, "setuju": true}),
+        false,
+    )
+    .await;
+    assert!(
+        decided["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("waits for your decision"),
+        "{decided}"
+    );
+    assert_eq!(
+        get(a, BUDI, &id).await["result"]["status"],
+        "input_required"
+    );
+    assert!(booked(7).is_empty(), "nobody else approved it");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

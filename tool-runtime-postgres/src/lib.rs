@@ -383,11 +383,12 @@ impl TaskStore for PostgresApprovals {
         })
     }
 
-    fn waiting(
-        &self,
+    fn waiting<'a>(
+        &'a self,
         now_ms: u64,
+        tools: &'a [String],
         limit: usize,
-    ) -> BoxFuture<'_, Result<Vec<TaskRecord>, StoreError>> {
+    ) -> BoxFuture<'a, Result<Vec<TaskRecord>, StoreError>> {
         Box::pin(async move {
             let rows = self
                 .client()
@@ -396,8 +397,14 @@ impl TaskStore for PostgresApprovals {
                     "SELECT record FROM tool_runtime_tasks
                      WHERE NOT done AND expires_ms > $1
                        AND record::jsonb ->> 'status' = 'input_required'
+                       AND record::jsonb ->> 'ticket' IS NOT NULL
+                       AND record::jsonb ->> 'tool' = ANY($3)
                      ORDER BY (record::jsonb ->> 'updated_ms')::bigint, id LIMIT $2",
-                    &[&int(now_ms), &i64::try_from(limit).unwrap_or(i64::MAX)],
+                    &[
+                        &int(now_ms),
+                        &i64::try_from(limit).unwrap_or(i64::MAX),
+                        &tools,
+                    ],
                 )
                 .await
                 .map_err(StoreError::from_source)?;

@@ -338,23 +338,27 @@ impl TaskStore for SqliteApprovals {
         }))
     }
 
-    fn waiting(
-        &self,
+    fn waiting<'a>(
+        &'a self,
         now_ms: u64,
+        tools: &'a [String],
         limit: usize,
-    ) -> BoxFuture<'_, Result<Vec<TaskRecord>, StoreError>> {
+    ) -> BoxFuture<'a, Result<Vec<TaskRecord>, StoreError>> {
         let (now, limit) = (int(now_ms), i64::try_from(limit).unwrap_or(i64::MAX));
+        let tools = serde_json::to_string(tools).unwrap_or_else(|_| "[]".into());
         Box::pin(self.with_db(move |db| {
             let mut query = db
                 .prepare(
                     "SELECT record FROM tool_runtime_tasks
                      WHERE done = 0 AND expires_ms > ?1
                        AND json_extract(record, '$.status') = 'input_required'
+                       AND json_extract(record, '$.ticket') IS NOT NULL
+                       AND json_extract(record, '$.tool') IN (SELECT value FROM json_each(?3))
                      ORDER BY json_extract(record, '$.updated_ms'), id LIMIT ?2",
                 )
                 .map_err(StoreError::from_source)?;
             let records = query
-                .query_map(params![now, limit], |r| r.get::<_, String>(0))
+                .query_map(params![now, limit, tools], |r| r.get::<_, String>(0))
                 .map_err(StoreError::from_source)?;
             records
                 .map(|r| {

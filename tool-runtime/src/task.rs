@@ -177,16 +177,18 @@ pub trait TaskStore: Send + Sync {
     /// Forgets the tasks whose time to live ended before `now_ms`; how many.
     fn forget_expired(&self, now_ms: u64) -> BoxFuture<'_, Result<usize, StoreError>>;
 
-    /// At most `limit` tasks `input_required` whose time to live has not ended at `now_ms`, any
-    /// owner's, those waiting longest first: what a person who approves other people's calls
-    /// is shown ([`Tasks::waiting`]). A store that cannot list them keeps this default, which
-    /// says so.
-    fn waiting(
-        &self,
+    /// At most `limit` tasks `input_required` for an approval (holding a
+    /// [`ticket`](TaskRecord::ticket)) of one of `tools`, whose time to live has not ended at
+    /// `now_ms`, any owner's, those waiting longest first: what a person who approves other
+    /// people's calls is shown ([`Tasks::waiting`]). A store that cannot list them keeps this
+    /// default, which says so.
+    fn waiting<'a>(
+        &'a self,
         now_ms: u64,
+        tools: &'a [String],
         limit: usize,
-    ) -> BoxFuture<'_, Result<Vec<TaskRecord>, StoreError>> {
-        let _ = (now_ms, limit);
+    ) -> BoxFuture<'a, Result<Vec<TaskRecord>, StoreError>> {
+        let _ = (now_ms, tools, limit);
         Box::pin(std::future::ready(Err(StoreError::new(
             "this task store cannot list the tasks waiting for input",
         ))))
@@ -198,11 +200,17 @@ pub trait TaskStore: Send + Sync {
 pub fn waiting_first<'a>(
     tasks: impl IntoIterator<Item = &'a TaskRecord>,
     now_ms: u64,
+    tools: &[String],
     limit: usize,
 ) -> Vec<TaskRecord> {
     let mut waiting: Vec<TaskRecord> = tasks
         .into_iter()
-        .filter(|t| t.status == TaskStatus::InputRequired && t.expires_ms > now_ms)
+        .filter(|t| {
+            t.status == TaskStatus::InputRequired
+                && t.ticket.is_some()
+                && t.expires_ms > now_ms
+                && tools.contains(&t.tool)
+        })
         .cloned()
         .collect();
     waiting.sort_by(|a, b| (a.updated_ms, &a.id).cmp(&(b.updated_ms, &b.id)));
@@ -287,12 +295,13 @@ impl TaskStore for MemoryTasks {
         Box::pin(std::future::ready(Ok(before - tasks.len())))
     }
 
-    fn waiting(
-        &self,
+    fn waiting<'a>(
+        &'a self,
         now_ms: u64,
+        tools: &'a [String],
         limit: usize,
-    ) -> BoxFuture<'_, Result<Vec<TaskRecord>, StoreError>> {
-        let waiting = waiting_first(self.lock().values(), now_ms, limit);
+    ) -> BoxFuture<'a, Result<Vec<TaskRecord>, StoreError>> {
+        let waiting = waiting_first(self.lock().values(), now_ms, tools, limit);
         Box::pin(std::future::ready(Ok(waiting)))
     }
 }
@@ -820,17 +829,30 @@ impl Tasks {
         Ok(changed.map(|(task, _)| (held, task)))
     }
 
-    /// At most `limit` tasks waiting for input, any owner's, those waiting longest first: for
-    /// the person who approves other people's calls (the server checks who may see which).
-    pub async fn waiting(&self, limit: usize) -> Result<Vec<TaskRecord>, StoreError> {
-        self.store.waiting(unix_now_ms(), limit).await
+    /// At most `limit` tasks of `tools` waiting for an approval, any owner's, those waiting
+    /// longest first: for the person who approves other people's calls (the server checks who
+    /// may see which).
+    pub async fn waiting(
+        &self,
+        tools: &[String],
+        limit: usize,
+    ) -> Result<Vec<TaskRecord>, StoreError> {
+        if tools.is_empty() || limit == 0 {
+            return Ok(Vec::new());
+        }
+        self.store.waiting(unix_now_ms(), tools, limit).await
     }
 
-    /// The task `id` if it waits for input and has not expired, whoever owns it: what a person
-    /// who approves other people's calls decides on (then [`claim`](Self::claim) with its owner).
+    /// The task `id` if it waits for an approval and has not expired, whoever owns it: what a
+    /// person who approves other people's calls decides on (then [`claim`](Self::claim) with
+    /// its owner).
     pub async fn waiting_task(&self, id: &str) -> Result<Option<TaskRecord>, StoreError> {
         let task = self.store.get(id).await?;
-        Ok(task.filter(|t| t.status == TaskStatus::InputRequired && t.expires_ms > unix_now_ms()))
+        Ok(task.filter(|t| {
+            t.status == TaskStatus::InputRequired
+                && t.ticket.is_some()
+                && t.expires_ms > unix_now_ms()
+        }))
     }
 
     /// Forgets the tasks whose time to live ended.

@@ -588,24 +588,49 @@ where
     let later = a.start(&budi, None, "ajukan-cuti").await.expect("started");
     std::thread::sleep(Duration::from_millis(2));
     assert!(
-        a.wait_for_input(&later.id, serde_json::json!({}), Default::default(), None)
-            .await
-            .expect("waits")
+        a.wait_for_input(
+            &later.id,
+            serde_json::json!({}),
+            crate::task::Held::approval("t-2".into(), serde_json::json!({})),
+            None
+        )
+        .await
+        .expect("waits")
     );
+    // Waiting for answers to its questions, or another tool's approval: not listed.
+    let (mut others, carol) = (Vec::new(), fresh());
+    for tool in ["ajukan-cuti", "ekspor-gaji"] {
+        let other = a.start(&carol, None, tool).await.expect("started");
+        let held = if tool == "ajukan-cuti" {
+            crate::task::Held::questions(serde_json::json!({}), serde_json::json!({}))
+        } else {
+            crate::task::Held::approval("t-3".into(), serde_json::json!({}))
+        };
+        assert!(
+            a.wait_for_input(&other.id, serde_json::json!({"q": {}}), held, None)
+                .await
+                .expect("waits")
+        );
+        others.push(other.id);
+    }
+    let approved_here = ["ajukan-cuti".to_owned()];
     let ours = |all: Vec<crate::task::TaskRecord>| {
         all.into_iter()
-            .filter(|t| t.owner == sari || t.owner == budi)
+            .filter(|t| [&sari, &budi, &carol].contains(&&t.owner))
             .map(|t| (t.id, t.caller, t.arguments))
             .collect::<Vec<_>>()
     };
     assert_eq!(
-        ours(b.waiting(10_000).await.expect("listed")),
+        ours(b.waiting(&approved_here, 10_000).await.expect("listed")),
         vec![
             (task.id.clone(), Some(caller.clone()), Some(arguments)),
-            (later.id.clone(), None, None),
+            (later.id.clone(), None, Some(serde_json::json!({}))),
         ],
         "the tasks waiting for input, longest waiting first, with their owner and arguments"
     );
+    for other in &others {
+        a.cancel(other, &carol).await.expect("cancelled");
+    }
     assert_eq!(
         b.waiting_task(&task.id)
             .await
@@ -647,7 +672,7 @@ where
         "eight answers at once: one takes the task"
     );
     assert!(
-        ours(b.waiting(10_000).await.expect("listed")).is_empty(),
+        ours(b.waiting(&approved_here, 10_000).await.expect("listed")).is_empty(),
         "a task taken or cancelled waits no more"
     );
     assert!(

@@ -107,13 +107,14 @@ fn the_task_suite_fails_a_store_that_replaces_over_any_version() {
         ) -> tool_runtime::BoxFuture<'_, Result<usize, tool_runtime::StoreError>> {
             self.0.forget_expired(now_ms)
         }
-        fn waiting(
-            &self,
+        fn waiting<'a>(
+            &'a self,
             now_ms: u64,
+            tools: &'a [String],
             limit: usize,
-        ) -> tool_runtime::BoxFuture<'_, Result<Vec<TaskRecord>, tool_runtime::StoreError>>
+        ) -> tool_runtime::BoxFuture<'a, Result<Vec<TaskRecord>, tool_runtime::StoreError>>
         {
-            self.0.waiting(now_ms, limit)
+            self.0.waiting(now_ms, tools, limit)
         }
     }
     let store = Arc::new(Blind(MemoryTasks::new()));

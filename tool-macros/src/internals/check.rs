@@ -50,12 +50,15 @@ pub(crate) fn check_tool(cx: &mut Ctxt, tool: &Tool) {
             "`ask_first` asks the person before the tool runs, and the tool reads their answers from its context: add a parameter `#[ctx] answers: &Answers`",
         );
     }
-    if let Some(first) = &tool.attr.ask_first
-        && tool.needs_approval()
-    {
-        cx.error_spanned_by(
-            first,
-            "`ask_first` with approval is not supported yet (an approved call runs without the answers given before it): remove one",
+    if (tool.attr.ask_first.is_some() || tool.takes_answers()) && tool.needs_approval() {
+        let at = tool
+            .attr
+            .ask_first
+            .as_ref()
+            .map_or_else(|| tool.name_span(), syn::spanned::Spanned::span);
+        cx.error_at(
+            at,
+            "a tool that asks the person questions (`#[ctx] &Answers`, `ask_first`) cannot need approval yet (`needs_approval`, or `destructive` without `needs_approval = false`): an approved call does not run again with the answers",
         );
     }
     check_tool_description(cx, &tool.attr);

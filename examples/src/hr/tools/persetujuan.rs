@@ -122,8 +122,8 @@ pub async fn putuskan_persetujuan(
     #[arg(description = "true untuk menyetujui, false untuk menolak")] setujui: bool,
 ) -> Result<HasilPutusan, Gangguan> {
     // Only a booking of the manager's own team is decided.
-    let tim = milik_tim(db, sesi, meja.waiting().await?)?;
-    let status = if !tim.iter().any(|a| a.id == id) {
+    let ajuan = meja.get(&id).await?.into_iter().collect();
+    let status = if milik_tim(db, sesi, ajuan)?.is_empty() {
         StatusPutusan::TidakDitemukan
     } else {
         match meja.decide(&id, setujui).await {

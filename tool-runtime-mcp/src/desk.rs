@@ -77,9 +77,10 @@ impl std::error::Error for ApproverError {}
 pub(crate) type Approvers = HashMap<String, String>;
 
 impl McpServer {
-    /// Calls of `tool` are approved by a holder of the permission `grant` (in their
-    /// [`Grants`]), not by the caller unless the caller holds it too. See [the module](self).
-    /// The tool must need approval and be able to run as a task.
+    /// Calls of `tool` are approved by another person holding the permission `grant` (in their
+    /// [`Grants`]), never by the caller, even one who holds it: such a call waits as a task
+    /// until a holder decides it through their [`ApprovalDesk`], and then runs once, as its
+    /// owner. The tool must need approval and be able to run as a task.
     pub fn with_approver(
         mut self,
         tool: &str,

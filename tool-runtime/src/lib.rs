@@ -122,6 +122,8 @@ pub mod task;
 #[cfg(feature = "testing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
+#[cfg(feature = "tokens")]
+pub mod tokens;
 mod tool;
 mod validate;
 mod wording;

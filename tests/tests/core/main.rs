@@ -9,4 +9,5 @@ mod host;
 mod oracle;
 mod provision;
 mod stores;
+mod tokens;
 mod tracing;

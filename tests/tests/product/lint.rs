@@ -182,7 +182,18 @@ fn every_lint_fires_somewhere_and_each_has_an_id_an_explanation_and_an_english_f
         ]
         .map(ToolRef::from),
     );
-    let lints = lint::check(&ToolSet::new(tools).unwrap());
+    let set = ToolSet::new(tools).unwrap();
+    let mut lints = lint::check(&set);
+    // The token budget's lints come from their own check, with the host's budget.
+    let budget = tool_runtime::tokens::Budget {
+        per_tool: 1,
+        per_request: 1,
+    };
+    lints.extend(lint::check_tokens(
+        &set,
+        tool_runtime::Api::OPENAI_CHAT,
+        budget,
+    ));
     // One of these two fires, as the program keeps JSON keys in order or sorts them.
     let cannot = if lint::keeps_order() {
         "unordered-json"

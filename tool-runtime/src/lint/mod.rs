@@ -76,6 +76,14 @@ pub const LINTS: &[(&str, &str)] = &[
         "unordered-json",
         "this program's serde_json sorts object keys: providers see properties alphabetically, not as declared",
     ),
+    (
+        "tool-tokens",
+        "one tool's exported definition takes more tokens than the host's budget (feature `tokens`)",
+    ),
+    (
+        "request-tokens",
+        "the tool set's definitions together take more tokens than the host's budget for a request (feature `tokens`)",
+    ),
 ];
 
 /// Whether this program keeps JSON object members in declaration order: `false` when serde_json
@@ -425,6 +433,55 @@ fn is_reason(name: &str, p: &Value) -> bool {
     let description = p["description"].as_str().unwrap_or_default().to_lowercase();
     words::all(|p| p.reason_names).any(|n| n == name.to_lowercase())
         || words::all(|p| p.reason_words).any(|w| description.contains(w))
+}
+
+/// The tools of `set` whose definition for `api` takes more than `budget.per_tool` tokens, and
+/// the set when all of them together take more than `budget.per_request` (see
+/// [`crate::tokens`]; an estimate outside the OpenAI APIs, and the message says so). A tool's
+/// `allow_lint = "tool-tokens: why"` silences the first.
+#[cfg(feature = "tokens")]
+pub fn check_tokens(
+    set: &ToolSet,
+    api: crate::provider::Api,
+    budget: crate::tokens::Budget,
+) -> Vec<Lint> {
+    let counted = crate::tokens::of_set(set, api);
+    let how = if crate::tokens::is_exact(api) {
+        "tokens (o200k_base)"
+    } else {
+        "tokens (estimated with o200k_base: this provider's tokenizer is not public)"
+    };
+    let mut out: Vec<Lint> = set
+        .iter()
+        .zip(&counted)
+        .filter(|(t, c)| c.tokens > budget.per_tool && t.silences_lint("tool-tokens").is_none())
+        .map(|(t, c)| Lint {
+            id: "tool-tokens",
+            tool: t.name().into(),
+            message: format!(
+                "its {} definition takes {} {how}, over the budget of {} per tool.",
+                api.id(),
+                c.tokens,
+                budget.per_tool
+            ),
+            fix: "shorten its description and argument descriptions, or split the tool; or defer it so it is sent only when searched for.".into(),
+        })
+        .collect();
+    let total: usize = counted.iter().map(|c| c.tokens).sum();
+    if total > budget.per_request {
+        out.push(Lint {
+            id: "request-tokens",
+            tool: String::new(),
+            message: format!(
+                "the {} tools' {} definitions take {total} {how}, over the budget of {} per request.",
+                counted.len(),
+                api.id(),
+                budget.per_request
+            ),
+            fix: "send fewer tools per request: split the agent, or defer the tools it rarely needs.".into(),
+        });
+    }
+    out
 }
 
 /// Fails a test with every lint of `set`, one per line.

@@ -35,7 +35,7 @@ pub(crate) const LAYERS: &[&[&str]] = &[
     &["provider"],
     // What is built on a tool set and the model APIs.
     &["export", "json", "structured"],
-    &["agent", "choice", "table", "tokens"],
+    &["agent", "choice", "table", "tokens", "search"],
     // Stand-in models for tests (feature `testing`).
     &["testing"],
     &["lint"],

@@ -9,5 +9,4 @@ mod host;
 mod oracle;
 mod provision;
 mod stores;
-mod tokens;
 mod tracing;

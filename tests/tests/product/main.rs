@@ -7,6 +7,7 @@ mod provision;
 
 mod agent;
 mod any_schema;
+mod big_catalog;
 mod catalog;
 mod choice;
 mod defaults;
@@ -18,5 +19,7 @@ mod lint;
 mod provider;
 mod registry;
 mod rig;
+mod search;
 mod streaming;
 mod structured;
+mod tokens;

@@ -1,0 +1,107 @@
+//! A catalog of 500 tools, as a company's grows: every example tool, and generated ones named
+//! and described as its own tools would be (English and Indonesian), for the tests of what a
+//! catalog costs (`tokens.rs`) and how its tools are found (`search.rs`).
+
+use serde_json::{Value, json};
+use tool_runtime::{Tool, ToolRef, ToolSet};
+
+/// Areas of a company's work and what is kept there, for the generated tools.
+const AREAS: &[(&str, &str, &str)] = &[
+    ("cuti", "leave requests", "pengajuan cuti karyawan"),
+    ("gaji", "payslips", "slip gaji karyawan"),
+    ("reimburse", "expense claims", "klaim reimbursement"),
+    (
+        "inventaris",
+        "office inventory items",
+        "barang inventaris kantor",
+    ),
+    ("pelanggan", "customer accounts", "akun pelanggan"),
+    ("faktur", "invoices", "faktur penjualan"),
+    ("pengiriman", "shipments", "pengiriman barang"),
+    ("tiket", "support tickets", "tiket dukungan pelanggan"),
+    ("jadwal", "meeting room bookings", "pemesanan ruang rapat"),
+    ("proyek", "project milestones", "tonggak proyek"),
+    ("kontrak", "supplier contracts", "kontrak pemasok"),
+    ("absensi", "attendance records", "catatan kehadiran"),
+    ("pelatihan", "training enrolments", "pendaftaran pelatihan"),
+    ("aset", "company laptops", "laptop milik perusahaan"),
+    ("anggaran", "department budgets", "anggaran departemen"),
+    ("rekrutmen", "job applications", "lamaran kerja"),
+];
+
+/// What a generated tool does to an area's records.
+const ACTIONS: &[(&str, &str, &str)] = &[
+    ("cek", "Look up one of the", "Ambil satu"),
+    ("daftar", "List the caller's", "Tampilkan daftar"),
+    (
+        "buat",
+        "Create a new entry among the",
+        "Buat entri baru untuk",
+    ),
+    ("ubah", "Change one of the", "Ubah satu"),
+    ("batalkan", "Cancel one of the", "Batalkan satu"),
+    ("ekspor", "Export as CSV the", "Ekspor ke CSV semua"),
+];
+
+/// `n` tools defined at run time, named and described as a company's own tools would be
+/// (English and Indonesian), each with one to three arguments.
+fn generated(n: usize) -> Vec<ToolRef> {
+    let mut tools = Vec::with_capacity(n);
+    'all: for round in 0.. {
+        for (area, english, indonesian) in AREAS {
+            for (verb, en_verb, id_verb) in ACTIONS {
+                if tools.len() == n {
+                    break 'all;
+                }
+                let name = format!("{verb}-{area}-{round}");
+                let description = if (tools.len() + round) % 2 == 0 {
+                    format!(
+                        "{en_verb} {english} by its number; returns the record and when it was last updated. Use when the user names one of their {english}."
+                    )
+                } else {
+                    format!(
+                        "{id_verb} {indonesian} berdasarkan nomornya; mengembalikan data beserta waktu pembaruan terakhirnya. Pakai saat pengguna menyebut {indonesian}."
+                    )
+                };
+                let mut properties = serde_json::Map::new();
+                properties.insert(
+                    "nomor".into(),
+                    json!({"type": "string", "description": format!("The number of the {english} entry, as printed on it"), "minLength": 3, "maxLength": 20}),
+                );
+                if round % 2 == 1 {
+                    properties.insert(
+                        "tahun".into(),
+                        json!({"type": "integer", "description": "Tahun data; tahun ini bila tidak disebut", "minimum": 2000, "maximum": 2100}),
+                    );
+                }
+                if *verb == "ubah" {
+                    properties.insert(
+                        "catatan".into(),
+                        json!({"type": "string", "description": "What to write on the entry", "maxLength": 500}),
+                    );
+                }
+                let required: Vec<&String> = properties.keys().take(1).collect();
+                let schema = json!({
+                    "type": "object",
+                    "properties": properties,
+                    "required": required,
+                    "additionalProperties": false,
+                });
+                let tool = Tool::define(name, description, schema)
+                    .build_fn(|_| async { Ok(Value::Null) })
+                    .expect("a generated tool is a valid definition");
+                tools.push(ToolRef::from(tool));
+            }
+        }
+    }
+    tools
+}
+
+/// Every example tool, and generated ones to make 500.
+pub fn catalog() -> ToolSet {
+    let mut examples: Vec<ToolRef> = examples::hr::tool_set().iter().cloned().collect();
+    examples.extend(examples::perpustakaan::tool_set().iter().cloned());
+    let more = 500 - examples.len();
+    examples.extend(generated(more));
+    ToolSet::new(examples).expect("the catalog's tools have distinct names")
+}

@@ -1,0 +1,197 @@
+//! Finding tools by what a person asks: BM25 ranking over each tool's name, description (with
+//! its boundary sentence) and argument descriptions, for catalogs too large to send whole. The
+//! index only ranks: what a caller may see and call is still the tool set's rules (search a
+//! set made with [`ToolSet::visible_to`], and every call is checked as any other).
+//!
+//! ```
+//! use tool_runtime::{ToolSet, search::ToolIndex, tool};
+//!
+//! #[tool(description = "Return the weather forecast for a city; use when the user asks about rain or temperature.")]
+//! fn cuaca(#[arg(description = "The city's name")] kota: String) -> String { kota }
+//!
+//! #[tool(description = "Order catering portions for a number of guests; use when the user plans an event.")]
+//! fn katering(#[arg(description = "Number of guests", range = 1..=500)] tamu: u32) -> u32 { tamu }
+//!
+//! let set = ToolSet::new([cuaca::tool(), katering::tool()]).unwrap();
+//! let index = ToolIndex::new(&set);
+//! assert_eq!(index.search("will it rain in Bandung tomorrow?", 1)[0].tool, "cuaca");
+//! assert_eq!(index.search("food for 40 guests", 1)[0].tool, "katering");
+//! ```
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::set::ToolSet;
+use crate::tool::Tool;
+
+/// BM25's term-frequency saturation and length normalisation (the usual values).
+const K1: f64 = 1.2;
+const B: f64 = 0.75;
+
+/// How many times a tool's name counts against its description: names are short and exact.
+const NAME_WEIGHT: u32 = 2;
+
+/// Words too common to tell tools apart, in English and Indonesian.
+const STOP: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "how", "i", "in", "is", "it",
+    "its", "me", "my", "of", "on", "or", "the", "this", "to", "use", "what", "when", "which",
+    "with", "you", "your", "ada", "apa", "atau", "bila", "dan", "dari", "di", "ini", "itu", "ke",
+    "saya", "untuk", "yang", "pakai", "saat", "not", "bukan",
+];
+
+/// One tool, as the index keeps it.
+struct Doc {
+    tool: String,
+    terms: HashMap<String, u32>,
+    len: u32,
+}
+
+/// A tool found, with its score (higher is closer).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hit {
+    /// The tool's name.
+    pub tool: String,
+    /// Its BM25 score for the query.
+    pub score: f64,
+}
+
+/// An index over a tool set's tools (built once; the set may be large).
+pub struct ToolIndex {
+    docs: Vec<Doc>,
+    /// In how many tools each term occurs.
+    df: HashMap<String, u32>,
+    avg_len: f64,
+}
+
+impl std::fmt::Debug for ToolIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolIndex")
+            .field("tools", &self.docs.len())
+            .field("terms", &self.df.len())
+            .finish()
+    }
+}
+
+/// The words of `text`: lowercase runs of letters and digits, without the common ones, an
+/// English plural's `s` dropped (`payslips` finds `payslip`; applied to tools and requests
+/// alike, so a word that only looks plural still matches itself).
+fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .filter(|w| !STOP.contains(&w.as_str()))
+        .map(|mut w| {
+            if w.len() > 3 && w.ends_with('s') && !w.ends_with("ss") {
+                w.pop();
+            }
+            w
+        })
+}
+
+/// The argument descriptions of a schema, nested objects and array items included.
+fn argument_text(schema: &Value, out: &mut String) {
+    if let Some(d) = schema.get("description").and_then(Value::as_str) {
+        out.push(' ');
+        out.push_str(d);
+    }
+    if let Some(Value::Object(properties)) = schema.get("properties") {
+        for (name, property) in properties {
+            out.push(' ');
+            out.push_str(name);
+            argument_text(property, out);
+        }
+    }
+    if let Some(items) = schema.get("items") {
+        argument_text(items, out);
+    }
+}
+
+fn document(tool: &Tool) -> Doc {
+    let mut terms: HashMap<String, u32> = HashMap::new();
+    for w in words(tool.name()) {
+        *terms.entry(w).or_default() += NAME_WEIGHT;
+    }
+    let mut text = tool.description().to_owned();
+    argument_text(tool.input_schema(), &mut text);
+    for w in words(&text) {
+        *terms.entry(w).or_default() += 1;
+    }
+    let len = terms.values().sum();
+    Doc {
+        tool: tool.name().to_owned(),
+        terms,
+        len,
+    }
+}
+
+impl ToolIndex {
+    /// The index of every tool of `set`.
+    pub fn new(set: &ToolSet) -> ToolIndex {
+        let docs: Vec<Doc> = set.iter().map(|t| document(t)).collect();
+        let mut df: HashMap<String, u32> = HashMap::new();
+        for d in &docs {
+            for term in d.terms.keys() {
+                *df.entry(term.clone()).or_default() += 1;
+            }
+        }
+        let total: u64 = docs.iter().map(|d| u64::from(d.len)).sum();
+        let avg_len = if docs.is_empty() {
+            1.0
+        } else {
+            total as f64 / docs.len() as f64
+        };
+        ToolIndex { docs, df, avg_len }
+    }
+
+    /// How many tools it holds.
+    pub fn len(&self) -> usize {
+        self.docs.len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.docs.is_empty()
+    }
+
+    /// At most `limit` tools matching `query`, best first (ties by name); tools sharing no
+    /// word with it are not found.
+    pub fn search(&self, query: &str, limit: usize) -> Vec<Hit> {
+        let mut query: Vec<String> = words(query).collect();
+        query.sort();
+        query.dedup();
+        let n = self.docs.len() as f64;
+        let idf: Vec<(&str, f64)> = query
+            .iter()
+            .filter_map(|t| {
+                let df = f64::from(*self.df.get(t)?);
+                Some((t.as_str(), (1.0 + (n - df + 0.5) / (df + 0.5)).ln()))
+            })
+            .collect();
+        let mut hits: Vec<Hit> = self
+            .docs
+            .iter()
+            .filter_map(|d| {
+                let norm = K1 * (1.0 - B + B * f64::from(d.len) / self.avg_len);
+                let score: f64 = idf
+                    .iter()
+                    .filter_map(|(t, idf)| {
+                        let tf = f64::from(*d.terms.get(*t)?);
+                        Some(idf * tf * (K1 + 1.0) / (tf + norm))
+                    })
+                    .sum();
+                (score > 0.0).then(|| Hit {
+                    tool: d.tool.clone(),
+                    score,
+                })
+            })
+            .collect();
+        hits.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then_with(|| a.tool.cmp(&b.tool))
+        });
+        hits.truncate(limit);
+        hits
+    }
+}

@@ -115,6 +115,7 @@ mod output;
 mod progress;
 pub mod provider;
 mod schema;
+#[cfg(feature = "search")]
 pub mod search;
 mod set;
 pub mod structured;

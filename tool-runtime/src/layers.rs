@@ -30,6 +30,8 @@ pub(crate) const LAYERS: &[&[&str]] = &[
     // A tool, a call, a tool set.
     &["tool"],
     &["call", "define"],
+    // Which tools a request sends only once the model found them.
+    &["defer"],
     &["set"],
     // The model APIs, one file each.
     &["provider"],

@@ -102,6 +102,7 @@ mod call;
 pub mod choice;
 mod context;
 mod decode;
+mod defer;
 mod define;
 pub mod docs;
 mod error;

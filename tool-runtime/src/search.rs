@@ -19,11 +19,26 @@
 //! ```
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
-use crate::set::ToolSet;
+use crate::context::Context;
+use crate::defer::Deferral;
+use crate::error::ToolError;
+use crate::future::BoxFuture;
+use crate::handler::Handler;
+use crate::host::Annotations;
+use crate::set::{ToolRef, ToolSet, ToolSetError};
 use crate::tool::Tool;
+
+/// The name of the tool a set with [deferred](ToolSet::defer) tools offers the model to find
+/// them.
+pub const SEARCH_TOOL: &str = crate::defer::SEARCH_TOOL;
+
+/// Tools one search returns when the model does not say, and at most.
+const FOUND_BY_DEFAULT: usize = 5;
+const MOST_FOUND: usize = 10;
 
 /// BM25's term-frequency saturation and length normalisation (the usual values).
 const K1: f64 = 1.2;
@@ -128,7 +143,11 @@ fn document(tool: &Tool) -> Doc {
 impl ToolIndex {
     /// The index of every tool of `set`.
     pub fn new(set: &ToolSet) -> ToolIndex {
-        let docs: Vec<Doc> = set.iter().map(|t| document(t)).collect();
+        ToolIndex::of(set.iter().map(|t| &**t))
+    }
+
+    fn of<'t>(tools: impl Iterator<Item = &'t Tool>) -> ToolIndex {
+        let docs: Vec<Doc> = tools.map(document).collect();
         let mut df: HashMap<String, u32> = HashMap::new();
         for d in &docs {
             for term in d.terms.keys() {
@@ -194,4 +213,120 @@ impl ToolIndex {
         hits.truncate(limit);
         hits
     }
+}
+
+/// What the search tool searches: the deferred tools and their index.
+struct Catalog {
+    index: ToolIndex,
+    tools: HashMap<String, ToolRef>,
+}
+
+impl Handler for Catalog {
+    /// The deferred tools best matching the query that this caller may call, best first.
+    fn call<'a>(
+        &'a self,
+        cx: &'a Context,
+        arguments: Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        let query = arguments["query"].as_str().unwrap_or_default();
+        let limit = arguments["limit"]
+            .as_u64()
+            .map_or(FOUND_BY_DEFAULT, |l| (l as usize).min(MOST_FOUND));
+        let found = self
+            .index
+            .search(query, usize::MAX)
+            .into_iter()
+            .filter_map(|hit| self.tools.get(&hit.tool))
+            .filter(|tool| tool.permits(cx))
+            .take(limit);
+        let answer = Deferral::answer(found.map(|t| (t.name(), t.description())));
+        Box::pin(std::future::ready(Ok(answer)))
+    }
+}
+
+impl ToolSet {
+    /// The set with the tools `which` picks **deferred**: a request does not send them until
+    /// the model finds one with the set's search tool ([`SEARCH_TOOL`], added here), which
+    /// ranks them by name, description and argument descriptions ([`ToolIndex`]) and returns
+    /// only tools the caller may call. In the agent loop a tool found joins the next request
+    /// ([`Conversation::found`](crate::agent::Conversation::found)); Anthropic's API gets every
+    /// deferred tool marked `defer_loading` with its own search tool instead
+    /// ([`Provider::tool_search`](crate::provider::Provider::tool_search)).
+    ///
+    /// Deferring changes what the model *sees*, never what it may do: a deferred tool stays in
+    /// the set, and every call of it is validated, permission-checked and approval-gated like
+    /// any other. A tool added after this is not deferred. A set that already has a tool named
+    /// [`SEARCH_TOOL`] (or was deferred before) is refused.
+    ///
+    /// ```
+    /// use tool_runtime::{Api, ToolSet, tool};
+    /// use tool_runtime::agent::Conversation;
+    /// use tool_runtime::provider::Request;
+    ///
+    /// #[tool(description = "Return the weather forecast for a city.")]
+    /// fn cuaca(#[arg(description = "The city's name")] kota: String) -> String { kota }
+    ///
+    /// #[tool(description = "Order catering portions for a number of guests.")]
+    /// fn katering(#[arg(description = "Number of guests", range = 1..=500)] tamu: u32) -> u32 { tamu }
+    ///
+    /// let tools = ToolSet::new([cuaca::tool(), katering::tool()]).unwrap()
+    ///     .defer(|t| t.name() == "katering").unwrap();
+    /// let request = Request::new("gpt-4.1").tools(&tools);
+    /// let mut conversation = Conversation::new(Api::OPENAI_CHAT);
+    /// conversation.push_user("Catering for 25?");
+    /// let sent = conversation.request(&request).unwrap().body;
+    /// let names: Vec<_> = sent["tools"].as_array().unwrap().iter().map(|t| &t["function"]["name"]).collect();
+    /// assert_eq!(names, ["cuaca", "search_tools"]); // katering waits to be found
+    ///
+    /// conversation.found.push("katering".into()); // what the agent loop does when the search finds it
+    /// let sent = conversation.request(&request).unwrap().body;
+    /// assert_eq!(sent["tools"].as_array().unwrap().len(), 3);
+    /// ```
+    pub fn defer(self, which: impl Fn(&Tool) -> bool) -> Result<ToolSet, ToolSetError> {
+        let deferred: Vec<ToolRef> = self.iter().filter(|t| which(t)).cloned().collect();
+        if deferred.is_empty() {
+            return Ok(self);
+        }
+        let catalog = Catalog {
+            index: ToolIndex::of(deferred.iter().map(|t| &**t)),
+            tools: deferred
+                .iter()
+                .map(|t| (t.name().to_owned(), t.clone()))
+                .collect(),
+        };
+        let names = catalog.tools.keys().cloned().collect();
+        let mut set = self.with_tools([search_tool(catalog)])?;
+        set.deferred = Some(Arc::new(Deferral::new(names)));
+        Ok(set)
+    }
+}
+
+/// The tool that finds deferred tools.
+fn search_tool(catalog: Catalog) -> Tool {
+    Tool::define(
+        SEARCH_TOOL,
+        "Find tools that are not listed yet: say in a few words what you need a tool for \
+         (English or Indonesian). Returns the best matching tools' names and descriptions; the \
+         tools found can be called from your next turn.",
+        json!({
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "minLength": 1, "maxLength": 200,
+                          "description": "What the tool should do, in a few words"},
+                "limit": {"type": "integer", "minimum": 1, "maximum": MOST_FOUND,
+                          "description": "How many tools to return (5 when left out)"}
+            },
+            "required": ["query"],
+            "additionalProperties": false
+        }),
+    )
+    .not_for("doing the task itself: call the tool it finds")
+    .annotations(Annotations {
+        read_only: Some(true),
+        idempotent: Some(true),
+        open_world: Some(false),
+        ..Annotations::default()
+    })
+    .build(catalog)
+    .expect("the search tool's definition is valid")
 }

@@ -10,6 +10,9 @@ use crate::approval::{ApprovalStore, StoreError};
 use crate::arguments::Arguments;
 use crate::call::{Call, Lookup, Middleware, Pipeline};
 use crate::context::Context;
+#[cfg(feature = "search")]
+use crate::defer::Deferral;
+use crate::defer::Loading;
 use crate::error::ToolError;
 use crate::tool::Tool;
 use crate::validate::SchemaError;
@@ -171,6 +174,9 @@ pub struct ToolSet {
     by_name: FxHashMap<Box<str>, usize>,
     /// Where calls that need approval wait, and what wraps every call (outermost first).
     pipeline: Pipeline,
+    /// The tools sent only once the model finds them ([`ToolSet::defer`]).
+    #[cfg(feature = "search")]
+    pub(crate) deferred: Option<Arc<Deferral>>,
 }
 
 impl fmt::Debug for ToolSet {
@@ -193,6 +199,8 @@ impl ToolSet {
             by_name: FxHashMap::default(),
             wording: Arc::default(),
             pipeline: Pipeline::new(),
+            #[cfg(feature = "search")]
+            deferred: None,
         }
         .with_tools(tools)
     }
@@ -370,7 +378,34 @@ impl ToolSet {
             by_name,
             wording: self.wording.clone(),
             pipeline: self.pipeline.clone(),
+            #[cfg(feature = "search")]
+            deferred: self.deferred.clone(),
         }
+    }
+
+    /// How a request offers the tool named `name`.
+    pub(crate) fn loading(&self, name: &str) -> Loading {
+        #[cfg(feature = "search")]
+        if let Some(deferred) = &self.deferred {
+            return deferred.loading(name);
+        }
+        let _ = name;
+        Loading::Always
+    }
+
+    /// The name of the set's search tool, when it defers tools.
+    pub(crate) fn search_tool(&self) -> Option<&'static str> {
+        #[cfg(feature = "search")]
+        if self.deferred.is_some() {
+            return Some(crate::defer::SEARCH_TOOL);
+        }
+        None
+    }
+
+    /// Whether the tool named `name` is sent only once the model finds it
+    /// ([`defer`](ToolSet::defer), feature `search`).
+    pub fn is_deferred(&self, name: &str) -> bool {
+        self.loading(name) == Loading::Deferred
     }
 
     /// The set with its own wording of the model-facing messages (see [`Wording`]).

@@ -11,6 +11,7 @@ mod big_catalog;
 mod catalog;
 mod choice;
 mod defaults;
+mod deferred;
 mod differential;
 mod export;
 mod fuzz;

@@ -67,6 +67,7 @@ pub use write::render;
 
 use crate::approval::PendingCall;
 use crate::context::Context;
+use crate::defer::{Loading, found_in};
 use crate::provider::{
     Api, HttpRequest, ReadError, Reply, Request, RequestError, StreamError, ToolAnswer,
 };
@@ -81,6 +82,15 @@ pub struct Conversation {
     pub api: Api,
     /// The messages (or input items, or contents) so far, as JSON in the API's format.
     pub messages: Vec<Value>,
+    /// The deferred tools ([`ToolSet::defer`], feature `search`) the model found with the
+    /// set's search tool, oldest first, at most 32 (the oldest give way): every later request
+    /// offers them. The agent loop adds them when it runs a search.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub found: Vec<String>,
+    /// The tools the agent's hook ([`Agent::prepare_tools`]) chose for the next request;
+    /// `None`: every tool of the request's set. The agent loop sets it before each request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_tools: Option<Vec<String>>,
 }
 
 impl Conversation {
@@ -89,6 +99,8 @@ impl Conversation {
         Conversation {
             api,
             messages: Vec::new(),
+            found: Vec::new(),
+            turn_tools: None,
         }
     }
 
@@ -99,8 +111,11 @@ impl Conversation {
 
     /// The request that sends this conversation as `request` describes, in the API's format:
     /// post its body to its [`url`](HttpRequest::url) with its headers and your credentials.
+    /// The request offers the tools this turn has: the ones the agent's hook chose, and the
+    /// deferred ones only once found.
     pub fn request(&self, request: &Request<'_>) -> Result<HttpRequest, RequestError> {
-        self.api.provider().request(request, &self.messages)
+        let request = request.offering(&self.found, self.turn_tools.as_deref());
+        self.api.provider().request(&request, &self.messages)
     }
 }
 
@@ -167,7 +182,49 @@ pub enum AgentError {
     Unreadable(ReadError),
     /// A streamed response broke off, stalled, or broke its API's event order.
     Stream(StreamError),
+    /// The hook that chooses each turn's tools ([`Agent::prepare_tools`]) chose a tool the set
+    /// does not have, or more than a request may offer.
+    Prepare(PrepareError),
 }
+
+/// What is wrong with the tools a hook chose for a turn ([`Agent::prepare_tools`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PrepareError {
+    /// No tool of the set has this name.
+    Unknown {
+        /// The name chosen.
+        name: String,
+    },
+    /// More tools than one request may offer.
+    TooMany {
+        /// How many were chosen.
+        chosen: usize,
+        /// The most a turn may offer ([`MOST_TURN_TOOLS`]).
+        most: usize,
+    },
+}
+
+/// The most tools a hook may choose for one turn: OpenAI's limit per request, the lowest of the
+/// APIs'.
+pub const MOST_TURN_TOOLS: usize = 128;
+
+impl fmt::Display for PrepareError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PrepareError::Unknown { name } => write!(
+                f,
+                "the turn's tools name `{name}`, which the agent's tool set does not have"
+            ),
+            PrepareError::TooMany { chosen, most } => write!(
+                f,
+                "the turn's tools are {chosen}; a request offers at most {most}"
+            ),
+        }
+    }
+}
+
+impl Error for PrepareError {}
 
 impl AgentError {
     /// A short, stable name of the kind of failure (`transport`, `unreadable`, `stream`): the
@@ -177,6 +234,7 @@ impl AgentError {
             AgentError::Transport(_) => "transport",
             AgentError::Unreadable(_) => "unreadable",
             AgentError::Stream(_) => "stream",
+            AgentError::Prepare(_) => "prepare",
         }
     }
 }
@@ -187,6 +245,7 @@ impl fmt::Display for AgentError {
             AgentError::Transport(_) => "the request to the model failed",
             AgentError::Unreadable(_) => "the model's response could not be read",
             AgentError::Stream(_) => "the model's streamed response failed",
+            AgentError::Prepare(_) => "the hook choosing the turn's tools chose wrongly",
         })
     }
 }
@@ -197,9 +256,35 @@ impl Error for AgentError {
             AgentError::Transport(e) => Some(&**e),
             AgentError::Unreadable(e) => Some(e),
             AgentError::Stream(e) => Some(e),
+            AgentError::Prepare(e) => Some(e),
         }
     }
 }
+
+/// The most found tools a conversation keeps offering (the oldest give way).
+const MOST_FOUND_KEPT: usize = 32;
+
+/// The deferred tools a turn's searches found, added to what the conversation found before
+/// (once each, at most [`MOST_FOUND_KEPT`]).
+fn note_found(tools: &ToolSet, found: &mut Vec<String>, outcomes: &[Outcome]) {
+    let searches = outcomes.iter().filter_map(|o| match o {
+        Outcome::Answered(a) if !a.is_error && tools.loading(&a.name) == Loading::Search => {
+            a.value.as_ref()
+        }
+        _ => None,
+    });
+    for name in searches.flat_map(found_in) {
+        if tools.is_deferred(name) && !found.iter().any(|f| f == name) {
+            found.push(name.to_owned());
+        }
+    }
+    let over = found.len().saturating_sub(MOST_FOUND_KEPT);
+    found.drain(..over);
+}
+
+/// A host's hook choosing each turn's tools from the conversation so far
+/// ([`Agent::prepare_tools`]).
+pub type PrepareTools = dyn Fn(&Context, &Conversation) -> Vec<String> + Send + Sync;
 
 /// Runs the loop for one tool set.
 ///
@@ -208,13 +293,26 @@ impl Error for AgentError {
 /// by another `Agent` over a set with the same store: a clone of the set, a set given the same
 /// [`MemoryApprovals`](crate::MemoryApprovals), or, in another process or replica, a SQLite or
 /// PostgreSQL store.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub struct Agent<'a> {
     tools: &'a ToolSet,
     max_turns: usize,
     concurrency: usize,
     idle_timeout: Duration,
     offload: Option<fn(Job)>,
+    prepare: Option<&'a PrepareTools>,
+}
+
+impl fmt::Debug for Agent<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Agent")
+            .field("tools", &self.tools.len())
+            .field("max_turns", &self.max_turns)
+            .field("concurrency", &self.concurrency)
+            .field("idle_timeout", &self.idle_timeout)
+            .field("prepare_tools", &self.prepare.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl<'a> Agent<'a> {
@@ -226,7 +324,76 @@ impl<'a> Agent<'a> {
             concurrency: 4,
             idle_timeout: Duration::from_secs(60),
             offload: None,
+            prepare: None,
         }
+    }
+
+    /// Chooses the tools of each turn from the conversation so far (what Pydantic AI calls
+    /// `prepare_tools`): before every request the loop calls `choose` and offers only the tools
+    /// it names ([`Conversation::turn_tools`]; the set's search tool stays offered when it
+    /// defers tools). A call of a tool the turn did not offer is answered as an unknown tool,
+    /// and does not run.
+    ///
+    /// The choice is bounded: it only narrows the set (a tool the set does not have, or more
+    /// than [`MOST_TURN_TOOLS`], ends the run with [`AgentError::Prepare`]), and it never
+    /// widens what the caller may do: a chosen tool the caller may not call stays refused.
+    ///
+    /// ```
+    /// use tool_runtime::agent::{Agent, Conversation};
+    /// use tool_runtime::{Context, ToolSet, tool};
+    ///
+    /// #[tool(description = "Cancel an order that has not shipped yet.")]
+    /// fn cancel_order(#[arg(description = "The order's number", range = 1..=999_999)] order: u32) -> bool { true }
+    ///
+    /// #[tool(description = "Return an order's status.")]
+    /// fn order_status(#[arg(description = "The order's number", range = 1..=999_999)] order: u32) -> String { "sent".into() }
+    ///
+    /// // No cancelling once the user said the parcel arrived.
+    /// let choose = |_: &Context, c: &Conversation| {
+    ///     let arrived = c.messages.iter().any(|m| m.to_string().contains("arrived"));
+    ///     let mut names = vec!["order_status".to_owned()];
+    ///     if !arrived { names.push("cancel_order".into()) }
+    ///     names
+    /// };
+    /// let tools = ToolSet::new([cancel_order::tool(), order_status::tool()]).unwrap();
+    /// let agent = Agent::new(&tools).prepare_tools(&choose);
+    /// # let _ = agent;
+    /// ```
+    pub fn prepare_tools(mut self, choose: &'a PrepareTools) -> Self {
+        self.prepare = Some(choose);
+        self
+    }
+
+    /// The tools the hook chooses for the next turn, checked; `None` without a hook.
+    fn turn_tools(
+        &self,
+        cx: &Context,
+        conversation: &Conversation,
+    ) -> Result<Option<Vec<String>>, AgentError> {
+        let Some(choose) = self.prepare else {
+            return Ok(None);
+        };
+        let mut chosen: Vec<String> = Vec::new();
+        for name in choose(cx, conversation) {
+            if self.tools.get(&name).is_none() {
+                return Err(AgentError::Prepare(PrepareError::Unknown { name }));
+            }
+            if !chosen.contains(&name) {
+                chosen.push(name);
+            }
+        }
+        if chosen.len() > MOST_TURN_TOOLS {
+            return Err(AgentError::Prepare(PrepareError::TooMany {
+                chosen: chosen.len(),
+                most: MOST_TURN_TOOLS,
+            }));
+        }
+        if let Some(search) = self.tools.search_tool()
+            && !chosen.iter().any(|c| c == search)
+        {
+            chosen.push(search.to_owned());
+        }
+        Ok(Some(chosen))
     }
 
     /// How long a streamed response may send nothing before the run ends with
@@ -356,6 +523,7 @@ impl<'a> Agent<'a> {
         outcomes: Vec<Outcome>,
         turns: usize,
     ) -> Result<Conversation, Paused> {
+        note_found(self.tools, &mut conversation.found, &outcomes);
         if outcomes
             .iter()
             .any(|o| matches!(o, Outcome::Waiting { .. }))
@@ -416,6 +584,7 @@ impl<'a> Agent<'a> {
     {
         let api = conversation.api;
         while turns < self.max_turns {
+            conversation.turn_tools = self.turn_tools(cx, &conversation)?;
             let chat = spans::chat(api);
             let raw = send(&conversation)
                 .instrument(chat.clone())
@@ -435,8 +604,15 @@ impl<'a> Agent<'a> {
                     conversation,
                 });
             }
-            let outcomes =
-                run_all(self.tools, cx, &turn.calls, self.concurrency, self.offload).await;
+            let outcomes = run_all(
+                self.tools,
+                cx,
+                &turn.calls,
+                self.concurrency,
+                self.offload,
+                conversation.turn_tools.as_deref(),
+            )
+            .await;
             match self.after_calls(conversation, outcomes, turns) {
                 Ok(next) => conversation = next,
                 Err(paused) => return Ok(Finished::Paused(paused)),

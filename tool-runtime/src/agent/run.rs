@@ -48,18 +48,22 @@ pub async fn run_calls(
     calls: &[ToolCall],
     concurrency: usize,
 ) -> Vec<Outcome> {
-    run_all(tools, cx, calls, concurrency, None).await
+    run_all(tools, cx, calls, concurrency, None, None).await
 }
 
-/// [`run_calls`], with blocking tools handed to `offload` when it is set.
+/// [`run_calls`], with blocking tools handed to `offload` when it is set, and only the tools
+/// of `turn_tools` (when the agent's hook chose them) run.
 pub(crate) async fn run_all(
     tools: &ToolSet,
     cx: &Context,
     calls: &[ToolCall],
     concurrency: usize,
     offload: Option<fn(Job)>,
+    turn_tools: Option<&[String]>,
 ) -> Vec<Outcome> {
-    let runs = calls.iter().map(|call| run_one(tools, cx, call, offload));
+    let runs = calls
+        .iter()
+        .map(|call| run_one(tools, cx, call, offload, turn_tools));
     futures_util::stream::iter(runs)
         .buffered(concurrency.max(1))
         .collect()
@@ -67,13 +71,26 @@ pub(crate) async fn run_all(
 }
 
 /// Runs one call through the tool set and says what became of it: a blocking tool's call as a
-/// [`Job`] given to `offload`, when set.
+/// [`Job`] given to `offload`, when set. A tool the turn did not offer (`turn_tools`) does not
+/// run: the model is told there is no such tool.
 pub(crate) async fn run_one(
     tools: &ToolSet,
     cx: &Context,
     call: &ToolCall,
     offload: Option<fn(Job)>,
+    turn_tools: Option<&[String]>,
 ) -> Outcome {
+    if turn_tools.is_some_and(|offered| !offered.contains(&call.name)) {
+        let unknown = ToolError::UnknownTool {
+            name: call.name.clone(),
+            did_you_mean: None,
+        };
+        return Outcome::Answered(ToolAnswer::error(
+            call.id.clone(),
+            call.name.clone(),
+            tools.model_message(&unknown),
+        ));
+    }
     let detached = offload.and_then(|spawn| Some((spawn, tools.detached(&call.name)?)));
     let out = match detached {
         Some((spawn, (tool, pipeline))) => {

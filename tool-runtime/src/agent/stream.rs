@@ -303,6 +303,7 @@ impl<'a> Agent<'a> {
     {
         let api = conversation.api;
         while turns < self.max_turns {
+            conversation.turn_tools = self.turn_tools(cx, &conversation)?;
             // The turn's span lasts until its stream ended; the calls that start while it
             // streams are the run's children, beside it.
             let chat = spans::chat(api);
@@ -312,7 +313,7 @@ impl<'a> Agent<'a> {
                 .map_err(|e| spans::failed(&chat, AgentError::Transport(e.into())))?;
             turns += 1;
             let (turn, outcomes, info) = self
-                .streamed_turn(cx, api, events, sink)
+                .streamed_turn(cx, api, events, sink, conversation.turn_tools.as_deref())
                 .await
                 .map_err(|e| spans::failed(&chat, e))?;
             totals.response(&chat, &info);
@@ -339,6 +340,7 @@ impl<'a> Agent<'a> {
         api: Api,
         events: S,
         sink: &Events,
+        turn_tools: Option<&[String]>,
     ) -> Result<(ModelTurn, Vec<Outcome>, ResponseInfo), AgentError>
     where
         S: Stream<Item = Result<StreamEvent, E2>>,
@@ -348,6 +350,7 @@ impl<'a> Agent<'a> {
             agent: self,
             cx,
             sink,
+            turn_tools,
             calls: Vec::new(),
             outcomes: Vec::new(),
             queue: VecDeque::new(),
@@ -367,6 +370,8 @@ struct Turn<'t, 'a> {
     agent: &'t Agent<'a>,
     cx: &'t Context,
     sink: &'t Events,
+    /// The tools the turn offers, when the agent's hook chose them.
+    turn_tools: Option<&'t [String]>,
     calls: Vec<ToolCall>,
     outcomes: Vec<Option<Outcome>>,
     queue: VecDeque<usize>,
@@ -498,12 +503,13 @@ impl<'t> Turn<'t, '_> {
                 })
             });
             let cx = self.cx.clone().with(progress.clone());
-            let (tools, offload) = (self.agent.tools, self.agent.offload);
+            let (tools, offload, turn_tools) =
+                (self.agent.tools, self.agent.offload, self.turn_tools);
             self.running.push(Box::pin(async move {
                 // Dropped before it ends (the run failed or the host dropped the stream): a
                 // sync tool polling its handle stops.
                 let mut cancel_on_drop = CancelOnDrop(Some(progress));
-                let outcome = run_one(tools, &cx, &call, offload).await;
+                let outcome = run_one(tools, &cx, &call, offload, turn_tools).await;
                 cancel_on_drop.0 = None;
                 (i, outcome)
             }));

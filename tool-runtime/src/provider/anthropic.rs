@@ -85,6 +85,10 @@ pub(super) struct Anthropic;
 
 /// The API version every request names (`anthropic-version`).
 const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// The server tool that searches deferred tools by BM25, and the beta that enables it.
+const TOOL_SEARCH_TYPE: &str = "tool_search_tool_bm25_20251119";
+const TOOL_SEARCH_BETA: &str = "advanced-tool-use-2025-11-20";
 /// The output-token limit of a request that names none: Anthropic requires one.
 const DEFAULT_MAX_TOKENS: u32 = 4096;
 
@@ -112,6 +116,12 @@ impl Provider for Anthropic {
         Ok(entries.into_iter().map(|(_, e)| e.json).collect())
     }
 
+    /// The BM25 tool search tool (`tool_search_tool_bm25_20251119`): deferred tools are sent
+    /// with `defer_loading` and Claude finds them itself.
+    fn tool_search(&self) -> Option<Value> {
+        Some(json!({"type": TOOL_SEARCH_TYPE, "name": "tool_search_tool_bm25"}))
+    }
+
     fn structured_output(&self, _name: &str, canonical: &Value) -> Exported {
         lower(canonical)
             .wrap(|schema, _| json!({ "format": { "type": "json_schema", "schema": schema } }))
@@ -130,7 +140,11 @@ impl Provider for Anthropic {
         if let Some(system) = &request.system {
             body["system"] = system.as_str().into();
         }
+        let mut beta = None;
         if let Some(tools) = request.tool_entries(self)? {
+            if tools.iter().any(|t| t["type"] == TOOL_SEARCH_TYPE) {
+                beta = Some(TOOL_SEARCH_BETA);
+            }
             body["tools"] = tools.into();
         }
         body["tool_choice"] = match &request.tool_choice {
@@ -148,10 +162,12 @@ impl Provider for Anthropic {
         if request.stream {
             body["stream"] = true.into();
         }
-        Ok(
-            HttpRequest::post("/v1/messages", request.finish_body(body), request.stream)
-                .header("anthropic-version", ANTHROPIC_VERSION),
-        )
+        let http = HttpRequest::post("/v1/messages", request.finish_body(body), request.stream)
+            .header("anthropic-version", ANTHROPIC_VERSION);
+        Ok(match beta {
+            Some(beta) => http.header("anthropic-beta", beta),
+            None => http,
+        })
     }
 
     /// One user message of `tool_result` blocks, with `text` and `image` blocks.

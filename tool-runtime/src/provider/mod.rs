@@ -301,6 +301,13 @@ pub trait Provider: Send + Sync + std::panic::RefUnwindSafe {
     }
     /// The structured-output request field for a type with this canonical schema.
     fn structured_output(&self, name: &str, canonical: &Value) -> Exported;
+    /// The entry of the API's own tool search, where it has one: a set's
+    /// [deferred](crate::ToolSet::defer) tools are then sent marked `defer_loading` beside
+    /// it, and the API finds them itself. By default none: the set's own search tool is sent,
+    /// and found tools join the next request.
+    fn tool_search(&self) -> Option<Value> {
+        None
+    }
 
     /// The request that sends `messages` (the conversation, in this API's format) as
     /// `request` describes: its path, headers and JSON body.

@@ -86,6 +86,33 @@ pub struct Request<'a> {
     /// Members merged into the body last (objects member by member, anything else replaced):
     /// what this description has no word for (`temperature`, `reasoning`, `thinking`, ...).
     pub extra: Map<String, Value>,
+    /// Which of the set's tools this turn offers: set from the conversation by
+    /// [`Conversation::request`](crate::agent::Conversation::request).
+    pub(crate) offer: Offer,
+}
+
+/// Which of a set's tools one request writes: the deferred tools the model found, and the
+/// tools the agent's hook chose for the turn.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Offer {
+    /// Deferred tools found so far: sent like the others.
+    pub(crate) found: Vec<String>,
+    /// The turn's tools, when the agent's hook chose them; `None`: the whole set.
+    pub(crate) chosen: Option<Vec<String>>,
+}
+
+impl Offer {
+    /// Whether the turn offers the tool named `name` at all.
+    pub(crate) fn chosen(&self, name: &str) -> bool {
+        self.chosen
+            .as_ref()
+            .is_none_or(|chosen| chosen.iter().any(|c| c == name))
+    }
+
+    /// Whether the model found the deferred tool named `name`.
+    pub(crate) fn found(&self, name: &str) -> bool {
+        self.found.iter().any(|f| f == name)
+    }
 }
 
 impl<'a> Request<'a> {
@@ -100,6 +127,7 @@ impl<'a> Request<'a> {
             max_tokens: None,
             stream: false,
             extra: Map::new(),
+            offer: Offer::default(),
         }
     }
 
@@ -159,12 +187,30 @@ impl<'a> Request<'a> {
         self
     }
 
-    /// The tool list as `provider` writes it, `None` when the request offers no tools.
+    /// The tool list as `provider` writes it, `None` when the request offers no tools. A set
+    /// with [deferred](ToolSet::defer) tools writes the ones the model found (in the
+    /// conversation) and its search tool; an API that searches itself
+    /// ([`Provider::tool_search`]) gets every deferred tool marked as such and its own search
+    /// tool instead.
     pub fn tool_entries(&self, provider: &dyn Provider) -> Result<Option<Vec<Value>>, ExportError> {
         match self.tools {
-            Some(tools) if !tools.is_empty() => tools.export_in(provider).map(Some),
+            Some(tools) if !tools.is_empty() => {
+                let entries = tools.export_offered(provider, &self.offer)?;
+                Ok((!entries.is_empty()).then_some(entries))
+            }
             _ => Ok(None),
         }
+    }
+
+    /// The request offering what `conversation`'s turn offers: the deferred tools found so
+    /// far, and only the tools the agent's hook chose.
+    pub(crate) fn offering(&self, found: &[String], chosen: Option<&[String]>) -> Request<'a> {
+        let mut request = self.clone();
+        request.offer = Offer {
+            found: found.to_vec(),
+            chosen: chosen.map(<[String]>::to_vec),
+        };
+        request
     }
 
     /// The structured-output field as `provider` writes it, if the request has a format.

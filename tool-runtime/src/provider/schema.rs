@@ -81,6 +81,17 @@ impl fmt::Display for ExportError {
 
 impl std::error::Error for ExportError {}
 
+/// A deferred tool's entry for an API that searches itself: marked `defer_loading`, and not
+/// strict (Anthropic enforces at most 20 strict tools a request, deferred ones included; every
+/// call is still checked against the schema by the tool set's validator).
+fn deferred_entry(entry: &mut Exported) {
+    entry.strict = false;
+    if let Some(fields) = entry.json.as_object_mut() {
+        fields.remove("strict");
+        fields.insert("defer_loading".into(), true.into());
+    }
+}
+
 impl ToolSet {
     /// One tool for `api`, with the boundary sentence in this set's wording.
     pub fn export_tool(&self, tool: &Tool, api: Api) -> Exported {
@@ -106,5 +117,39 @@ impl ToolSet {
             })
             .collect();
         provider.tools(entries)
+    }
+
+    /// The tools one request offers, in `provider`'s format: those the turn chose; deferred
+    /// ones once found, or all of them marked deferred beside the API's own search tool where
+    /// the API searches itself.
+    pub(crate) fn export_offered(
+        &self,
+        provider: &dyn Provider,
+        offer: &super::request::Offer,
+    ) -> Result<Vec<Value>, ExportError> {
+        use crate::defer::Loading;
+        let native = provider.tool_search();
+        let entries = self
+            .iter()
+            .filter(|t| offer.chosen(t.name()))
+            .filter(|t| match self.loading(t.name()) {
+                Loading::Always => true,
+                Loading::Search => native.is_none(),
+                Loading::Deferred => native.is_some() || offer.found(t.name()),
+            })
+            .map(|t| {
+                let mut entry = provider.tool(t.name(), &self.description(t), t.input_schema());
+                if native.is_some() && self.loading(t.name()) == Loading::Deferred {
+                    deferred_entry(&mut entry);
+                }
+                (&**t, entry)
+            })
+            .collect();
+        let mut tools = provider.tools(entries)?;
+        let deferring = tools.iter().any(|t| t["defer_loading"] == true);
+        if let Some(native) = native.filter(|_| deferring) {
+            tools.push(native);
+        }
+        Ok(tools)
     }
 }

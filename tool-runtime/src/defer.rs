@@ -1,0 +1,72 @@
+//! Deferred tools: which of a set's tools a request sends only once the model has found them
+//! with the set's search tool, and how that tool's answer names what it found. The search
+//! itself is the `search` module's (feature `search`); the agent loop and the requests it
+//! writes read only what is here.
+
+use std::collections::HashSet;
+
+use serde_json::{Value, json};
+
+/// The name of the tool a set with [deferred](crate::ToolSet::defer) tools offers the model to
+/// find them.
+pub(crate) const SEARCH_TOOL: &str = "search_tools";
+
+/// How a request offers one tool of its set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Loading {
+    /// Sent in every request.
+    Always,
+    /// Sent once the model found it, or marked deferred where the API searches itself.
+    Deferred,
+    /// The set's search tool, which an API that searches itself replaces with its own.
+    Search,
+}
+
+/// The deferred tools of a set, by name.
+#[derive(Debug)]
+#[cfg_attr(not(feature = "search"), allow(dead_code))]
+pub(crate) struct Deferral {
+    names: HashSet<String>,
+}
+
+#[cfg_attr(not(feature = "search"), allow(dead_code))]
+impl Deferral {
+    /// These tools deferred.
+    pub(crate) fn new(names: HashSet<String>) -> Self {
+        Deferral { names }
+    }
+
+    /// How a request offers the tool named `name`.
+    pub(crate) fn loading(&self, name: &str) -> Loading {
+        if name == SEARCH_TOOL {
+            Loading::Search
+        } else if self.names.contains(name) {
+            Loading::Deferred
+        } else {
+            Loading::Always
+        }
+    }
+
+    /// The search tool's answer: the tools found (name and description), best first.
+    pub(crate) fn answer<'t>(found: impl Iterator<Item = (&'t str, &'t str)>) -> Value {
+        let found: Vec<Value> = found
+            .map(|(name, description)| json!({"name": name, "description": description}))
+            .collect();
+        let note = if found.is_empty() {
+            "No tool matched: try other words, or fewer."
+        } else {
+            "These tools can be called from your next turn."
+        };
+        json!({"found": found, "note": note})
+    }
+}
+
+/// The names of the tools a search tool's [`answer`](Deferral::answer) lists (an answer of
+/// another shape lists none).
+pub(crate) fn found_in(answer: &Value) -> impl Iterator<Item = &str> {
+    answer["found"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["name"].as_str())
+}

@@ -285,6 +285,14 @@ fn spec_static(rt: &TokenStream, model: &Tool, names: &Names) -> TokenStream {
         Some(ms) => quote!(::core::option::Option::Some(#ms)),
         None => quote!(::core::option::Option::None),
     };
+    let max_result_chars = match a
+        .max_result_chars
+        .as_ref()
+        .and_then(check::max_result_chars)
+    {
+        Some(n) => quote!(::core::option::Option::Some(#n)),
+        None => quote!(::core::option::Option::None),
+    };
     let needs_approval = model.needs_approval();
     let task = syn::Ident::new(
         a.task
@@ -321,6 +329,7 @@ fn spec_static(rt: &TokenStream, model: &Tool, names: &Names) -> TokenStream {
             is_async: #is_async,
             blocking: #blocking,
             timeout_ms: #timeout_ms,
+            max_result_chars: #max_result_chars,
             requires: &[#(#requires),*],
             needs_approval: #needs_approval,
             task: #rt::__private::TaskSupport::#task,

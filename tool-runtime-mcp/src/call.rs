@@ -50,6 +50,7 @@ impl McpServer {
         let mut raw = raw_arguments(&context);
         let key = caller.key();
         self.with_desk(&mut cx, &key);
+        self.with_keeper(&mut cx, &key, &request.name);
         // Calls held for approval are the caller's, and wait as long as an approval may take
         // (unless the host's context says otherwise).
         let host_holder = cx.get::<Holder>().is_some();
@@ -230,7 +231,7 @@ impl McpServer {
             Err(_) => refuse(ToolError::TimedOut {
                 seconds: timeout.as_secs_f64(),
             }),
-            Ok(Ok(out)) => Ok(success(tool, out).into()),
+            Ok(Ok(out)) => Ok(success(tool, out, &cx).into()),
             Ok(Err(ToolError::ApprovalRequired(pending))) if stateless => {
                 // The call runs (if approved) in a later request, with that request's handle.
                 progress.finish().await;
@@ -419,7 +420,7 @@ impl McpServer {
                         seconds: s.timeout.as_secs_f64(),
                     });
                 }
-                Ok(Ok(out)) => return Ok(success(s.tool, out).into()),
+                Ok(Ok(out)) => return Ok(success(s.tool, out, s.cx).into()),
                 Ok(Err(e)) => match e.unanswered() {
                     Some(more) => asked = more.clone(),
                     None => return refuse(e),

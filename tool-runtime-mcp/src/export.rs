@@ -5,7 +5,7 @@
 
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value, json};
-use tool_runtime::{CallOutput, Content, Tool, ToolSet};
+use tool_runtime::{CallOutput, Content, Context, Tool, ToolSet};
 
 /// The `tools/list` entry of `tool`, with the boundary sentence in `set`'s wording.
 pub fn tool(set: &ToolSet, tool: &Tool) -> Value {
@@ -19,7 +19,11 @@ pub fn tool(set: &ToolSet, tool: &Tool) -> Value {
     let mut input = tool.input_schema().clone();
     objects_for_booleans(&mut input);
     entry.insert("inputSchema".into(), input);
-    entry.insert("outputSchema".into(), output_schema(tool.output_schema()));
+    // A result cut to the tool's bound cannot carry the whole as `structuredContent`, which an
+    // `outputSchema` would require: a bounded tool declares none.
+    if tool.max_result_chars().is_none() {
+        entry.insert("outputSchema".into(), output_schema(tool.output_schema()));
+    }
     let mut hints = Map::new();
     if let Some(t) = &a.title {
         hints.insert("title".into(), t.as_ref().into());
@@ -115,8 +119,26 @@ pub(crate) fn error_result(message: String) -> CallToolResult {
 
 /// A finished call as MCP content: the output as `structuredContent` (wrapped like the
 /// `outputSchema` when it is not an object), and as content blocks the tool's `to_model`
-/// summary, or else the same JSON as text.
-pub(crate) fn success(tool: &Tool, out: CallOutput) -> CallToolResult {
+/// summary, or else the same JSON as text. A result longer than its tool's bound is cut: its
+/// start and a notice as text, a `resource_link` to the whole (kept for the caller, when the
+/// server keeps it), and no `structuredContent`.
+pub(crate) fn success(tool: &Tool, out: CallOutput, cx: &Context) -> CallToolResult {
+    if let Some(max) = tool.max_result_chars() {
+        let text = match out.summary() {
+            Some(m) if !m.0.is_empty() => m.as_text(),
+            _ => out.json().to_owned(),
+        };
+        if let Some((cut, uri)) = crate::kept::cut(&text, max, cx) {
+            let mut content = vec![ContentBlock::text(cut)];
+            if let Some(uri) = uri {
+                let link = json!({"type": "resource_link", "uri": uri,
+                    "name": format!("{} result", tool.name()), "mimeType": "text/plain",
+                    "size": text.len()});
+                content.extend(serde_json::from_value::<ContentBlock>(link).ok());
+            }
+            return CallToolResult::success(content);
+        }
+    }
     let wrapped = is_wrapped(tool.output_schema());
     let content = match out.summary() {
         Some(m) if !m.0.is_empty() => m.0.iter().map(content_block).collect(),

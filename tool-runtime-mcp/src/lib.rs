@@ -55,6 +55,7 @@ pub mod gateway;
 #[cfg(feature = "http")]
 pub mod http;
 mod incoming;
+mod kept;
 mod limits;
 #[cfg(feature = "oauth")]
 pub mod oauth;

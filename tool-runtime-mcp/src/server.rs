@@ -5,10 +5,11 @@ use std::future::Future;
 use std::sync::{Arc, Mutex, RwLock};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CancelTaskParams, CustomRequest, CustomResult,
-    ErrorCode, ErrorData, GetTaskParams, GetTaskResult, Implementation, InitializeResult,
-    ListToolsResult, PaginatedRequestParams, RequestStateCodec, ServerCapabilities, ServerConfig,
-    SubscriptionFilter, UpdateTaskParams,
+    CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, CustomRequest,
+    CustomResult, ErrorCode, ErrorData, GetTaskParams, GetTaskResult, Implementation,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, RequestStateCodec, ResourceContents,
+    ServerCapabilities, ServerConfig, SubscriptionFilter, UpdateTaskParams,
 };
 use rmcp::service::{Peer, RequestContext, SubscriptionContext};
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
@@ -69,6 +70,8 @@ pub struct McpServer {
     pub(crate) running: Arc<crate::task::Running>,
     /// Tools whose calls someone other than the caller approves, with the approvers' grant.
     pub(crate) approvers: Arc<crate::desk::Approvers>,
+    /// The whole of results cut to their tool's bound, for their callers to read.
+    pub(crate) kept: Arc<crate::kept::KeptResults>,
 }
 
 impl McpServer {
@@ -93,6 +96,7 @@ impl McpServer {
             tasks: Tasks::default(),
             running: Arc::default(),
             approvers: Arc::default(),
+            kept: Arc::default(),
         }
     }
 
@@ -376,6 +380,54 @@ impl McpServer {
         answer
     }
 
+    /// Puts in `cx` what keeps the whole result of a call of `tool` when it is cut to the tool's
+    /// bound (nothing for a tool without one).
+    pub(crate) fn with_keeper(&self, cx: &mut Context, key: &str, tool: &str) {
+        let tools = self.current();
+        if tools
+            .get(tool)
+            .is_some_and(|t| t.max_result_chars().is_some())
+        {
+            cx.insert(crate::kept::Keeper {
+                results: self.kept.clone(),
+                owner: key.to_owned(),
+                wording: tools.wording().clone(),
+            });
+        }
+    }
+
+    /// `resources/read` of a result kept whole when its call's was cut: only by its caller.
+    pub(crate) async fn read_kept(
+        &self,
+        uri: &str,
+        request: &Incoming,
+    ) -> Result<ReadResourceResult, ErrorData> {
+        let (caller, _) = self.context_for(request).await?;
+        let not_found = || {
+            ErrorData::resource_not_found(
+                format!(
+                    "no result is kept as {uri} for this caller (results are kept an hour, by the server that made them)"
+                ),
+                None,
+            )
+        };
+        if !uri.starts_with(crate::kept::SCHEME) {
+            return Err(not_found());
+        }
+        let text = self.kept.read(&caller.key(), uri).ok_or_else(not_found)?;
+        Ok(
+            ReadResourceResult::new(vec![ResourceContents::text(&*text, uri)])
+                .with_cache_scope(CacheScope::Private),
+        )
+    }
+
+    /// Whether any tool's results may be cut, and so kept as resources.
+    fn keeps_results(&self) -> bool {
+        self.current()
+            .iter()
+            .any(|t| t.max_result_chars().is_some())
+    }
+
     /// The parts a 2026-07-28 approval needs, or `None` without a signing key.
     pub(crate) fn mrtr(&self) -> Option<crate::approval::Mrtr<'_>> {
         Some(crate::approval::Mrtr {
@@ -472,14 +524,17 @@ impl std::ops::Deref for Served {
 
 impl ServerHandler for Served {
     fn get_info(&self) -> ServerConfig {
-        InitializeResult::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_tool_list_changed()
-                .enable_tasks()
-                .build(),
-        )
-        .with_server_info(Implementation::new(self.name.clone(), self.version.clone()))
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .enable_tasks()
+            .build();
+        // The whole of a cut result is read as a resource.
+        if self.keeps_results() {
+            capabilities.resources = Some(Default::default());
+        }
+        InitializeResult::new(capabilities)
+            .with_server_info(Implementation::new(self.name.clone(), self.version.clone()))
     }
 
     async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
@@ -503,6 +558,15 @@ impl ServerHandler for Served {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         self.0.call_tool(request, context.into()).await
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let read = self.0.read_kept(&request.uri, &context.into()).await;
+        read.map(Into::into)
     }
 
     async fn get_task(

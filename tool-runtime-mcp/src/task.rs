@@ -317,7 +317,7 @@ impl McpServer {
             Err(_) => error_result(tools.model_message(&ToolError::TimedOut {
                 seconds: limit.as_secs_f64(),
             })),
-            Ok(Ok(out)) => success(&tool, out),
+            Ok(Ok(out)) => success(&tool, out, &cx),
             Ok(Err(ToolError::ApprovalRequired(pending))) => {
                 let ticket = pending.ticket.clone();
                 // Who may answer: the caller, unless the tool is approved by others it is not.

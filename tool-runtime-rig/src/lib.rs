@@ -61,7 +61,13 @@ pub fn tool(tools: &Arc<ToolSet>, tool: &Tool, cx: &Arc<Context>) -> Option<Dyna
             let (set, cx, called) = (set.clone(), cx.clone(), called.clone());
             Box::pin(async move {
                 match set.call(&cx, &called, args).await {
-                    Ok(out) => Ok(ToolOutput::text(out.model().as_text())),
+                    Ok(out) => {
+                        // Cut to the tool's bound, as every other way to the model cuts it.
+                        let text = out.model().as_text();
+                        let bound = set.get(&called).and_then(|t| t.max_result_chars());
+                        let cut = bound.and_then(|max| set.wording().cut_result(&text, max));
+                        Ok(ToolOutput::text(cut.unwrap_or(text)))
+                    }
                     Err(e) => Err(refusal(&set, e).await),
                 }
             })

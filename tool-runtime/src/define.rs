@@ -64,6 +64,7 @@ pub struct ToolDef {
     asks: bool,
     annotations: Annotations,
     timeout: Option<Duration>,
+    max_result_chars: Option<u32>,
     allow_lints: Vec<(String, String)>,
 }
 
@@ -88,6 +89,7 @@ impl Tool {
             asks: false,
             annotations: Annotations::default(),
             timeout: None,
+            max_result_chars: None,
             allow_lints: Vec::new(),
         }
     }
@@ -140,6 +142,14 @@ impl ToolDef {
         self
     }
 
+    /// How many characters of a result the model receives (1 to 10,000,000): beyond them it gets
+    /// the start and a notice, and an MCP client a link to the whole (see
+    /// [`Tool::max_result_chars`]).
+    pub fn max_result_chars(mut self, max: u32) -> Self {
+        self.max_result_chars = Some(max);
+        self
+    }
+
     /// How long one call may run on a server (its default otherwise).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
@@ -179,6 +189,13 @@ impl ToolDef {
                 "it is empty: say what the tool returns and when to use it".into(),
             ));
         }
+        if let Some(n) = self.max_result_chars
+            && !(1..=MOST_RESULT_CHARS).contains(&n)
+        {
+            problems.push(DefineProblem::MaxResultChars(format!(
+                "a number of characters from 1 to {MOST_RESULT_CHARS}; got {n}"
+            )));
+        }
         let input_schema = canonical(self.input);
         if input_schema.get("type").and_then(Value::as_str) != Some("object") {
             problems.push(DefineProblem::Input(SchemaProblem {
@@ -214,6 +231,7 @@ impl ToolDef {
             asks: self.asks,
             annotations: self.annotations,
             timeout: self.timeout,
+            max_result_chars: self.max_result_chars,
             allow_lints: self.allow_lints,
             run: Run { handler, output },
         };
@@ -276,6 +294,9 @@ pub struct DefineError {
     pub problems: Vec<DefineProblem>,
 }
 
+/// The largest bound on a result the model receives: ten million characters.
+const MOST_RESULT_CHARS: u32 = 10_000_000;
+
 /// One problem of a definition.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -288,6 +309,8 @@ pub enum DefineProblem {
     Input(SchemaProblem),
     /// The output schema asks something the validator cannot enforce exactly.
     Output(SchemaProblem),
+    /// The bound on a result the model receives is out of its range.
+    MaxResultChars(String),
 }
 
 impl fmt::Display for DefineProblem {
@@ -297,6 +320,7 @@ impl fmt::Display for DefineProblem {
             DefineProblem::Description(what) => write!(f, "the description: {what}"),
             DefineProblem::Input(p) => write!(f, "the input schema {p}"),
             DefineProblem::Output(p) => write!(f, "the output schema {p}"),
+            DefineProblem::MaxResultChars(what) => write!(f, "max_result_chars: {what}"),
         }
     }
 }

@@ -60,6 +60,8 @@ pub struct Spec {
     pub blocking: bool,
     /// How long one call may run (`#[tool(timeout = "30s")]`), in milliseconds.
     pub timeout_ms: Option<u64>,
+    /// How many characters of a result the model receives (`#[tool(max_result_chars = ..)]`).
+    pub max_result_chars: Option<u32>,
     /// Permissions the caller's [`Grants`] must hold (`#[tool(requires = "..")]`).
     pub requires: &'static [&'static str],
     /// A person approves each call before it runs.
@@ -104,6 +106,7 @@ pub(crate) struct Defined {
     pub(crate) asks: bool,
     pub(crate) annotations: Annotations,
     pub(crate) timeout: Option<std::time::Duration>,
+    pub(crate) max_result_chars: Option<u32>,
     pub(crate) allow_lints: Vec<(String, String)>,
     pub(crate) run: Run,
 }
@@ -215,6 +218,17 @@ impl Tool {
         match &self.source {
             Source::Declared(s) => s.timeout_ms.map(std::time::Duration::from_millis),
             Source::Defined(d) => d.timeout,
+        }
+    }
+
+    /// How many characters of a result the model receives (`#[tool(max_result_chars = ..)]`,
+    /// [`ToolDef::max_result_chars`](crate::ToolDef::max_result_chars)); beyond them it gets the
+    /// start of the result and a notice ([`Wording::cut_result`](crate::Wording::cut_result)).
+    /// `None`: the whole result.
+    pub fn max_result_chars(&self) -> Option<usize> {
+        match &self.source {
+            Source::Declared(s) => s.max_result_chars.map(|n| n as usize),
+            Source::Defined(d) => d.max_result_chars.map(|n| n as usize),
         }
     }
 

@@ -73,6 +73,12 @@ pub struct Wording {
     /// The call needs another person's approval and the caller cannot follow a task, the only
     /// way such a call can wait; nothing ran. Blank: `{grant}`.
     pub approval_by_other_unavailable: Cow<'static, str>,
+    /// A result longer than its tool's bound (`max_result_chars`) was cut; follows the part
+    /// shown. Blanks: `{shown}`, `{total}` (characters).
+    pub result_cut: Cow<'static, str>,
+    /// Where the whole of a cut result is kept (an MCP resource); follows
+    /// [`result_cut`](Wording::result_cut). Blank: `{uri}`.
+    pub result_kept: Cow<'static, str>,
     /// A resumed call was not waiting (already decided, expired, or never held): it did not run.
     pub not_pending: Cow<'static, str>,
     /// The tool did not finish in time; it was stopped. Blank: `{seconds}`.
@@ -123,6 +129,9 @@ impl Wording {
                 .into(),
             approval_by_other_unavailable: "This action needs approval by someone else (who holds `{grant}`), and this application cannot follow a call that waits for it, so it was not carried out and nothing was changed. Tell the user it was not done."
                 .into(),
+            result_cut: "\n[Cut: the result has {total} characters and only the first {shown} are shown above. Ask for less (narrower arguments) to see the rest.]"
+                .into(),
+            result_kept: " [The whole result is kept for the user as the resource {uri}.]".into(),
             not_pending: "This action was not run: it is no longer waiting for approval (it was decided already, or it expired)."
                 .into(),
             timed_out: "The tool did not finish within {seconds} seconds and was stopped. Tell the user; retry only if they ask."
@@ -163,6 +172,9 @@ impl Wording {
                 .into(),
             approval_by_other_unavailable: "Tindakan ini perlu disetujui orang lain (pemegang `{grant}`), dan aplikasi ini tidak bisa mengikuti panggilan yang menunggu persetujuan itu, jadi tindakan tidak dijalankan dan tidak ada yang diubah. Beri tahu pengguna bahwa tindakan belum dilakukan."
                 .into(),
+            result_cut: "\n[Dipotong: hasil ini {total} karakter dan hanya {shown} karakter pertama yang ditampilkan di atas. Minta lebih sedikit (argumen yang lebih sempit) untuk melihat sisanya.]"
+                .into(),
+            result_kept: " [Hasil lengkapnya disimpan untuk pengguna sebagai resource {uri}.]".into(),
             not_pending: "Tindakan ini tidak dijalankan: tidak lagi menunggu persetujuan (sudah diputuskan, atau kedaluwarsa)."
                 .into(),
             timed_out: "Tool tidak selesai dalam {seconds} detik dan dihentikan. Beri tahu pengguna; ulangi hanya bila ia meminta."
@@ -239,6 +251,24 @@ impl Wording {
 }
 
 impl Wording {
+    /// `text` cut to its first `max_chars` characters with [`result_cut`](Wording::result_cut)
+    /// after them, or `None` when it is within the bound.
+    pub fn cut_result(&self, text: &str, max_chars: usize) -> Option<String> {
+        let (end, _) = text.char_indices().nth(max_chars)?;
+        let total = text.chars().count().to_string();
+        let mut cut = text[..end].to_owned();
+        cut.push_str(&fill(
+            &self.result_cut,
+            &[("shown", &max_chars.to_string()), ("total", &total)],
+        ));
+        Some(cut)
+    }
+
+    /// [`result_kept`](Wording::result_kept) naming the resource's `uri`.
+    pub fn result_kept_message(&self, uri: &str) -> String {
+        fill(&self.result_kept, &[("uri", uri)])
+    }
+
     /// [`approval_failed`](Wording::approval_failed) with its reason filled in.
     pub fn approval_failed_message(&self, reason: &str) -> String {
         fill(&self.approval_failed, &[("reason", reason)])

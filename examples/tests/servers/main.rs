@@ -10,6 +10,7 @@ mod mcp_http;
 mod mcp_limits;
 mod mcp_remote;
 mod mcp_replicas;
+mod mcp_results;
 mod mcp_stdio;
 mod mcp_threads;
 mod oauth_jwks;

@@ -8,6 +8,7 @@ mod provision;
 mod agent;
 mod any_schema;
 mod big_catalog;
+mod bounded;
 mod catalog;
 mod choice;
 mod defaults;

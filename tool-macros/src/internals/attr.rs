@@ -38,6 +38,8 @@ pub(crate) struct ToolAttr {
     pub blocking: Option<syn::LitBool>,
     /// `task = "optional"` or `"required"`: a call may (or must) run as a task.
     pub task: Option<LitStr>,
+    /// `max_result_chars = 20_000`: how many characters of a result the model receives.
+    pub max_result_chars: Option<syn::LitInt>,
     pub krate: Option<syn::Path>,
     /// Keys an unknown key was a likely misspelling of: already reported, so their absence is
     /// not reported again.
@@ -268,6 +270,18 @@ pub(crate) fn parse_tool_attr(cx: &mut Ctxt, args: TokenStream) -> ToolAttr {
             ASK_FIRST => {
                 let v: syn::Path = meta.value()?.parse()?;
                 set_once(cx, &mut attr.ask_first, v, &meta, ASK_FIRST);
+            }
+            MAX_RESULT_CHARS => {
+                let v = match meta.value()?.parse::<syn::Lit>()? {
+                    syn::Lit::Int(n) => n,
+                    other => {
+                        return Err(syn::Error::new_spanned(
+                            other,
+                            "`max_result_chars` is a whole number of characters, such as `max_result_chars = 20_000`",
+                        ));
+                    }
+                };
+                set_once(cx, &mut attr.max_result_chars, v, &meta, MAX_RESULT_CHARS);
             }
             CRATE => {
                 let path = crate_path(&meta)?;

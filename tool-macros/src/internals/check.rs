@@ -12,6 +12,17 @@ use crate::internals::types::{Shape, limits, number_inside, shape, type_span};
 
 // Every rule of a tool: its description, flags, name, and each argument.
 pub(crate) fn check_tool(cx: &mut Ctxt, tool: &Tool) {
+    if let Some(n) = &tool.attr.max_result_chars
+        && max_result_chars(n).is_none()
+    {
+        cx.error_spanned_by(
+            n,
+            format!(
+                "`max_result_chars` is how many characters of a result the model receives: a whole number from 1 to 10_000_000 (about 4 characters a token); got {}",
+                n.base10_digits()
+            ),
+        );
+    }
     if let Some(t) = &tool.attr.timeout
         && timeout_ms(&t.value()).is_none()
     {
@@ -585,6 +596,12 @@ pub(crate) fn task_support(text: &str) -> Option<&'static str> {
         "required" => Some("Required"),
         _ => None,
     }
+}
+
+/// The bound `max_result_chars = n` gives, when it is one (1 to ten million characters).
+pub(crate) fn max_result_chars(n: &syn::LitInt) -> Option<u32> {
+    let n: u32 = n.base10_parse().ok()?;
+    (1..=10_000_000).contains(&n).then_some(n)
 }
 
 pub(crate) fn timeout_ms(text: &str) -> Option<u64> {

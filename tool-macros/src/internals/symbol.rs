@@ -21,6 +21,7 @@ pub(crate) const TIMEOUT: &str = "timeout";
 pub(crate) const BLOCKING: &str = "blocking";
 pub(crate) const TASK: &str = "task";
 pub(crate) const ASK_FIRST: &str = "ask_first";
+pub(crate) const MAX_RESULT_CHARS: &str = "max_result_chars";
 
 // #[arg(...)]
 pub(crate) const RANGE: &str = "range";
@@ -58,6 +59,7 @@ pub(crate) const TOOL_KEYS: &[&str] = &[
     BLOCKING,
     TASK,
     ASK_FIRST,
+    MAX_RESULT_CHARS,
     CRATE,
 ];
 

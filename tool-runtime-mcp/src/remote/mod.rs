@@ -272,6 +272,9 @@ impl Remote {
         if let Some(output) = &t.output_schema {
             def = def.output_schema(Value::Object((**output).clone()));
         }
+        if let Some(max) = options.max_result_chars {
+            def = def.max_result_chars(max);
+        }
         def.build(RemoteTool {
             remote: self.inner.clone(),
             name: t.name.to_string(),

@@ -33,6 +33,11 @@ pub struct RemoteOptions {
     pub max_tools: usize,
     /// How long after a failed connection the next call waits before trying again.
     pub retry_after: Duration,
+    /// How many characters of one result the model receives (see
+    /// [`Tool::max_result_chars`](tool_runtime::Tool::max_result_chars)): beyond them a cut
+    /// result and a notice, the whole kept for the caller. By default 40,000 (about 10,000
+    /// tokens, where Claude Code starts warning); `None`: whole results.
+    pub max_result_chars: Option<u32>,
     /// Writes the current span's trace context into every call's `params._meta`, so the
     /// remote server's spans join the caller's trace (see [`trace`](crate::trace)).
     pub propagator: Option<Arc<dyn Propagator>>,
@@ -50,6 +55,7 @@ impl fmt::Debug for RemoteOptions {
             .field("connect_timeout", &self.connect_timeout)
             .field("max_tools", &self.max_tools)
             .field("retry_after", &self.retry_after)
+            .field("max_result_chars", &self.max_result_chars)
             .field("propagator", &self.propagator.as_ref().map(|_| "set"))
             .finish()
     }
@@ -67,6 +73,7 @@ impl Default for RemoteOptions {
             connect_timeout: Duration::from_secs(10),
             max_tools: 1_000,
             retry_after: Duration::from_secs(1),
+            max_result_chars: Some(40_000),
             propagator: None,
         }
     }

@@ -495,7 +495,7 @@ impl<'a> Agent<'a> {
                     match decide(&pending) {
                         Decision::Approve => {
                             match resume_one(self.tools, cx, &pending, self.offload).await {
-                                Ok(out) => ToolAnswer::output(id, name, &out),
+                                Ok(out) => run::answer(self.tools, id, name, &out),
                                 Err(e) => ToolAnswer::error(id, name, self.tools.model_message(&e)),
                             }
                         }

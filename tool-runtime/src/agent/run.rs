@@ -108,7 +108,7 @@ pub(crate) async fn run_one(
         },
     };
     match out {
-        Ok(out) => Outcome::Answered(ToolAnswer::output(call.id.clone(), call.name.clone(), &out)),
+        Ok(out) => Outcome::Answered(answer(tools, call.id.clone(), call.name.clone(), &out)),
         Err(ToolError::ApprovalRequired(pending)) => Outcome::Waiting {
             call: call.clone(),
             pending: *pending,
@@ -118,6 +118,21 @@ pub(crate) async fn run_one(
             call.name.clone(),
             tools.model_message(&e),
         )),
+    }
+}
+
+/// The answer of a call that ran: cut to its tool's bound ([`Tool::max_result_chars`](crate::Tool::max_result_chars)).
+pub(crate) fn answer(
+    tools: &ToolSet,
+    id: Option<String>,
+    name: String,
+    out: &CallOutput,
+) -> ToolAnswer {
+    let bound = tools.get(&name).and_then(|t| t.max_result_chars());
+    let answer = ToolAnswer::output(id, name, out);
+    match bound {
+        Some(max) => answer.cut(max, tools.wording()),
+        None => answer,
     }
 }
 

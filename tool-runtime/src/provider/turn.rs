@@ -7,6 +7,7 @@ use serde_json::Value;
 use crate::arguments::{Arguments, Repr};
 use crate::host::{Content, as_text};
 use crate::output::CallOutput;
+use crate::wording::Wording;
 
 /// Why the model stopped.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -166,6 +167,17 @@ impl ToolAnswer {
             content: out.model().0,
             value,
         }
+    }
+
+    /// The answer with its text cut to `max_chars` characters and `wording`'s notice after them
+    /// ([`Wording::cut_result`]), when it is longer; the JSON value is then left out (only its
+    /// start reaches the model, as text).
+    pub fn cut(mut self, max_chars: usize, wording: &Wording) -> Self {
+        if let Some(cut) = wording.cut_result(&self.text(), max_chars) {
+            self.content = vec![Content::Text { text: cut }];
+            self.value = None;
+        }
+        self
     }
 
     /// The answer of a call that failed or did not run.

@@ -13,13 +13,13 @@ use rmcp::service::Peer;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tool_runtime::{
-    Answers, CallOutput, Context, Holder, Progress, ProgressReport, Question, TaskSupport,
-    ToolError, ToolRef, ToolSet, Unanswered,
+    Answers, CallOutput, Context, Holder, Progress, ProgressReport, Question, SchemasInAnswers,
+    TaskSupport, ToolError, ToolRef, ToolSet, Unanswered,
 };
 
 use crate::approval::{self, Retried};
 use crate::caller::Caller;
-use crate::export::{error_result, success};
+use crate::export::{CALL_TOOL, error_result, success};
 use crate::incoming::Incoming;
 use crate::limits::Turn;
 use crate::pace::{Lane, Pace, Timed};
@@ -49,6 +49,14 @@ impl McpServer {
         // On HTTP the arguments arrive as their text, cut out of what rmcp parsed.
         let mut raw = raw_arguments(&context);
         let key = caller.key();
+        if self.current().defers() {
+            // A client that lists only the search/call pair calls a deferred tool through
+            // `call_tool`: the call is then the named tool's, checked as any other.
+            if let Some(wrong) = unwrap_call_tool(&self.current(), &mut request, &mut raw) {
+                return Ok(error_result(wrong).into());
+            }
+            cx.insert(SchemasInAnswers);
+        }
         self.with_desk(&mut cx, &key);
         self.with_keeper(&mut cx, &key, &request.name);
         // Calls held for approval are the caller's, and wait as long as an approval may take
@@ -603,6 +611,51 @@ type RawText = axum::body::Bytes;
 type RawText = Vec<u8>;
 
 /// The arguments the HTTP server cut out of the body, if it did.
+/// A call of [`CALL_TOOL`] made the call of the tool it names, with its arguments; what is
+/// wrong with it otherwise (for the model to repair). Nothing for any other call, or when the
+/// set has a tool of its own by that name.
+fn unwrap_call_tool(
+    tools: &ToolSet,
+    request: &mut CallToolRequestParams,
+    raw: &mut Option<RawText>,
+) -> Option<String> {
+    if request.name != CALL_TOOL || tools.get(CALL_TOOL).is_some() {
+        return None;
+    }
+    let outer: serde_json::Map<String, Value> = match raw.take() {
+        Some(text) => match serde_json::from_slice(&text) {
+            Ok(outer) => outer,
+            Err(e) => {
+                return Some(format!(
+                    "the arguments of `{CALL_TOOL}` are not a JSON object: {e}"
+                ));
+            }
+        },
+        None => request.arguments.take().unwrap_or_default(),
+    };
+    let name = match outer.get("name") {
+        Some(Value::String(name)) => name.clone(),
+        other => {
+            return Some(format!(
+                "`{CALL_TOOL}` needs `name`: the name of a tool the search tool found, as a string; got {}",
+                other.map_or_else(|| "nothing".to_owned(), Value::to_string)
+            ));
+        }
+    };
+    let arguments = match outer.get("arguments") {
+        None | Some(Value::Null) => serde_json::Map::new(),
+        Some(Value::Object(arguments)) => arguments.clone(),
+        Some(other) => {
+            return Some(format!(
+                "`arguments` of `{CALL_TOOL}` are the tool's arguments, an object; got {other}"
+            ));
+        }
+    };
+    request.name = name.into();
+    request.arguments = Some(arguments);
+    None
+}
+
 fn raw_arguments(context: &Incoming) -> Option<RawText> {
     #[cfg(feature = "http")]
     {

@@ -38,6 +38,8 @@ pub struct Gateway {
 struct Member {
     remote: Remote,
     last: Mutex<Vec<ToolRef>>,
+    /// Its tools are deferred: found with the search tool, not listed.
+    deferred: bool,
 }
 
 impl Gateway {
@@ -56,6 +58,21 @@ impl Gateway {
         self.remotes.push(Member {
             remote,
             last: Mutex::new(Vec::new()),
+            deferred: false,
+        });
+        self
+    }
+
+    /// Adds a remote server whose tools are deferred ([`ToolSet::defer`], feature `search`):
+    /// the gateway's clients find them with its search tool and call them through
+    /// [`CALL_TOOL`](crate::export::CALL_TOOL) (or by name), and an agent loop over
+    /// [`tool_set`](Gateway::tool_set) sends them once found. Every call is checked as any other.
+    #[cfg(feature = "search")]
+    pub fn with_deferred_remote(mut self, remote: Remote) -> Self {
+        self.remotes.push(Member {
+            remote,
+            last: Mutex::new(Vec::new()),
+            deferred: true,
         });
         self
     }
@@ -66,6 +83,8 @@ impl Gateway {
     /// refused are logged and left out. A name given twice is refused.
     pub async fn tool_set(&self) -> Result<ToolSet, ToolSetError> {
         let mut set = self.local.clone();
+        #[cfg(feature = "search")]
+        let mut deferred = std::collections::HashSet::new();
         for m in &self.remotes {
             let tools = match m.remote.tools().await {
                 Ok(imported) => {
@@ -88,7 +107,15 @@ impl Gateway {
                     m.last.lock().unwrap_or_else(|e| e.into_inner()).clone()
                 }
             };
+            #[cfg(feature = "search")]
+            if m.deferred {
+                deferred.extend(tools.iter().map(|t| t.name().to_owned()));
+            }
             set = set.with_tools(tools)?;
+        }
+        #[cfg(feature = "search")]
+        if !deferred.is_empty() {
+            set = set.defer(|t| deferred.contains(t.name()))?;
         }
         Ok(set)
     }

@@ -294,23 +294,24 @@ impl McpServer {
     }
 
     fn page(&self, cursor: Option<&str>, cx: &Context) -> Result<ListToolsResult, ErrorData> {
-        let visible = self.current().visible_to(cx);
+        let entries = export::listed(&self.current().visible_to(cx));
+        let count = entries.len();
         let start = match cursor {
             None => 0,
             Some(c) => decode_cursor(c)
-                .filter(|&i| i <= visible.len())
+                .filter(|&i| i <= count)
                 .ok_or_else(|| ErrorData::invalid_params(format!("invalid cursor: {c:?}"), None))?,
         };
-        let end = (start + self.page_size).min(visible.len());
-        let tools = visible
-            .iter()
+        let end = (start + self.page_size).min(count);
+        let tools = entries
+            .into_iter()
             .skip(start)
             .take(end - start)
-            .map(|t| serde_json::from_value(export::tool(&visible, t)))
+            .map(serde_json::from_value)
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| ErrorData::internal_error(format!("tool export: {e}"), None))?;
         let mut result = ListToolsResult::with_all_items(tools);
-        if end < visible.len() {
+        if end < count {
             result.next_cursor = Some(encode_cursor(end));
         }
         Ok(result)

@@ -11,6 +11,13 @@ use serde_json::{Value, json};
 /// find them.
 pub(crate) const SEARCH_TOOL: &str = "search_tools";
 
+/// Put in a call's context to have a set's search tool ([`ToolSet::defer`](crate::ToolSet::defer))
+/// answer each found tool's input schema too: for a client that never gets the found tools'
+/// definitions and calls them through a `call_tool` (an MCP server serving the search/call
+/// pair puts it there).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SchemasInAnswers;
+
 /// How a request offers one tool of its set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Loading {
@@ -47,11 +54,8 @@ impl Deferral {
         }
     }
 
-    /// The search tool's answer: the tools found (name and description), best first.
-    pub(crate) fn answer<'t>(found: impl Iterator<Item = (&'t str, &'t str)>) -> Value {
-        let found: Vec<Value> = found
-            .map(|(name, description)| json!({"name": name, "description": description}))
-            .collect();
+    /// The search tool's answer: the tools found (each an object with its `name`), best first.
+    pub(crate) fn answer(found: Vec<Value>) -> Value {
         let note = if found.is_empty() {
             "No tool matched: try other words, or fewer."
         } else {

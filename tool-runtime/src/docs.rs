@@ -39,6 +39,9 @@ pub fn json(set: &ToolSet) -> Value {
                 "input_schema": t.input_schema(),
                 "output_schema": t.output_schema(),
                 "lints": lints.iter().filter(|l| l.tool == t.name()).collect::<Vec<_>>(),
+                "max_result_chars": t.max_result_chars(),
+                "deferred": set.is_deferred(t.name()),
+                "tokens": tokens(t),
             })
         })
         .collect();
@@ -46,6 +49,35 @@ pub fn json(set: &ToolSet) -> Value {
         "tools": tools,
         "set_lints": lints.iter().filter(|l| l.tool.is_empty()).collect::<Vec<_>>(),
     })
+}
+
+/// What the tool's exported definition costs in each API (feature `tokens`; `null` without
+/// it): `{"openai-chat": {"tokens": 135, "exact": true}, ...}`.
+fn tokens(t: &Tool) -> Value {
+    #[cfg(feature = "tokens")]
+    {
+        use crate::provider::Api;
+        let apis = [
+            Api::OPENAI_CHAT,
+            Api::OPENAI_RESPONSES,
+            Api::ANTHROPIC,
+            Api::GEMINI,
+            Api::BEDROCK_CONVERSE,
+        ];
+        let costs = apis.into_iter().map(|api| {
+            let cost = crate::tokens::of_tool(t, api);
+            (
+                api.id().to_owned(),
+                json!({"tokens": cost.tokens, "exact": cost.exact}),
+            )
+        });
+        Value::Object(costs.collect())
+    }
+    #[cfg(not(feature = "tokens"))]
+    {
+        let _ = t;
+        Value::Null
+    }
 }
 
 /// One row per argument: name, JSON type, required, constraints, default, description.
@@ -199,6 +231,30 @@ pub fn markdown(set: &ToolSet) -> String {
         ] {
             if t["annotations"][key] == true {
                 facts.push(label.into());
+            }
+        }
+        if let Some(max) = t["max_result_chars"].as_u64() {
+            facts.push(format!(
+                "the model receives at most {max} characters of a result"
+            ));
+        }
+        if t["deferred"] == true {
+            facts.push("deferred: sent once the model finds it by searching".into());
+        }
+        if let Some(costs) = t["tokens"].as_object() {
+            let of = |api: &str| costs.get(api).and_then(|c| c["tokens"].as_u64());
+            let estimates: Vec<u64> = ["anthropic", "gemini", "bedrock-converse"]
+                .into_iter()
+                .filter_map(of)
+                .collect();
+            if let (Some(chat), Some(low), Some(high)) = (
+                of("openai-chat"),
+                estimates.iter().min(),
+                estimates.iter().max(),
+            ) {
+                facts.push(format!(
+                    "its definition costs {chat} tokens in OpenAI Chat (o200k_base), an estimated {low}-{high} elsewhere"
+                ));
             }
         }
         if !facts.is_empty() {

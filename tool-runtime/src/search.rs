@@ -24,7 +24,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use crate::context::Context;
-use crate::defer::Deferral;
+use crate::defer::{Deferral, SchemasInAnswers};
 use crate::error::ToolError;
 use crate::future::BoxFuture;
 use crate::handler::Handler;
@@ -239,7 +239,17 @@ impl Handler for Catalog {
             .filter_map(|hit| self.tools.get(&hit.tool))
             .filter(|tool| tool.permits(cx))
             .take(limit);
-        let answer = Deferral::answer(found.map(|t| (t.name(), t.description())));
+        let schemas = cx.get::<SchemasInAnswers>().is_some();
+        let found = found
+            .map(|t| {
+                let mut entry = json!({"name": t.name(), "description": t.description()});
+                if schemas {
+                    entry["input_schema"] = t.input_schema().clone();
+                }
+                entry
+            })
+            .collect();
+        let answer = Deferral::answer(found);
         Box::pin(std::future::ready(Ok(answer)))
     }
 }
@@ -255,8 +265,8 @@ impl ToolSet {
     ///
     /// Deferring changes what the model *sees*, never what it may do: a deferred tool stays in
     /// the set, and every call of it is validated, permission-checked and approval-gated like
-    /// any other. A tool added after this is not deferred. A set that already has a tool named
-    /// [`SEARCH_TOOL`] (or was deferred before) is refused.
+    /// any other. A tool added after this is not deferred; deferring again adds to what is
+    /// deferred. A set with a tool of its own named [`SEARCH_TOOL`] is refused.
     ///
     /// ```
     /// use tool_runtime::{Api, ToolSet, tool};
@@ -283,9 +293,24 @@ impl ToolSet {
     /// assert_eq!(sent["tools"].as_array().unwrap().len(), 3);
     /// ```
     pub fn defer(self, which: impl Fn(&Tool) -> bool) -> Result<ToolSet, ToolSetError> {
-        let deferred: Vec<ToolRef> = self.iter().filter(|t| which(t)).cloned().collect();
+        // Deferring again adds to what is deferred: one search tool over all of them.
+        let before: Vec<String> = self
+            .iter()
+            .filter(|t| self.is_deferred(t.name()))
+            .map(|t| t.name().to_owned())
+            .collect();
+        let base = if self.defers() {
+            self.without(SEARCH_TOOL)
+        } else {
+            self
+        };
+        let deferred: Vec<ToolRef> = base
+            .iter()
+            .filter(|t| before.iter().any(|b| b == t.name()) || which(t))
+            .cloned()
+            .collect();
         if deferred.is_empty() {
-            return Ok(self);
+            return Ok(base);
         }
         let catalog = Catalog {
             index: ToolIndex::of(deferred.iter().map(|t| &**t)),
@@ -295,7 +320,7 @@ impl ToolSet {
                 .collect(),
         };
         let names = catalog.tools.keys().cloned().collect();
-        let mut set = self.with_tools([search_tool(catalog)])?;
+        let mut set = base.with_tools([search_tool(catalog)])?;
         set.deferred = Some(Arc::new(Deferral::new(names)));
         Ok(set)
     }
@@ -320,6 +345,15 @@ fn search_tool(catalog: Catalog) -> Tool {
             "additionalProperties": false
         }),
     )
+    .output_schema(json!({
+        "type": "object",
+        "properties": {
+            "found": {"type": "array", "items": {"type": "object"},
+                      "description": "The tools found, best first: name, description (and input_schema for a client that calls them through call_tool)"},
+            "note": {"type": "string"}
+        },
+        "required": ["found", "note"]
+    }))
     .not_for("doing the task itself: call the tool it finds")
     .annotations(Annotations {
         read_only: Some(true),

@@ -393,6 +393,19 @@ impl ToolSet {
         Loading::Always
     }
 
+    /// The set without the tool named `name` (the others in their order).
+    #[cfg(feature = "search")]
+    pub(crate) fn without(mut self, name: &str) -> ToolSet {
+        self.tools.retain(|t| t.name() != name);
+        self.by_name = self
+            .tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.name().into(), i))
+            .collect();
+        self
+    }
+
     /// The name of the set's search tool, when it defers tools.
     pub(crate) fn search_tool(&self) -> Option<&'static str> {
         #[cfg(feature = "search")]
@@ -400,6 +413,11 @@ impl ToolSet {
             return Some(crate::defer::SEARCH_TOOL);
         }
         None
+    }
+
+    /// Whether the set has [deferred](ToolSet::defer) tools (and so its search tool).
+    pub fn defers(&self) -> bool {
+        self.search_tool().is_some()
     }
 
     /// Whether the tool named `name` is sent only once the model finds it

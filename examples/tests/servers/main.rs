@@ -5,6 +5,7 @@
 mod common;
 
 mod chat_browser;
+mod mcp_catalog;
 mod mcp_gateway;
 mod mcp_http;
 mod mcp_limits;

@@ -60,7 +60,7 @@ fn the_markdown_catalog_shows_what_the_model_sees() {
     assert!(md.contains("## `ajukan-cuti` — Ajukan cuti"));
     assert!(md.contains("**Not for:** mengecek sisa cuti (pakai cek-sisa-cuti)"));
     assert!(md.contains(
-        "requires `hr.cuti.ajukan`; each call waits for a person's approval; destructive."
+        "requires `hr.cuti.ajukan`; each call waits for a person's approval; destructive; its definition costs 180 tokens in OpenAI Chat (o200k_base), an estimated 180-186 elsewhere."
     ));
     assert!(md.contains("| `hari` | integer | yes | 1..=14 |"), "{md}");
     assert!(md.contains("| `mulai` | string | yes | 2000-01-01..=2100-12-31, format `date` |"));

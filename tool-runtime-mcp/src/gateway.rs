@@ -39,6 +39,7 @@ struct Member {
     remote: Remote,
     last: Mutex<Vec<ToolRef>>,
     /// Its tools are deferred: found with the search tool, not listed.
+    #[cfg_attr(not(feature = "search"), allow(dead_code))]
     deferred: bool,
 }
 

@@ -49,16 +49,16 @@ impl McpServer {
         // On HTTP the arguments arrive as their text, cut out of what rmcp parsed.
         let mut raw = raw_arguments(&context);
         let key = caller.key();
-        if self.current().defers() {
+        let tools = self.current();
+        if tools.defers() {
             // A client that lists only the search/call pair calls a deferred tool through
             // `call_tool`: the call is then the named tool's, checked as any other.
-            if let Some(wrong) = unwrap_call_tool(&self.current(), &mut request, &mut raw) {
+            if let Some(wrong) = unwrap_call_tool(&tools, &mut request, &mut raw) {
                 return Ok(error_result(wrong).into());
             }
             cx.insert(SchemasInAnswers);
         }
         self.with_desk(&mut cx, &key);
-        self.with_keeper(&mut cx, &key, &request.name);
         // Calls held for approval are the caller's, and wait as long as an approval may take
         // (unless the host's context says otherwise).
         let host_holder = cx.get::<Holder>().is_some();
@@ -72,12 +72,14 @@ impl McpServer {
         let stateless = context
             .protocol_version()
             .is_some_and(|v| !v.has_initialize());
-        let tools = self.current();
         let name = request.name.as_ref();
         // A tool this caller may not see is as unknown as one that does not exist.
         let Some(tool) = tools.get(name).filter(|t| t.permits(&cx)) else {
             return Err(unknown_tool(&tools, name, &cx, &key));
         };
+        if tool.max_result_chars().is_some() {
+            self.with_keeper(&mut cx, &key, &tools);
+        }
         let refuse = |e: ToolError| Ok(error_result(tools.model_message(&e)).into());
         // Questions the person answers before the tool runs: answered in this request's state
         // (2026-07-28) or asked now in a session; only then does the call run or become a task.

@@ -381,20 +381,14 @@ impl McpServer {
         answer
     }
 
-    /// Puts in `cx` what keeps the whole result of a call of `tool` when it is cut to the tool's
-    /// bound (nothing for a tool without one).
-    pub(crate) fn with_keeper(&self, cx: &mut Context, key: &str, tool: &str) {
-        let tools = self.current();
-        if tools
-            .get(tool)
-            .is_some_and(|t| t.max_result_chars().is_some())
-        {
-            cx.insert(crate::kept::Keeper {
-                results: self.kept.clone(),
-                owner: key.to_owned(),
-                wording: tools.wording().clone(),
-            });
-        }
+    /// Puts in `cx` what keeps the whole result of a call of a bounded tool of `tools` when it is
+    /// cut, for the caller `key`.
+    pub(crate) fn with_keeper(&self, cx: &mut Context, key: &str, tools: &ToolSet) {
+        cx.insert(crate::kept::Keeper {
+            results: self.kept.clone(),
+            owner: key.to_owned(),
+            wording: tools.wording().clone(),
+        });
     }
 
     /// `resources/read` of a result kept whole when its call's was cut: only by its caller.

@@ -56,12 +56,16 @@ pub fn listed(set: &ToolSet) -> Vec<Value> {
     if !set.defers() || set.get(CALL_TOOL).is_some() {
         return tools(set);
     }
+    let deferred = set.iter().filter(|t| set.is_deferred(t.name())).count();
+    // None this caller may call: nothing to reach through call_tool.
+    if deferred == 0 {
+        return tools(set);
+    }
     let mut listed: Vec<Value> = set
         .iter()
         .filter(|t| !set.is_deferred(t.name()))
         .map(|t| tool(set, t))
         .collect();
-    let deferred = set.iter().filter(|t| set.is_deferred(t.name())).count();
     listed.push(json!({
         "name": CALL_TOOL,
         "description": format!(

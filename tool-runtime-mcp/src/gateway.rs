@@ -39,7 +39,6 @@ struct Member {
     remote: Remote,
     last: Mutex<Vec<ToolRef>>,
     /// Its tools are deferred: found with the search tool, not listed.
-    #[cfg_attr(not(feature = "search"), allow(dead_code))]
     deferred: bool,
 }
 
@@ -64,11 +63,10 @@ impl Gateway {
         self
     }
 
-    /// Adds a remote server whose tools are deferred ([`ToolSet::defer`], feature `search`):
+    /// Adds a remote server whose tools are deferred ([`ToolSet::defer`]):
     /// the gateway's clients find them with its search tool and call them through
     /// [`CALL_TOOL`](crate::export::CALL_TOOL) (or by name), and an agent loop over
     /// [`tool_set`](Gateway::tool_set) sends them once found. Every call is checked as any other.
-    #[cfg(feature = "search")]
     pub fn with_deferred_remote(mut self, remote: Remote) -> Self {
         self.remotes.push(Member {
             remote,
@@ -84,7 +82,6 @@ impl Gateway {
     /// refused are logged and left out. A name given twice is refused.
     pub async fn tool_set(&self) -> Result<ToolSet, ToolSetError> {
         let mut set = self.local.clone();
-        #[cfg(feature = "search")]
         let mut deferred = std::collections::HashSet::new();
         for m in &self.remotes {
             let tools = match m.remote.tools().await {
@@ -108,13 +105,31 @@ impl Gateway {
                     m.last.lock().unwrap_or_else(|e| e.into_inner()).clone()
                 }
             };
-            #[cfg(feature = "search")]
+            // With tools deferred, the search tool's and call_tool's names are the gateway's.
+            let tools: Vec<ToolRef> = if self.remotes.iter().any(|m| m.deferred) {
+                tools
+                    .into_iter()
+                    .filter(|t| {
+                        let reserved = [tool_runtime::search::SEARCH_TOOL, crate::export::CALL_TOOL]
+                            .contains(&t.name());
+                        if reserved {
+                            tracing::warn!(
+                                server = m.remote.label(),
+                                "remote tool `{}` not imported: the gateway's own tool has that name (give the remote a prefix)",
+                                t.name()
+                            );
+                        }
+                        !reserved
+                    })
+                    .collect()
+            } else {
+                tools
+            };
             if m.deferred {
                 deferred.extend(tools.iter().map(|t| t.name().to_owned()));
             }
             set = set.with_tools(tools)?;
         }
-        #[cfg(feature = "search")]
         if !deferred.is_empty() {
             set = set.defer(|t| deferred.contains(t.name()))?;
         }

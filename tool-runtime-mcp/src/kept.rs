@@ -2,8 +2,8 @@
 //! notice, and the whole result is kept here for a while as a resource only its caller can read
 //! (`resources/read` of the `resource_link` in the call's result).
 //!
-//! Bounded: at most [`MOST_KEPT`] results and [`MOST_KEPT_BYTES`] bytes, each for
-//! [`KEPT_FOR`]; the oldest give way. Kept in the memory of the process that ran the call: a
+//! Bounded: at most [`MOST_KEPT`] results ([`MOST_KEPT_EACH`] a caller) and [`MOST_KEPT_BYTES`]
+//! bytes, each for [`KEPT_FOR`]; the oldest give way. Kept in the memory of the process that ran the call: a
 //! replica behind a load balancer serves only the links it made.
 
 use std::collections::VecDeque;
@@ -14,6 +14,8 @@ use tool_runtime::{Context, Wording};
 
 /// The most results kept at once.
 pub(crate) const MOST_KEPT: usize = 256;
+/// The most results kept at once for one caller (the caller's oldest give way first).
+pub(crate) const MOST_KEPT_EACH: usize = 32;
 /// The most bytes kept at once (every result's text together).
 pub(crate) const MOST_KEPT_BYTES: usize = 128 * 1024 * 1024;
 /// How long a result is kept.
@@ -51,6 +53,12 @@ impl KeptResults {
         let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
         let now = Instant::now();
         held.retain(|h| now.duration_since(h.at) < KEPT_FOR);
+        // One caller's results make way for its own first, never for another's.
+        if held.iter().filter(|h| h.owner == owner).count() >= MOST_KEPT_EACH
+            && let Some(at) = held.iter().position(|h| h.owner == owner)
+        {
+            held.remove(at);
+        }
         let mut bytes: usize = held.iter().map(|h| h.text.len()).sum::<usize>() + text.len();
         while held.len() >= MOST_KEPT || bytes > MOST_KEPT_BYTES {
             let Some(oldest) = held.pop_front() else {
@@ -129,10 +137,24 @@ mod tests {
         let kept = KeptResults::default();
         let first = kept.keep("k", "first").unwrap();
         for i in 0..MOST_KEPT {
-            kept.keep("k", &i.to_string()).unwrap();
+            kept.keep(&format!("k{}", i % 16), &i.to_string()).unwrap();
         }
         assert_eq!(kept.read("k", &first), None, "at most {MOST_KEPT}");
         assert_eq!(kept.held.lock().unwrap().len(), MOST_KEPT);
+
+        // One caller keeping many pushes out only its own.
+        let kept = KeptResults::default();
+        let other = kept.keep("other", "theirs").unwrap();
+        let mine = kept.keep("mine", "first").unwrap();
+        for i in 0..MOST_KEPT_EACH {
+            kept.keep("mine", &i.to_string()).unwrap();
+        }
+        assert_eq!(
+            kept.read("mine", &mine),
+            None,
+            "at most {MOST_KEPT_EACH} each"
+        );
+        assert!(kept.read("other", &other).is_some());
 
         let big = "x".repeat(MOST_KEPT_BYTES / 2 + 1);
         let a = kept.keep("k", &big).unwrap();

@@ -206,6 +206,11 @@ impl McpServer {
         cx: Context,
         job: Job,
     ) {
+        // A cut result's whole is kept for the task's owner, whichever path started the run.
+        let mut cx = cx;
+        if tool.max_result_chars().is_some() {
+            self.with_keeper(&mut cx, &owner, &tools);
+        }
         let server = self.clone();
         let (n, stop) = self.running.start(&id);
         tokio::spawn(async move {

@@ -18,6 +18,12 @@ pub(crate) const SEARCH_TOOL: &str = "search_tools";
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SchemasInAnswers;
 
+/// The tools a turn offers (when not all of them), in the context of a call of the set's
+/// search tool: it finds only these.
+#[derive(Clone, Debug)]
+#[cfg_attr(not(feature = "search"), allow(dead_code))]
+pub(crate) struct Offered(pub(crate) Vec<String>);
+
 /// How a request offers one tool of its set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Loading {

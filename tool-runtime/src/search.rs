@@ -24,7 +24,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use crate::context::Context;
-use crate::defer::{Deferral, SchemasInAnswers};
+use crate::defer::{Deferral, Offered, SchemasInAnswers};
 use crate::error::ToolError;
 use crate::future::BoxFuture;
 use crate::handler::Handler;
@@ -238,6 +238,10 @@ impl Handler for Catalog {
             .into_iter()
             .filter_map(|hit| self.tools.get(&hit.tool))
             .filter(|tool| tool.permits(cx))
+            .filter(|tool| {
+                cx.get::<Offered>()
+                    .is_none_or(|offered| offered.0.iter().any(|o| o == tool.name()))
+            })
             .take(limit);
         let schemas = cx.get::<SchemasInAnswers>().is_some();
         let found = found
@@ -310,6 +314,8 @@ impl ToolSet {
             .cloned()
             .collect();
         if deferred.is_empty() {
+            let mut base = base;
+            base.deferred = None;
             return Ok(base);
         }
         let catalog = Catalog {

@@ -87,8 +87,9 @@ pub struct Conversation {
     /// offers them. The agent loop adds them when it runs a search.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub found: Vec<String>,
-    /// The tools the agent's hook ([`Agent::prepare_tools`]) chose for the next request;
-    /// `None`: every tool of the request's set. The agent loop sets it before each request.
+    /// The tools the next request offers, when not every tool of the request's set: those the
+    /// agent's hook chose ([`Agent::prepare_tools`]), and never one the caller may not call.
+    /// The agent loop sets it before each request, and clears it when the run ends.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn_tools: Option<Vec<String>>,
 }
@@ -265,8 +266,13 @@ impl Error for AgentError {
 const MOST_FOUND_KEPT: usize = 32;
 
 /// The deferred tools a turn's searches found, added to what the conversation found before
-/// (once each, at most [`MOST_FOUND_KEPT`]).
-fn note_found(tools: &ToolSet, found: &mut Vec<String>, outcomes: &[Outcome]) {
+/// (once each, only tools the turn offers, at most [`MOST_FOUND_KEPT`]).
+fn note_found(
+    tools: &ToolSet,
+    found: &mut Vec<String>,
+    turn_tools: Option<&[String]>,
+    outcomes: &[Outcome],
+) {
     let searches = outcomes.iter().filter_map(|o| match o {
         Outcome::Answered(a) if !a.is_error && tools.loading(&a.name) == Loading::Search => {
             a.value.as_ref()
@@ -274,7 +280,8 @@ fn note_found(tools: &ToolSet, found: &mut Vec<String>, outcomes: &[Outcome]) {
         _ => None,
     });
     for name in searches.flat_map(found_in) {
-        if tools.is_deferred(name) && !found.iter().any(|f| f == name) {
+        let offered = turn_tools.is_none_or(|offered| offered.iter().any(|o| o == name));
+        if offered && tools.is_deferred(name) && !found.iter().any(|f| f == name) {
             found.push(name.to_owned());
         }
     }
@@ -335,8 +342,9 @@ impl<'a> Agent<'a> {
     /// and does not run.
     ///
     /// The choice is bounded: it only narrows the set (a tool the set does not have, or more
-    /// than [`MOST_TURN_TOOLS`], ends the run with [`AgentError::Prepare`]), and it never
-    /// widens what the caller may do: a chosen tool the caller may not call stays refused.
+    /// than [`MOST_TURN_TOOLS`] with the search tool, ends the run with
+    /// [`AgentError::Prepare`]), and it never widens what the caller may do: a chosen tool the
+    /// caller may not call is left out. The set's search tool then finds only the chosen tools.
     ///
     /// ```
     /// use tool_runtime::agent::{Agent, Conversation};
@@ -370,28 +378,34 @@ impl<'a> Agent<'a> {
         cx: &Context,
         conversation: &Conversation,
     ) -> Result<Option<Vec<String>>, AgentError> {
+        // A tool the caller may not call is never offered (nor found, nor chosen).
+        let hidden = self.tools.iter().any(|t| !t.permits(cx));
         let Some(choose) = self.prepare else {
-            return Ok(None);
+            if !hidden {
+                return Ok(None);
+            }
+            let visible = self.tools.iter().filter(|t| t.permits(cx));
+            return Ok(Some(visible.map(|t| t.name().to_owned()).collect()));
         };
         let mut chosen: Vec<String> = Vec::new();
         for name in choose(cx, conversation) {
-            if self.tools.get(&name).is_none() {
+            let Some(tool) = self.tools.get(&name) else {
                 return Err(AgentError::Prepare(PrepareError::Unknown { name }));
-            }
-            if !chosen.contains(&name) {
+            };
+            if tool.permits(cx) && !chosen.contains(&name) {
                 chosen.push(name);
             }
+        }
+        if let Some(search) = self.tools.search_tool()
+            && !chosen.iter().any(|c| c == search)
+        {
+            chosen.push(search.to_owned());
         }
         if chosen.len() > MOST_TURN_TOOLS {
             return Err(AgentError::Prepare(PrepareError::TooMany {
                 chosen: chosen.len(),
                 most: MOST_TURN_TOOLS,
             }));
-        }
-        if let Some(search) = self.tools.search_tool()
-            && !chosen.iter().any(|c| c == search)
-        {
-            chosen.push(search.to_owned());
         }
         Ok(Some(chosen))
     }
@@ -523,7 +537,12 @@ impl<'a> Agent<'a> {
         outcomes: Vec<Outcome>,
         turns: usize,
     ) -> Result<Conversation, Paused> {
-        note_found(self.tools, &mut conversation.found, &outcomes);
+        note_found(
+            self.tools,
+            &mut conversation.found,
+            conversation.turn_tools.as_deref(),
+            &outcomes,
+        );
         if outcomes
             .iter()
             .any(|o| matches!(o, Outcome::Waiting { .. }))
@@ -599,6 +618,7 @@ impl<'a> Agent<'a> {
             drop(chat);
             conversation.messages.extend(turn.append);
             if turn.calls.is_empty() {
+                conversation.turn_tools = None;
                 return Ok(Finished::Answered {
                     reply: turn.reply,
                     conversation,
@@ -618,6 +638,7 @@ impl<'a> Agent<'a> {
                 Err(paused) => return Ok(Finished::Paused(paused)),
             }
         }
+        conversation.turn_tools = None;
         Ok(Finished::TurnLimit { conversation })
     }
 }

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::approval::PendingCall;
 use crate::call::{Call, Pipeline};
 use crate::context::Context;
+use crate::defer::{Loading, Offered};
 use crate::error::ToolError;
 use crate::output::CallOutput;
 use crate::provider::{CallArguments, ToolAnswer, ToolCall};
@@ -80,7 +81,10 @@ pub(crate) async fn run_one(
     offload: Option<fn(Job)>,
     turn_tools: Option<&[String]>,
 ) -> Outcome {
-    if turn_tools.is_some_and(|offered| !offered.contains(&call.name)) {
+    // (A tool the caller may not call is refused by the set itself, as it always is.)
+    let left_out = turn_tools.is_some_and(|offered| !offered.contains(&call.name))
+        && tools.get(&call.name).is_some_and(|t| t.permits(cx));
+    if left_out {
         let unknown = ToolError::UnknownTool {
             name: call.name.clone(),
             did_you_mean: None,
@@ -91,6 +95,15 @@ pub(crate) async fn run_one(
             tools.model_message(&unknown),
         ));
     }
+    // The set's search tool finds only what the turn offers.
+    let offered;
+    let cx = match turn_tools {
+        Some(list) if tools.loading(&call.name) == Loading::Search => {
+            offered = cx.clone().with(Offered(list.to_vec()));
+            &offered
+        }
+        _ => cx,
+    };
     let detached = offload.and_then(|spawn| Some((spawn, tools.detached(&call.name)?)));
     let out = match detached {
         Some((spawn, (tool, pipeline))) => {

@@ -320,6 +320,7 @@ impl<'a> Agent<'a> {
             drop(chat);
             conversation.messages.extend(turn.append);
             if turn.calls.is_empty() {
+                conversation.turn_tools = None;
                 return Ok(Finished::Answered {
                     reply: turn.reply,
                     conversation,
@@ -330,6 +331,7 @@ impl<'a> Agent<'a> {
                 Err(paused) => return Ok(Finished::Paused(paused)),
             }
         }
+        conversation.turn_tools = None;
         Ok(Finished::TurnLimit { conversation })
     }
 

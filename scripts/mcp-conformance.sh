@@ -88,7 +88,7 @@ for s in server-stateless tools-list dns-rebinding-protection caching http-heade
     run_2026 http://127.0.0.1:18941/mcp "$s" conformance-2026-expected-hr.yaml
 done
 for s in server-stateless tools-list dns-rebinding-protection caching http-header-validation; do
-    run_2026 http://127.0.0.1:18944/mcp "$s" conformance-2026-expected-hr.yaml
+    run_2026 http://127.0.0.1:18944/mcp "$s" conformance-2026-expected-gateway.yaml
 done
 for s in server-stateless tools-list tools-call-simple-text tools-call-error tools-call-with-progress server-sse-multiple-streams \
     caching http-header-validation; do

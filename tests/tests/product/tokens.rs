@@ -2,52 +2,52 @@
 //! (pinned in `scripts/requirements.txt`): every definition of a 500-tool catalog (every
 //! example tool, and generated ones with realistic descriptions) in each of the five APIs is
 //! counted the same by both. Python `tiktoken` reads the `o200k_base` ranks from its cache,
-//! seeded here with the file compiled into `tiktoken-rs`, which `tiktoken` accepts only if it
-//! hashes to the hash `tiktoken` expects of OpenAI's published file.
+//! seeded here with the ranks read back from `tiktoken-rs`, which `tiktoken` accepts only if
+//! the file they make hashes to the hash `tiktoken` expects of OpenAI's published file.
 
+use std::fmt::Write as _;
 use std::io::Write;
 use std::process::Stdio;
 
-use serde_json::Value;
 use tool_runtime::Api;
 use tool_runtime::tokens::{self, Budget};
 
 use crate::big_catalog::catalog;
 use crate::provision::python;
 
-/// The path of the `o200k_base` ranks compiled into `tiktoken-rs`, from cargo's metadata.
-fn ranks_file() -> String {
-    let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/../Cargo.toml");
-    let out = std::process::Command::new(env!("CARGO"))
-        .args(["metadata", "--format-version", "1", "--offline"])
-        .args(["--manifest-path", manifest])
-        .output()
-        .expect("cargo metadata runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let metadata: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let package = metadata["packages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == "tiktoken-rs")
-        .expect("tiktoken-rs is a dependency");
-    let dir = std::path::Path::new(package["manifest_path"].as_str().unwrap())
-        .parent()
-        .unwrap();
-    dir.join("assets/o200k_base.tiktoken")
-        .to_string_lossy()
-        .into_owned()
+/// How many ordinary tokens `o200k_base` has (ranks 0 to 199,997 without a gap; its special
+/// tokens come after).
+const O200K_RANKS: u32 = 199_998;
+
+/// The `o200k_base` ranks compiled into `tiktoken-rs`, as the bytes of each token in hex, one
+/// line per rank in order, read back from the tokenizer itself. (Not the crate's own source
+/// file: finding that takes `cargo metadata`, which needs every platform's dependencies, more
+/// than a build downloads.)
+fn ranks_hex() -> String {
+    let bpe = tiktoken_rs::o200k_base().expect("the o200k_base ranks load");
+    let mut text = String::with_capacity(O200K_RANKS as usize * 12);
+    for rank in 0..O200K_RANKS {
+        let bytes = bpe
+            .decode_bytes(&[rank])
+            .expect("every ordinary rank is a token");
+        for b in bytes {
+            write!(text, "{b:02x}").unwrap();
+        }
+        text.push('\n');
+    }
+    text
 }
 
 /// Python `tiktoken`'s `o200k_base` counts of `texts`.
 fn tiktoken_counts(texts: &[String]) -> Vec<usize> {
+    let dir = std::env::temp_dir().join(format!("tool-toolkit-ranks-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ranks = dir.join("o200k_base.hex");
+    std::fs::write(&ranks, ranks_hex()).unwrap();
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/oracle/tiktoken_counts.py");
     let mut child = python()
-        .args([script, &ranks_file()])
+        .arg(script)
+        .arg(&ranks)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -56,6 +56,7 @@ fn tiktoken_counts(texts: &[String]) -> Vec<usize> {
     let input = serde_json::to_vec(texts).unwrap();
     child.stdin.take().unwrap().write_all(&input).unwrap();
     let out = child.wait_with_output().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
     assert!(
         out.status.success(),
         "tiktoken: {}",

@@ -18,6 +18,7 @@ pub mod laporan_penjualan;
 pub mod llama_cpp;
 pub mod model_server;
 pub mod perpustakaan;
+pub mod probe;
 pub mod show;
 
 use std::sync::Arc;

@@ -17,7 +17,10 @@ use tool_runtime::{
     TaskSupport, ToolError, ToolRef, ToolSet, Unanswered,
 };
 
+use bytes::Bytes;
+
 use crate::approval::{self, Retried};
+use crate::arguments::{CallArguments, RawArguments};
 use crate::caller::Caller;
 use crate::export::{CALL_TOOL, error_result, success};
 use crate::incoming::Incoming;
@@ -159,13 +162,8 @@ impl McpServer {
         // An approval (or a question) binds to the arguments as a value: only then are they
         // parsed here.
         let binds = tool.needs_approval() || tool.asks();
-        if stateless
-            && (binds || request.request_state.is_some())
-            && let Some(text) = raw.take()
-        {
-            request.arguments = Some(serde_json::from_slice(&text).map_err(|e| {
-                ErrorData::invalid_params(format!("the arguments are not a JSON object: {e}"), None)
-            })?);
+        if stateless && (binds || request.request_state.is_some()) {
+            bind_to_value(&mut request, raw.as_ref())?;
         }
         if stateless && request.request_state.is_some() {
             let Some(mrtr) = self.mrtr() else {
@@ -324,19 +322,12 @@ impl McpServer {
         first: First<'_>,
         cx: &mut Context,
         request: &mut CallToolRequestParams,
-        raw: &mut Option<RawText>,
+        raw: &mut Option<Bytes>,
     ) -> Result<Option<CallToolResponse>, ErrorData> {
         let mut answers = Answers::new();
         if first.stateless {
             // The state binds to the arguments as a value.
-            if let Some(text) = raw.take() {
-                request.arguments = Some(serde_json::from_slice(&text).map_err(|e| {
-                    ErrorData::invalid_params(
-                        format!("the arguments are not a JSON object: {e}"),
-                        None,
-                    )
-                })?);
-            }
+            bind_to_value(request, raw.as_ref())?;
             if request.request_state.is_some() {
                 let Some(mrtr) = self.mrtr() else {
                     return Err(ErrorData::invalid_params(
@@ -568,64 +559,20 @@ impl Drop for Forwarder {
     }
 }
 
-/// A call's arguments: their text, as the HTTP server cut them out of the body, or the value
-/// rmcp read (stdio).
-pub(crate) enum CallArguments {
-    Text(RawText),
-    Value(Value),
-}
-
-impl CallArguments {
-    /// The arguments to check, leaving them for the call.
-    pub(crate) fn peek(&self) -> tool_runtime::Arguments<'_> {
-        match self {
-            CallArguments::Text(text) => {
-                tool_runtime::Arguments::text(std::str::from_utf8(&text[..]).unwrap_or("not UTF-8"))
-            }
-            CallArguments::Value(v) => tool_runtime::Arguments::value(v.clone()),
-        }
-    }
-
-    /// The arguments as a JSON value (text that is not JSON: an empty object, which the
-    /// tool's validation refuses as it would have refused the text).
-    pub(crate) fn to_value(&self) -> Value {
-        match self {
-            CallArguments::Text(text) => serde_json::from_slice(text).unwrap_or_else(|_| json!({})),
-            CallArguments::Value(v) => v.clone(),
-        }
-    }
-
-    /// The arguments for the call: borrowing the text, or taking the value.
-    fn take(&mut self) -> tool_runtime::Arguments<'_> {
-        match self {
-            // Checked to be JSON (so UTF-8) when the body was read.
-            CallArguments::Text(text) => {
-                tool_runtime::Arguments::text(std::str::from_utf8(&text[..]).unwrap_or("not UTF-8"))
-            }
-            CallArguments::Value(v) => tool_runtime::Arguments::value(std::mem::take(v)),
-        }
-    }
-}
-
-#[cfg(feature = "http")]
-type RawText = axum::body::Bytes;
-#[cfg(not(feature = "http"))]
-type RawText = Vec<u8>;
-
-/// The arguments the HTTP server cut out of the body, if it did.
 /// A call of [`CALL_TOOL`] made the call of the tool it names, with its arguments; what is
 /// wrong with it otherwise (for the model to repair). Nothing for any other call, or when the
 /// set has a tool of its own by that name.
 fn unwrap_call_tool(
     tools: &ToolSet,
     request: &mut CallToolRequestParams,
-    raw: &mut Option<RawText>,
+    raw: &mut Option<Bytes>,
 ) -> Option<String> {
     if request.name != CALL_TOOL || tools.get(CALL_TOOL).is_some() {
         return None;
     }
-    let outer: serde_json::Map<String, Value> = match raw.take() {
-        Some(text) => match serde_json::from_slice(&text) {
+    let text = raw.take();
+    let outer = match &text {
+        Some(text) => match crate::arguments::parse(text) {
             Ok(outer) => outer,
             Err(e) => {
                 return Some(format!(
@@ -635,6 +582,11 @@ fn unwrap_call_tool(
         },
         None => request.arguments.take().unwrap_or_default(),
     };
+    // The named tool's own arguments, as their text when the call's came as text.
+    *raw = text.and_then(|text| {
+        let inner = crate::arguments::member(&text, 0, "arguments")?;
+        (text[inner.start] == b'{').then(|| text.slice(inner))
+    });
     let name = match outer.get("name") {
         Some(Value::String(name)) => name.clone(),
         other => {
@@ -658,20 +610,34 @@ fn unwrap_call_tool(
     None
 }
 
-fn raw_arguments(context: &Incoming) -> Option<RawText> {
+/// The arguments the transport cut out of the message: in the request's extensions (stdio), or
+/// in its HTTP parts' (the body check).
+fn raw_arguments(context: &Incoming) -> Option<Bytes> {
+    if let Some(RawArguments(text)) = context.extensions().get::<RawArguments>() {
+        return Some(text.clone());
+    }
     #[cfg(feature = "http")]
+    if let Some(RawArguments(text)) = context
+        .parts()
+        .and_then(|p| p.extensions.get::<RawArguments>())
     {
-        let parts = context.parts()?;
-        parts
-            .extensions
-            .get::<crate::caller::RawArguments>()
-            .map(|r| r.0.clone())
+        return Some(text.clone());
     }
-    #[cfg(not(feature = "http"))]
-    {
-        let _ = context;
-        None
+    None
+}
+
+/// The arguments as the value an approval or a question binds to, parsed exactly from their
+/// text when the transport cut them out (the call itself still reads the text).
+fn bind_to_value(
+    request: &mut CallToolRequestParams,
+    raw: Option<&Bytes>,
+) -> Result<(), ErrorData> {
+    if let Some(text) = raw {
+        request.arguments = Some(crate::arguments::parse(text).map_err(|e| {
+            ErrorData::invalid_params(format!("the arguments are not a JSON object: {e}"), None)
+        })?);
     }
+    Ok(())
 }
 
 /// Runs one call holding its turn: an async tool, or a sync one that does not block, on this

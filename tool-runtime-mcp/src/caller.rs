@@ -35,13 +35,6 @@ impl Caller {
     }
 }
 
-/// A `tools/call`'s arguments as their text, cut out of the body rmcp parses (it reads `{}` in
-/// their place): put in the request's extensions by the HTTP server's body check, read once
-/// by the call's decoder.
-#[cfg(feature = "http")]
-#[derive(Clone, Debug)]
-pub(crate) struct RawArguments(pub(crate) axum::body::Bytes);
-
 /// A request the application admitted: the caller and the context its function made, put in
 /// the request's extensions by the HTTP server's admission layer (which runs the function for
 /// every request that opens a session or needs none), so the call reuses them.

@@ -25,7 +25,8 @@ pub(crate) struct Direct {
     pub(crate) ct: CancellationToken,
     pub(crate) id: RequestId,
     pub(crate) meta: RequestMetaObject,
-    /// On HTTP, the request's `http::request::Parts`.
+    /// On HTTP, the request's `http::request::Parts`; on stdio, a call's arguments as their
+    /// text.
     pub(crate) extensions: Extensions,
     /// The session's client (stdio): its version and capabilities are the ones it gave at
     /// `initialize`, and it can be notified and asked. A stateless request has none: it carries
@@ -62,8 +63,8 @@ impl Incoming {
         }
     }
 
-    /// On HTTP, holds the request's `http::request::Parts`.
-    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    /// The request's extensions: on HTTP its `http::request::Parts`; on stdio a call's
+    /// arguments as their text ([`crate::arguments::RawArguments`]).
     pub(crate) fn extensions(&self) -> &Extensions {
         match self {
             Incoming::Served(c) => &c.extensions,

@@ -45,6 +45,7 @@
 struct ReadmeDoctests;
 
 mod approval;
+mod arguments;
 mod ask;
 mod call;
 mod caller;

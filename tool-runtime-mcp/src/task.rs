@@ -26,7 +26,8 @@ use tool_runtime::task::{Answered, Claim, Held, TaskError, TaskRecord, TaskStatu
 use tool_runtime::{Answers, Context, Progress, StoreError, ToolError, ToolRef, ToolSet};
 
 use crate::approval::{APPROVAL, approves, question};
-use crate::call::{CallArguments, run};
+use crate::arguments::CallArguments;
+use crate::call::run;
 use crate::caller::Caller;
 use crate::export::{error_result, success};
 use crate::incoming::Incoming;

@@ -244,7 +244,8 @@ impl ApprovalStore for PostgresApprovals {
                 return Ok(None);
             }
             let arguments: String = r.get(1);
-            let arguments = serde_json::from_str(&arguments).map_err(StoreError::from_source)?;
+            let arguments =
+                tool_runtime::json::from_str(&arguments).map_err(StoreError::from_source)?;
             Ok(Some(
                 PendingCall::new(ticket, r.get::<_, String>(0), arguments)
                     .with_owner(r.get(2))
@@ -335,8 +336,10 @@ impl TaskStore for PostgresApprovals {
                 )
                 .await
                 .map_err(StoreError::from_source)?;
-            row.map(|r| serde_json::from_str(r.get::<_, &str>(0)).map_err(StoreError::from_source))
-                .transpose()
+            row.map(|r| {
+                tool_runtime::json::from_str(r.get::<_, &str>(0)).map_err(StoreError::from_source)
+            })
+            .transpose()
         })
     }
 
@@ -409,7 +412,10 @@ impl TaskStore for PostgresApprovals {
                 .await
                 .map_err(StoreError::from_source)?;
             rows.iter()
-                .map(|r| serde_json::from_str(r.get::<_, &str>(0)).map_err(StoreError::from_source))
+                .map(|r| {
+                    tool_runtime::json::from_str(r.get::<_, &str>(0))
+                        .map_err(StoreError::from_source)
+                })
                 .collect()
         })
     }

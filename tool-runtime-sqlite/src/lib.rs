@@ -211,8 +211,8 @@ impl ApprovalStore for SqliteApprovals {
             match row {
                 Some((_, _, _, expires)) if expires <= int(unix_now()) => Ok(None),
                 Some((tool, arguments, owner, expires)) => {
-                    let arguments =
-                        serde_json::from_str(&arguments).map_err(StoreError::from_source)?;
+                    let arguments = tool_runtime::json::from_str(&arguments)
+                        .map_err(StoreError::from_source)?;
                     Ok(Some(
                         PendingCall::new(ticket, tool, arguments)
                             .with_owner(owner)
@@ -298,7 +298,7 @@ impl TaskStore for SqliteApprovals {
                 .optional()
                 .map_err(StoreError::from_source)?;
             record
-                .map(|r| serde_json::from_str(&r).map_err(StoreError::from_source))
+                .map(|r| tool_runtime::json::from_str(&r).map_err(StoreError::from_source))
                 .transpose()
         }))
     }
@@ -363,7 +363,7 @@ impl TaskStore for SqliteApprovals {
             records
                 .map(|r| {
                     let r = r.map_err(StoreError::from_source)?;
-                    serde_json::from_str(&r).map_err(StoreError::from_source)
+                    tool_runtime::json::from_str(&r).map_err(StoreError::from_source)
                 })
                 .collect()
         }))

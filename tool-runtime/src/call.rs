@@ -260,7 +260,7 @@ impl<'a> Run<'a> {
         let trace = Trace::start(tool, self.call_id);
         let _entered = trace.span.enter();
         if trace.started.is_some() && values_wanted() {
-            match &self.arguments.0 {
+            match &self.arguments.repr {
                 Repr::Text(t) => {
                     trace.span.record("gen_ai.tool.call.arguments", &**t);
                     tracing::trace!(target: "tool_runtime::values", arguments = &**t)

@@ -45,18 +45,19 @@ impl Input<'_> {
     /// The complete path: parse, validate against the whole schema (every violation, defaults
     /// filled in), and hand back the arguments object.
     pub(crate) fn into_checked_map(self) -> Result<serde_json::Map<String, Value>, ToolError> {
-        let value = match self.arguments.0 {
+        let nulls = self.arguments.nulls;
+        let value = match self.arguments.repr {
             Repr::Text(t) if t.trim().is_empty() => self
                 .validator
-                .validate_text("{}")
+                .validate_text("{}", nulls)
                 .map_err(ToolError::InvalidArguments)?,
             Repr::Text(t) => self
                 .validator
-                .validate_text(&t)
+                .validate_text(&t, nulls)
                 .map_err(ToolError::InvalidArguments)?,
             Repr::Value(v) => {
                 let mut v = *v;
-                let violations = self.validator.validate(&mut v);
+                let violations = self.validator.validate_reading(&mut v, nulls);
                 if !violations.is_empty() {
                     return Err(ToolError::InvalidArguments(violations));
                 }
@@ -199,6 +200,9 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Checked<'_, D> {
 impl<'de, D: Deserializer<'de>> Checked<'_, D> {
     /// A tagged union's value, captured whole and checked against the node.
     fn captured(self) -> Result<Value, D::Error> {
+        // serde_json reads the numbers in it: they are checked for its rounding once the pass
+        // ends (see `fill`).
+        READ_AN_F64.set(true);
         let mut value = Value::deserialize(self.inner)?;
         if self.v.holds(self.node, &mut value) {
             Ok(value)
@@ -298,6 +302,8 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Checked<'_, V> {
         if self.node.integers_only() {
             return Err(refuse());
         }
+        // serde_json may have rounded it: checked once the pass ends (see `fill`).
+        READ_AN_F64.set(true);
         self.check_number(Numeric::of_f64(f))?;
         self.inner.visit_f64(f)
     }
@@ -378,7 +384,11 @@ impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for CheckedSeq<'_, A> {
             Some(items) => self
                 .seq
                 .next_element_seed(Checked::new(seed, self.v, items))?,
-            None => self.seq.next_element_seed(seed)?,
+            None => {
+                // Items without rules: serde_json reads their numbers unchecked.
+                READ_AN_F64.set(true);
+                self.seq.next_element_seed(seed)?
+            }
         };
         match item {
             Some(x) => {
@@ -488,7 +498,11 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for CheckedMap<'_, A> {
                 let node = &self.node.properties[i].node;
                 self.map.next_value_seed(Checked::new(seed, self.v, node))
             }
-            None => self.map.next_value_seed(seed),
+            None => {
+                // A member without rules: serde_json reads its numbers unchecked.
+                READ_AN_F64.set(true);
+                self.map.next_value_seed(seed)
+            }
         }
     }
 
@@ -661,9 +675,21 @@ pub(crate) fn fill(
     if names.len() != v.root().properties.len() || names.len() != slots.len() {
         return false;
     }
+    READ_AN_F64.set(false);
     let mut de = serde_json::Deserializer::from_str(text);
     let filled = de.deserialize_map(Fill { v, names, slots });
-    filled.is_ok() && de.end().is_ok()
+    // A number serde_json read as an `f64` may be a unit in the last place off (it parses
+    // floats exactly only with its `float_roundtrip` feature, which a toolkit must not turn on
+    // for its users' whole program): when the text holds a number its fast reading cannot
+    // promise, the complete path reads every number by its own digits.
+    filled.is_ok()
+        && de.end().is_ok()
+        && !(READ_AN_F64.get() && crate::validate::number::serde_json_may_round(text))
+}
+
+thread_local! {
+    /// Whether this thread's single pass read a number as an `f64` (see [`fill`]).
+    static READ_AN_F64: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// Decodes a call's arguments into the tool's parameter slots (one `Option<T>` per parameter,
@@ -678,7 +704,7 @@ pub fn decode(
     let (complete_only, single_pass_only) = only();
     // Empty text fails here and is read as `{}` by the complete path.
     let fast = !complete_only
-        && match &input.arguments.0 {
+        && match &input.arguments.repr {
             Repr::Text(text) => fill(text, input.validator, names, slots),
             // Arguments a transport has already parsed (MCP): writing them back as text and taking
             // the single pass costs less than the complete validator.

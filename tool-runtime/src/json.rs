@@ -14,18 +14,78 @@ use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 
 /// Whether JSON text gives some object key twice, at any depth, comparing member names after
 /// their escapes are read (`"a"` and `"\u0061"` are the same key) — or is not JSON at all: which
-/// value was meant cannot be known. It reads the text once and keeps only the keys of the object
-/// it is in.
+/// value was meant cannot be known. Its numbers are checked as JSON numbers, never converted (a
+/// number serde_json's own reading would take for out of range, such as one a hair under the
+/// largest double written with many digits, is JSON all the same). It keeps only the keys of the
+/// objects it is in.
 ///
 /// ```
 /// use tool_runtime::json::has_duplicate_keys;
 /// assert!(!has_duplicate_keys(br#"{"a": 1, "b": {"a": 2}}"#));
 /// assert!(has_duplicate_keys(br#"{"approve": false, "approve": true}"#));
 /// assert!(has_duplicate_keys(br#"{"input\u0052esponses": 1, "inputResponses": 2}"#));
+/// assert!(!has_duplicate_keys(br#"{"x": 1.797693134862315708145274e308}"#));
+/// assert!(has_duplicate_keys(br#"{"x": 1,}"#));
 /// ```
 pub fn has_duplicate_keys(text: &[u8]) -> bool {
-    let mut de = serde_json::Deserializer::from_slice(text);
-    (&mut de).deserialize_any(Unique).is_err() || de.end().is_err()
+    // The syntax first (serde_json skips an ignored value's numbers without converting them),
+    // then the keys, from the text that is now known to be JSON.
+    if serde_json::from_slice::<de::IgnoredAny>(text).is_err() {
+        return true;
+    }
+    let Ok(text) = std::str::from_utf8(text) else {
+        return true;
+    };
+    keys_repeat(text).unwrap_or(true)
+}
+
+/// Whether an object of `text` (JSON) gives a key twice; `None` if the text surprised it.
+fn keys_repeat(text: &str) -> Option<bool> {
+    let b = text.as_bytes();
+    // Per open container: its keys when it is an object, and whether a key comes next.
+    let mut open: Vec<Option<(Seen<'_>, bool)>> = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                let start = i;
+                let mut escaped = false;
+                i += 1;
+                while *b.get(i)? != b'"' {
+                    if b[i] == b'\\' {
+                        escaped = true;
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                if let Some(Some((seen, key_next @ true))) = open.last_mut() {
+                    *key_next = false;
+                    let literal = text.get(start..=i)?;
+                    let key = if escaped {
+                        Cow::Owned(serde_json::from_str::<String>(literal).ok()?)
+                    } else {
+                        Cow::Borrowed(&literal[1..literal.len() - 1])
+                    };
+                    if seen.insert::<serde_json::Error>(key).is_err() {
+                        return Some(true);
+                    }
+                }
+            }
+            b'{' => open.push(Some((Seen::default(), true))),
+            b'[' => open.push(None),
+            b'}' | b']' => {
+                open.pop()?;
+            }
+            b',' => {
+                if let Some(Some((_, key_next))) = open.last_mut() {
+                    *key_next = true;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    Some(false)
 }
 
 /// Objects with more keys than this are checked with a hash set.
@@ -343,6 +403,25 @@ impl<'de, A: de::VariantAccess<'de>> de::VariantAccess<'de> for Distinct<A> {
 }
 
 pub use crate::validate::parse::{Shape, shape};
+
+/// `serde_json::from_str`, with every number read by its own digits whatever serde_json's
+/// features: an integer within 64 bits exactly, any other number as its nearest `f64`.
+/// (serde_json reads a number with a fraction or an exponent exactly only with its
+/// `float_roundtrip` feature, which a library must not turn on for its users' whole program;
+/// without it, `4503599627370495.5` may come out a unit in the last place off, here the integer
+/// `4503599627370495`.) A key given twice keeps its last value, as serde_json does. For text
+/// whose numbers a tool will see: arguments kept to run later and read back from a store.
+///
+/// ```
+/// use serde_json::Value;
+/// let text = r#"{"offset": 4503599627370495.5}"#;
+/// let exact: Value = tool_runtime::json::from_str(text).unwrap();
+/// assert_eq!(exact["offset"].as_f64(), Some(4503599627370495.5));
+/// ```
+pub fn from_str<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, serde_json::Error> {
+    let value = crate::validate::parse::exact(text)?.value;
+    serde_json::from_value(value)
+}
 
 #[cfg(test)]
 mod tests {

@@ -49,7 +49,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::provider::{Api, Finish, ReadError, Reply};
-use crate::validate::{SchemaError, Validator, Violation, Violations};
+use crate::validate::{Nulls, SchemaError, Validator, Violation, Violations};
 use crate::wording::{Wording, fill};
 
 /// Business rules of a type, checked after its schema holds: `#[arg(validate = path)]` on a
@@ -245,7 +245,14 @@ fn parse_with<T: DeserializeOwned + Rules>(
             text: text.clone(),
         });
     }
-    let value = validator.validate_text(json).map_err(Failure::Invalid)?;
+    let nulls = if api.provider().null_means_absent() {
+        Nulls::Absent
+    } else {
+        Nulls::Refused
+    };
+    let value = validator
+        .validate_text(json, nulls)
+        .map_err(Failure::Invalid)?;
     let typed: T = serde_json::from_value(value).map_err(|e| Failure::NotJson {
         error: e.to_string(),
         text: text.clone(),

@@ -9,6 +9,7 @@ mod mcp_catalog;
 mod mcp_gateway;
 mod mcp_http;
 mod mcp_limits;
+mod mcp_numbers;
 mod mcp_remote;
 mod mcp_replicas;
 mod mcp_results;

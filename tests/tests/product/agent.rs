@@ -35,10 +35,12 @@ fn sari() -> Context {
 
 /// A response of `api` holding these calls (id, name, arguments), written by its provider.
 fn response(api: Api, calls: &[(String, String, Value)]) -> Value {
-    let turn = Turn::calls(calls.iter().map(|(id, name, args)| ToolCall {
-        id: Some(id.clone()),
-        name: name.clone(),
-        arguments: CallArguments::Value(args.clone()),
+    let turn = Turn::calls(calls.iter().map(|(id, name, args)| {
+        ToolCall::new(
+            Some(id.clone()),
+            name.clone(),
+            CallArguments::Value(args.clone()),
+        )
     }));
     api.provider().write_response(&turn).unwrap()
 }
@@ -127,11 +129,11 @@ fn recorded_turns_are_answered_once_each_in_order_with_errors_flagged() {
 #[test]
 fn images_go_where_the_format_takes_them() {
     let tools = ToolSet::new([examples::cuaca::cuaca_terkini::tool()]).unwrap();
-    let call = ToolCall {
-        id: Some("c1".into()),
-        name: "cuaca-terkini".into(),
-        arguments: CallArguments::Value(json!({"kota": "Surabaya"})),
-    };
+    let call = ToolCall::new(
+        Some("c1".into()),
+        "cuaca-terkini",
+        CallArguments::Value(json!({"kota": "Surabaya"})),
+    );
     let outcomes = pollster::block_on(run_calls(&tools, &Context::new(), &[call], 1));
     let Outcome::Answered(answer) = &outcomes[0] else {
         panic!()
@@ -414,10 +416,12 @@ fn the_calls_of_one_turn_run_at_once() {
     // Each call waits for the other: they finish only if they run concurrently.
     let tools = ToolSet::new([tunggu_pasangan::tool()]).unwrap();
     let calls: Vec<ToolCall> = (0..2)
-        .map(|i| ToolCall {
-            id: Some(format!("p{i}")),
-            name: "tunggu-pasangan".into(),
-            arguments: CallArguments::Text("{}".into()),
+        .map(|i| {
+            ToolCall::new(
+                Some(format!("p{i}")),
+                "tunggu-pasangan",
+                CallArguments::Text("{}".into()),
+            )
         })
         .collect();
     let outcomes = pollster::block_on(run_calls(&tools, &Context::new(), &calls, 2));

@@ -11,11 +11,11 @@ use tool_runtime::provider::{Api, CallArguments, ToolCall, Turn};
 /// (written by the test kit).
 fn response(target: Api, tool: Option<&str>) -> Value {
     let turn = match tool {
-        Some(t) => Turn::calls([ToolCall {
-            id: Some("call_1".into()),
-            name: t.into(),
-            arguments: CallArguments::Value(json!({})),
-        }])
+        Some(t) => Turn::calls([ToolCall::new(
+            Some("call_1".into()),
+            t,
+            CallArguments::Value(json!({})),
+        )])
         .with_text("Saya cek dulu."),
         None => Turn::text("Judul atau penulis bukunya apa?"),
     };

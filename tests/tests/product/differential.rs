@@ -577,8 +577,8 @@ fn normalised(schema: &Value, defs: &Map<String, Value>, v: &Value) -> Value {
     }
 }
 
-/// `v` as JSON Schema reads what the runtime reads: a `null` at an optional property whose schema
-/// does not take null means the property was left out (what OpenAI's strict mode sends for a
+/// `v` as strict mode's reading makes it: a `null` at an optional property whose schema does
+/// not take null means the property was left out (what OpenAI's strict mode sends for a
 /// property it makes required), so it is dropped here. The runtime's one rule beyond the schema.
 fn left_out_nulls_dropped(schema: &Value, defs: &Map<String, Value>, v: &Value) -> Value {
     let schema = resolved(schema, defs);
@@ -654,9 +654,30 @@ pub(crate) fn integral_as_integers(v: &Value) -> Value {
 
 /// One call through one path (`None`: the normal one): what the tool received, or `None`.
 fn call(set: &ToolSet, name: &str, text: &str, path: Option<Only>) -> Option<Value> {
+    call_reading(set, name, tool_runtime::Arguments::text(text), path)
+}
+
+/// [`call`] with strict mode's reading of `null` (OpenAI's: a `null` at an optional property
+/// whose schema refuses it is the property left out).
+fn call_strict(set: &ToolSet, name: &str, text: &str) -> Option<Value> {
+    call_reading(
+        set,
+        name,
+        tool_runtime::Arguments::text(text).null_means_absent(),
+        None,
+    )
+}
+
+fn call_reading(
+    set: &ToolSet,
+    name: &str,
+    arguments: tool_runtime::Arguments<'_>,
+    path: Option<Only>,
+) -> Option<Value> {
     decode_only(path);
     let cx = Context::new();
-    let out = match set.call(&cx, name, text).blocking() {
+    let text = arguments.as_text().unwrap_or_default().to_owned();
+    let out = match set.call(&cx, name, arguments).blocking() {
         Ok(out) => Some(out.into_value()),
         Err(ToolError::InvalidArguments(_)) => None,
         // Held for approval: the arguments passed the complete validator; what is held is what
@@ -730,8 +751,29 @@ fn agree(tool: &'static Tool, expect: Expect) -> Tally {
         }
         // The oracle reads the same text.
         let parsed: Value = serde_json::from_str(&text).unwrap();
-        let parsed = left_out_nulls_dropped(&schema, &defs, &parsed);
         let theirs = oracle.is_valid(&integral_as_integers(&parsed));
+        // Strict mode's reading: what the oracle says of the arguments with those nulls left
+        // out, and what the tool then gets.
+        let dropped = left_out_nulls_dropped(&schema, &defs, &parsed);
+        let theirs_strict = oracle.is_valid(&integral_as_integers(&dropped));
+        let strict = call_strict(&set, name, &text);
+        prop_assert_eq!(
+            strict.is_some(),
+            theirs_strict,
+            "{}: a strict call and jsonschema (nulls left out) disagree on {}",
+            name,
+            text
+        );
+        if let Some(got) = &strict {
+            let expected = expect(&normalised(&schema, &defs, &dropped));
+            prop_assert_eq!(
+                Some(got),
+                expected.as_ref(),
+                "{}: a strict call gave another value for {}",
+                name,
+                text
+            );
+        }
         let mut ours_value = parsed.clone();
         let ours = validator.validate(&mut ours_value).is_empty();
         prop_assert_eq!(
@@ -840,8 +882,7 @@ fn the_example_tools_agree_too() {
         runner
             .run(&object(&schema, &defs, 0), |args| {
                 let text = args.to_string();
-                let read = left_out_nulls_dropped(&schema, &defs, &args);
-                let theirs = oracle.is_valid(&integral_as_integers(&read));
+                let theirs = oracle.is_valid(&integral_as_integers(&args));
                 prop_assert_eq!(
                     call(&set, tool.name(), &text, None).is_some(),
                     theirs,
@@ -852,6 +893,14 @@ fn the_example_tools_agree_too() {
                     call(&set, tool.name(), &text, Some(Only::Complete)).is_some(),
                     theirs,
                     "{}",
+                    text
+                );
+                let read = left_out_nulls_dropped(&schema, &defs, &args);
+                let theirs_strict = oracle.is_valid(&integral_as_integers(&read));
+                prop_assert_eq!(
+                    call_strict(&set, tool.name(), &text).is_some(),
+                    theirs_strict,
+                    "strict: {}",
                     text
                 );
                 Ok(())

@@ -200,18 +200,25 @@ fn openai_strict_defaults_are_nullable_and_null_decodes_as_the_default() {
             tools[0]
         );
     }
+    // A call written against OpenAI's strict schema (as the agent loop reads it).
     let call = |args: &str| {
+        let args = tool_runtime::Arguments::text(args).null_means_absent();
         set.call(&Context::new(), "cari_tiket", args)
             .blocking()
             .map(|o| o.into_value())
     };
-    let strict =
-        call(r#"{"limit": null, "urutan": null, "saring": {"kata": "login", "persis": null}}"#)
-            .unwrap();
+    let nulls = r#"{"limit": null, "urutan": null, "saring": {"kata": "login", "persis": null}}"#;
     assert_eq!(
-        strict,
+        call(nulls).unwrap(),
         json!({"limit": 20, "urutan": "Terbaru", "saring": "login/false"})
     );
+    // Against the canonical schema (MCP, a plain call) those nulls are what JSON Schema says
+    // they are: values of the wrong type, each named.
+    let plain = set.call(&Context::new(), "cari_tiket", nulls).blocking();
+    let err = plain.unwrap_err().to_string();
+    for field in ["`limit`", "`urutan`", "`saring.persis`"] {
+        assert!(err.contains(field), "{err}");
+    }
     assert_eq!(
         call("{}").unwrap(),
         json!({"limit": 20, "urutan": "Terbaru", "saring": null})

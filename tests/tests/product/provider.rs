@@ -26,11 +26,7 @@ fn jumlah(
 }
 
 fn call(id: &str, name: &str, arguments: Value) -> ToolCall {
-    ToolCall {
-        id: Some(id.into()),
-        name: name.into(),
-        arguments: CallArguments::Value(arguments),
-    }
+    ToolCall::new(Some(id.into()), name, CallArguments::Value(arguments))
 }
 
 /// Turns of every kind a response holds.

@@ -282,7 +282,7 @@ pub(super) fn check(bytes: Bytes, config: &HttpConfig) -> Result<Checked, Box<Re
     };
     // The fewest values the envelope can hold (as if this were a `tools/call`), counted before
     // the envelope is read: a large body outside the arguments costs one scan, not a parse.
-    let found = arguments_at(&bytes);
+    let found = crate::arguments::arguments_at(&bytes);
     let inside = found.as_ref().map_or(0, |range| {
         tool_runtime::json::shape(&bytes[range.clone()]).values
     });
@@ -293,10 +293,7 @@ pub(super) fn check(bytes: Bytes, config: &HttpConfig) -> Result<Checked, Box<Re
     let (body, arguments, outside) = match envelope.method.as_deref() {
         Some("tools/call") => match found {
             Some(range) => {
-                let mut spliced = Vec::with_capacity(bytes.len() - range.len() + 2);
-                spliced.extend_from_slice(&bytes[..range.start]);
-                spliced.extend_from_slice(b"{}");
-                spliced.extend_from_slice(&bytes[range.end..]);
+                let spliced = crate::arguments::without(&bytes, range.clone());
                 let arguments = bytes.slice(range);
                 (
                     Bytes::from(spliced),
@@ -342,133 +339,9 @@ fn envelope(bytes: &[u8]) -> Result<Envelope, Box<Response>> {
     Ok(envelope)
 }
 
-/// Where `params.arguments` is in a body already checked to be JSON with no key given twice:
-/// the byte range of its value, when it is an object. Keys are compared unescaped.
-fn arguments_at(body: &[u8]) -> Option<std::ops::Range<usize>> {
-    let params = member(body, 0, "params")?;
-    let arguments = member(body, params.start, "arguments")?;
-    (body[arguments.start] == b'{').then_some(arguments)
-}
-
-/// The value of member `key` of the object starting at `at` (after whitespace).
-fn member(body: &[u8], at: usize, key: &str) -> Option<std::ops::Range<usize>> {
-    let mut i = skip_space(body, at);
-    if body.get(i) != Some(&b'{') {
-        return None;
-    }
-    i += 1;
-    loop {
-        i = skip_space(body, i);
-        match body.get(i)? {
-            b'}' => return None,
-            b',' => {
-                i += 1;
-                continue;
-            }
-            b'"' => {}
-            _ => return None,
-        }
-        let name_end = skip_string(body, i)?;
-        let name: String = serde_json::from_slice(&body[i..name_end]).ok()?;
-        i = skip_space(body, name_end);
-        if body.get(i) != Some(&b':') {
-            return None;
-        }
-        let start = skip_space(body, i + 1);
-        let end = skip_value(body, start)?;
-        if name == key {
-            return Some(start..end);
-        }
-        i = end;
-    }
-}
-
-fn skip_space(body: &[u8], mut i: usize) -> usize {
-    while body.get(i).is_some_and(|b| b.is_ascii_whitespace()) {
-        i += 1;
-    }
-    i
-}
-
-/// The index after the string starting at `i` (its opening quote).
-fn skip_string(body: &[u8], mut i: usize) -> Option<usize> {
-    i += 1;
-    loop {
-        match body.get(i)? {
-            b'\\' => i += 2,
-            b'"' => return Some(i + 1),
-            _ => i += 1,
-        }
-    }
-}
-
-/// The index after the value starting at `i`.
-fn skip_value(body: &[u8], i: usize) -> Option<usize> {
-    match body.get(i)? {
-        b'"' => skip_string(body, i),
-        b'{' | b'[' => {
-            let mut depth = 0usize;
-            let mut j = i;
-            loop {
-                match body.get(j)? {
-                    b'"' => {
-                        j = skip_string(body, j)?;
-                        continue;
-                    }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            return Some(j + 1);
-                        }
-                    }
-                    _ => {}
-                }
-                j += 1;
-            }
-        }
-        _ => {
-            let mut j = i;
-            while body
-                .get(j)
-                .is_some_and(|b| !matches!(b, b',' | b'}' | b']') && !b.is_ascii_whitespace())
-            {
-                j += 1;
-            }
-            Some(j)
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_arguments_are_found_however_the_body_is_written() {
-        let cases = [
-            (
-                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"a":[1,{"b":"}"}]}}}"#,
-                Some(r#"{"a":[1,{"b":"}"}]}"#),
-            ),
-            (
-                r#"{ "params" : { "_meta" : {"x": "\"arguments\""}, "arguments" : {} , "name":"t"} }"#,
-                Some("{}"),
-            ),
-            (
-                r#"{"params":{"argument\u0073":{"k":1}}}"#,
-                Some(r#"{"k":1}"#),
-            ),
-            (r#"{"params":{"arguments":[1]}}"#, None),
-            (r#"{"params":{"name":"t"}}"#, None),
-            (r#"{"arguments":{"k":1}}"#, None),
-            (r#"{"params":"{\"arguments\":{}}"}"#, None),
-        ];
-        for (body, want) in cases {
-            let got = arguments_at(body.as_bytes()).map(|r| &body[r]);
-            assert_eq!(got, want, "{body}");
-        }
-    }
 
     #[test]
     fn a_callers_share_and_the_reserve_bound_its_bodies() {

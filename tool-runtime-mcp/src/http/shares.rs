@@ -25,7 +25,8 @@ use super::body::{self, Budget};
 use super::connections::ConnectionOwner;
 use super::direct;
 use super::{HttpConfig, holding};
-use crate::caller::{Admitted, OwnerKey, PeerAddr, Principal, RawArguments, owner_key};
+use crate::arguments::RawArguments;
+use crate::caller::{Admitted, OwnerKey, PeerAddr, Principal, owner_key};
 use crate::{Caller, McpServer, REFUSED};
 
 /// The header that names a 2025-11-25 session.

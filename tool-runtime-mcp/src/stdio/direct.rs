@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 
 use rmcp::RoleServer;
 use rmcp::model::{
-    CallToolResponse, ClientCapabilities, ClientRequest, ErrorCode, ErrorData, Extensions,
-    JsonRpcMessage, ProtocolVersion, RequestMetaObject, ServerResult,
+    CallToolResponse, ClientCapabilities, ClientRequest, ErrorCode, ErrorData, JsonRpcMessage,
+    ProtocolVersion, RequestMetaObject, ServerResult,
 };
 use rmcp::service::{Peer, RxJsonRpcMessage, TxJsonRpcMessage};
 use tokio::sync::mpsc;
@@ -78,7 +78,8 @@ impl Lane {
         };
         let session = match (&request.request, self.session.get()) {
             (ClientRequest::CallToolRequest(call), Some(peer))
-                if call.extensions.is_empty() && call.params.meta.is_none() =>
+                if call.extensions.get::<RequestMetaObject>().is_none()
+                    && call.params.meta.is_none() =>
             {
                 match peer.peer_info() {
                     Some(info) => (peer.clone(), info.protocol_version.clone()),
@@ -88,9 +89,11 @@ impl Lane {
             _ => return Some(JsonRpcMessage::Request(request)),
         };
         let (peer, version) = session;
-        let ClientRequest::CallToolRequest(call) = request.request else {
+        let ClientRequest::CallToolRequest(mut call) = request.request else {
             return None;
         };
+        // The arguments' text the reader cut out of the line.
+        let extensions = std::mem::take(&mut call.extensions);
         let id = request.id;
         let key = key_of(&id);
         let ct = self.closing.child_token();
@@ -107,7 +110,7 @@ impl Lane {
                 ct: ct.clone(),
                 id: id.clone(),
                 meta: RequestMetaObject::new(),
-                extensions: Extensions::new(),
+                extensions,
                 session: Some(peer),
             });
             let capabilities = incoming.client_capabilities();

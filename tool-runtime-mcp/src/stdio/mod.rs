@@ -25,6 +25,8 @@ use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
 
+use bytes::Bytes;
+
 use rmcp::RoleServer;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientNotification, ClientRequest, JsonRpcMessage,
@@ -37,6 +39,8 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 use tool_runtime::json::Distinct;
+
+use crate::arguments::RawArguments;
 
 mod direct;
 pub(crate) use direct::Lane;
@@ -209,7 +213,30 @@ impl<R: AsyncRead + Unpin + Send> StdioTransport<R> {
 /// One line as rmcp's message: a `tools/call` request, the line nearly every exchange is made
 /// of, read in one pass straight into rmcp's `CallToolRequestParams`; any other line through
 /// rmcp's own reader (which buffers the line to find out what kind of message it is).
+///
+/// A call's arguments are cut out of the line first (see [`crate::arguments`]): the rest is
+/// read with `{}` in their place and the call carries their text, which its validator reads
+/// exactly. Arguments that give a key twice (or are not JSON) stay in the line, which is then
+/// refused whole.
 fn read_message(line: &[u8]) -> Result<RxJsonRpcMessage<RoleServer>, Option<Value>> {
+    if let Some(range) = crate::arguments::in_call(line)
+        && !tool_runtime::json::has_duplicate_keys(&line[range.clone()])
+    {
+        let arguments = RawArguments(Bytes::copy_from_slice(&line[range.clone()]));
+        let rest = crate::arguments::without(line, range);
+        let mut message = read_whole(&rest)?;
+        if let JsonRpcMessage::Request(request) = &mut message
+            && let ClientRequest::CallToolRequest(call) = &mut request.request
+        {
+            call.extensions.insert(arguments);
+        }
+        return Ok(message);
+    }
+    read_whole(line)
+}
+
+/// [`read_message`] of a line whose arguments, if any, were cut out.
+fn read_whole(line: &[u8]) -> Result<RxJsonRpcMessage<RoleServer>, Option<Value>> {
     if let Ok(Some(call)) = CallLine::read(line) {
         // Its keys are known to be distinct: `CallLine` took each member once and read the
         // params through `Distinct`.

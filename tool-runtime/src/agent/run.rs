@@ -9,7 +9,7 @@ use crate::context::Context;
 use crate::defer::{Loading, Offered};
 use crate::error::ToolError;
 use crate::output::CallOutput;
-use crate::provider::{CallArguments, ToolAnswer, ToolCall};
+use crate::provider::{ToolAnswer, ToolCall};
 use crate::set::{ToolRef, ToolSet};
 
 /// One call of a blocking tool, handed to the host to run where blocking is allowed
@@ -107,17 +107,17 @@ pub(crate) async fn run_one(
     let detached = offload.and_then(|spawn| Some((spawn, tools.detached(&call.name)?)));
     let out = match detached {
         Some((spawn, (tool, pipeline))) => {
-            let work = Work::Run(call.arguments.clone());
+            let work = Work::Run(call.clone());
             off_thread(spawn, tool, pipeline, cx, work, call.id.clone()).await
         }
         None => match &call.id {
             Some(id) => {
                 tools
-                    .call(cx, &call.name, &call.arguments)
+                    .call(cx, &call.name, call.call_arguments())
                     .call_id(id)
                     .await
             }
-            None => tools.call(cx, &call.name, &call.arguments).await,
+            None => tools.call(cx, &call.name, call.call_arguments()).await,
         },
     };
     match out {
@@ -169,7 +169,7 @@ pub(crate) async fn resume_one(
 /// What a job does with its tool.
 enum Work {
     /// A call with the model's arguments.
-    Run(CallArguments),
+    Run(ToolCall),
     /// The call held under this ticket, approved.
     Resume(String),
 }
@@ -210,7 +210,7 @@ async fn off_thread(
         let one = One(&tool);
         let run = || {
             let call = match &work {
-                Work::Run(arguments) => Call::new(Ok(&tool), &cx, arguments.into(), &pipeline),
+                Work::Run(call) => Call::new(Ok(&tool), &cx, call.call_arguments(), &pipeline),
                 Work::Resume(ticket) => Call::resume(&cx, ticket, &one, &pipeline),
             };
             match &call_id {

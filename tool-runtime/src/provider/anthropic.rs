@@ -484,6 +484,7 @@ fn count_params(schema: &Value, optional: &mut usize, unions: &mut usize) {
 /// A `tool_use` block as a call.
 fn call_of(block: &Value) -> Result<ToolCall, ReadError> {
     Ok(ToolCall {
+        null_means_absent: false,
         id: Some(str_at(block, "id", "a tool_use block")?),
         name: str_at(block, "name", "a tool_use block")?,
         arguments: CallArguments::Value(block["input"].clone()),

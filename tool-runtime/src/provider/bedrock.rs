@@ -361,6 +361,7 @@ fn calls_in(content: &Value) -> Result<Vec<ToolCall>, ReadError> {
 /// A block's `toolUse` as a call.
 fn call_of(call: &Value) -> Result<ToolCall, ReadError> {
     Ok(ToolCall {
+        null_means_absent: false,
         id: Some(str_at(call, "toolUseId", "a toolUse block")?),
         name: str_at(call, "name", "a toolUse block")?,
         arguments: CallArguments::Value(match &call["input"] {

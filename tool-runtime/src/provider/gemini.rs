@@ -454,6 +454,7 @@ fn check(provider: &'static str, entries: &[(&Tool, Exported)]) -> Result<(), Ex
 /// A part's `functionCall` as a call.
 fn call_of(call: &Value) -> Result<ToolCall, ReadError> {
     Ok(ToolCall {
+        null_means_absent: false,
         id: call["id"].as_str().map(str::to_owned),
         name: str_at(call, "name", "a functionCall part")?,
         arguments: CallArguments::Value(match &call["args"] {

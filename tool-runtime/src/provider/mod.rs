@@ -301,6 +301,15 @@ pub trait Provider: Send + Sync + std::panic::RefUnwindSafe {
     }
     /// The structured-output request field for a type with this canonical schema.
     fn structured_output(&self, name: &str, canonical: &Value) -> Exported;
+    /// Whether this API's schemas ([`Provider::lower`]) make every optional property required
+    /// and nullable, asking the model to send `null` for one it leaves out (OpenAI's strict
+    /// mode): its calls and structured output then read such a `null` as the property left out
+    /// ([`Arguments::null_means_absent`](crate::Arguments::null_means_absent)). Everywhere
+    /// else `null` is accepted only where the canonical schema takes it. By default `false`; a
+    /// provider whose `lower` hands off to OpenAI's must say `true` here too.
+    fn null_means_absent(&self) -> bool {
+        false
+    }
     /// The entry of the API's own tool search, where it has one: a set's
     /// [deferred](crate::ToolSet::defer) tools are then sent marked `defer_loading` beside
     /// it, and the API finds them itself. By default none: the set's own search tool is sent,

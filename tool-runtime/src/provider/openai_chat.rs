@@ -230,6 +230,10 @@ impl Provider for OpenAiChat {
         strict(canonical)
     }
 
+    fn null_means_absent(&self) -> bool {
+        true
+    }
+
     fn tool(&self, name: &str, description: &str, input: &Value) -> Exported {
         strict(input).wrap(|schema, strict| {
             json!({
@@ -499,6 +503,8 @@ fn call_of(c: &Value) -> Result<ToolCall, ReadError> {
             .find_map(Value::as_str)
             .unwrap_or_default();
         return Ok(ToolCall {
+            // Strict mode made every optional property nullable: a null there means left out.
+        null_means_absent: true,
             id,
             name: name.to_owned(),
             arguments: CallArguments::NotAFunction(c.clone()),
@@ -512,6 +518,8 @@ fn call_of(c: &Value) -> Result<ToolCall, ReadError> {
         other => CallArguments::Value(other.clone()),
     };
     Ok(ToolCall {
+        // Strict mode made every optional property nullable: a null there means left out.
+        null_means_absent: true,
         id,
         name: str_at(function, "name", "a tool call")?,
         arguments,

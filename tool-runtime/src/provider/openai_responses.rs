@@ -34,6 +34,10 @@ impl Provider for OpenAiResponses {
         strict(canonical)
     }
 
+    fn null_means_absent(&self) -> bool {
+        true
+    }
+
     fn tool(&self, name: &str, description: &str, input: &Value) -> Exported {
         strict(input).wrap(|schema, strict| {
             json!({ "type": "function", "name": name, "description": description, "parameters": schema, "strict": strict })
@@ -363,6 +367,8 @@ fn response_of(turn: &Turn, output: Vec<Value>) -> Value {
 /// A `function_call` item as a call.
 fn call_of(item: &Value) -> Result<ToolCall, ReadError> {
     Ok(ToolCall {
+        // Strict mode made every optional property nullable: a null there means left out.
+        null_means_absent: true,
         id: Some(str_at(item, "call_id", "a function_call item")?),
         name: str_at(item, "name", "a function_call item")?,
         arguments: CallArguments::Text(str_at(item, "arguments", "a function_call item")?),

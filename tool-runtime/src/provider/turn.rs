@@ -62,6 +62,34 @@ pub struct ToolCall {
     pub name: String,
     /// The arguments as the model sent them.
     pub arguments: CallArguments,
+    /// The API showed the model schemas in which every optional property takes `null` for
+    /// "left out" ([`Provider::null_means_absent`](super::Provider::null_means_absent)): such
+    /// a `null` is read so ([`Arguments::null_means_absent`]). Set by the provider that reads
+    /// the call.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub null_means_absent: bool,
+}
+
+impl ToolCall {
+    /// A call of `name` with `arguments` and the provider's `id`, read by JSON Schema's rules.
+    pub fn new(id: Option<String>, name: impl Into<String>, arguments: CallArguments) -> ToolCall {
+        ToolCall {
+            id,
+            name: name.into(),
+            arguments,
+            null_means_absent: false,
+        }
+    }
+
+    /// The arguments as a call takes them, `null` read as the API's schemas asked.
+    pub fn call_arguments(&self) -> Arguments<'_> {
+        let arguments = Arguments::from(&self.arguments);
+        if self.null_means_absent {
+            arguments.null_means_absent()
+        } else {
+            arguments
+        }
+    }
 }
 
 /// Arguments as they arrive: JSON text (OpenAI), read exactly as written, or a JSON value
@@ -133,7 +161,7 @@ impl<'a> From<&'a CallArguments> for Arguments<'a> {
             CallArguments::Text(t) => Arguments::text(t.as_str()),
             CallArguments::Value(v) => Arguments::value(v.clone()),
             CallArguments::NotAFunction(call) => {
-                Arguments(Repr::NotAFunction(Box::new(call.clone())))
+                Arguments::of(Repr::NotAFunction(Box::new(call.clone())))
             }
         }
     }
@@ -271,11 +299,8 @@ impl Turn {
 
     /// The turn with one more tool call.
     pub fn and_call(mut self, name: impl Into<String>, arguments: Value) -> Turn {
-        self.calls.push(ToolCall {
-            id: None,
-            name: name.into(),
-            arguments: CallArguments::Value(arguments),
-        });
+        self.calls
+            .push(ToolCall::new(None, name, CallArguments::Value(arguments)));
         self
     }
 

@@ -10,23 +10,30 @@ use super::node::{self, ARR, Broken, Members, Missing, Node, OBJ, Scalar, Union}
 use super::number::Numeric;
 use super::parse;
 use super::violation::{Segment, Violation, ViolationKind, Violations, violation};
-use super::{Validator, ViolationKind::Syntax};
+use super::{Nulls, Validator, ViolationKind::Syntax};
 
 /// One walk over a value: the schema, and the numbers its `Value` cannot hold as written (from
 /// [`parse::exact`]; none for values that came already parsed).
 struct Walk<'a> {
     v: &'a Validator,
     inexact: &'a [(Vec<Segment>, Numeric)],
+    nulls: Nulls,
 }
 
 impl Validator {
     /// Checks `value` in place (normalising integral floats, filling defaults) and returns every
     /// violation found.
     pub fn validate(&self, value: &mut Value) -> Violations {
+        self.validate_reading(value, Nulls::Refused)
+    }
+
+    /// [`Validator::validate`], with `null` at an optional property read as `nulls` says.
+    pub(crate) fn validate_reading(&self, value: &mut Value, nulls: Nulls) -> Violations {
         let mut out = Vec::new();
         let walk = Walk {
             v: self,
             inexact: &[],
+            nulls,
         };
         walk.check(&self.root, value, &mut Vec::new(), &mut out);
         Violations(out)
@@ -39,6 +46,7 @@ impl Validator {
         let walk = Walk {
             v: self,
             inexact: &[],
+            nulls: Nulls::Refused,
         };
         let mut value = value.clone();
         walk.check(
@@ -51,8 +59,9 @@ impl Validator {
     }
 
     /// Parses JSON text exactly (numbers by their own digits, a key given twice reported) and
-    /// validates it: the value, normalised and with defaults, or every violation.
-    pub(crate) fn validate_text(&self, text: &str) -> Result<Value, Violations> {
+    /// validates it, `null` at an optional property read as `nulls` says: the value,
+    /// normalised and with defaults, or every violation.
+    pub(crate) fn validate_text(&self, text: &str, nulls: Nulls) -> Result<Value, Violations> {
         // The complete validator reads the text into a tree (about 100 bytes a value): past a
         // bound, one violation says so and no tree is built.
         let values = parse::shape(text.as_bytes()).values;
@@ -93,6 +102,7 @@ impl Validator {
         let walk = Walk {
             v: self,
             inexact: &parsed.inexact,
+            nulls,
         };
         walk.check(&self.root, &mut value, &mut Vec::new(), &mut out);
         if out.is_empty() {
@@ -108,6 +118,7 @@ impl Validator {
         let walk = Walk {
             v: self,
             inexact: &[],
+            nulls: Nulls::Refused,
         };
         walk.check(node, value, &mut Vec::new(), &mut out);
         out.is_empty()
@@ -239,9 +250,10 @@ impl Walk<'_> {
         path: &mut Vec<Segment>,
         out: &mut Vec<Violation>,
     ) {
-        // `null` for an optional property that does not take null means it was left out (its
-        // default applies): what OpenAI's strict mode sends for a property it makes required.
-        if map.values().any(Value::is_null) {
+        // Where the caller was shown a schema in which every optional property takes null
+        // (OpenAI's strict mode), `null` for one whose own schema does not means it was left
+        // out (its default applies).
+        if self.nulls == Nulls::Absent && map.values().any(Value::is_null) {
             map.retain(|key, value| {
                 !value.is_null()
                     || !node.properties.iter().any(|p| {

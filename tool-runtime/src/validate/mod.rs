@@ -23,9 +23,10 @@ pub use violation::{Path, Segment, Violation, ViolationKind, Violations};
 
 /// A schema compiled for validation. Built once per tool.
 ///
-/// It accepts what JSON Schema accepts, with one reading added: `null` at an optional property
-/// whose schema does not take null is that property left out (its default applies). OpenAI's
-/// strict mode makes every property required and sends `null` for the ones the model leaves out.
+/// It accepts what JSON Schema accepts. A call's arguments may ask for one reading more
+/// ([`Arguments::null_means_absent`](crate::Arguments::null_means_absent)): `null` at an
+/// optional property whose schema does not take null is that property left out (its default
+/// applies), for a caller that was shown a schema where such a property takes `null`.
 #[derive(Debug)]
 pub struct Validator {
     root: Node,
@@ -34,6 +35,17 @@ pub struct Validator {
     /// them in another order than the parameters (serde_json without `preserve_order` sorts
     /// them); `None` when the orders agree. Worked out on the first call, from the names.
     slot_order: std::sync::OnceLock<Option<Box<[usize]>>>,
+}
+
+/// What `null` at an optional property whose schema does not take `null` means.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Nulls {
+    /// A value the schema refuses (JSON Schema's reading).
+    #[default]
+    Refused,
+    /// The property left out: its default applies. What a schema that made every optional
+    /// property required and nullable (OpenAI's strict mode) asks a model to send.
+    Absent,
 }
 
 /// A schema this validator cannot enforce exactly; reported when a tool set is built.
@@ -273,11 +285,17 @@ mod tests {
         let v =
             Validator::new(&json!({"type": "object", "properties": {"n": {"type": "integer"}}}))
                 .unwrap();
-        let ok = v.validate_text(r#"{"n": 9007199254740993.0}"#).unwrap();
+        let ok = v
+            .validate_text(r#"{"n": 9007199254740993.0}"#, Nulls::Refused)
+            .unwrap();
         assert_eq!(ok["n"], json!(9007199254740993u64));
-        let errs = v.validate_text(r#"{"n": 4503599627370496.5}"#).unwrap_err();
+        let errs = v
+            .validate_text(r#"{"n": 4503599627370496.5}"#, Nulls::Refused)
+            .unwrap_err();
         assert_eq!(errs.0[0].kind, ViolationKind::Type);
-        let errs = v.validate_text(r#"{"n": 1, "n": 2}"#).unwrap_err();
+        let errs = v
+            .validate_text(r#"{"n": 1, "n": 2}"#, Nulls::Refused)
+            .unwrap_err();
         assert_eq!(errs.0[0].kind, ViolationKind::Duplicate);
         assert_eq!(
             errs.0[0].to_string(),

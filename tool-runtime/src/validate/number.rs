@@ -14,6 +14,14 @@ pub(crate) enum Numeric {
     /// A number written with a fraction (`4503599627370496.5`) whose nearest `f64` has none: not
     /// an integer, whatever the `f64` says.
     Fraction(f64),
+    /// An integer beyond `i128` (at least 2^127 from zero), as its nearest `f64` and which
+    /// side of it the integer is on: a bound equal to that `f64` is compared exactly.
+    Huge {
+        /// The nearest `f64`.
+        nearest: f64,
+        /// The integer compared with `nearest`.
+        side: Ordering,
+    },
 }
 
 const TWO_127: f64 = 1.7014118346046923e38; // 2^127
@@ -53,7 +61,13 @@ impl Numeric {
         if lit.integral() {
             return Some(match lit.to_i128() {
                 Some(i) => Numeric::Int(i),
-                None => Numeric::Float(nearest()?),
+                None => {
+                    let nearest = nearest()?;
+                    Numeric::Huge {
+                        nearest,
+                        side: lit.cmp_integral(nearest),
+                    }
+                }
             });
         }
         let f = nearest()?;
@@ -67,7 +81,7 @@ impl Numeric {
     /// Whether JSON Schema calls it an integer.
     pub(crate) fn is_integer(self) -> bool {
         match self {
-            Numeric::Int(_) => true,
+            Numeric::Int(_) | Numeric::Huge { .. } => true,
             Numeric::Float(f) => f.fract() == 0.0,
             Numeric::Fraction(_) => false,
         }
@@ -77,7 +91,7 @@ impl Numeric {
     pub(crate) fn as_f64(self) -> f64 {
         match self {
             Numeric::Int(i) => i as f64,
-            Numeric::Float(f) | Numeric::Fraction(f) => f,
+            Numeric::Float(f) | Numeric::Fraction(f) | Numeric::Huge { nearest: f, .. } => f,
         }
     }
 
@@ -85,7 +99,7 @@ impl Numeric {
     #[inline]
     pub(crate) fn is_nan(self) -> bool {
         match self {
-            Numeric::Int(_) => false,
+            Numeric::Int(_) | Numeric::Huge { .. } => false,
             Numeric::Float(f) | Numeric::Fraction(f) => f.is_nan(),
         }
     }
@@ -95,6 +109,22 @@ impl Numeric {
     pub(crate) fn cmp(self, other: Numeric) -> Option<Ordering> {
         match (self, other) {
             (Numeric::Int(a), Numeric::Int(b)) => Some(a.cmp(&b)),
+            // Beyond `i128`, so beyond every `Int`: its sign decides.
+            (Numeric::Huge { nearest, .. }, Numeric::Int(_)) => Some(if nearest > 0.0 {
+                Ordering::Greater
+            } else {
+                Ordering::Less
+            }),
+            (Numeric::Int(_), Numeric::Huge { .. }) => other.cmp(self).map(Ordering::reverse),
+            (Numeric::Huge { nearest, side }, b) => match nearest.partial_cmp(&b.as_f64())? {
+                Ordering::Equal => match b {
+                    // Two integers of one nearest `f64`: told apart by their sides.
+                    Numeric::Huge { side: other, .. } => Some(side.cmp(&other)),
+                    _ => Some(side),
+                },
+                o => Some(o),
+            },
+            (a, Numeric::Huge { .. }) => other.cmp(a).map(Ordering::reverse),
             (Numeric::Int(a), b) => cmp_int_f64(a, b.as_f64()),
             (a, Numeric::Int(b)) => cmp_int_f64(b, a.as_f64()).map(Ordering::reverse),
             (a, b) => a.as_f64().partial_cmp(&b.as_f64()),
@@ -134,9 +164,105 @@ impl fmt::Display for Numeric {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Numeric::Int(i) => write!(f, "{i}"),
-            Numeric::Float(x) | Numeric::Fraction(x) => write!(f, "{x}"),
+            Numeric::Float(x) | Numeric::Fraction(x) | Numeric::Huge { nearest: x, .. } => {
+                write!(f, "{x}")
+            }
         }
     }
+}
+
+/// Whether serde_json, without its `float_roundtrip` feature, may read some number of the JSON
+/// `text` as another `f64` than the nearest one: a number it reads as a float (with a fraction or
+/// an exponent, or an integer past 64 bits) outside the range where its reading is exact. That
+/// reading turns the significant digits into an `f64` and scales it by one power of ten, which
+/// is exact only while the digits fit 53 bits (at most 15 of them, here) and the power is at
+/// most 10^22; beyond, it can be a unit in the last place off, and so turn
+/// `4503599627370495.5` into the integer `4503599627370495`. Strings are skipped; text that is
+/// not JSON may be answered either way.
+pub(crate) fn serde_json_may_round(text: &str) -> bool {
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            b'-' | b'0'..=b'9' => {
+                let start = i;
+                while i < b.len() && matches!(b[i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
+                {
+                    i += 1;
+                }
+                if number_may_round(&b[start..i]) {
+                    return true;
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    false
+}
+
+/// [`serde_json_may_round`] for one number literal.
+fn number_may_round(literal: &[u8]) -> bool {
+    let (mut significant, mut fraction, mut exponent) = (0usize, 0i64, 0i64);
+    let (mut in_fraction, mut float) = (false, false);
+    let mut i = usize::from(literal.first() == Some(&b'-'));
+    while i < literal.len() {
+        match literal[i] {
+            b'0' if significant == 0 => {
+                if in_fraction {
+                    fraction += 1;
+                }
+            }
+            b'0'..=b'9' => {
+                significant += 1;
+                if in_fraction {
+                    fraction += 1;
+                }
+            }
+            b'.' => {
+                in_fraction = true;
+                float = true;
+            }
+            b'e' | b'E' => {
+                float = true;
+                let digits = literal[i + 1..].strip_prefix(b"-").map(|d| (d, -1));
+                let (digits, sign) = digits.unwrap_or_else(|| {
+                    (
+                        literal[i + 1..]
+                            .strip_prefix(b"+")
+                            .unwrap_or(&literal[i + 1..]),
+                        1,
+                    )
+                });
+                for d in digits {
+                    exponent = (exponent * 10 + i64::from(d.wrapping_sub(b'0'))).min(1 << 20);
+                }
+                exponent *= sign;
+                break;
+            }
+            _ => return true,
+        }
+        i += 1;
+    }
+    if !float {
+        // An integer is read exactly while it fits 64 bits: `u64` when positive, `i64` when
+        // negative (past `i64::MIN` serde_json reads it as a float).
+        let negative = literal.first() == Some(&b'-');
+        let digits = std::str::from_utf8(&literal[usize::from(negative)..]).unwrap_or("x");
+        let limit = if negative {
+            1u128 << 63
+        } else {
+            u64::MAX as u128
+        };
+        return significant > 20 || digits.parse::<u128>().map_or(true, |v| v > limit);
+    }
+    significant > 15 || (exponent - fraction).abs() > 22
 }
 
 /// A JSON number literal taken apart: `-? digits (. digits)? (e [+-]? digits)?`.
@@ -236,6 +362,34 @@ impl<'t> Literal<'t> {
         digits.skip(len - below).all(|d| d == b'0')
     }
 
+    /// The integral value compared with the integral `f64` `x`, exactly (both are written out
+    /// in decimal digits; `x` is finite).
+    fn cmp_integral(&self, x: f64) -> Ordering {
+        let (digits, scale) = self.significand();
+        let len = digits.clone().count();
+        let keep = if scale >= 0 {
+            len
+        } else {
+            len.saturating_sub(((-scale) as u64).min(len as u64) as usize)
+        };
+        let mut ours: String = digits.take(keep).map(char::from).collect();
+        if !ours.is_empty() {
+            ours.extend(std::iter::repeat_n('0', scale.max(0) as usize));
+        }
+        // Rust writes a double's exact value when given a precision.
+        let theirs = format!("{:.0}", x.abs());
+        let magnitude = ours
+            .len()
+            .cmp(&theirs.len())
+            .then_with(|| ours.as_str().cmp(theirs.as_str()));
+        match (self.negative && !ours.is_empty(), x < 0.0) {
+            (false, false) => magnitude,
+            (true, true) => magnitude.reverse(),
+            (false, true) => Ordering::Greater,
+            (true, false) => Ordering::Less,
+        }
+    }
+
     /// The integral value, if it fits `i128`.
     fn to_i128(&self) -> Option<i128> {
         let (digits, scale) = self.significand();
@@ -286,10 +440,13 @@ mod tests {
             read("-170141183460469231731687303715884105728"),
             Numeric::Int(i128::MIN)
         );
-        assert!(matches!(
+        assert_eq!(
             read("170141183460469231731687303715884105728"),
-            Numeric::Float(_)
-        ));
+            Numeric::Huge {
+                nearest: 1.7014118346046923e38,
+                side: Ordering::Equal
+            }
+        );
     }
 
     #[test]
@@ -306,6 +463,52 @@ mod tests {
         );
         assert_eq!(Numeric::read("\"1\""), None);
         assert_eq!(Numeric::read("1."), None);
+    }
+
+    #[test]
+    fn numbers_serde_json_may_round_are_found() {
+        for exact in [
+            r#"{"a": 1.5, "b": [250, -2.5e2, 0.000001], "c": "4503599627370495.5"}"#,
+            "1234567890123.45",
+            "18446744073709551615",
+            "-9223372036854775808",
+            "1e22",
+            "1.5e-21",
+            "0.0000000000000000000001",
+        ] {
+            assert!(!serde_json_may_round(exact), "{exact}");
+        }
+        for rounds in [
+            r#"{"a": 1, "b": 4503599627370495.5}"#,
+            "[0.30000000000000004]",
+            "123456789012345678901",
+            "18446744073709551616",
+            "-9223372036854775809",
+            "1e23",
+            "1.5e-22",
+            "1.7976931348623157e308",
+        ] {
+            assert!(serde_json_may_round(rounds), "{rounds}");
+        }
+    }
+
+    #[test]
+    fn an_integer_beyond_i128_is_compared_exactly() {
+        let max = Numeric::Float(f64::MAX);
+        // f64::MAX + 1, whose nearest double is f64::MAX.
+        let above = read(&format!("{:.0}", f64::MAX).replace("858368", "858369"));
+        assert_eq!(above.as_f64(), f64::MAX);
+        assert_eq!(above.cmp(max), Some(Ordering::Greater));
+        assert_eq!(max.cmp(above), Some(Ordering::Less));
+        let below = read(&format!("{:.0}", f64::MAX).replace("858368", "858367"));
+        assert_eq!(below.cmp(max), Some(Ordering::Less));
+        assert_eq!(read(&format!("{:.0}", f64::MAX)).cmp(max), Some(Ordering::Equal));
+        // The shortest spelling that reads back as f64::MAX is a little less than it.
+        assert_eq!(read("1.7976931348623157e308").cmp(max), Some(Ordering::Less));
+        let negative = read(&format!("-{:.0}", f64::MAX).replace("858368", "858369"));
+        assert_eq!(negative.cmp(Numeric::Float(f64::MIN)), Some(Ordering::Less));
+        assert_eq!(negative.cmp(Numeric::Int(i128::MIN)), Some(Ordering::Less));
+        assert!(above.is_integer());
     }
 
     #[test]

@@ -246,7 +246,7 @@ impl<'t> Reader<'t> {
                 }
             },
             Numeric::Float(f) => Value::from(f),
-            Numeric::Fraction(f) => {
+            Numeric::Fraction(f) | Numeric::Huge { nearest: f, .. } => {
                 self.out.inexact.push((self.path.clone(), n));
                 Value::from(f)
             }

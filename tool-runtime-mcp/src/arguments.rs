@@ -1,0 +1,247 @@
+//! A `tools/call`'s arguments as their text. Every transport cuts them out of the message
+//! before rmcp parses it (rmcp reads `{}` in their place) and hands the text to the call, whose
+//! validator reads every number by its own digits: serde_json, which rmcp parses with, reads a
+//! number with a fraction or an exponent exactly only with its `float_roundtrip` feature, and
+//! without it can turn `4503599627370495.5` into the integer `4503599627370495`. Where a call's
+//! arguments are needed as a value (an approval binds to them, a tool that asks runs again with
+//! them), they are parsed exactly from the same text.
+
+use std::ops::Range;
+
+use bytes::Bytes;
+use serde_json::{Map, Value, json};
+
+/// A `tools/call`'s arguments as their text, put in the request's extensions by the transport
+/// that cut them out of the message (stdio's reader, the HTTP server's body check).
+#[derive(Clone, Debug)]
+pub(crate) struct RawArguments(pub(crate) Bytes);
+
+/// A call's arguments: their text, as a transport cut them out of the message, or a value (a
+/// call whose arguments were kept as one: a task answered later, a server served by another
+/// transport).
+pub(crate) enum CallArguments {
+    Text(Bytes),
+    Value(Value),
+}
+
+impl CallArguments {
+    /// The arguments to check, leaving them for the call.
+    pub(crate) fn peek(&self) -> tool_runtime::Arguments<'_> {
+        match self {
+            CallArguments::Text(text) => tool_runtime::Arguments::text(as_str(text)),
+            CallArguments::Value(v) => tool_runtime::Arguments::value(v.clone()),
+        }
+    }
+
+    /// The arguments as a JSON value, every number read exactly (text that is not a JSON
+    /// object: an empty object, which the tool's validation refuses as it would have refused
+    /// the text).
+    pub(crate) fn to_value(&self) -> Value {
+        match self {
+            CallArguments::Text(text) => parse(text).map_or_else(|_| json!({}), Value::Object),
+            CallArguments::Value(v) => v.clone(),
+        }
+    }
+
+    /// The arguments for the call: borrowing the text, or taking the value.
+    pub(crate) fn take(&mut self) -> tool_runtime::Arguments<'_> {
+        match self {
+            CallArguments::Text(text) => tool_runtime::Arguments::text(as_str(text)),
+            CallArguments::Value(v) => tool_runtime::Arguments::value(std::mem::take(v)),
+        }
+    }
+}
+
+/// The text as `str` (a transport checked it to be JSON, so UTF-8; anything else reads as text
+/// the validator refuses).
+fn as_str(text: &[u8]) -> &str {
+    std::str::from_utf8(text).unwrap_or("not UTF-8")
+}
+
+/// Arguments text as a JSON object, every number read by its own digits.
+pub(crate) fn parse(text: &[u8]) -> Result<Map<String, Value>, String> {
+    let text = std::str::from_utf8(text).map_err(|e| e.to_string())?;
+    match tool_runtime::json::from_str::<Value>(text) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(other) => Err(format!("expected a JSON object, got {other}")),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Where a `tools/call`'s arguments are in `message` (JSON with no key given twice): the byte
+/// range of `params.arguments`, when the message's `method` is `tools/call` and its arguments
+/// are an object. Keys are compared unescaped.
+pub(crate) fn in_call(message: &[u8]) -> Option<Range<usize>> {
+    let method = member(message, 0, "method")?;
+    if serde_json::from_slice::<&str>(&message[method]).ok()? != "tools/call" {
+        return None;
+    }
+    arguments_at(message)
+}
+
+/// `message` with the bytes of `range` replaced by `{}`: what rmcp reads once the arguments are
+/// cut out.
+pub(crate) fn without(message: &[u8], range: Range<usize>) -> Vec<u8> {
+    let mut spliced = Vec::with_capacity(message.len() - range.len() + 2);
+    spliced.extend_from_slice(&message[..range.start]);
+    spliced.extend_from_slice(b"{}");
+    spliced.extend_from_slice(&message[range.end..]);
+    spliced
+}
+
+/// Where `params.arguments` is in a message already checked to be JSON with no key given
+/// twice: the byte range of its value, when it is an object. Keys are compared unescaped.
+pub(crate) fn arguments_at(message: &[u8]) -> Option<Range<usize>> {
+    let params = member(message, 0, "params")?;
+    let arguments = member(message, params.start, "arguments")?;
+    (message[arguments.start] == b'{').then_some(arguments)
+}
+
+/// The value of member `key` of the object starting at `at` (after whitespace).
+pub(crate) fn member(body: &[u8], at: usize, key: &str) -> Option<Range<usize>> {
+    let mut i = skip_space(body, at);
+    if body.get(i) != Some(&b'{') {
+        return None;
+    }
+    i += 1;
+    loop {
+        i = skip_space(body, i);
+        match body.get(i)? {
+            b'}' => return None,
+            b',' => {
+                i += 1;
+                continue;
+            }
+            b'"' => {}
+            _ => return None,
+        }
+        let name_end = skip_string(body, i)?;
+        let name = &body[i..name_end];
+        // Most names have no escapes: compared as they are written.
+        let matches = if name.contains(&b'\\') {
+            serde_json::from_slice::<String>(name).ok()? == key
+        } else {
+            &name[1..name.len() - 1] == key.as_bytes()
+        };
+        i = skip_space(body, name_end);
+        if body.get(i) != Some(&b':') {
+            return None;
+        }
+        let start = skip_space(body, i + 1);
+        let end = skip_value(body, start)?;
+        if matches {
+            return Some(start..end);
+        }
+        i = end;
+    }
+}
+
+fn skip_space(body: &[u8], mut i: usize) -> usize {
+    while body.get(i).is_some_and(|b| b.is_ascii_whitespace()) {
+        i += 1;
+    }
+    i
+}
+
+/// The index after the string starting at `i` (its opening quote).
+fn skip_string(body: &[u8], mut i: usize) -> Option<usize> {
+    i += 1;
+    loop {
+        match body.get(i)? {
+            b'\\' => i += 2,
+            b'"' => return Some(i + 1),
+            _ => i += 1,
+        }
+    }
+}
+
+/// The index after the value starting at `i`.
+fn skip_value(body: &[u8], i: usize) -> Option<usize> {
+    match body.get(i)? {
+        b'"' => skip_string(body, i),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut j = i;
+            loop {
+                match body.get(j)? {
+                    b'"' => {
+                        j = skip_string(body, j)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(j + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+        }
+        _ => {
+            let mut j = i;
+            while body
+                .get(j)
+                .is_some_and(|b| !matches!(b, b',' | b'}' | b']') && !b.is_ascii_whitespace())
+            {
+                j += 1;
+            }
+            Some(j)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_arguments_are_found_however_the_message_is_written() {
+        let cases = [
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"a":[1,{"b":"}"}]}}}"#,
+                Some(r#"{"a":[1,{"b":"}"}]}"#),
+            ),
+            (
+                r#"{ "params" : { "_meta" : {"x": "\"arguments\""}, "arguments" : {} , "name":"t"} }"#,
+                Some("{}"),
+            ),
+            (
+                r#"{"params":{"argument\u0073":{"k":1}}}"#,
+                Some(r#"{"k":1}"#),
+            ),
+            (r#"{"params":{"arguments":[1]}}"#, None),
+            (r#"{"params":{"name":"t"}}"#, None),
+            (r#"{"arguments":{"k":1}}"#, None),
+            (r#"{"params":"{\"arguments\":{}}"}"#, None),
+        ];
+        for (body, want) in cases {
+            let got = arguments_at(body.as_bytes()).map(|r| &body[r]);
+            assert_eq!(got, want, "{body}");
+        }
+    }
+
+    #[test]
+    fn only_a_calls_arguments_are_cut_out() {
+        let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools\/call","params":{"name":"t","arguments":{"n":4503599627370495.5}}}"#;
+        let range = in_call(call.as_bytes()).unwrap();
+        assert_eq!(&call[range.clone()], r#"{"n":4503599627370495.5}"#);
+        assert_eq!(
+            String::from_utf8(without(call.as_bytes(), range)).unwrap(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools\/call","params":{"name":"t","arguments":{}}}"#
+        );
+        let prompt = r#"{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"p","arguments":{"k":"v"}}}"#;
+        assert_eq!(in_call(prompt.as_bytes()), None);
+    }
+
+    #[test]
+    fn arguments_are_parsed_by_their_digits() {
+        let text = br#"{"a": 4503599627370495.5, "b": 0.30000000000000004}"#;
+        let map = parse(text).unwrap();
+        assert_eq!(map["a"].as_f64(), Some(4503599627370495.5));
+        assert_eq!(map["b"].as_f64(), Some(0.30000000000000004));
+        assert!(parse(b"[1]").is_err());
+    }
+}

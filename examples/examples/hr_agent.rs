@@ -63,7 +63,9 @@ async fn send(client: reqwest::Client, base: String, http: HttpRequest) -> Resul
             response.text().await.unwrap_or_default()
         ));
     }
-    response.json().await.map_err(|e| e.to_string())
+    // Every number of a tool call's arguments as the model wrote it.
+    let text = response.text().await.map_err(|e| e.to_string())?;
+    tool_runtime::json::from_str(&text).map_err(|e| e.to_string())
 }
 
 fn sari(db: Arc<Db>) -> tool_runtime::Context {

@@ -72,8 +72,10 @@ pub(crate) fn parse(text: &[u8]) -> Result<Map<String, Value>, String> {
 /// range of `params.arguments`, when the message's `method` is `tools/call` and its arguments
 /// are an object. Keys are compared unescaped.
 pub(crate) fn in_call(message: &[u8]) -> Option<Range<usize>> {
-    let method = member(message, 0, "method")?;
-    if serde_json::from_slice::<&str>(&message[method]).ok()? != "tools/call" {
+    let method = &message[member(message, 0, "method")?];
+    // Written as is nearly always; with escapes (`tools\/call`), read.
+    if method != b"\"tools/call\"" && serde_json::from_slice::<String>(method).ok()? != "tools/call"
+    {
         return None;
     }
     arguments_at(message)

@@ -26,6 +26,8 @@ use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 /// assert!(has_duplicate_keys(br#"{"input\u0052esponses": 1, "inputResponses": 2}"#));
 /// assert!(!has_duplicate_keys(br#"{"x": 1.797693134862315708145274e308}"#));
 /// assert!(has_duplicate_keys(br#"{"x": 1,}"#));
+/// let deep = "[".repeat(200) + &"]".repeat(200);
+/// assert!(has_duplicate_keys(deep.as_bytes()));
 /// ```
 pub fn has_duplicate_keys(text: &[u8]) -> bool {
     // The syntax first (serde_json skips an ignored value's numbers without converting them),
@@ -39,7 +41,12 @@ pub fn has_duplicate_keys(text: &[u8]) -> bool {
     keys_repeat(text).unwrap_or(true)
 }
 
-/// Whether an object of `text` (JSON) gives a key twice; `None` if the text surprised it.
+/// Containers nested deeper than this are refused, as serde_json refuses them when it reads a
+/// value.
+const MAX_DEPTH: usize = 128;
+
+/// Whether an object of `text` (JSON) gives a key twice; `None` if the text surprised it or is
+/// nested deeper than [`MAX_DEPTH`].
 fn keys_repeat(text: &str) -> Option<bool> {
     let b = text.as_bytes();
     // Per open container: its keys when it is an object, and whether a key comes next.
@@ -73,6 +80,7 @@ fn keys_repeat(text: &str) -> Option<bool> {
             }
             b'{' => open.push(Some((Seen::default(), true))),
             b'[' => open.push(None),
+            _ if open.len() > MAX_DEPTH => return None,
             b'}' | b']' => {
                 open.pop()?;
             }

@@ -270,7 +270,11 @@ fn near_double(x: f64, rng: &mut Rng) -> Vec<String> {
         let last = whole.as_bytes()[whole.len() - 1];
         out.push(whole.clone());
         for step in [b'1', b'9'] {
-            let next = if step == b'1' { last.checked_add(1) } else { last.checked_sub(1) };
+            let next = if step == b'1' {
+                last.checked_add(1)
+            } else {
+                last.checked_sub(1)
+            };
             if let Some(digit) = next.filter(u8::is_ascii_digit) {
                 let mut other = whole.clone();
                 other.pop();
@@ -679,7 +683,10 @@ async fn every_path_hands_a_tool_exactly_the_number_the_schema_takes() {
 /// README has the longer run).
 #[tokio::test]
 async fn the_python_sdk_and_jsonschema_agree_with_the_server_on_every_number() {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/number-differential.py");
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../scripts/number-differential.py"
+    );
     let out = tokio::process::Command::from(python())
         .args([script, "--random", "600", "--seed", "7"])
         .args(["--server", env!("CARGO_BIN_EXE_number-probe")])

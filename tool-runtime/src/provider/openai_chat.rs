@@ -504,7 +504,7 @@ fn call_of(c: &Value) -> Result<ToolCall, ReadError> {
             .unwrap_or_default();
         return Ok(ToolCall {
             // Strict mode made every optional property nullable: a null there means left out.
-        null_means_absent: true,
+            null_means_absent: true,
             id,
             name: name.to_owned(),
             arguments: CallArguments::NotAFunction(c.clone()),

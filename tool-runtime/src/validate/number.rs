@@ -502,9 +502,15 @@ mod tests {
         assert_eq!(max.cmp(above), Some(Ordering::Less));
         let below = read(&format!("{:.0}", f64::MAX).replace("858368", "858367"));
         assert_eq!(below.cmp(max), Some(Ordering::Less));
-        assert_eq!(read(&format!("{:.0}", f64::MAX)).cmp(max), Some(Ordering::Equal));
+        assert_eq!(
+            read(&format!("{:.0}", f64::MAX)).cmp(max),
+            Some(Ordering::Equal)
+        );
         // The shortest spelling that reads back as f64::MAX is a little less than it.
-        assert_eq!(read("1.7976931348623157e308").cmp(max), Some(Ordering::Less));
+        assert_eq!(
+            read("1.7976931348623157e308").cmp(max),
+            Some(Ordering::Less)
+        );
         let negative = read(&format!("-{:.0}", f64::MAX).replace("858368", "858369"));
         assert_eq!(negative.cmp(Numeric::Float(f64::MIN)), Some(Ordering::Less));
         assert_eq!(negative.cmp(Numeric::Int(i128::MIN)), Some(Ordering::Less));

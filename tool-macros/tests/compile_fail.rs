@@ -7,10 +7,16 @@
 #[rustversion::attr(not(stable(1.95)), ignore)] // STABLE: snapshots are pinned to this toolchain
 #[test]
 fn compile_checks() {
-    if std::env::var_os("UPDATE_EXPECT").is_some() {
-        // SAFETY: this binary's only test sets the variable before trybuild reads it, and no
-        // other thread reads the environment.
-        unsafe { std::env::set_var("TRYBUILD", "overwrite") };
+    // SAFETY: this binary's only test changes the environment before trybuild reads it, and
+    // no other thread reads the environment.
+    unsafe {
+        if std::env::var_os("UPDATE_EXPECT").is_some() {
+            std::env::set_var("TRYBUILD", "overwrite");
+        }
+        // CI compiles the workspace with clippy-driver (`.ci/run`); the messages here are
+        // rustc's, which clippy-driver writes with longer paths (`std::string::String`).
+        std::env::remove_var("RUSTC_WORKSPACE_WRAPPER");
+        std::env::remove_var("CLIPPY_ARGS");
     }
     let t = trybuild::TestCases::new();
     t.compile_fail("ui/fail/*.rs");

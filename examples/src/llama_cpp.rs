@@ -48,6 +48,22 @@ impl Provider for LlamaCppServer {
         chat().tool(name, description, input)
     }
 
+    fn null_means_absent(&self) -> bool {
+        chat().null_means_absent()
+    }
+
+    fn instruction_message(&self, text: &str) -> Value {
+        chat().instruction_message(text)
+    }
+
+    fn prefix_members(&self) -> &'static [&'static str] {
+        chat().prefix_members()
+    }
+
+    fn read_info(&self, raw: &Value) -> tool_runtime::provider::ResponseInfo {
+        chat().read_info(raw)
+    }
+
     fn structured_output(&self, name: &str, canonical: &Value) -> Exported {
         let mut format = chat().structured_output(name, canonical);
         let schema = format.json["json_schema"]["schema"].take();

@@ -10,6 +10,7 @@ use std::ops::Range;
 
 use bytes::Bytes;
 use serde_json::{Map, Value, json};
+use tool_runtime::json::member;
 
 /// A `tools/call`'s arguments as their text, put in the request's extensions by the transport
 /// that cut them out of the message (stdio's reader, the HTTP server's body check).
@@ -97,102 +98,6 @@ pub(crate) fn arguments_at(message: &[u8]) -> Option<Range<usize>> {
     let params = member(message, 0, "params")?;
     let arguments = member(message, params.start, "arguments")?;
     (message[arguments.start] == b'{').then_some(arguments)
-}
-
-/// The value of member `key` of the object starting at `at` (after whitespace).
-pub(crate) fn member(body: &[u8], at: usize, key: &str) -> Option<Range<usize>> {
-    let mut i = skip_space(body, at);
-    if body.get(i) != Some(&b'{') {
-        return None;
-    }
-    i += 1;
-    loop {
-        i = skip_space(body, i);
-        match body.get(i)? {
-            b'}' => return None,
-            b',' => {
-                i += 1;
-                continue;
-            }
-            b'"' => {}
-            _ => return None,
-        }
-        let name_end = skip_string(body, i)?;
-        let name = &body[i..name_end];
-        // Most names have no escapes: compared as they are written.
-        let matches = if name.contains(&b'\\') {
-            serde_json::from_slice::<String>(name).ok()? == key
-        } else {
-            &name[1..name.len() - 1] == key.as_bytes()
-        };
-        i = skip_space(body, name_end);
-        if body.get(i) != Some(&b':') {
-            return None;
-        }
-        let start = skip_space(body, i + 1);
-        let end = skip_value(body, start)?;
-        if matches {
-            return Some(start..end);
-        }
-        i = end;
-    }
-}
-
-fn skip_space(body: &[u8], mut i: usize) -> usize {
-    while body.get(i).is_some_and(|b| b.is_ascii_whitespace()) {
-        i += 1;
-    }
-    i
-}
-
-/// The index after the string starting at `i` (its opening quote).
-fn skip_string(body: &[u8], mut i: usize) -> Option<usize> {
-    i += 1;
-    loop {
-        match body.get(i)? {
-            b'\\' => i += 2,
-            b'"' => return Some(i + 1),
-            _ => i += 1,
-        }
-    }
-}
-
-/// The index after the value starting at `i`.
-fn skip_value(body: &[u8], i: usize) -> Option<usize> {
-    match body.get(i)? {
-        b'"' => skip_string(body, i),
-        b'{' | b'[' => {
-            let mut depth = 0usize;
-            let mut j = i;
-            loop {
-                match body.get(j)? {
-                    b'"' => {
-                        j = skip_string(body, j)?;
-                        continue;
-                    }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            return Some(j + 1);
-                        }
-                    }
-                    _ => {}
-                }
-                j += 1;
-            }
-        }
-        _ => {
-            let mut j = i;
-            while body
-                .get(j)
-                .is_some_and(|b| !matches!(b, b',' | b'}' | b']') && !b.is_ascii_whitespace())
-            {
-                j += 1;
-            }
-            Some(j)
-        }
-    }
 }
 
 #[cfg(test)]

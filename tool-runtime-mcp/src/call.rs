@@ -584,26 +584,14 @@ fn unwrap_call_tool(
     };
     // The named tool's own arguments, as their text when the call's came as text.
     *raw = text.and_then(|text| {
-        let inner = crate::arguments::member(&text, 0, "arguments")?;
+        let inner = tool_runtime::json::member(&text, 0, "arguments")?;
         (text[inner.start] == b'{').then(|| text.slice(inner))
     });
-    let name = match outer.get("name") {
-        Some(Value::String(name)) => name.clone(),
-        other => {
-            return Some(format!(
-                "`{CALL_TOOL}` needs `name`: the name of a tool the search tool found, as a string; got {}",
-                other.map_or_else(|| "nothing".to_owned(), Value::to_string)
-            ));
-        }
-    };
-    let arguments = match outer.get("arguments") {
-        None | Some(Value::Null) => serde_json::Map::new(),
-        Some(Value::Object(arguments)) => arguments.clone(),
-        Some(other) => {
-            return Some(format!(
-                "`arguments` of `{CALL_TOOL}` are the tool's arguments, an object; got {other}"
-            ));
-        }
+    let outer = Value::Object(outer);
+    let (name, arguments) = match tool_runtime::unwrap_call_tool(&outer) {
+        Ok((name, Value::Object(arguments))) => (name.to_owned(), arguments),
+        Ok((_, other)) => return Some(format!("`{CALL_TOOL}` got arguments {other}")),
+        Err(wrong) => return Some(wrong),
     };
     request.name = name.into();
     request.arguments = Some(arguments);

@@ -45,20 +45,19 @@ pub fn tool(set: &ToolSet, tool: &Tool) -> Value {
 }
 
 /// The name of the tool through which a client that lists only a set's search tool calls the
-/// [deferred](ToolSet::defer) tools it found.
-pub const CALL_TOOL: &str = "call_tool";
+/// [deferred](ToolSet::defer) tools it found (the core's, which the agent loop uses too).
+pub use tool_runtime::CALL_TOOL;
 
 /// What `tools/list` shows of `set` (the tools a caller may see): every tool, except that a set
 /// with deferred tools lists, instead of them, its search tool and [`CALL_TOOL`], whose
 /// description says how many tools are reachable that way. A deferred tool can still be called
 /// by its own name.
 pub fn listed(set: &ToolSet) -> Vec<Value> {
-    if !set.defers() || set.get(CALL_TOOL).is_some() {
+    let Some((description, schema)) = set.call_tool_definition() else {
         return tools(set);
-    }
-    let deferred = set.iter().filter(|t| set.is_deferred(t.name())).count();
+    };
     // None this caller may call: nothing to reach through call_tool.
-    if deferred == 0 {
+    if !set.iter().any(|t| set.is_deferred(t.name())) {
         return tools(set);
     }
     let mut listed: Vec<Value> = set
@@ -68,20 +67,8 @@ pub fn listed(set: &ToolSet) -> Vec<Value> {
         .collect();
     listed.push(json!({
         "name": CALL_TOOL,
-        "description": format!(
-            "Call one of {deferred} more tools, not listed here, by its name: find it first with the search tool, whose answer gives each tool's name, what it does and its input schema. Not for the listed tools: call those directly."
-        ),
-        "inputSchema": {
-            "type": "object",
-            "properties": {
-                "name": {"type": "string", "minLength": 1, "maxLength": 64,
-                         "description": "The tool's name, as the search tool gave it"},
-                "arguments": {"type": "object",
-                              "description": "The tool's arguments, as its input schema says"}
-            },
-            "required": ["name"],
-            "additionalProperties": false
-        },
+        "description": description,
+        "inputSchema": schema,
         "annotations": {"openWorldHint": false}
     }));
     listed

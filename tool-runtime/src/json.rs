@@ -410,7 +410,7 @@ impl<'de, A: de::VariantAccess<'de>> de::VariantAccess<'de> for Distinct<A> {
     }
 }
 
-pub use crate::validate::parse::{Shape, shape};
+pub use crate::validate::parse::{Shape, member, shape};
 
 /// `serde_json::from_str`, with every number read by its own digits whatever serde_json's
 /// features: an integer within 64 bits exactly, any other number as its nearest `f64`.

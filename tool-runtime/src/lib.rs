@@ -144,7 +144,7 @@ pub use arguments::Arguments;
 pub use ask::{Answer, Answers, Question, Unanswered};
 pub use call::{Call, CallFuture, Middleware, Next};
 pub use context::Context;
-pub use defer::SchemasInAnswers;
+pub use defer::{CALL_TOOL, SchemasInAnswers, unwrap_call_tool};
 pub use define::{DefineError, DefineProblem, ToolDef};
 pub use error::ToolError;
 pub use future::BoxFuture;

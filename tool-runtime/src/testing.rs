@@ -60,6 +60,16 @@ struct State {
     requests: Vec<SentRequest>,
     /// Calls numbered so far (ids given to calls the turns left without one).
     calls: usize,
+    /// The start of the last request, as the API binds it ([`Prefix`]).
+    last: Option<Prefix>,
+    /// Where the last answer's turn goes in the conversation's list, and the turn as the API
+    /// wrote it whole: the next request must send it back exactly so.
+    echo: Option<(usize, Vec<Value>)>,
+    /// Bytes of each request's start that the next request of its conversation repeated, and
+    /// the bytes of those starts in all.
+    kept: (u64, u64),
+    /// Requests that change the start of their conversation are answered as any other.
+    prefix_changes_allowed: bool,
 }
 
 enum Answer {
@@ -99,7 +109,33 @@ impl TestModel {
                 answer,
                 requests: Vec::new(),
                 calls: 0,
+                last: None,
+                echo: None,
+                kept: (0, 0),
+                prefix_changes_allowed: false,
             }),
+        }
+    }
+
+    /// The model without its check that each request of a conversation extends the one before
+    /// it (for a test of a conversation its host edits on purpose).
+    pub fn allowing_prefix_changes(self) -> Self {
+        self.lock().prefix_changes_allowed = true;
+        self
+    }
+
+    /// The share of each request's start (the members [`Provider::prefix_members`] names,
+    /// cache marks aside) that the next request of the same conversation repeated as its own
+    /// start, over every request so far: 1 for a conversation that only appends, as the
+    /// providers' caches and Anthropic's prefix check want.
+    ///
+    /// [`Provider::prefix_members`]: crate::provider::Provider::prefix_members
+    pub fn prefix_kept(&self) -> f64 {
+        let (kept, total) = self.lock().kept;
+        if total == 0 {
+            1.0
+        } else {
+            kept as f64 / total as f64
         }
     }
 
@@ -230,7 +266,25 @@ impl TestModel {
             });
         }
         check_answers(&sent.messages)?;
+        let prefix = Prefix::of(self.api, &request.body);
         let mut state = self.lock();
+        let echo = state.echo.take();
+        if let Some(last) = state.last.take()
+            && prefix.continues(&last)
+        {
+            let (kept, total) = last.repeated_by(&prefix);
+            state.kept.0 += kept;
+            state.kept.1 += total;
+            let change = last
+                .change_to(&prefix)
+                .or_else(|| echo.and_then(|(at, turn)| prefix.echoes(at, &turn)));
+            if let (Some(change), false) = (change, state.prefix_changes_allowed) {
+                state.last = Some(last);
+                return Err(change);
+            }
+        }
+        let listed = prefix.list.1.len();
+        state.last = Some(prefix);
         state.requests.push(sent.clone());
         let mut turn = match &mut state.answer {
             Answer::Script(turns) => turns.pop_front().ok_or(TestModelError::ScriptEnded {
@@ -244,7 +298,210 @@ impl TestModel {
                 call.id = Some(format!("call_{}", state.calls));
             }
         }
+        // The turn as the API returns it whole, as the provider sends it back: streamed or
+        // not, it must come back so.
+        let provider = self.api.provider();
+        if let Some(whole) = provider.write_response(&turn)
+            && let Ok((_, append)) = provider.read_calls(&whole)
+            && let Ok(echo) = provider.request(&Request::new("echo"), &append)
+        {
+            state.echo = Some((listed, Prefix::of(self.api, &echo.body).list.1));
+        }
         Ok(turn)
+    }
+}
+
+/// The start of a request as its API binds it: each member [`Provider::prefix_members`] names,
+/// cache marks taken out (the providers ignore them for this), the last one the list each
+/// request of a conversation appends to.
+///
+/// [`Provider::prefix_members`]: crate::provider::Provider::prefix_members
+struct Prefix {
+    /// The members written once per conversation, by path.
+    fixed: Vec<(&'static str, Value)>,
+    /// The list's path and items.
+    list: (&'static str, Vec<Value>),
+}
+
+impl Prefix {
+    fn of(api: Api, body: &Value) -> Prefix {
+        let members = api.provider().prefix_members();
+        let at = |path: &str| {
+            let mut value = path
+                .split('.')
+                .try_fold(body, |v, k| v.get(k))
+                .cloned()
+                .unwrap_or(Value::Null);
+            unmarked(&mut value);
+            value
+        };
+        let (last, fixed) = members.split_last().unwrap_or((&"messages", &[]));
+        let items = match at(last) {
+            Value::Array(items) => items,
+            Value::Null => Vec::new(),
+            other => vec![other],
+        };
+        Prefix {
+            fixed: fixed.iter().map(|p| (*p, at(p))).collect(),
+            list: (last, items),
+        }
+    }
+
+    /// Whether this request goes on the conversation of `last` (a longer list); a request with
+    /// no more items than the last starts a conversation of its own.
+    fn continues(&self, last: &Prefix) -> bool {
+        self.list.1.len() > last.list.1.len()
+    }
+
+    /// The start as bytes: each fixed member, then each item, as compact JSON.
+    fn bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (path, value) in &self.fixed {
+            out.extend_from_slice(path.as_bytes());
+            out.push(b'=');
+            out.extend_from_slice(value.to_string().as_bytes());
+            out.push(b'\n');
+        }
+        for item in &self.list.1 {
+            out.extend_from_slice(item.to_string().as_bytes());
+            out.push(b'\n');
+        }
+        out
+    }
+
+    /// How many bytes of this start `next` repeats as its own start, of how many.
+    fn repeated_by(&self, next: &Prefix) -> (u64, u64) {
+        let (a, b) = (self.bytes(), next.bytes());
+        let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+        (common as u64, a.len() as u64)
+    }
+
+    /// Whether the model's `turn`, which went at position `at` of the list, comes back there
+    /// exactly as the API returned it (thinking with empty text, signatures, every block).
+    fn echoes(&self, at: usize, turn: &[Value]) -> Option<TestModelError> {
+        let (path, items) = &self.list;
+        for (i, written) in turn.iter().enumerate() {
+            let mut written = written.clone();
+            without_nulls(&mut written);
+            let mut sent = items.get(at + i).cloned().unwrap_or(Value::Null);
+            without_nulls(&mut sent);
+            let sent = &sent;
+            let place = format!("{path}[{}]", at + i);
+            if let Some((at, was, now)) = first_difference(&written, sent, place) {
+                return Some(TestModelError::PrefixChanged { path: at, was, now });
+            }
+        }
+        None
+    }
+
+    /// The first place where `next` does not extend this start, as the refusal a provider
+    /// would give.
+    fn change_to(&self, next: &Prefix) -> Option<TestModelError> {
+        for ((path, before), (_, after)) in self.fixed.iter().zip(&next.fixed) {
+            if let Some((at, was, now)) = first_difference(before, after, path.to_string()) {
+                return Some(TestModelError::PrefixChanged { path: at, was, now });
+            }
+        }
+        let (path, items) = &self.list;
+        for (i, before) in items.iter().enumerate() {
+            let after = next.list.1.get(i).unwrap_or(&Value::Null);
+            if let Some((at, was, now)) = first_difference(before, after, format!("{path}[{i}]")) {
+                return Some(TestModelError::PrefixChanged { path: at, was, now });
+            }
+        }
+        None
+    }
+}
+
+/// `value` without members whose value is `null` (an API writes a member it has nothing for
+/// as `null` or leaves it out, streamed or not).
+fn without_nulls(value: &mut Value) {
+    match value {
+        Value::Object(members) => {
+            members.retain(|_, v| !v.is_null());
+            members.values_mut().for_each(without_nulls);
+        }
+        Value::Array(items) => items.iter_mut().for_each(without_nulls),
+        _ => {}
+    }
+}
+
+/// `value` without cache marks: Anthropic's `cache_control`, OpenAI's `prompt_cache_breakpoint`,
+/// Bedrock's `cachePoint` blocks.
+fn unmarked(value: &mut Value) {
+    match value {
+        Value::Object(members) => {
+            members.remove("cache_control");
+            members.remove("prompt_cache_breakpoint");
+            members.values_mut().for_each(unmarked);
+        }
+        Value::Array(items) => {
+            items.retain(|i| {
+                !(i.get("cachePoint").is_some() && i.as_object().is_some_and(|o| o.len() == 1))
+            });
+            items.iter_mut().for_each(unmarked);
+        }
+        _ => {}
+    }
+}
+
+/// The first path (in `before`'s order) where `after` differs from `before`, with the value
+/// each has there (compact JSON, cut to 120 characters).
+fn first_difference(
+    before: &Value,
+    after: &Value,
+    path: String,
+) -> Option<(String, String, String)> {
+    match (before, after) {
+        (Value::Object(b), Value::Object(a)) => {
+            for (key, value) in b {
+                let inner = format!("{path}.{key}");
+                match a.get(key) {
+                    Some(other) => {
+                        if let Some(found) = first_difference(value, other, inner) {
+                            return Some(found);
+                        }
+                    }
+                    None => return Some((inner, shown(value), "absent".into())),
+                }
+            }
+            a.keys()
+                .find(|k| !b.contains_key(*k))
+                .map(|k| (format!("{path}.{k}"), "absent".into(), shown(&a[k])))
+        }
+        (Value::Array(b), Value::Array(a)) => {
+            for (i, value) in b.iter().enumerate() {
+                let inner = format!("{path}[{i}]");
+                match a.get(i) {
+                    Some(other) => {
+                        if let Some(found) = first_difference(value, other, inner) {
+                            return Some(found);
+                        }
+                    }
+                    None => return Some((inner, shown(value), "absent".into())),
+                }
+            }
+            (a.len() > b.len()).then(|| {
+                (
+                    format!("{path}[{}]", b.len()),
+                    "absent".into(),
+                    shown(&a[b.len()]),
+                )
+            })
+        }
+        (b, a) if b == a => None,
+        (Value::Null, a) => Some((path, "absent".into(), shown(a))),
+        (b, Value::Null) => Some((path, shown(b), "absent".into())),
+        (b, a) => Some((path, shown(b), shown(a))),
+    }
+}
+
+/// A value as compact JSON, cut to 120 characters.
+fn shown(value: &Value) -> String {
+    let text = value.to_string();
+    match text.char_indices().nth(120) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text,
     }
 }
 
@@ -308,6 +565,18 @@ pub enum TestModelError {
         /// The API.
         api: Api,
     },
+    /// The request does not extend the last request of its conversation: something before the
+    /// new messages changed, which a provider that caches the conversation's start re-bills
+    /// whole and Anthropic refuses once thinking is bound to it (a 400: "Invalid `signature`
+    /// in `thinking` block. The block is bound to a different conversation").
+    PrefixChanged {
+        /// The first JSON path that differs (`tools[2].name`, `messages[3].content[0]`).
+        path: String,
+        /// What the last request had there (compact JSON, or `absent`).
+        was: String,
+        /// What this one has.
+        now: String,
+    },
 }
 
 impl fmt::Display for TestModelError {
@@ -343,6 +612,10 @@ impl fmt::Display for TestModelError {
             TestModelError::Unsupported { api } => {
                 write!(f, "the {api} provider does not write responses")
             }
+            TestModelError::PrefixChanged { path, was, now } => write!(
+                f,
+                "{path}: the request does not extend the previous one of its conversation (was {was}, now {now}); its start changed, which a provider's cache re-bills and Anthropic refuses once thinking is bound to it"
+            ),
         }
     }
 }

@@ -85,6 +85,9 @@ pub struct Wording {
     pub timed_out: Cow<'static, str>,
     /// The server is at its limit of calls; nothing ran.
     pub busy: Cow<'static, str>,
+    /// The run's budget of tool calls is spent ([`Budget`](crate::agent::Budget)); nothing
+    /// ran, and the run stops before its next request.
+    pub budget_spent: Cow<'static, str>,
     /// A structured-output reply that is not JSON. Blank: `{error}`.
     pub reply_not_json: Cow<'static, str>,
     /// A structured-output reply that breaks the schema or the rules: opens the list.
@@ -137,6 +140,8 @@ impl Wording {
             timed_out: "The tool did not finish within {seconds} seconds and was stopped. Tell the user; retry only if they ask."
                 .into(),
             busy: "The tool service is busy and did not run this call. Try again shortly.".into(),
+            budget_spent: "Not run: this run's budget of tool calls is spent. The run stops here; it may go on later with a larger budget."
+                .into(),
             reply_not_json: "The previous answer was not valid JSON ({error}).\nReturn only the complete JSON object."
                 .into(),
             reply_invalid: "The previous JSON was not valid:".into(),
@@ -180,6 +185,8 @@ impl Wording {
             timed_out: "Tool tidak selesai dalam {seconds} detik dan dihentikan. Beri tahu pengguna; ulangi hanya bila ia meminta."
                 .into(),
             busy: "Layanan tool sedang sibuk dan tidak menjalankan panggilan ini. Coba lagi sebentar lagi."
+                .into(),
+            budget_spent: "Tidak dijalankan: jatah panggilan tool untuk proses ini sudah habis. Proses berhenti di sini; dapat dilanjutkan nanti dengan jatah yang lebih besar."
                 .into(),
             reply_not_json: "Jawaban sebelumnya bukan JSON yang valid ({error}).\nKembalikan hanya objek JSON yang lengkap."
                 .into(),

@@ -268,6 +268,7 @@ fn a_held_call_is_resumed_from_stored_state_and_runs_once() {
         let Finished::Answered {
             reply,
             conversation,
+            ..
         } = finished
         else {
             panic!("{api}")

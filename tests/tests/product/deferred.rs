@@ -1,8 +1,10 @@
-//! Deferred tools in the agent loop, on the 500-tool catalog: the first request offers the
-//! search tool instead of 500 definitions, the tool the model finds joins the next request, and
-//! the call runs through the set like any other, in the five APIs (Anthropic's in its native
-//! form). A deferred tool needing approval still asks; one the caller may not call is never
-//! found and never runs. And the host's hook that chooses each turn's tools.
+//! Deferred tools in the agent loop, on the 500-tool catalog: every request offers the search
+//! tool and `call_tool` instead of 500 definitions (the list never changes: the conversation's
+//! start stays cacheable), the search answers the found tools' schemas, the model calls one
+//! through `call_tool`, and the call runs through the set like any other, in the five APIs
+//! (Anthropic's in its native form). A deferred tool needing approval still asks; one the
+//! caller may not call is never found and never runs. And the host's hook that chooses each
+//! turn's tools.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -14,7 +16,7 @@ use tool_runtime::agent::{
 use tool_runtime::provider::{Api, Message, Request, SentRequest, Turn};
 use tool_runtime::search::SEARCH_TOOL;
 use tool_runtime::testing::TestModel;
-use tool_runtime::{Context, Grants, Tool, ToolRef, ToolSet, tokens};
+use tool_runtime::{CALL_TOOL, Context, Grants, Tool, ToolRef, ToolSet, tokens};
 
 use crate::big_catalog::catalog;
 
@@ -124,14 +126,15 @@ fn found_by_last_search(sent: &SentRequest) -> Vec<String> {
         .collect()
 }
 
-/// A model that searches with `query`, calls `tool` with `nomor` if the search found it (and
-/// says so otherwise), then answers.
+/// A model that searches with `query`, calls `tool` with `nomor` through `call_tool` if the
+/// search found it (and says so otherwise), then answers.
 fn searching_model(api: Api, query: &'static str, tool: &'static str) -> TestModel {
     TestModel::function(api, move |sent| match sent.messages.len() {
         1 => Turn::call(SEARCH_TOOL, json!({"query": query})),
-        3 if found_by_last_search(sent).iter().any(|f| f == tool) => {
-            Turn::call(tool, json!({"nomor": "TKT-0042"}))
-        }
+        3 if found_by_last_search(sent).iter().any(|f| f == tool) => Turn::call(
+            CALL_TOOL,
+            json!({"name": tool, "arguments": {"nomor": "TKT-0042"}}),
+        ),
         3 => Turn::text(format!("not found: {:?}", found_by_last_search(sent))),
         _ => Turn::text("done"),
     })
@@ -172,6 +175,7 @@ fn a_model_searches_then_calls_a_deferred_tool_in_the_portable_apis_at_a_fractio
         let Finished::Answered {
             reply,
             conversation,
+            ..
         } = finished
         else {
             panic!("{api:?}: not answered: {finished:?}")
@@ -188,35 +192,40 @@ fn a_model_searches_then_calls_a_deferred_tool_in_the_portable_apis_at_a_fractio
         );
 
         let requests = model.requests();
-        assert_eq!(
-            requests[0].tools,
-            [SEARCH_TOOL],
-            "{api:?}: only the search tool at first"
-        );
+        for (i, sent) in requests.iter().enumerate() {
+            assert_eq!(
+                sent.tools,
+                [SEARCH_TOOL, CALL_TOOL],
+                "{api:?}: request {i} offers the search tool and call_tool, as every request"
+            );
+        }
+        assert_eq!(model.prefix_kept(), 1.0, "{api:?}: append-only");
+        // The found tools' schemas come in the search's answer.
+        let found = found_by_last_search(&requests[1]);
+        assert!(found.iter().any(|t| t == "tutup-tiket"), "{api:?}: {found:?}");
+        let Some(Message::Results(results)) = requests[1].messages.last() else {
+            panic!("{api:?}: the search's answer")
+        };
         assert!(
-            requests[1].tools.iter().any(|t| t == "tutup-tiket") && requests[1].tools.len() <= 6,
-            "{api:?}: the found tools join the next request: {:?}",
-            requests[1].tools
+            results[0].text.contains("input_schema"),
+            "{api:?}: {}",
+            results[0].text
         );
 
-        // What the tools of each request cost, against the catalog's whole export.
+        // What the tools cost, against the catalog's whole export, and what the search's
+        // answer adds to the conversation.
         let mut conversation = Conversation::new(api);
         conversation.push_user("hi");
-        let first = conversation.request(&request).unwrap();
-        conversation.found = requests[1].tools.clone();
-        conversation.found.retain(|t| t != SEARCH_TOOL);
-        let second = conversation.request(&request).unwrap();
-        let (first, second) = (
-            tokens_of(&entries(api, &first.body)),
-            tokens_of(&entries(api, &second.body)),
-        );
+        let written = conversation.request(&request).unwrap();
+        let listed = tokens_of(&entries(api, &written.body));
+        let answer = tokens::count(&results[0].text);
         println!(
-            "{api:?}: tool tokens {first} before the search, {second} after, of {full} for all {} tools ({:.1}%)",
+            "{api:?}: tool tokens {listed} in every request, of {full} for all {} tools ({:.1}%); the search's answer (5 tools with their schemas) {answer}",
             tools.len() - 1,
-            100.0 * second as f64 / full as f64
+            100.0 * listed as f64 / full as f64
         );
-        assert!(first * 100 < full, "{api:?}: {first} of {full}");
-        assert!(second * 100 < full * 15, "{api:?}: {second} of {full}");
+        assert!(listed * 100 < full, "{api:?}: {listed} of {full}");
+        assert!(answer * 100 < full * 15, "{api:?}: {answer} of {full}");
 
         // Streamed, the same.
         let model = searching_model(api, "close a support ticket", "tutup-tiket");
@@ -315,7 +324,10 @@ fn a_deferred_tool_that_needs_approval_still_asks_and_a_saved_conversation_keeps
     let before = DELETED.load(Ordering::SeqCst);
     let model = TestModel::function(Api::OPENAI_CHAT, |sent| match sent.messages.len() {
         1 => Turn::call(SEARCH_TOOL, json!({"query": "delete a customer account"})),
-        3 => Turn::call("hapus-pelanggan", json!({"nomor": "PLG-0001"})),
+        3 => Turn::call(
+            CALL_TOOL,
+            json!({"name": "hapus-pelanggan", "arguments": {"nomor": "PLG-0001"}}),
+        ),
         _ => Turn::text("done"),
     });
     let request = Request::new("model").tools(&tools);
@@ -356,11 +368,8 @@ fn a_deferred_tool_that_needs_approval_still_asks_and_a_saved_conversation_keeps
         "ran once, approved"
     );
     let last = model.requests().pop().unwrap();
-    assert!(
-        last.tools.iter().any(|t| t == "hapus-pelanggan"),
-        "{:?}",
-        last.tools
-    );
+    assert_eq!(last.tools, [SEARCH_TOOL, CALL_TOOL]);
+    assert_eq!(model.prefix_kept(), 1.0, "the resumed run only appended");
 }
 
 #[test]
@@ -456,8 +465,8 @@ fn the_hosts_hook_chooses_each_turns_tools_and_a_tool_it_left_out_does_not_run()
     let requests = model.requests();
     assert_eq!(
         requests[0].tools,
-        [SEARCH_TOOL],
-        "chosen, but deferred and not found"
+        [SEARCH_TOOL, CALL_TOOL],
+        "chosen, but deferred: reached through call_tool"
     );
     let Some(Message::Results(results)) = requests[1].messages.last() else {
         panic!()
@@ -468,7 +477,7 @@ fn the_hosts_hook_chooses_each_turns_tools_and_a_tool_it_left_out_does_not_run()
         results[0].text
     );
 
-    // Chosen: offered once found, and it runs.
+    // Chosen: called through call_tool once found, and it runs.
     let model = searching_model(
         Api::BEDROCK_CONVERSE,
         "close a support ticket",
@@ -482,7 +491,8 @@ fn the_hosts_hook_chooses_each_turns_tools_and_a_tool_it_left_out_does_not_run()
         "{finished:?}"
     );
     assert_eq!(CLOSED.load(Ordering::SeqCst), before + 1);
-    assert_eq!(model.requests()[1].tools, ["tutup-tiket", SEARCH_TOOL]);
+    assert_eq!(model.requests()[1].tools, [SEARCH_TOOL, CALL_TOOL]);
+    assert_eq!(model.prefix_kept(), 1.0);
     // The search found only what the turn offers, though other ticket tools match too.
     assert_eq!(found_by_last_search(&model.requests()[1]), ["tutup-tiket"]);
 }

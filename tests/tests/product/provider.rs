@@ -315,6 +315,7 @@ fn an_api_from_outside_the_crate_runs_the_agent_loop() {
     let Ok(Finished::Answered {
         reply,
         conversation,
+        ..
     }) = finished
     else {
         panic!("{finished:?}")

@@ -1201,7 +1201,7 @@ fn a_blocking_tool_runs_where_the_host_offloads_it() {
         },
     ))
     .unwrap();
-    let Finished::TurnLimit { conversation } = finished else {
+    let Finished::TurnLimit { conversation, .. } = finished else {
         panic!("{finished:?}")
     };
     let results = serde_json::to_string(&conversation.messages).unwrap();
@@ -1239,7 +1239,7 @@ fn an_approved_blocking_call_runs_where_the_host_offloads_it() {
         |_| tool_runtime::agent::Decision::Approve,
         send,
     ));
-    let Ok(Finished::TurnLimit { conversation }) = decided else {
+    let Ok(Finished::TurnLimit { conversation, .. }) = decided else {
         panic!("{decided:?}")
     };
     let results = serde_json::to_string(&conversation.messages).unwrap();

@@ -44,6 +44,7 @@
 //! assert_eq!(conversation.messages[2]["tool_call_id"], "call_1");
 //! ```
 
+mod budget;
 mod read;
 mod run;
 mod spans;
@@ -59,6 +60,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tracing::Instrument as _;
 
+pub use budget::{Budget, Limit, Prices, Stopped, Usage};
 pub use read::{ModelTurn, read_turn};
 pub use run::{Job, Outcome, run_calls};
 use run::{resume_one, run_all};
@@ -87,11 +89,35 @@ pub struct Conversation {
     /// offers them. The agent loop adds them when it runs a search.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub found: Vec<String>,
-    /// The tools the next request offers, when not every tool of the request's set: those the
-    /// agent's hook chose ([`Agent::prepare_tools`]), and never one the caller may not call.
-    /// The agent loop sets it before each request, and clears it when the run ends.
+    /// The tools this turn may call, when not every tool the conversation declared: those the
+    /// agent's hook chose ([`Agent::prepare_tools`]), never one the caller may not call. The
+    /// agent loop sets it before each request ([`Conversation::offer`]), and clears it when the
+    /// run ends.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn_tools: Option<Vec<String>>,
+    /// The tool list this conversation's first request wrote, which every later request
+    /// writes again unchanged, and what the model is offered of it now ([`Declared`]). The
+    /// agent loop sets it before the first request; `None`: each request lists the set's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub declared: Option<Declared>,
+}
+
+/// The tools a conversation declared in its first request. The providers cache the unchanged
+/// start of a conversation (and Anthropic binds thinking to it), so the list is written once:
+/// a turn that offers fewer tools says so by the API's own means, never by editing the list
+/// (OpenAI's `allowed_tools` and Gemini's `allowedFunctionNames` on that request; a message
+/// of `tool_removal`/`tool_addition` blocks appended to the conversation for Anthropic and
+/// Bedrock, which [`offered`](Declared::offered) then follows), and a deferred tool the model
+/// finds is called through [`CALL_TOOL`](crate::CALL_TOOL) where the API cannot add it itself.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Declared {
+    /// The names in the first request's tool list, in its order (the set's search tool and
+    /// `call_tool` among them when the set defers tools).
+    pub tools: Vec<String>,
+    /// What the model is offered now, where messages in the conversation changed it: the
+    /// declared tools less those withdrawn. `None`: all of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offered: Option<Vec<String>>,
 }
 
 impl Conversation {
@@ -102,6 +128,7 @@ impl Conversation {
             messages: Vec::new(),
             found: Vec::new(),
             turn_tools: None,
+            declared: None,
         }
     }
 
@@ -110,12 +137,77 @@ impl Conversation {
         self.messages.push(self.api.provider().user_message(text));
     }
 
+    /// Appends an instruction given after the conversation started (the request's system text
+    /// stays as it was, so the conversation's start does not change): a mid-conversation
+    /// `system` message for Anthropic and Bedrock, a `system` message for OpenAI Chat, a
+    /// `developer` item for Responses, a user turn for Gemini (which has no other place for
+    /// it). Anthropic takes one only after a user turn (the question, or tool results).
+    pub fn push_instruction(&mut self, text: &str) {
+        self.messages
+            .push(self.api.provider().instruction_message(text));
+    }
+
+    /// Sets what the model is offered from the next request on: `tools` (`None`: everything
+    /// the conversation declared), never by editing the declared list. Where the API takes a
+    /// message for it (Anthropic, Bedrock) a change is appended to the conversation (call this
+    /// after a user turn: the question, or tool results), and [`Declared::offered`] follows it;
+    /// elsewhere the next request narrows what its model may call
+    /// ([`Request::narrowed_to`](crate::provider::Request::narrowed_to)). Names outside the
+    /// declared list (a deferred tool the model reaches through `call_tool`) may be called
+    /// and are not offered otherwise. The agent loop calls it before every request.
+    pub fn offer(&mut self, tools: Option<Vec<String>>) {
+        self.turn_tools = tools;
+        let Some(declared) = &mut self.declared else {
+            return;
+        };
+        let wanted: Vec<String> = match &self.turn_tools {
+            Some(names) => declared
+                .tools
+                .iter()
+                .filter(|d| names.contains(d))
+                .cloned()
+                .collect(),
+            None => declared.tools.clone(),
+        };
+        let now = declared.offered.as_ref().unwrap_or(&declared.tools);
+        let removed: Vec<String> = now
+            .iter()
+            .filter(|t| !wanted.contains(t))
+            .cloned()
+            .collect();
+        let added: Vec<String> = wanted
+            .iter()
+            .filter(|t| !now.contains(t))
+            .cloned()
+            .collect();
+        if removed.is_empty() && added.is_empty() {
+            return;
+        }
+        if let Some(change) = self.api.provider().tool_change(&added, &removed) {
+            self.messages.push(change);
+            declared.offered = (wanted != declared.tools).then_some(wanted);
+        }
+    }
+
     /// The request that sends this conversation as `request` describes, in the API's format:
     /// post its body to its [`url`](HttpRequest::url) with its headers and your credentials.
-    /// The request offers the tools this turn has: the ones the agent's hook chose, and the
-    /// deferred ones only once found.
+    /// Its tool list is the one the conversation declared (or the set's own), and it offers the
+    /// tools this turn has ([`Conversation::offer`]).
     pub fn request(&self, request: &Request<'_>) -> Result<HttpRequest, RequestError> {
-        let request = request.offering(&self.found, self.turn_tools.as_deref());
+        let declared = self.declared.as_ref().map(|d| d.tools.as_slice());
+        let narrow = match (&self.turn_tools, declared) {
+            (Some(turn), Some(declared)) => Some(
+                declared
+                    .iter()
+                    .filter(|d| turn.contains(d))
+                    .cloned()
+                    .collect::<Vec<_>>(),
+            ),
+            (Some(turn), None) => Some(turn.clone()),
+            (None, _) => None,
+        }
+        .filter(|narrow| declared.is_none_or(|d| narrow.len() < d.len()));
+        let request = request.offering(declared, narrow.as_deref());
         self.api.provider().request(&request, &self.messages)
     }
 }
@@ -131,6 +223,8 @@ pub enum Finished {
         reply: Reply,
         /// The whole conversation, the model's answer included.
         conversation: Conversation,
+        /// What the run used (the runs it resumed included).
+        usage: Usage,
     },
     /// A call waits for a person. Store the [`Paused`] state; [`Agent::resume`] goes on.
     Paused(Paused),
@@ -138,7 +232,19 @@ pub enum Finished {
     TurnLimit {
         /// The conversation so far, the last turn's tool results included.
         conversation: Conversation,
+        /// What the run used (the runs it resumed included).
+        usage: Usage,
     },
+}
+
+impl Finished {
+    /// What the run used (the runs it resumed included).
+    pub fn usage(&self) -> Usage {
+        match self {
+            Finished::Answered { usage, .. } | Finished::TurnLimit { usage, .. } => *usage,
+            Finished::Paused(paused) => paused.usage,
+        }
+    }
 }
 
 /// A conversation stopped at a turn whose calls are answered except those waiting for approval.
@@ -151,9 +257,17 @@ pub struct Paused {
     outcomes: Vec<Outcome>,
     /// Model turns taken so far.
     turns: usize,
+    /// What the run used up to the pause.
+    #[serde(default)]
+    usage: Usage,
 }
 
 impl Paused {
+    /// What the run used up to the pause.
+    pub fn usage(&self) -> Usage {
+        self.usage
+    }
+
     /// The calls waiting for a person: show each one's `tool` and `arguments`.
     pub fn waiting(&self) -> impl Iterator<Item = &PendingCall> {
         self.outcomes.iter().filter_map(|o| match o {
@@ -186,6 +300,9 @@ pub enum AgentError {
     /// The hook that chooses each turn's tools ([`Agent::prepare_tools`]) chose a tool the set
     /// does not have, or more than a request may offer.
     Prepare(PrepareError),
+    /// The run reached a limit of its [`Budget`]: which one, and the run as it stood, to go
+    /// on with [`Agent::resume_stopped`] once the budget allows.
+    OverBudget(Box<Stopped>),
 }
 
 /// What is wrong with the tools a hook chose for a turn ([`Agent::prepare_tools`]).
@@ -236,6 +353,7 @@ impl AgentError {
             AgentError::Unreadable(_) => "unreadable",
             AgentError::Stream(_) => "stream",
             AgentError::Prepare(_) => "prepare",
+            AgentError::OverBudget(_) => "over_budget",
         }
     }
 }
@@ -247,6 +365,9 @@ impl fmt::Display for AgentError {
             AgentError::Unreadable(_) => "the model's response could not be read",
             AgentError::Stream(_) => "the model's streamed response failed",
             AgentError::Prepare(_) => "the hook choosing the turn's tools chose wrongly",
+            AgentError::OverBudget(stopped) => {
+                return write!(f, "the run stopped at its budget: {}", stopped.limit);
+            }
         })
     }
 }
@@ -258,6 +379,7 @@ impl Error for AgentError {
             AgentError::Unreadable(e) => Some(e),
             AgentError::Stream(e) => Some(e),
             AgentError::Prepare(e) => Some(e),
+            AgentError::OverBudget(_) => None,
         }
     }
 }
@@ -308,6 +430,7 @@ pub struct Agent<'a> {
     idle_timeout: Duration,
     offload: Option<fn(Job)>,
     prepare: Option<&'a PrepareTools>,
+    budget: Budget,
 }
 
 impl fmt::Debug for Agent<'_> {
@@ -318,6 +441,7 @@ impl fmt::Debug for Agent<'_> {
             .field("concurrency", &self.concurrency)
             .field("idle_timeout", &self.idle_timeout)
             .field("prepare_tools", &self.prepare.is_some())
+            .field("budget", &self.budget)
             .finish_non_exhaustive()
     }
 }
@@ -332,7 +456,46 @@ impl<'a> Agent<'a> {
             idle_timeout: Duration::from_secs(60),
             offload: None,
             prepare: None,
+            budget: Budget::default(),
         }
+    }
+
+    /// Limits on a run's tokens, cache, requests, tool calls and cost: a run that reaches one
+    /// stops with [`AgentError::OverBudget`], which says which, and goes on from there with
+    /// [`resume_stopped`](Agent::resume_stopped). A turn's calls beyond the tool-call limit do
+    /// not run (the model is told so) and the run stops before its next request.
+    ///
+    /// ```
+    /// use serde_json::{Value, json};
+    /// use tool_runtime::agent::{Agent, AgentError, Budget, Conversation, Limit, Prices};
+    /// use tool_runtime::{Api, Context, ToolSet, tool};
+    ///
+    /// #[tool(description = "Add two whole numbers and return the sum.")]
+    /// fn add(#[arg(description = "A", range = -9..=9)] a: i32, #[arg(description = "B", range = -9..=9)] b: i32) -> i32 { a + b }
+    ///
+    /// // A model that keeps calling, and reports 1,000 prompt tokens a turn, 900 from the cache.
+    /// let send = |_: &Conversation| async {
+    ///     Ok::<Value, String>(json!({"choices": [{"finish_reason": "tool_calls", "message": {"role": "assistant",
+    ///         "content": null, "tool_calls": [{"id": "c", "type": "function",
+    ///         "function": {"name": "add", "arguments": "{\"a\": 2, \"b\": 3}"}}]}}],
+    ///         "usage": {"prompt_tokens": 1000, "completion_tokens": 20,
+    ///                   "prompt_tokens_details": {"cached_tokens": 900}}}))
+    /// };
+    /// let tools = ToolSet::new([add::tool()]).unwrap();
+    /// let prices = Prices { input: 3.0, cache_read: 0.3, cache_write: 3.75, output: 15.0 };
+    /// let agent = Agent::new(&tools).budget(Budget::new().input_tokens(2_500).cost(1.0, prices));
+    /// let mut conversation = Conversation::new(Api::OPENAI_CHAT);
+    /// conversation.push_user("Add 2 and 3, again and again.");
+    /// let Err(AgentError::OverBudget(stopped)) =
+    ///     pollster::block_on(agent.run(&Context::new(), conversation, send)) else { panic!() };
+    /// assert_eq!(stopped.limit, Limit::InputTokens { allowed: 2_500, used: 3_000 });
+    /// assert_eq!(stopped.usage.requests, 3);
+    /// assert_eq!(stopped.usage.cache_read_tokens, 2_700);
+    /// assert!((stopped.usage.cost(&prices) - 0.00261).abs() < 1e-9);
+    /// ```
+    pub fn budget(mut self, budget: Budget) -> Self {
+        self.budget = budget;
+        self
     }
 
     /// Chooses the tools of each turn from the conversation so far (what Pydantic AI calls
@@ -372,20 +535,15 @@ impl<'a> Agent<'a> {
         self
     }
 
-    /// The tools the hook chooses for the next turn, checked; `None` without a hook.
+    /// The tools the hook chooses for the next turn, checked; `None` without a hook (every
+    /// tool the conversation declared: those the caller may call).
     fn turn_tools(
         &self,
         cx: &Context,
         conversation: &Conversation,
     ) -> Result<Option<Vec<String>>, AgentError> {
-        // A tool the caller may not call is never offered (nor found, nor chosen).
-        let hidden = self.tools.iter().any(|t| !t.permits(cx));
         let Some(choose) = self.prepare else {
-            if !hidden {
-                return Ok(None);
-            }
-            let visible = self.tools.iter().filter(|t| t.permits(cx));
-            return Ok(Some(visible.map(|t| t.name().to_owned()).collect()));
+            return Ok(None);
         };
         let mut chosen: Vec<String> = Vec::new();
         for name in choose(cx, conversation) {
@@ -396,10 +554,17 @@ impl<'a> Agent<'a> {
                 chosen.push(name);
             }
         }
-        if let Some(search) = self.tools.search_tool()
-            && !chosen.iter().any(|c| c == search)
-        {
-            chosen.push(search.to_owned());
+        // The search tool (and `call_tool`, through which the model calls what it found)
+        // stay offered.
+        let always = [self.tools.search_tool(), Some(crate::defer::CALL_TOOL)];
+        for name in always.into_iter().flatten() {
+            let declared = conversation
+                .declared
+                .as_ref()
+                .is_some_and(|d| d.tools.iter().any(|t| t == name));
+            if declared && !chosen.iter().any(|c| c == name) {
+                chosen.push(name.to_owned());
+            }
         }
         if chosen.len() > MOST_TURN_TOOLS {
             return Err(AgentError::Prepare(PrepareError::TooMany {
@@ -453,7 +618,11 @@ impl<'a> Agent<'a> {
     }
 
     /// Sends `conversation`, runs the calls of each response and sends their results, until
-    /// the model answers, a call waits for approval, or the turn limit.
+    /// the model answers, a call waits for approval, or the turn limit. Before its first
+    /// request the conversation declares its tools ([`Declared`]: those the caller may call),
+    /// and every request writes that list again: a turn's choice of tools
+    /// ([`prepare_tools`](Agent::prepare_tools)) and a deferred tool found by the search go
+    /// through each API's own means, so each request extends the one before it.
     pub async fn run<F, Fut, E>(
         &self,
         cx: &Context,
@@ -465,7 +634,8 @@ impl<'a> Agent<'a> {
         Fut: Future<Output = Result<Value, E>>,
         E: Into<Box<dyn Error + Send + Sync>>,
     {
-        self.turns(cx, conversation, 0, send).await
+        self.turns(cx, conversation, 0, Usage::default(), send)
+            .await
     }
 
     /// Goes on from a pause: each waiting call is run (approved: the store hands it out once)
@@ -485,12 +655,40 @@ impl<'a> Agent<'a> {
         Fut: Future<Output = Result<Value, E>>,
         E: Into<Box<dyn Error + Send + Sync>>,
     {
-        let (conversation, turns) = self.decided(cx, paused, decide).await;
-        self.turns(cx, conversation, turns, send).await
+        let (conversation, turns, usage) = self.decided(cx, paused, decide).await;
+        self.turns(cx, conversation, turns, usage, send).await
+    }
+
+    /// Goes on from a run its budget stopped ([`AgentError::OverBudget`]), under this agent's
+    /// budget (give it a larger one first: a limit still reached stops the run again at once),
+    /// with the usage so far carried on.
+    pub async fn resume_stopped<F, Fut, E>(
+        &self,
+        cx: &Context,
+        stopped: Stopped,
+        send: F,
+    ) -> Result<Finished, AgentError>
+    where
+        F: FnMut(&Conversation) -> Fut,
+        Fut: Future<Output = Result<Value, E>>,
+        E: Into<Box<dyn Error + Send + Sync>>,
+    {
+        let Stopped {
+            conversation,
+            usage,
+            turns,
+            ..
+        } = stopped;
+        self.turns(cx, conversation, turns, usage, send).await
     }
 
     /// The paused turn answered: approved calls run (once), rejected ones declined.
-    async fn decided<D>(&self, cx: &Context, paused: Paused, decide: D) -> (Conversation, usize)
+    async fn decided<D>(
+        &self,
+        cx: &Context,
+        paused: Paused,
+        decide: D,
+    ) -> (Conversation, usize, Usage)
     where
         D: Fn(&PendingCall) -> Decision,
     {
@@ -498,6 +696,7 @@ impl<'a> Agent<'a> {
             mut conversation,
             outcomes,
             turns,
+            usage,
         } = paused;
         let wording = self.tools.wording();
         let mut answers = Vec::with_capacity(outcomes.len());
@@ -527,7 +726,7 @@ impl<'a> Agent<'a> {
         conversation
             .messages
             .extend(render(conversation.api, &answers));
-        (conversation, turns)
+        (conversation, turns, usage)
     }
 
     /// The conversation with a turn's answers appended, or the pause when a call waits.
@@ -536,6 +735,7 @@ impl<'a> Agent<'a> {
         mut conversation: Conversation,
         outcomes: Vec<Outcome>,
         turns: usize,
+        usage: Usage,
     ) -> Result<Conversation, Paused> {
         note_found(
             self.tools,
@@ -551,6 +751,7 @@ impl<'a> Agent<'a> {
                 conversation,
                 outcomes,
                 turns,
+                usage,
             });
         }
         let answers: Vec<ToolAnswer> = outcomes
@@ -566,11 +767,59 @@ impl<'a> Agent<'a> {
         Ok(conversation)
     }
 
+    /// Before a run's first request: the conversation declares the tools the caller may call
+    /// (once: a resumed run keeps what it declared).
+    fn declare(&self, cx: &Context, conversation: &mut Conversation) {
+        if conversation.declared.is_none() {
+            let tools = self
+                .tools
+                .declared_names(conversation.api.provider(), |t| t.permits(cx));
+            conversation.declared = Some(Declared {
+                tools,
+                offered: None,
+            });
+        }
+    }
+
+    /// Before each request: the budget allows it (else the run stops here, whole), and the
+    /// turn's tools are offered.
+    fn before_request(
+        &self,
+        cx: &Context,
+        conversation: Conversation,
+        turns: usize,
+        usage: Usage,
+    ) -> Result<Conversation, AgentError> {
+        if let Some(limit) = self.budget.before_request(&usage) {
+            let mut conversation = conversation;
+            conversation.turn_tools = None;
+            return Err(AgentError::OverBudget(Box::new(Stopped {
+                limit,
+                conversation,
+                usage,
+                turns,
+            })));
+        }
+        let mut conversation = conversation;
+        let offered = self.turn_tools(cx, &conversation)?;
+        conversation.offer(offered);
+        Ok(conversation)
+    }
+
+    /// How many of a turn's `calls` the budget lets run; the others are answered as not run.
+    fn calls_allowed(&self, usage: &Usage, calls: usize) -> usize {
+        match self.budget.tool_calls {
+            Some(most) => calls.min(most.saturating_sub(usage.tool_calls) as usize),
+            None => calls,
+        }
+    }
+
     async fn turns<F, Fut, E>(
         &self,
         cx: &Context,
         conversation: Conversation,
         turns: usize,
+        usage: Usage,
         send: F,
     ) -> Result<Finished, AgentError>
     where
@@ -581,7 +830,7 @@ impl<'a> Agent<'a> {
         let run = spans::run(conversation.api);
         let mut totals = spans::Totals::default();
         let result = self
-            .turns_within(cx, conversation, turns, send, &mut totals)
+            .turns_within(cx, conversation, turns, usage, send, &mut totals)
             .instrument(run.clone())
             .await;
         spans::ended(&run, &totals, &result);
@@ -593,6 +842,7 @@ impl<'a> Agent<'a> {
         cx: &Context,
         mut conversation: Conversation,
         mut turns: usize,
+        mut usage: Usage,
         mut send: F,
         totals: &mut spans::Totals,
     ) -> Result<Finished, AgentError>
@@ -602,16 +852,19 @@ impl<'a> Agent<'a> {
         E: Into<Box<dyn Error + Send + Sync>>,
     {
         let api = conversation.api;
+        self.declare(cx, &mut conversation);
         while turns < self.max_turns {
-            conversation.turn_tools = self.turn_tools(cx, &conversation)?;
+            conversation = self.before_request(cx, conversation, turns, usage)?;
             let chat = spans::chat(api);
             let raw = send(&conversation)
                 .instrument(chat.clone())
                 .await
                 .map_err(|e| spans::failed(&chat, AgentError::Transport(e.into())))?;
             turns += 1;
+            let info = api.provider().read_info(&raw);
+            usage.add_response(&info);
             if !chat.is_disabled() {
-                totals.response(&chat, &api.provider().read_info(&raw));
+                totals.response(&chat, &info);
             }
             let turn = read_turn(api, &raw)
                 .map_err(|e| spans::failed(&chat, AgentError::Unreadable(e)))?;
@@ -622,23 +875,47 @@ impl<'a> Agent<'a> {
                 return Ok(Finished::Answered {
                     reply: turn.reply,
                     conversation,
+                    usage,
                 });
             }
+            let allowed = self.calls_allowed(&usage, turn.calls.len());
+            usage.tool_calls += allowed as u64;
             let outcomes = run_all(
                 self.tools,
                 cx,
                 &turn.calls,
-                self.concurrency,
-                self.offload,
-                conversation.turn_tools.as_deref(),
+                run::Scope {
+                    concurrency: self.concurrency,
+                    offload: self.offload,
+                    turn_tools: conversation.turn_tools.as_deref(),
+                    allowed,
+                },
             )
             .await;
-            match self.after_calls(conversation, outcomes, turns) {
+            match self.after_calls(conversation, outcomes, turns, usage) {
                 Ok(next) => conversation = next,
                 Err(paused) => return Ok(Finished::Paused(paused)),
             }
+            // Calls the budget did not let run: the run stops before its next request.
+            if allowed < turn.calls.len() {
+                let limit = Limit::ToolCalls {
+                    allowed: self.budget.tool_calls.unwrap_or(0),
+                    used: usage.tool_calls,
+                    asked: turn.calls.len() as u64,
+                };
+                conversation.turn_tools = None;
+                return Err(AgentError::OverBudget(Box::new(Stopped {
+                    limit,
+                    conversation,
+                    usage,
+                    turns,
+                })));
+            }
         }
         conversation.turn_tools = None;
-        Ok(Finished::TurnLimit { conversation })
+        Ok(Finished::TurnLimit {
+            conversation,
+            usage,
+        })
     }
 }

@@ -1,7 +1,8 @@
 //! The agent loop's spans by OpenTelemetry's GenAI conventions: a run is `invoke_agent`, each
 //! model turn inside it a client span `chat` with the response's id, model and token usage
-//! (`gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens`) when the response has them; the
-//! run's span carries the sums. The tools' `execute_tool` spans are the run's children.
+//! (`gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens`, and of them
+//! `gen_ai.usage.cache_read.input_tokens` and `gen_ai.usage.cache_write.input_tokens`) when the
+//! response has them; the run's span carries the sums. The tools' `execute_tool` spans are the run's children.
 
 use tracing::Span;
 
@@ -20,6 +21,8 @@ pub(crate) fn run(api: Api) -> Span {
         gen_ai.provider.name = api.provider().conventions_name(),
         gen_ai.usage.input_tokens = tracing::field::Empty,
         gen_ai.usage.output_tokens = tracing::field::Empty,
+        gen_ai.usage.cache_read.input_tokens = tracing::field::Empty,
+        gen_ai.usage.cache_write.input_tokens = tracing::field::Empty,
         error.r#type = tracing::field::Empty,
     )
 }
@@ -38,6 +41,8 @@ pub(crate) fn chat(api: Api) -> Span {
         gen_ai.response.model = tracing::field::Empty,
         gen_ai.usage.input_tokens = tracing::field::Empty,
         gen_ai.usage.output_tokens = tracing::field::Empty,
+        gen_ai.usage.cache_read.input_tokens = tracing::field::Empty,
+        gen_ai.usage.cache_write.input_tokens = tracing::field::Empty,
         error.r#type = tracing::field::Empty,
     )
 }
@@ -47,6 +52,13 @@ pub(crate) fn chat(api: Api) -> Span {
 pub(crate) struct Totals {
     input: Option<u64>,
     output: Option<u64>,
+    cache_read: Option<u64>,
+    cache_write: Option<u64>,
+}
+
+/// `n` added to a running sum that is `None` until something is added.
+fn add(sum: &mut Option<u64>, n: u64) {
+    *sum = Some(sum.unwrap_or(0) + n);
 }
 
 impl Totals {
@@ -60,23 +72,48 @@ impl Totals {
             span.record("gen_ai.response.model", model.as_str());
             span.record("otel.name", format!("chat {model}"));
         }
-        if let Some(n) = info.input_tokens {
-            span.record("gen_ai.usage.input_tokens", int(n));
-            self.input = Some(self.input.unwrap_or(0) + n);
-        }
-        if let Some(n) = info.output_tokens {
-            span.record("gen_ai.usage.output_tokens", int(n));
-            self.output = Some(self.output.unwrap_or(0) + n);
+        let counts = [
+            (
+                "gen_ai.usage.input_tokens",
+                info.input_tokens,
+                &mut self.input,
+            ),
+            (
+                "gen_ai.usage.output_tokens",
+                info.output_tokens,
+                &mut self.output,
+            ),
+            (
+                "gen_ai.usage.cache_read.input_tokens",
+                info.cache_read_tokens,
+                &mut self.cache_read,
+            ),
+            (
+                "gen_ai.usage.cache_write.input_tokens",
+                info.cache_write_tokens,
+                &mut self.cache_write,
+            ),
+        ];
+        for (field, n, sum) in counts {
+            if let Some(n) = n {
+                span.record(field, int(n));
+                add(sum, n);
+            }
         }
     }
 
     /// Records the sums on the run's span.
     pub(crate) fn finish(&self, run: &Span) {
-        if let Some(n) = self.input {
-            run.record("gen_ai.usage.input_tokens", int(n));
-        }
-        if let Some(n) = self.output {
-            run.record("gen_ai.usage.output_tokens", int(n));
+        let sums = [
+            ("gen_ai.usage.input_tokens", self.input),
+            ("gen_ai.usage.output_tokens", self.output),
+            ("gen_ai.usage.cache_read.input_tokens", self.cache_read),
+            ("gen_ai.usage.cache_write.input_tokens", self.cache_write),
+        ];
+        for (field, n) in sums {
+            if let Some(n) = n {
+                run.record(field, int(n));
+            }
         }
     }
 }

@@ -11,8 +11,8 @@ use futures_util::FutureExt;
 use futures_util::stream::{FuturesUnordered, Stream, StreamExt};
 
 use super::read::{ModelTurn, read_turn};
-use super::run::{Outcome, run_one};
-use super::{Agent, AgentError, Conversation, Finished, Paused, spans};
+use super::run::{Outcome, over_budget, run_one};
+use super::{Agent, AgentError, Conversation, Finished, Limit, Paused, Stopped, Usage, spans};
 use crate::context::Context;
 use crate::future::BoxFuture;
 use crate::progress::{Progress, ProgressReport};
@@ -213,7 +213,39 @@ impl<'a> Agent<'a> {
     {
         let agent = *self;
         self.stream_of(move |sink| async move {
-            agent.streamed_turns(cx, conversation, 0, send, &sink).await
+            agent
+                .streamed_turns(cx, conversation, 0, Usage::default(), send, &sink)
+                .await
+        })
+    }
+
+    /// [`resume_stopped`](Agent::resume_stopped) over streamed responses, as
+    /// [`run_streamed`](Agent::run_streamed).
+    pub fn resume_stopped_streamed<'s, F, Fut, S, E, E2>(
+        &self,
+        cx: &'s Context,
+        stopped: Stopped,
+        send: F,
+    ) -> AgentStream<'s>
+    where
+        'a: 's,
+        F: FnMut(&Conversation) -> Fut + Send + 's,
+        Fut: Future<Output = Result<S, E>> + Send + 's,
+        S: Stream<Item = Result<StreamEvent, E2>> + Send + 's,
+        E: Into<Boxed> + 's,
+        E2: Into<Boxed> + 's,
+    {
+        let agent = *self;
+        let Stopped {
+            conversation,
+            usage,
+            turns,
+            ..
+        } = stopped;
+        self.stream_of(move |sink| async move {
+            agent
+                .streamed_turns(cx, conversation, turns, usage, send, &sink)
+                .await
         })
     }
 
@@ -236,9 +268,9 @@ impl<'a> Agent<'a> {
     {
         let agent = *self;
         self.stream_of(move |sink| async move {
-            let (conversation, turns) = agent.decided(cx, paused, decide).await;
+            let (conversation, turns, usage) = agent.decided(cx, paused, decide).await;
             agent
-                .streamed_turns(cx, conversation, turns, send, &sink)
+                .streamed_turns(cx, conversation, turns, usage, send, &sink)
                 .await
         })
     }
@@ -265,6 +297,7 @@ impl<'a> Agent<'a> {
         cx: &Context,
         conversation: Conversation,
         turns: usize,
+        usage: Usage,
         send: F,
         sink: &Events,
     ) -> Result<Finished, AgentError>
@@ -278,18 +311,20 @@ impl<'a> Agent<'a> {
         let run = spans::run(conversation.api);
         let mut totals = spans::Totals::default();
         let result = self
-            .streamed_turns_within(cx, conversation, turns, send, sink, &mut totals)
+            .streamed_turns_within(cx, conversation, turns, usage, send, sink, &mut totals)
             .instrument(run.clone())
             .await;
         spans::ended(&run, &totals, &result);
         result
     }
 
+    #[allow(clippy::too_many_arguments)]
     async fn streamed_turns_within<F, Fut, S, E, E2>(
         &self,
         cx: &Context,
         mut conversation: Conversation,
         mut turns: usize,
+        mut usage: Usage,
         mut send: F,
         sink: &Events,
         totals: &mut spans::Totals,
@@ -302,8 +337,9 @@ impl<'a> Agent<'a> {
         E2: Into<Boxed>,
     {
         let api = conversation.api;
+        self.declare(cx, &mut conversation);
         while turns < self.max_turns {
-            conversation.turn_tools = self.turn_tools(cx, &conversation)?;
+            conversation = self.before_request(cx, conversation, turns, usage)?;
             // The turn's span lasts until its stream ended; the calls that start while it
             // streams are the run's children, beside it.
             let chat = spans::chat(api);
@@ -312,10 +348,19 @@ impl<'a> Agent<'a> {
                 .await
                 .map_err(|e| spans::failed(&chat, AgentError::Transport(e.into())))?;
             turns += 1;
+            let allowed = self.calls_allowed(&usage, usize::MAX);
             let (turn, outcomes, info) = self
-                .streamed_turn(cx, api, events, sink, conversation.turn_tools.as_deref())
+                .streamed_turn(
+                    cx,
+                    api,
+                    events,
+                    sink,
+                    conversation.turn_tools.as_deref(),
+                    allowed,
+                )
                 .await
                 .map_err(|e| spans::failed(&chat, e))?;
+            usage.add_response(&info);
             totals.response(&chat, &info);
             drop(chat);
             conversation.messages.extend(turn.append);
@@ -324,15 +369,36 @@ impl<'a> Agent<'a> {
                 return Ok(Finished::Answered {
                     reply: turn.reply,
                     conversation,
+                    usage,
                 });
             }
-            match self.after_calls(conversation, outcomes, turns) {
+            let ran = turn.calls.len().min(allowed);
+            usage.tool_calls += ran as u64;
+            match self.after_calls(conversation, outcomes, turns, usage) {
                 Ok(next) => conversation = next,
                 Err(paused) => return Ok(Finished::Paused(paused)),
             }
+            // Calls the budget did not let run: the run stops before its next request.
+            if ran < turn.calls.len() {
+                let limit = Limit::ToolCalls {
+                    allowed: self.budget.tool_calls.unwrap_or(0),
+                    used: usage.tool_calls,
+                    asked: turn.calls.len() as u64,
+                };
+                conversation.turn_tools = None;
+                return Err(AgentError::OverBudget(Box::new(Stopped {
+                    limit,
+                    conversation,
+                    usage,
+                    turns,
+                })));
+            }
         }
         conversation.turn_tools = None;
-        Ok(Finished::TurnLimit { conversation })
+        Ok(Finished::TurnLimit {
+            conversation,
+            usage,
+        })
     }
 
     /// Reads one streamed response, running each call as soon as it is complete.
@@ -343,6 +409,7 @@ impl<'a> Agent<'a> {
         events: S,
         sink: &Events,
         turn_tools: Option<&[String]>,
+        allowed: usize,
     ) -> Result<(ModelTurn, Vec<Outcome>, ResponseInfo), AgentError>
     where
         S: Stream<Item = Result<StreamEvent, E2>>,
@@ -353,6 +420,7 @@ impl<'a> Agent<'a> {
             cx,
             sink,
             turn_tools,
+            allowed,
             calls: Vec::new(),
             outcomes: Vec::new(),
             queue: VecDeque::new(),
@@ -374,6 +442,9 @@ struct Turn<'t, 'a> {
     sink: &'t Events,
     /// The tools the turn offers, when the agent's hook chose them.
     turn_tools: Option<&'t [String]>,
+    /// How many of the turn's calls the budget lets run, in order; the others are answered as
+    /// not run.
+    allowed: usize,
     calls: Vec<ToolCall>,
     outcomes: Vec<Option<Outcome>>,
     queue: VecDeque<usize>,
@@ -507,7 +578,11 @@ impl<'t> Turn<'t, '_> {
             let cx = self.cx.clone().with(progress.clone());
             let (tools, offload, turn_tools) =
                 (self.agent.tools, self.agent.offload, self.turn_tools);
+            let within_budget = i < self.allowed;
             self.running.push(Box::pin(async move {
+                if !within_budget {
+                    return (i, over_budget(tools, &call));
+                }
                 // Dropped before it ends (the run failed or the host dropped the stream): a
                 // sync tool polling its handle stops.
                 let mut cancel_on_drop = CancelOnDrop(Some(progress));

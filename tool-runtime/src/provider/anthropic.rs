@@ -89,6 +89,12 @@ const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// The server tool that searches deferred tools by BM25, and the beta that enables it.
 const TOOL_SEARCH_TYPE: &str = "tool_search_tool_bm25_20251119";
 const TOOL_SEARCH_BETA: &str = "advanced-tool-use-2025-11-20";
+/// The beta of `tool_addition`/`tool_removal` blocks naming declared tools in a
+/// mid-conversation `system` message (build-with-claude/mid-conversation-system-messages).
+const TOOL_CHANGES_BETA: &str = "mid-conversation-tool-changes-2026-07-01";
+/// The beta of `thinking.block_binding` and the responses' `input_transformations`
+/// (build-with-claude/preserved-thinking).
+pub(super) const THINKING_BINDING_BETA: &str = "thinking-binding-controls-2026-08-01";
 /// The output-token limit of a request that names none: Anthropic requires one.
 const DEFAULT_MAX_TOKENS: u32 = 4096;
 
@@ -140,12 +146,39 @@ impl Provider for Anthropic {
         if let Some(system) = &request.system {
             body["system"] = system.as_str().into();
         }
-        let mut beta = None;
+        let mut betas = Vec::new();
         if let Some(tools) = request.tool_entries(self)? {
             if tools.iter().any(|t| t["type"] == TOOL_SEARCH_TYPE) {
-                beta = Some(TOOL_SEARCH_BETA);
+                betas.push(TOOL_SEARCH_BETA);
             }
             body["tools"] = tools.into();
+        }
+        // The conversation changed its tools with a mid-conversation `system` message: every
+        // request that carries one needs the beta.
+        let changes_tools = messages.iter().any(|m| {
+            m["role"] == "system"
+                && m["content"].as_array().is_some_and(|blocks| {
+                    blocks.iter().any(|b| {
+                        matches!(b["type"].as_str(), Some("tool_addition" | "tool_removal"))
+                    })
+                })
+        });
+        if changes_tools {
+            betas.push(TOOL_CHANGES_BETA);
+        }
+        // Automatic caching: the mark goes on the request's last cacheable block, and each
+        // request reads what the one before it wrote (the prefix check ignores the marks).
+        if request.cache.marks {
+            let mut mark = json!({"type": "ephemeral"});
+            if let Some(ttl) = request.cache.ttl.written() {
+                mark["ttl"] = ttl.into();
+            }
+            body["cache_control"] = mark;
+        }
+        if let Some(mismatch) = request.prefix_mismatch {
+            body["thinking"]["block_binding"] =
+                json!({"prefix_mismatch_behavior": mismatch.written()});
+            betas.push(THINKING_BINDING_BETA);
         }
         body["tool_choice"] = match &request.tool_choice {
             ToolChoice::Auto => Value::Null,
@@ -164,10 +197,34 @@ impl Provider for Anthropic {
         }
         let http = HttpRequest::post("/v1/messages", request.finish_body(body), request.stream)
             .header("anthropic-version", ANTHROPIC_VERSION);
-        Ok(match beta {
-            Some(beta) => http.header("anthropic-beta", beta),
-            None => http,
+        Ok(if betas.is_empty() {
+            http
+        } else {
+            http.header("anthropic-beta", betas.join(","))
         })
+    }
+
+    /// A mid-conversation `system` message of `tool_removal` and `tool_addition` blocks, each
+    /// naming a tool declared in `tools` (beta `mid-conversation-tool-changes-2026-07-01`,
+    /// which `request` adds while the conversation carries such a message). It follows a user
+    /// turn (the question, or the tool results), as the API requires.
+    fn tool_change(&self, added: &[String], removed: &[String]) -> Option<Value> {
+        let block = |kind: &str, name: &String| json!({"type": kind, "tool": {"type": "tool_reference", "name": name}});
+        let content: Vec<Value> = removed
+            .iter()
+            .map(|n| block("tool_removal", n))
+            .chain(added.iter().map(|n| block("tool_addition", n)))
+            .collect();
+        Some(json!({"role": "system", "content": content}))
+    }
+
+    /// A mid-conversation `system` message.
+    fn instruction_message(&self, text: &str) -> Value {
+        json!({"role": "system", "content": text})
+    }
+
+    fn prefix_members(&self) -> &'static [&'static str] {
+        &["system", "tools", "messages"]
     }
 
     /// One user message of `tool_result` blocks, with `text` and `image` blocks.
@@ -200,14 +257,30 @@ impl Provider for Anthropic {
         json!({"role": "user", "content": text})
     }
 
+    /// `input_tokens` leaves out the tokens read from and written to the cache
+    /// (`cache_read_input_tokens`, `cache_creation_input_tokens`): they are added to it. Thinking
+    /// blocks dropped by the prefix or model check are counted from `input_transformations`.
     fn read_info(&self, raw: &Value) -> super::ResponseInfo {
-        super::ResponseInfo::read(
+        let mut info = super::ResponseInfo::read(
             raw,
             &["id"],
             &["model"],
             &["usage", "input_tokens"],
             &["usage", "output_tokens"],
         )
+        .with_cache(
+            raw,
+            &["usage", "cache_read_input_tokens"],
+            &["usage", "cache_creation_input_tokens"],
+            true,
+        );
+        info.thinking_dropped = raw["input_transformations"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|t| t["type"] == "thinking_dropped")
+            .count();
+        info
     }
 
     fn conventions_name(&self) -> Option<&'static str> {

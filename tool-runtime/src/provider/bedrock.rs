@@ -82,12 +82,46 @@ impl Provider for BedrockConverse {
         request: &Request<'_>,
         messages: &[Value],
     ) -> Result<HttpRequest, RequestError> {
+        // Cache points (Bedrock caches only where one stands, at most 4 a request): after the
+        // system text, after the tools, and at the end of the last message, so that each
+        // request reads what the one before it wrote.
+        let point = request.cache.marks.then(|| {
+            let mut point = json!({"type": "default"});
+            if let Some(ttl) = request.cache.ttl.written() {
+                point["ttl"] = ttl.into();
+            }
+            json!({"cachePoint": point})
+        });
         let mut body = json!({"messages": messages});
+        if let (Some(point), Some(last)) = (
+            &point,
+            body["messages"]
+                .as_array_mut()
+                .and_then(|m| m.iter_mut().rev().find(|m| m["role"] != "system")),
+        ) && let Some(content) = last["content"].as_array_mut()
+        {
+            content.push(point.clone());
+        }
         if let Some(system) = &request.system {
             body["system"] = json!([{"text": system}]);
+            if let Some(point) = &point {
+                body["system"].as_array_mut().map(|s| s.push(point.clone()));
+            }
         }
-        if let Some(tools) = request.tool_entries(self)? {
+        if let Some(mut tools) = request.tool_entries(self)? {
+            if let Some(point) = &point {
+                tools.push(point.clone());
+            }
             body["toolConfig"] = json!({"tools": tools});
+        }
+        // Claude on Bedrock takes Anthropic's prefix-check setting as a model field (the AWS
+        // guide's "preserved thinking": `thinking.block_binding` and the beta, passed through
+        // `additionalModelRequestFields`).
+        if let Some(mismatch) = request.prefix_mismatch {
+            body["additionalModelRequestFields"] = json!({
+                "anthropic_beta": [super::anthropic::THINKING_BINDING_BETA],
+                "thinking": {"block_binding": {"prefix_mismatch_behavior": mismatch.written()}}
+            });
         }
         let choice = match &request.tool_choice {
             ToolChoice::Auto => None,
@@ -147,6 +181,8 @@ impl Provider for BedrockConverse {
         json!({"role": "user", "content": [{"text": text}]})
     }
 
+    /// `inputTokens` leaves out the tokens read from and written to the cache
+    /// (`cacheReadInputTokens`, `cacheWriteInputTokens`): they are added to it.
     fn read_info(&self, raw: &Value) -> super::ResponseInfo {
         super::ResponseInfo::read(
             raw,
@@ -155,6 +191,36 @@ impl Provider for BedrockConverse {
             &["usage", "inputTokens"],
             &["usage", "outputTokens"],
         )
+        .with_cache(
+            raw,
+            &["usage", "cacheReadInputTokens"],
+            &["usage", "cacheWriteInputTokens"],
+            true,
+        )
+    }
+
+    /// A `system` message of `toolRemoval` and `toolAddition` blocks, each naming a tool
+    /// declared in `toolConfig.tools` (Converse's `ToolRemovalBlock`/`ToolAdditionBlock`, "used
+    /// within a system role message"; the AWS references give the members `tool.name` and
+    /// `tool.serverName` (for MCP tools), and no values for `tool.type`, which is left out).
+    fn tool_change(&self, added: &[String], removed: &[String]) -> Option<Value> {
+        let removals = removed
+            .iter()
+            .map(|n| json!({"toolRemoval": {"tool": {"name": n}}}));
+        let additions = added
+            .iter()
+            .map(|n| json!({"toolAddition": {"tool": {"name": n}}}));
+        let content: Vec<Value> = removals.chain(additions).collect();
+        Some(json!({"role": "system", "content": content}))
+    }
+
+    /// A `system` message (Converse's `ConversationRole` has `system`).
+    fn instruction_message(&self, text: &str) -> Value {
+        json!({"role": "system", "content": [{"text": text}]})
+    }
+
+    fn prefix_members(&self) -> &'static [&'static str] {
+        &["system", "toolConfig.tools", "messages"]
     }
 
     fn conventions_name(&self) -> Option<&'static str> {
@@ -504,6 +570,15 @@ impl Assemble for BedrockStream {
                     let what = format!("the input of toolUse {}", tool["name"]);
                     tool["input"] = stream::parse_input(&partial, &what)?;
                     out.push(Delta::Call(call_of(tool)?));
+                }
+                // A reasoning block whose text was empty streams its signature alone; the
+                // block the API returned whole has `"text": ""`, and goes back so.
+                if let Some(text) = block
+                    .get_mut("reasoningContent")
+                    .and_then(|r| r.get_mut("reasoningText"))
+                    .and_then(Value::as_object_mut)
+                {
+                    text.entry("text").or_insert_with(|| json!(""));
                 }
             }
             "messageStop" => self.stop = Some(event),

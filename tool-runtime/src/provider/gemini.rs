@@ -137,20 +137,37 @@ impl Provider for Gemini {
         messages: &[Value],
     ) -> Result<HttpRequest, RequestError> {
         let mut body = json!({"contents": messages});
-        if let Some(system) = &request.system {
-            body["systemInstruction"] = json!({"parts": [{"text": system}]});
-        }
-        if let Some(tools) = request.tool_entries(self)? {
-            body["tools"] = tools.into();
-        }
-        let calling = match &request.tool_choice {
-            ToolChoice::Auto => None,
-            ToolChoice::None => Some(json!({"mode": "NONE"})),
-            ToolChoice::Required => Some(json!({"mode": "ANY"})),
-            ToolChoice::Tool(name) => Some(json!({"mode": "ANY", "allowedFunctionNames": [name]})),
-        };
-        if let Some(calling) = calling {
-            body["toolConfig"] = json!({"functionCallingConfig": calling});
+        // An explicit cache holds the system text, the tools and their config: the API refuses
+        // them beside it.
+        if let Some(cache) = &request.cache.cached_content {
+            body["cachedContent"] = cache.as_str().into();
+        } else {
+            if let Some(system) = &request.system {
+                body["systemInstruction"] = json!({"parts": [{"text": system}]});
+            }
+            if let Some(tools) = request.tool_entries(self)? {
+                body["tools"] = tools.into();
+            }
+            // A turn that offers fewer tools than the list narrows the calls it may make
+            // (`allowedFunctionNames`: with `VALIDATED` the model may still answer in text),
+            // never the list.
+            let calling = match (&request.tool_choice, request.narrowed_to()) {
+                (ToolChoice::None, _) | (_, Some([])) => Some(json!({"mode": "NONE"})),
+                (ToolChoice::Auto, None) => None,
+                (ToolChoice::Auto, Some(names)) => {
+                    Some(json!({"mode": "VALIDATED", "allowedFunctionNames": names}))
+                }
+                (ToolChoice::Required, None) => Some(json!({"mode": "ANY"})),
+                (ToolChoice::Required, Some(names)) => {
+                    Some(json!({"mode": "ANY", "allowedFunctionNames": names}))
+                }
+                (ToolChoice::Tool(name), _) => {
+                    Some(json!({"mode": "ANY", "allowedFunctionNames": [name]}))
+                }
+            };
+            if let Some(calling) = calling {
+                body["toolConfig"] = json!({"functionCallingConfig": calling});
+            }
         }
         let mut generation = request.output_field(self).unwrap_or_else(|| json!({}));
         if let Some(n) = request.max_tokens {
@@ -199,14 +216,35 @@ impl Provider for Gemini {
         json!({"role": "user", "parts": [{"text": text}]})
     }
 
+    /// `promptTokenCount` holds the cached ones (`cachedContentTokenCount`); the thinking's
+    /// tokens (`thoughtsTokenCount`, billed as output) are counted with the answer's.
     fn read_info(&self, raw: &Value) -> super::ResponseInfo {
-        super::ResponseInfo::read(
+        let mut info = super::ResponseInfo::read(
             raw,
             &["responseId"],
             &["modelVersion"],
             &["usageMetadata", "promptTokenCount"],
             &["usageMetadata", "candidatesTokenCount"],
         )
+        .with_cache(
+            raw,
+            &["usageMetadata", "cachedContentTokenCount"],
+            &[],
+            false,
+        );
+        if let Some(thoughts) = raw["usageMetadata"]["thoughtsTokenCount"].as_u64() {
+            info.output_tokens = Some(info.output_tokens.unwrap_or(0) + thoughts);
+        }
+        info
+    }
+
+    /// Gemini's contents have no system role: an instruction given later is a user turn.
+    fn instruction_message(&self, text: &str) -> Value {
+        self.user_message(text)
+    }
+
+    fn prefix_members(&self) -> &'static [&'static str] {
+        &["systemInstruction", "tools", "contents"]
     }
 
     fn conventions_name(&self) -> Option<&'static str> {

@@ -85,7 +85,10 @@ pub use error::ReadError;
 #[cfg(feature = "aws-event-stream")]
 pub use framing::aws_events;
 pub use framing::{EventStream, Framing, sse_events};
-pub use request::{HttpRequest, OutputFormat, Request, RequestError, SentRequest, ToolChoice};
+pub use request::{
+    Cache, CacheTtl, HttpRequest, OutputFormat, PrefixMismatch, Request, RequestError, SentRequest,
+    ToolChoice,
+};
 pub use schema::{ExportError, Exported, Lowered};
 pub use stream::{Assemble, Delta, MAX_RESPONSE_BYTES, ResponseStream, StreamError, StreamEvent};
 pub use turn::{CallArguments, Finish, Message, Reply, ToolAnswer, ToolCall, ToolResult, Turn};
@@ -252,28 +255,63 @@ pub struct ResponseInfo {
     pub id: Option<String>,
     /// The model that answered.
     pub model: Option<String>,
-    /// The tokens of the prompt.
+    /// The tokens of the prompt, all of them: those read from the provider's cache and those
+    /// written to it included (as OpenTelemetry's `gen_ai.usage.input_tokens` counts them;
+    /// Anthropic and Bedrock report the three apart, and they are added up here).
     pub input_tokens: Option<u64>,
     /// The tokens the model wrote.
     pub output_tokens: Option<u64>,
+    /// The prompt's tokens read from the provider's cache (OpenAI `cached_tokens`, Anthropic
+    /// `cache_read_input_tokens`, Gemini `cachedContentTokenCount`, Bedrock
+    /// `cacheReadInputTokens`).
+    pub cache_read_tokens: Option<u64>,
+    /// The prompt's tokens written to the provider's cache (Anthropic
+    /// `cache_creation_input_tokens`, Bedrock `cacheWriteInputTokens`, OpenAI's
+    /// `cache_write_tokens` where reported).
+    pub cache_write_tokens: Option<u64>,
+    /// Thinking blocks the API dropped from the request rather than refuse it (Anthropic's
+    /// `input_transformations` of type `thinking_dropped`): the conversation's start changed
+    /// under them, or another model wrote them.
+    pub thinking_dropped: usize,
 }
 
 impl ResponseInfo {
     /// Read from a response: the string at `id` and `model`, the numbers at `input` and
     /// `output` (each a path of object keys, e.g. `["usage", "prompt_tokens"]`).
     pub fn read(raw: &Value, id: &[&str], model: &[&str], input: &[&str], output: &[&str]) -> Self {
-        let at = |path: &[&str]| {
-            (!path.is_empty())
-                .then(|| path.iter().try_fold(raw, |v, k| v.get(*k)))
-                .flatten()
-        };
         ResponseInfo {
-            id: at(id).and_then(Value::as_str).map(str::to_owned),
-            model: at(model).and_then(Value::as_str).map(str::to_owned),
-            input_tokens: at(input).and_then(Value::as_u64),
-            output_tokens: at(output).and_then(Value::as_u64),
+            id: at(raw, id).and_then(Value::as_str).map(str::to_owned),
+            model: at(raw, model).and_then(Value::as_str).map(str::to_owned),
+            input_tokens: at(raw, input).and_then(Value::as_u64),
+            output_tokens: at(raw, output).and_then(Value::as_u64),
+            ..ResponseInfo::default()
         }
     }
+
+    /// The info with the cache figures at `read` and `write` (paths as in [`read`](Self::read)),
+    /// counted into the input tokens too when `separate` (the API reports the input tokens
+    /// without them, as Anthropic and Bedrock do).
+    pub fn with_cache(
+        mut self,
+        raw: &Value,
+        read: &[&str],
+        write: &[&str],
+        separate: bool,
+    ) -> Self {
+        self.cache_read_tokens = at(raw, read).and_then(Value::as_u64);
+        self.cache_write_tokens = at(raw, write).and_then(Value::as_u64);
+        if separate && let Some(input) = &mut self.input_tokens {
+            *input += self.cache_read_tokens.unwrap_or(0) + self.cache_write_tokens.unwrap_or(0);
+        }
+        self
+    }
+}
+
+/// The value at `path` (object keys) in `raw`, `None` for an empty path.
+fn at<'v>(raw: &'v Value, path: &[&str]) -> Option<&'v Value> {
+    (!path.is_empty())
+        .then(|| path.iter().try_fold(raw, |v, k| v.get(*k)))
+        .flatten()
 }
 
 /// What one model API needs written and read: implemented once per file of this module, and
@@ -313,9 +351,34 @@ pub trait Provider: Send + Sync + std::panic::RefUnwindSafe {
     /// The entry of the API's own tool search, where it has one: a set's
     /// [deferred](crate::ToolSet::defer) tools are then sent marked `defer_loading` beside
     /// it, and the API finds them itself. By default none: the set's own search tool is sent,
-    /// and found tools join the next request.
+    /// with [`CALL_TOOL`](crate::CALL_TOOL), through which the model calls what it found.
     fn tool_search(&self) -> Option<Value> {
         None
+    }
+    /// The message that changes which of the conversation's declared tools the model is offered
+    /// from here on (`offer` names them all; `added` are offered again, `removed` withdrawn),
+    /// where the API takes such a message (Anthropic's `tool_addition`/`tool_removal` blocks,
+    /// Bedrock's `toolAddition`/`toolRemoval`): appended to the conversation, it changes
+    /// nothing before it. `None` (the default) where the API narrows each request instead:
+    /// [`Request::narrowed_to`] then says what the request offers.
+    fn tool_change(&self, added: &[String], removed: &[String]) -> Option<Value> {
+        let _ = (added, removed);
+        None
+    }
+    /// An instruction given after the conversation started, as a message appended to it (the
+    /// system text stays as it was, so nothing before the message changes): Anthropic's and
+    /// Bedrock's mid-conversation `system` message, OpenAI's `developer` message. By default a
+    /// user message.
+    fn instruction_message(&self, text: &str) -> Value {
+        self.user_message(text)
+    }
+    /// The members of a request's body that the API binds to the conversation's start (its
+    /// cache keeps them; Anthropic's prefix check compares them), in the order the API reads
+    /// them, as paths of object keys (`toolConfig.tools`): every one but the last is written
+    /// once per conversation, the last is the list each request only appends to. By default
+    /// OpenAI Chat's: `tools`, then `messages`.
+    fn prefix_members(&self) -> &'static [&'static str] {
+        &["tools", "messages"]
     }
 
     /// The request that sends `messages` (the conversation, in this API's format) as

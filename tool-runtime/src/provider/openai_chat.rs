@@ -214,6 +214,17 @@ fn said_with(description: &str, meaning: &str) -> String {
     format!("{d}; {meaning}")
 }
 
+/// OpenAI's prompt caching members (Chat and Responses): `prompt_cache_key` and
+/// `prompt_cache_retention`, when the request sets them. The cache itself needs nothing.
+pub(super) fn cache_fields(body: &mut Value, request: &Request<'_>) {
+    if let Some(key) = &request.cache.key {
+        body["prompt_cache_key"] = key.as_str().into();
+    }
+    if let Some(retention) = &request.cache.retention {
+        body["prompt_cache_retention"] = retention.as_str().into();
+    }
+}
+
 /// OpenAI Chat Completions.
 pub(super) struct OpenAiChat;
 
@@ -265,11 +276,22 @@ impl Provider for OpenAiChat {
         if let Some(tools) = request.tool_entries(self)? {
             body["tools"] = tools.into();
         }
-        match &request.tool_choice {
-            ToolChoice::Auto => {}
-            ToolChoice::None => body["tool_choice"] = "none".into(),
-            ToolChoice::Required => body["tool_choice"] = "required".into(),
-            ToolChoice::Tool(name) => {
+        // A turn that offers fewer tools than the list narrows the choice, never the list:
+        // `allowed_tools`, which leaves the cached start of the conversation as it was.
+        let allowed = |mode: &str, names: &[String]| {
+            let tools: Vec<Value> = names
+                .iter()
+                .map(|n| json!({"type": "function", "function": {"name": n}}))
+                .collect();
+            json!({"type": "allowed_tools", "allowed_tools": {"mode": mode, "tools": tools}})
+        };
+        match (&request.tool_choice, request.narrowed_to()) {
+            (ToolChoice::None, _) | (_, Some([])) => body["tool_choice"] = "none".into(),
+            (ToolChoice::Auto, None) => {}
+            (ToolChoice::Auto, Some(names)) => body["tool_choice"] = allowed("auto", names),
+            (ToolChoice::Required, None) => body["tool_choice"] = "required".into(),
+            (ToolChoice::Required, Some(names)) => body["tool_choice"] = allowed("required", names),
+            (ToolChoice::Tool(name), _) => {
                 body["tool_choice"] = json!({"type": "function", "function": {"name": name}});
             }
         }
@@ -279,6 +301,7 @@ impl Provider for OpenAiChat {
         if let Some(n) = request.max_tokens {
             body["max_completion_tokens"] = n.into();
         }
+        cache_fields(&mut body, request);
         if request.stream {
             body["stream"] = true.into();
             body["stream_options"] = json!({"include_usage": true});
@@ -302,6 +325,7 @@ impl Provider for OpenAiChat {
         json!({"role": "user", "content": text})
     }
 
+    /// `prompt_tokens` holds the cached ones (`prompt_tokens_details.cached_tokens`).
     fn read_info(&self, raw: &Value) -> super::ResponseInfo {
         super::ResponseInfo::read(
             raw,
@@ -310,6 +334,17 @@ impl Provider for OpenAiChat {
             &["usage", "prompt_tokens"],
             &["usage", "completion_tokens"],
         )
+        .with_cache(
+            raw,
+            &["usage", "prompt_tokens_details", "cached_tokens"],
+            &["usage", "prompt_tokens_details", "cache_write_tokens"],
+            false,
+        )
+    }
+
+    /// A `system` message: Chat takes one at any point of the conversation.
+    fn instruction_message(&self, text: &str) -> Value {
+        json!({"role": "system", "content": text})
     }
 
     fn conventions_name(&self) -> Option<&'static str> {
@@ -381,8 +416,15 @@ impl Provider for OpenAiChat {
                 .to_string(),
             )
         };
+        // The first chunk opens the text with `""`, or, for a turn of calls alone, says there
+        // is none (`null`), as OpenAI streams them.
+        let opening = if turn.text.is_some() {
+            json!("")
+        } else {
+            Value::Null
+        };
         let mut events = vec![chunk(
-            json!({"role": "assistant", "content": ""}),
+            json!({"role": "assistant", "content": opening}),
             Value::Null,
         )];
         if let Some(text) = &turn.text {

@@ -64,11 +64,21 @@ impl Provider for OpenAiResponses {
         if let Some(tools) = request.tool_entries(self)? {
             body["tools"] = tools.into();
         }
-        match &request.tool_choice {
-            ToolChoice::Auto => {}
-            ToolChoice::None => body["tool_choice"] = "none".into(),
-            ToolChoice::Required => body["tool_choice"] = "required".into(),
-            ToolChoice::Tool(name) => {
+        // A turn that offers fewer tools than the list narrows the choice, never the list.
+        let allowed = |mode: &str, names: &[String]| {
+            let tools: Vec<Value> = names
+                .iter()
+                .map(|n| json!({"type": "function", "name": n}))
+                .collect();
+            json!({"type": "allowed_tools", "mode": mode, "tools": tools})
+        };
+        match (&request.tool_choice, request.narrowed_to()) {
+            (ToolChoice::None, _) | (_, Some([])) => body["tool_choice"] = "none".into(),
+            (ToolChoice::Auto, None) => {}
+            (ToolChoice::Auto, Some(names)) => body["tool_choice"] = allowed("auto", names),
+            (ToolChoice::Required, None) => body["tool_choice"] = "required".into(),
+            (ToolChoice::Required, Some(names)) => body["tool_choice"] = allowed("required", names),
+            (ToolChoice::Tool(name), _) => {
                 body["tool_choice"] = json!({"type": "function", "name": name});
             }
         }
@@ -78,6 +88,7 @@ impl Provider for OpenAiResponses {
         if let Some(n) = request.max_tokens {
             body["max_output_tokens"] = n.into();
         }
+        super::openai_chat::cache_fields(&mut body, request);
         if request.stream {
             body["stream"] = true.into();
         }
@@ -119,6 +130,7 @@ impl Provider for OpenAiResponses {
         json!({"role": "user", "content": text})
     }
 
+    /// `input_tokens` holds the cached ones (`input_tokens_details.cached_tokens`).
     fn read_info(&self, raw: &Value) -> super::ResponseInfo {
         super::ResponseInfo::read(
             raw,
@@ -127,6 +139,22 @@ impl Provider for OpenAiResponses {
             &["usage", "input_tokens"],
             &["usage", "output_tokens"],
         )
+        .with_cache(
+            raw,
+            &["usage", "input_tokens_details", "cached_tokens"],
+            &["usage", "input_tokens_details", "cache_write_tokens"],
+            false,
+        )
+    }
+
+    /// A `developer` message (an instruction input item), as the Responses API takes one
+    /// between the others.
+    fn instruction_message(&self, text: &str) -> Value {
+        json!({"role": "developer", "content": text})
+    }
+
+    fn prefix_members(&self) -> &'static [&'static str] {
+        &["instructions", "tools", "input"]
     }
 
     fn conventions_name(&self) -> Option<&'static str> {

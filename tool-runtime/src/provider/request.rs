@@ -26,6 +26,88 @@ pub enum ToolChoice {
     Tool(String),
 }
 
+/// Prompt caching: every provider caches the unchanged start of a conversation's request
+/// (OpenAI and Gemini by themselves, Anthropic and Bedrock where the request marks it); a
+/// conversation the agent loop writes only ever appends, so each request's start is the one
+/// before it. The default marks the conversation for caching where the API asks for a mark,
+/// with the providers' default lifetime (5 minutes).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Cache {
+    /// Mark the conversation for caching where the API needs a mark: Anthropic's
+    /// `cache_control` at the request's last block (its automatic caching), Bedrock's
+    /// `cachePoint` after the system text, after the tools and at the end of the last message.
+    /// On by default (a write costs more than an uncached read once, a hit a tenth).
+    pub marks: bool,
+    /// How long a mark keeps its entry.
+    pub ttl: CacheTtl,
+    /// OpenAI's `prompt_cache_key`: requests that share it (and their start) are routed to the
+    /// same cache; a conversation's or a user's id.
+    pub key: Option<String>,
+    /// OpenAI's `prompt_cache_retention` (`in_memory` or `24h`).
+    pub retention: Option<String>,
+    /// Gemini's explicit cache (`cachedContents/{id}`, made with the API's `cachedContents`
+    /// endpoint from this request's system text and tools): the request names it and leaves
+    /// its system text, tools and tool config out, as the API requires.
+    pub cached_content: Option<String>,
+}
+
+impl Default for Cache {
+    fn default() -> Self {
+        Cache {
+            marks: true,
+            ttl: CacheTtl::default(),
+            key: None,
+            retention: None,
+            cached_content: None,
+        }
+    }
+}
+
+/// How long a cache mark keeps its entry.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CacheTtl {
+    /// The providers' default, five minutes (renewed by each hit).
+    #[default]
+    FiveMinutes,
+    /// An hour (Anthropic `"ttl": "1h"`, Bedrock `"ttl": "1h"`; written at a higher price).
+    OneHour,
+}
+
+impl CacheTtl {
+    /// The TTL as Anthropic and Bedrock write it, `None` for the default.
+    pub(crate) fn written(self) -> Option<&'static str> {
+        match self {
+            CacheTtl::FiveMinutes => None,
+            CacheTtl::OneHour => Some("1h"),
+        }
+    }
+}
+
+/// What Anthropic does with a thinking block sent back after the start of the conversation it
+/// is bound to changed (its prefix check; `thinking.block_binding.prefix_mismatch_behavior`,
+/// beta `thinking-binding-controls-2026-08-01`). A conversation the agent loop writes never
+/// changes its start; this says what happens if a host's edits do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PrefixMismatch {
+    /// A 400 naming the first block that no longer fits (the API's default on newer accounts).
+    Error,
+    /// The API drops such blocks (and every thinking block after them), and answers; the
+    /// response's `input_transformations` say which.
+    DropBlock,
+}
+
+impl PrefixMismatch {
+    pub(crate) fn written(self) -> &'static str {
+        match self {
+            PrefixMismatch::Error => "error",
+            PrefixMismatch::DropBlock => "drop_block",
+        }
+    }
+}
+
 /// A structured-output format: the name the API shows and the type's canonical schema.
 #[derive(Clone, Debug, PartialEq)]
 pub struct OutputFormat {
@@ -86,33 +168,27 @@ pub struct Request<'a> {
     /// Members merged into the body last (objects member by member, anything else replaced):
     /// what this description has no word for (`temperature`, `reasoning`, `thinking`, ...).
     pub extra: Map<String, Value>,
-    /// Which of the set's tools this turn offers: set from the conversation by
-    /// [`Conversation::request`](crate::agent::Conversation::request).
+    /// Prompt caching: marks, OpenAI's key and retention, Gemini's explicit cache.
+    pub cache: Cache,
+    /// Anthropic's (and Claude on Bedrock's) prefix check on thinking blocks, when the host
+    /// asks for one behaviour; `None`: the API's default.
+    pub prefix_mismatch: Option<PrefixMismatch>,
+    /// Which of the set's tools this turn's request declares and offers: set from the
+    /// conversation by [`Conversation::request`](crate::agent::Conversation::request).
     pub(crate) offer: Offer,
 }
 
-/// Which of a set's tools one request writes: the deferred tools the model found, and the
-/// tools the agent's hook chose for the turn.
+/// Which of a set's tools one request writes, and which of them the turn offers.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct Offer {
-    /// Deferred tools found so far: sent like the others.
-    pub(crate) found: Vec<String>,
-    /// The turn's tools, when the agent's hook chose them; `None`: the whole set.
-    pub(crate) chosen: Option<Vec<String>>,
-}
-
-impl Offer {
-    /// Whether the turn offers the tool named `name` at all.
-    pub(crate) fn chosen(&self, name: &str) -> bool {
-        self.chosen
-            .as_ref()
-            .is_none_or(|chosen| chosen.iter().any(|c| c == name))
-    }
-
-    /// Whether the model found the deferred tool named `name`.
-    pub(crate) fn found(&self, name: &str) -> bool {
-        self.found.iter().any(|f| f == name)
-    }
+    /// The tools the conversation declared in its first request, in that order (the set's
+    /// search tool and [`CALL_TOOL`](crate::defer::CALL_TOOL) by name): every later request
+    /// writes the same list. `None`: the set's own ([`Offer::default_names`]).
+    pub(crate) declared: Option<Vec<String>>,
+    /// The tools this turn offers, when fewer than declared: written as the API's narrowing of
+    /// one request (OpenAI's `allowed_tools`, Gemini's `allowedFunctionNames`), never by
+    /// editing the tool list.
+    pub(crate) narrow: Option<Vec<String>>,
 }
 
 impl<'a> Request<'a> {
@@ -127,6 +203,8 @@ impl<'a> Request<'a> {
             max_tokens: None,
             stream: false,
             extra: Map::new(),
+            cache: Cache::default(),
+            prefix_mismatch: None,
             offer: Offer::default(),
         }
     }
@@ -187,11 +265,32 @@ impl<'a> Request<'a> {
         self
     }
 
-    /// The tool list as `provider` writes it, `None` when the request offers no tools. A set
-    /// with [deferred](ToolSet::defer) tools writes the ones the model found (in the
-    /// conversation) and its search tool; an API that searches itself
-    /// ([`Provider::tool_search`]) gets every deferred tool marked as such and its own search
-    /// tool instead.
+    /// The request with this prompt caching.
+    pub fn cache(mut self, cache: Cache) -> Self {
+        self.cache = cache;
+        self
+    }
+
+    /// The request routed to OpenAI's cache under `key` (`prompt_cache_key`): a conversation's
+    /// or a user's id.
+    pub fn cache_key(mut self, key: impl Into<String>) -> Self {
+        self.cache.key = Some(key.into());
+        self
+    }
+
+    /// The request asking Anthropic (and Claude on Bedrock) for this prefix-check behaviour on
+    /// thinking blocks sent back.
+    pub fn prefix_mismatch(mut self, behaviour: PrefixMismatch) -> Self {
+        self.prefix_mismatch = Some(behaviour);
+        self
+    }
+
+    /// The tool list as `provider` writes it, `None` when the request offers no tools: the
+    /// tools its conversation declared, or the set's own list. A set with
+    /// [deferred](ToolSet::defer) tools lists its search tool and
+    /// [`CALL_TOOL`](crate::defer::CALL_TOOL), through which the model calls what it found
+    /// (the list never grows); an API that searches itself ([`Provider::tool_search`]) gets
+    /// every deferred tool marked as such and its own search tool instead.
     pub fn tool_entries(&self, provider: &dyn Provider) -> Result<Option<Vec<Value>>, ExportError> {
         match self.tools {
             Some(tools) if !tools.is_empty() => {
@@ -202,13 +301,22 @@ impl<'a> Request<'a> {
         }
     }
 
-    /// The request offering what `conversation`'s turn offers: the deferred tools found so
-    /// far, and only the tools the agent's hook chose.
-    pub(crate) fn offering(&self, found: &[String], chosen: Option<&[String]>) -> Request<'a> {
+    /// The tools this request's turn offers, when fewer than its tool list: what an API that
+    /// narrows one request (OpenAI's `allowed_tools`, Gemini's `allowedFunctionNames`) writes.
+    pub fn narrowed_to(&self) -> Option<&[String]> {
+        self.offer.narrow.as_deref()
+    }
+
+    /// The request as `conversation` writes it: its declared tools, and the turn's.
+    pub(crate) fn offering(
+        &self,
+        declared: Option<&[String]>,
+        narrow: Option<&[String]>,
+    ) -> Request<'a> {
         let mut request = self.clone();
         request.offer = Offer {
-            found: found.to_vec(),
-            chosen: chosen.map(<[String]>::to_vec),
+            declared: declared.map(<[String]>::to_vec),
+            narrow: narrow.map(<[String]>::to_vec),
         };
         request
     }

@@ -5,6 +5,7 @@ use std::fmt;
 use serde_json::Value;
 
 use super::{Api, Provider};
+use crate::defer::CALL_TOOL;
 use crate::set::ToolSet;
 use crate::tool::Tool;
 
@@ -119,9 +120,54 @@ impl ToolSet {
         provider.tools(entries)
     }
 
-    /// The tools one request offers, in `provider`'s format: those the turn chose; deferred
-    /// ones once found, or all of them marked deferred beside the API's own search tool where
-    /// the API searches itself.
+    /// The names a conversation declares in its first request, in the set's order, of the
+    /// tools `permits` lets the caller call: every tool but the deferred ones, and then, when
+    /// the set defers, its search tool and [`CALL_TOOL`] (through which the model calls what
+    /// it found); or, where the API searches itself ([`Provider::tool_search`]), every
+    /// deferred tool too (written marked deferred, beside the API's own search tool).
+    pub(crate) fn declared_names(
+        &self,
+        provider: &dyn Provider,
+        permits: impl Fn(&Tool) -> bool,
+    ) -> Vec<String> {
+        use crate::defer::Loading;
+        let native = provider.tool_search().is_some();
+        let mut names: Vec<String> = self
+            .iter()
+            .filter(|t| match self.loading(t.name()) {
+                Loading::Always => true,
+                Loading::Search => !native,
+                Loading::Deferred => native,
+            })
+            .filter(|t| permits(t))
+            .map(|t| t.name().to_owned())
+            .collect();
+        let reachable = self
+            .iter()
+            .any(|t| self.loading(t.name()) == Loading::Deferred && permits(t));
+        if !native && reachable && self.get(CALL_TOOL).is_none() {
+            names.push(CALL_TOOL.to_owned());
+        }
+        names
+    }
+
+    /// [`CALL_TOOL`]'s description and input schema, when the set defers tools (and has no
+    /// tool of its own by that name).
+    pub fn call_tool_definition(&self) -> Option<(String, Value)> {
+        if !self.defers() || self.get(CALL_TOOL).is_some() {
+            return None;
+        }
+        let deferred = self.iter().filter(|t| self.is_deferred(t.name())).count();
+        Some((
+            crate::defer::call_tool_description(deferred),
+            crate::defer::call_tool_schema(),
+        ))
+    }
+
+    /// The tools one request writes, in `provider`'s format: those its conversation declared,
+    /// in that order (a name the set no longer has is left out), or the set's own list;
+    /// deferred ones marked so, beside the API's own search tool, where the API searches
+    /// itself.
     pub(crate) fn export_offered(
         &self,
         provider: &dyn Provider,
@@ -129,22 +175,29 @@ impl ToolSet {
     ) -> Result<Vec<Value>, ExportError> {
         use crate::defer::Loading;
         let native = provider.tool_search();
-        let entries = self
-            .iter()
-            .filter(|t| offer.chosen(t.name()))
-            .filter(|t| match self.loading(t.name()) {
-                Loading::Always => true,
-                Loading::Search => native.is_none(),
-                Loading::Deferred => native.is_some() || offer.found(t.name()),
-            })
-            .map(|t| {
+        let own;
+        let names = match &offer.declared {
+            Some(declared) => declared,
+            None => {
+                own = self.declared_names(provider, |_| true);
+                &own
+            }
+        };
+        let mut entries = Vec::with_capacity(names.len());
+        for name in names {
+            if let Some(t) = self.get(name) {
                 let mut entry = provider.tool(t.name(), &self.description(t), t.input_schema());
                 if native.is_some() && self.loading(t.name()) == Loading::Deferred {
                     deferred_entry(&mut entry);
                 }
-                (&**t, entry)
-            })
-            .collect();
+                entries.push((&**t, entry));
+            } else if name == CALL_TOOL
+                && let Some((description, schema)) = self.call_tool_definition()
+            {
+                let entry = provider.tool(CALL_TOOL, &description, &schema);
+                entries.push((crate::defer::call_tool(), entry));
+            }
+        }
         let mut tools = provider.tools(entries)?;
         let deferring = tools.iter().any(|t| t["defer_loading"] == true);
         if let Some(native) = native.filter(|_| deferring) {

@@ -62,6 +62,113 @@ pub fn shape(text: &[u8]) -> Shape {
     }
 }
 
+/// Where the value of member `key` of the JSON object starting at byte `at` of `text` (after
+/// white space) is: its byte range, keys compared with their escapes read. For text already
+/// known to be JSON with no key given twice (a message a transport checked, arguments
+/// validated): one scan, nothing parsed but the keys that have escapes.
+///
+/// ```
+/// use tool_runtime::json::member;
+/// let text = br#"{"name": "quote", "arguments": {"kg": 2.5}}"#;
+/// let at = member(text, 0, "arguments").unwrap();
+/// assert_eq!(&text[at], br#"{"kg": 2.5}"#);
+/// assert_eq!(member(text, 0, "missing"), None);
+/// ```
+pub fn member(text: &[u8], at: usize, key: &str) -> Option<std::ops::Range<usize>> {
+    let mut i = skip_space(text, at);
+    if text.get(i) != Some(&b'{') {
+        return None;
+    }
+    i += 1;
+    loop {
+        i = skip_space(text, i);
+        match text.get(i)? {
+            b'}' => return None,
+            b',' => {
+                i += 1;
+                continue;
+            }
+            b'"' => {}
+            _ => return None,
+        }
+        let name_end = skip_string(text, i)?;
+        let name = &text[i..name_end];
+        // Most names have no escapes: compared as they are written.
+        let matches = if name.contains(&b'\\') {
+            serde_json::from_slice::<String>(name).ok()? == key
+        } else {
+            &name[1..name.len() - 1] == key.as_bytes()
+        };
+        i = skip_space(text, name_end);
+        if text.get(i) != Some(&b':') {
+            return None;
+        }
+        let start = skip_space(text, i + 1);
+        let end = skip_value(text, start)?;
+        if matches {
+            return Some(start..end);
+        }
+        i = end;
+    }
+}
+
+fn skip_space(text: &[u8], mut i: usize) -> usize {
+    while text.get(i).is_some_and(|b| b.is_ascii_whitespace()) {
+        i += 1;
+    }
+    i
+}
+
+/// The index after the string starting at `i` (its opening quote).
+fn skip_string(text: &[u8], mut i: usize) -> Option<usize> {
+    i += 1;
+    loop {
+        match text.get(i)? {
+            b'\\' => i += 2,
+            b'"' => return Some(i + 1),
+            _ => i += 1,
+        }
+    }
+}
+
+/// The index after the value starting at `i`.
+fn skip_value(text: &[u8], i: usize) -> Option<usize> {
+    match text.get(i)? {
+        b'"' => skip_string(text, i),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut j = i;
+            loop {
+                match text.get(j)? {
+                    b'"' => {
+                        j = skip_string(text, j)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(j + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+        }
+        _ => {
+            let mut j = i;
+            while text
+                .get(j)
+                .is_some_and(|b| !matches!(b, b',' | b'}' | b']') && !b.is_ascii_whitespace())
+            {
+                j += 1;
+            }
+            Some(j)
+        }
+    }
+}
+
 /// Containers nested deeper than this are refused, as serde_json refuses them.
 const MAX_DEPTH: usize = 128;
 

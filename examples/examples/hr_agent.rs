@@ -213,11 +213,16 @@ async fn real(url: &str, streamed: bool) {
         Ok(Finished::Answered {
             reply,
             conversation,
+            usage,
         }) => {
             println!("    answer: {}", reply.text.unwrap_or_default().trim());
+            println!(
+                "    used: {} requests, {} prompt tokens ({} from the cache), {} output tokens",
+                usage.requests, usage.input_tokens, usage.cache_read_tokens, usage.output_tokens
+            );
             conversation
         }
-        Ok(Finished::TurnLimit { conversation }) => {
+        Ok(Finished::TurnLimit { conversation, .. }) => {
             println!("    still calling tools after {} turns", 3);
             conversation
         }

@@ -202,7 +202,7 @@ impl<'de, D: Deserializer<'de>> Checked<'_, D> {
     fn captured(self) -> Result<Value, D::Error> {
         // serde_json reads the numbers in it: they are checked for its rounding once the pass
         // ends (see `fill`).
-        READ_AN_F64.set(true);
+        read_an_f64();
         let mut value = Value::deserialize(self.inner)?;
         if self.v.holds(self.node, &mut value) {
             Ok(value)
@@ -303,7 +303,7 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Checked<'_, V> {
             return Err(refuse());
         }
         // serde_json may have rounded it: checked once the pass ends (see `fill`).
-        READ_AN_F64.set(true);
+        read_an_f64();
         self.check_number(Numeric::of_f64(f))?;
         self.inner.visit_f64(f)
     }
@@ -386,7 +386,7 @@ impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for CheckedSeq<'_, A> {
                 .next_element_seed(Checked::new(seed, self.v, items))?,
             None => {
                 // Items without rules: serde_json reads their numbers unchecked.
-                READ_AN_F64.set(true);
+                read_an_f64();
                 self.seq.next_element_seed(seed)?
             }
         };
@@ -500,7 +500,7 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for CheckedMap<'_, A> {
             }
             None => {
                 // A member without rules: serde_json reads its numbers unchecked.
-                READ_AN_F64.set(true);
+                read_an_f64();
                 self.map.next_value_seed(seed)
             }
         }
@@ -675,21 +675,38 @@ pub(crate) fn fill(
     if names.len() != v.root().properties.len() || names.len() != slots.len() {
         return false;
     }
-    READ_AN_F64.set(false);
     let mut de = serde_json::Deserializer::from_str(text);
     let filled = de.deserialize_map(Fill { v, names, slots });
-    // A number serde_json read as an `f64` may be a unit in the last place off (it parses
-    // floats exactly only with its `float_roundtrip` feature, which a toolkit must not turn on
-    // for its users' whole program): when the text holds a number its fast reading cannot
-    // promise, the complete path reads every number by its own digits.
-    filled.is_ok()
-        && de.end().is_ok()
+    filled.is_ok() && de.end().is_ok()
+}
+
+/// [`fill`], refusing (for the complete path) arguments whose numbers serde_json may have read
+/// inexactly: it parses a number with a fraction or an exponent exactly only with its
+/// `float_roundtrip` feature, which a toolkit must not turn on for its users' whole program;
+/// without it, when the text holds a number its fast reading cannot promise, the complete
+/// path reads every number by its own digits.
+fn fill_exactly(
+    text: &str,
+    v: &Validator,
+    names: &'static [&'static str],
+    slots: &mut [&mut dyn Slot],
+) -> bool {
+    READ_AN_F64.set(false);
+    fill(text, v, names, slots)
         && !(READ_AN_F64.get() && crate::validate::number::serde_json_may_round(text))
 }
 
 thread_local! {
     /// Whether this thread's single pass read a number as an `f64` (see [`fill`]).
     static READ_AN_F64: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Notes that the single pass read a number as an `f64` (or let serde_json read values
+/// unchecked): out of line, so the generic code that reads every value stays as small as it was.
+#[cold]
+#[inline(never)]
+fn read_an_f64() {
+    READ_AN_F64.set(true);
 }
 
 /// Decodes a call's arguments into the tool's parameter slots (one `Option<T>` per parameter,
@@ -705,13 +722,13 @@ pub fn decode(
     // Empty text fails here and is read as `{}` by the complete path.
     let fast = !complete_only
         && match &input.arguments.repr {
-            Repr::Text(text) => fill(text, input.validator, names, slots),
+            Repr::Text(text) => fill_exactly(text, input.validator, names, slots),
             // Arguments a transport has already parsed (MCP): writing them back as text and taking
             // the single pass costs less than the complete validator.
             Repr::Value(v) => v
                 .as_object()
                 .and_then(|args| serde_json::to_string(args).ok())
-                .is_some_and(|text| fill(&text, input.validator, names, slots)),
+                .is_some_and(|text| fill_exactly(&text, input.validator, names, slots)),
             Repr::NotAFunction(_) => false,
         };
     if fast {

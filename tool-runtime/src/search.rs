@@ -259,13 +259,15 @@ impl Handler for Catalog {
 }
 
 impl ToolSet {
-    /// The set with the tools `which` picks **deferred**: a request does not send them until
-    /// the model finds one with the set's search tool ([`SEARCH_TOOL`], added here), which
-    /// ranks them by name, description and argument descriptions ([`ToolIndex`]) and returns
-    /// only tools the caller may call. In the agent loop a tool found joins the next request
-    /// ([`Conversation::found`](crate::agent::Conversation::found)); Anthropic's API gets every
-    /// deferred tool marked `defer_loading` with its own search tool instead
-    /// ([`Provider::tool_search`](crate::provider::Provider::tool_search)).
+    /// The set with the tools `which` picks **deferred**: a request does not send them, but
+    /// the set's search tool ([`SEARCH_TOOL`], added here), which ranks them by name,
+    /// description and argument descriptions ([`ToolIndex`]) and returns only tools the caller
+    /// may call, with their input schemas, and [`CALL_TOOL`](crate::CALL_TOOL), through which
+    /// the model calls what it found. The tool list so stays the same from the first request of
+    /// a conversation to the last, as the providers' caches and Anthropic's prefix check want
+    /// ([`Conversation::found`](crate::agent::Conversation::found) records what was found).
+    /// Anthropic's API gets every deferred tool marked `defer_loading` with its own search
+    /// tool instead ([`Provider::tool_search`](crate::provider::Provider::tool_search)).
     ///
     /// Deferring changes what the model *sees*, never what it may do: a deferred tool stays in
     /// the set, and every call of it is validated, permission-checked and approval-gated like
@@ -290,11 +292,9 @@ impl ToolSet {
     /// conversation.push_user("Catering for 25?");
     /// let sent = conversation.request(&request).unwrap().body;
     /// let names: Vec<_> = sent["tools"].as_array().unwrap().iter().map(|t| &t["function"]["name"]).collect();
-    /// assert_eq!(names, ["cuaca", "search_tools"]); // katering waits to be found
-    ///
-    /// conversation.found.push("katering".into()); // what the agent loop does when the search finds it
-    /// let sent = conversation.request(&request).unwrap().body;
-    /// assert_eq!(sent["tools"].as_array().unwrap().len(), 3);
+    /// // katering waits to be found; the model then calls it through `call_tool`, and the list
+    /// // never changes (the conversation's start stays what the provider cached).
+    /// assert_eq!(names, ["cuaca", "search_tools", "call_tool"]);
     /// ```
     pub fn defer(self, which: impl Fn(&Tool) -> bool) -> Result<ToolSet, ToolSetError> {
         // Deferring again adds to what is deferred: one search tool over all of them.

@@ -509,3 +509,61 @@ fn a_streamed_turn_is_a_chat_span_with_the_usage_its_stream_reported() {
         );
     }
 }
+
+/// A turn whose response reports the cache's share of its prompt: the `chat` span carries it
+/// (`gen_ai.usage.cache_read.input_tokens`, `gen_ai.usage.cache_write.input_tokens`, both counted
+/// in `gen_ai.usage.input_tokens` too, as the conventions ask), the run's span their sums, and
+/// the run reports the same usage.
+#[test]
+fn a_turns_cache_figures_are_on_its_span_and_in_the_runs_usage() {
+    use serde_json::json;
+    use tool_runtime::agent::{Agent, Conversation};
+    use tool_runtime::{Api, Context, ToolSet};
+
+    let tools = ToolSet::new(Vec::<tool_runtime::ToolRef>::new()).unwrap();
+    // Anthropic's shape: the input tokens without the cache's, the two cache figures apart.
+    let answer = json!({"id": "msg_1", "type": "message", "role": "assistant", "model": "claude",
+        "content": [{"type": "text", "text": "Selesai."}], "stop_reason": "end_turn",
+        "usage": {"input_tokens": 12, "cache_read_input_tokens": 1731,
+                  "cache_creation_input_tokens": 517, "output_tokens": 40}});
+    let mut usage = None;
+    let seen = traced(false, || {
+        let send = |_: &Conversation| {
+            let reply = answer.clone();
+            async move { Ok::<_, String>(reply) }
+        };
+        let mut conversation = Conversation::new(Api::ANTHROPIC);
+        conversation.push_user("Halo");
+        let finished =
+            pollster::block_on(Agent::new(&tools).run(&Context::new(), conversation, send));
+        usage = Some(finished.unwrap().usage());
+    });
+    let usage = usage.unwrap();
+    assert_eq!(
+        (
+            usage.input_tokens,
+            usage.cache_read_tokens,
+            usage.cache_write_tokens,
+            usage.output_tokens
+        ),
+        (2260, 1731, 517, 40)
+    );
+    for name in ["gen_ai.chat", "gen_ai.invoke_agent"] {
+        let span = &seen.spans.iter().find(|(n, _)| n == name).unwrap().1;
+        assert_eq!(
+            field(span, "gen_ai.usage.input_tokens"),
+            Some("2260"),
+            "{name}"
+        );
+        assert_eq!(
+            field(span, "gen_ai.usage.cache_read.input_tokens"),
+            Some("1731"),
+            "{name}"
+        );
+        assert_eq!(
+            field(span, "gen_ai.usage.cache_write.input_tokens"),
+            Some("517"),
+            "{name}"
+        );
+    }
+}

@@ -202,7 +202,10 @@ fn a_model_searches_then_calls_a_deferred_tool_in_the_portable_apis_at_a_fractio
         assert_eq!(model.prefix_kept(), 1.0, "{api:?}: append-only");
         // The found tools' schemas come in the search's answer.
         let found = found_by_last_search(&requests[1]);
-        assert!(found.iter().any(|t| t == "tutup-tiket"), "{api:?}: {found:?}");
+        assert!(
+            found.iter().any(|t| t == "tutup-tiket"),
+            "{api:?}: {found:?}"
+        );
         let Some(Message::Results(results)) = requests[1].messages.last() else {
             panic!("{api:?}: the search's answer")
         };

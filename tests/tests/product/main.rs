@@ -7,6 +7,7 @@ mod provision;
 
 mod agent;
 mod any_schema;
+mod append_only;
 mod big_catalog;
 mod bounded;
 mod catalog;

@@ -39,7 +39,7 @@
 //! let mut conversation = Conversation::new(Api::OPENAI_CHAT);
 //! conversation.push_user("What is 2 + 3?");
 //! let finished = pollster::block_on(Agent::new(&tools).run(&Context::new(), conversation, send));
-//! let Ok(Finished::Answered { reply, conversation }) = finished else { panic!() };
+//! let Ok(Finished::Answered { reply, conversation, .. }) = finished else { panic!() };
 //! assert_eq!(reply.text.as_deref(), Some("The sum is \"5\"."));
 //! assert_eq!(conversation.messages[2]["tool_call_id"], "call_1");
 //! ```
@@ -730,6 +730,10 @@ impl<'a> Agent<'a> {
     }
 
     /// The conversation with a turn's answers appended, or the pause when a call waits.
+    #[allow(
+        clippy::result_large_err,
+        reason = "the pause is the run's result, once"
+    )]
     fn after_calls(
         &self,
         mut conversation: Conversation,

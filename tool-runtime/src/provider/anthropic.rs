@@ -441,6 +441,29 @@ fn calls_in(content: &Value) -> Result<Vec<ToolCall>, ReadError> {
 
 /// A Messages-shaped request read back (Anthropic's): `system`, and `messages` of `user` and
 /// `assistant` turns whose content is text or blocks (`text`, `tool_use`, `tool_result`).
+/// A mid-conversation `system` message read back: its tool changes, its instruction.
+fn system_message(content: &Value) -> Vec<Message> {
+    let named = |kind: &str| -> Vec<String> {
+        content
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|b| b["type"] == kind)
+            .filter_map(|b| b["tool"]["name"].as_str().map(str::to_owned))
+            .collect()
+    };
+    let (added, removed) = (named("tool_addition"), named("tool_removal"));
+    let mut out = Vec::new();
+    if !added.is_empty() || !removed.is_empty() {
+        out.push(Message::Offered { added, removed });
+    }
+    let text = text_of(content);
+    if !text.is_empty() {
+        out.push(Message::Instruction(text));
+    }
+    out
+}
+
 fn read_messages_request(
     body: &Value,
     key: &str,
@@ -479,6 +502,7 @@ fn read_messages_request(
                     messages.push(Message::Results(results));
                 }
             }
+            Some("system") => messages.extend(system_message(content)),
             _ => return Err(ReadError::missing("message `role` string", m)),
         }
     }

@@ -104,8 +104,8 @@ impl Provider for BedrockConverse {
         }
         if let Some(system) = &request.system {
             body["system"] = json!([{"text": system}]);
-            if let Some(point) = &point {
-                body["system"].as_array_mut().map(|s| s.push(point.clone()));
+            if let (Some(point), Some(system)) = (&point, body["system"].as_array_mut()) {
+                system.push(point.clone());
             }
         }
         if let Some(mut tools) = request.tool_entries(self)? {
@@ -363,6 +363,22 @@ impl Provider for BedrockConverse {
                         messages.push(Message::User(text));
                     } else {
                         messages.push(Message::Results(results));
+                    }
+                }
+                Some("system") => {
+                    let named = |kind: &str| -> Vec<String> {
+                        blocks
+                            .iter()
+                            .filter_map(|b| b[kind]["tool"]["name"].as_str())
+                            .map(str::to_owned)
+                            .collect()
+                    };
+                    let (added, removed) = (named("toolAddition"), named("toolRemoval"));
+                    if !added.is_empty() || !removed.is_empty() {
+                        messages.push(Message::Offered { added, removed });
+                    }
+                    if !text.is_empty() {
+                        messages.push(Message::Instruction(text));
                     }
                 }
                 _ => return Err(ReadError::missing("message `role` string", m)),

@@ -314,14 +314,15 @@ impl Provider for Gemini {
         let mut chunks: Vec<Vec<Value>> = Vec::new();
         for part in parts_of(turn) {
             match part["text"].as_str() {
-                Some(text) => {
+                // A part with empty text (a thought the API keeps unsaid) streams whole.
+                Some(text) if !text.is_empty() => {
                     for piece in words(text) {
                         let mut p = part.clone();
                         p["text"] = piece.into();
                         chunks.push(vec![p]);
                     }
                 }
-                None => chunks.push(vec![part]),
+                _ => chunks.push(vec![part]),
             }
         }
         if chunks.is_empty() {

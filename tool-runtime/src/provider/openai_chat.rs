@@ -463,7 +463,13 @@ impl Provider for OpenAiChat {
             .ok_or_else(|| ReadError::missing("`messages` array", body))?
         {
             match m["role"].as_str() {
-                Some("system" | "developer") => system = Some(text_of(&m["content"])),
+                // The request's system text opens the list; later ones are instructions.
+                Some("system" | "developer") if messages.is_empty() && system.is_none() => {
+                    system = Some(text_of(&m["content"]))
+                }
+                Some("system" | "developer") => {
+                    messages.push(Message::Instruction(text_of(&m["content"])))
+                }
                 Some("user") => messages.push(Message::User(text_of(&m["content"]))),
                 Some("assistant") => messages.push(Message::Model {
                     text: m["content"].as_str().map(str::to_owned),

@@ -301,6 +301,9 @@ impl Provider for OpenAiResponses {
                 ("message", Some("user")) => {
                     messages.push(Message::User(text_of(&item["content"])))
                 }
+                ("message", Some("developer" | "system")) => {
+                    messages.push(Message::Instruction(text_of(&item["content"])))
+                }
                 ("message" | "function_call" | "reasoning", _) => {
                     if !matches!(messages.last(), Some(Message::Model { .. })) {
                         messages.push(Message::Model {

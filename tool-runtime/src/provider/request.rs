@@ -64,6 +64,34 @@ impl Default for Cache {
     }
 }
 
+impl Cache {
+    /// The marks kept this long.
+    pub fn ttl(mut self, ttl: CacheTtl) -> Self {
+        self.ttl = ttl;
+        self
+    }
+    /// No marks (nothing is written to Anthropic's or Bedrock's cache).
+    pub fn without_marks(mut self) -> Self {
+        self.marks = false;
+        self
+    }
+    /// OpenAI's `prompt_cache_key`.
+    pub fn key(mut self, key: impl Into<String>) -> Self {
+        self.key = Some(key.into());
+        self
+    }
+    /// OpenAI's `prompt_cache_retention` (`in_memory`, `24h`).
+    pub fn retention(mut self, retention: impl Into<String>) -> Self {
+        self.retention = Some(retention.into());
+        self
+    }
+    /// Gemini's explicit cache, by name (`cachedContents/{id}`).
+    pub fn cached_content(mut self, name: impl Into<String>) -> Self {
+        self.cached_content = Some(name.into());
+        self
+    }
+}
+
 /// How long a cache mark keeps its entry.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]

@@ -346,6 +346,18 @@ pub enum Message {
     },
     /// The answers to the calls of the model's turn before, in order.
     Results(Vec<ToolResult>),
+    /// An instruction given after the conversation started
+    /// ([`Conversation::push_instruction`](crate::agent::Conversation::push_instruction)).
+    Instruction(String),
+    /// A change of the tools offered from here on, where the API says it in a message
+    /// ([`Conversation::offer`](crate::agent::Conversation::offer)): declared tools offered
+    /// again, and withdrawn.
+    Offered {
+        /// Offered again.
+        added: Vec<String>,
+        /// Withdrawn.
+        removed: Vec<String>,
+    },
 }
 
 /// One tool result as a conversation carries it, read back.

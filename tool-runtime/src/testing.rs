@@ -30,9 +30,21 @@
 //!
 //! Every request is read back by the API's provider and checked before it is answered: it is
 //! in the API's format, it streams exactly when the model is asked for a stream, and each
-//! model turn's calls are answered by the next message, once each, in order, under their ids.
+//! model turn's calls are answered by the next message, once each, in order, under their ids;
+//! and, as the providers' caches and Anthropic's prefix check want, it extends the last request
+//! of its conversation, the model's last turn sent back exactly as it was written
+//! ([`TestModelError::PrefixChanged`] names the first JSON path that differs).
 //! A request that breaks one of these is a [`TestModelError`], which the agent loop reports as
 //! [`AgentError::Transport`].
+//!
+//! Each answer reports the tokens it used, in the API's usage fields, unless its turn gives
+//! its own ([`Turn::with_usage`]): an estimate at about four bytes a token, of the request's
+//! start (its tools, system text and messages) and of the turn. The cache's share is what a
+//! provider's cache would hold: the bytes the request repeated of the one before it (where the
+//! API caches by itself, or after a request that marked its start, for Anthropic and
+//! Bedrock), and a marked request writes the rest; no minimum length, no expiry. So a run's
+//! [`Usage`](crate::agent::Usage) and its budget behave in a test as they do against a
+//! provider, and a conversation whose start changed shows as a cache that stopped hitting.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -46,6 +58,7 @@ use crate::agent::{Agent, AgentError, AgentStream, Conversation, Finished};
 use crate::context::Context;
 use crate::provider::{
     Api, HttpRequest, Message, ReadError, Request, RequestError, SentRequest, StreamEvent, Turn,
+    TurnUsage,
 };
 
 /// A stand-in model of one API: answers each request with the next turn of a script, or with
@@ -269,12 +282,18 @@ impl TestModel {
         let prefix = Prefix::of(self.api, &request.body);
         let mut state = self.lock();
         let echo = state.echo.take();
+        let mut repeated = 0;
         if let Some(last) = state.last.take()
             && prefix.continues(&last)
         {
             let (kept, total) = last.repeated_by(&prefix);
             state.kept.0 += kept;
             state.kept.1 += total;
+            // What a cache holds of the last request: all of it where the API caches by
+            // itself, up to its mark where it caches only what a request marks.
+            if !needs_marks(self.api) || last.marked {
+                repeated = kept;
+            }
             let change = last
                 .change_to(&prefix)
                 .or_else(|| echo.and_then(|(at, turn)| prefix.echoes(at, &turn)));
@@ -298,6 +317,9 @@ impl TestModel {
                 call.id = Some(format!("call_{}", state.calls));
             }
         }
+        if turn.usage.is_none() {
+            turn.usage = Some(estimated_usage(self.api, &state, &turn, repeated));
+        }
         // The turn as the API returns it whole, as the provider sends it back: streamed or
         // not, it must come back so.
         let provider = self.api.provider();
@@ -317,6 +339,8 @@ impl TestModel {
 ///
 /// [`Provider::prefix_members`]: crate::provider::Provider::prefix_members
 struct Prefix {
+    /// Whether the request marked its start for caching.
+    marked: bool,
     /// The members written once per conversation, by path.
     fixed: Vec<(&'static str, Value)>,
     /// The list's path and items.
@@ -342,6 +366,7 @@ impl Prefix {
             other => vec![other],
         };
         Prefix {
+            marked: marked(body),
             fixed: fixed.iter().map(|p| (*p, at(p))).collect(),
             list: (last, items),
         }
@@ -411,6 +436,55 @@ impl Prefix {
         }
         None
     }
+}
+
+/// Whether the API caches only what a request marks (Anthropic, Bedrock); the others cache
+/// every request's start by themselves.
+fn needs_marks(api: Api) -> bool {
+    api == Api::ANTHROPIC || api == Api::BEDROCK_CONVERSE
+}
+
+/// Whether `value` holds a cache mark (Anthropic's `cache_control`, Bedrock's `cachePoint`).
+fn marked(value: &Value) -> bool {
+    match value {
+        Value::Object(members) => {
+            members.contains_key("cache_control")
+                || members.contains_key("cachePoint")
+                || members.values().any(marked)
+        }
+        Value::Array(items) => items.iter().any(marked),
+        _ => false,
+    }
+}
+
+/// Bytes as tokens, at about four bytes a token.
+fn tokens_of(bytes: u64) -> u64 {
+    bytes.div_ceil(BYTES_PER_TOKEN)
+}
+
+/// About how many bytes of JSON and English make a token.
+const BYTES_PER_TOKEN: u64 = 4;
+
+/// The usage a test model reports for `turn`, answering the request last read
+/// (`state.last`), of which `repeated` bytes started the request before it and were cached.
+fn estimated_usage(api: Api, state: &State, turn: &Turn, repeated: u64) -> TurnUsage {
+    let start = state.last.as_ref().map_or(0, |p| p.bytes().len() as u64);
+    let input = tokens_of(start);
+    let read = (repeated / BYTES_PER_TOKEN).min(input);
+    let marked = state.last.as_ref().is_some_and(|p| p.marked);
+    let write = if needs_marks(api) && marked {
+        input - read
+    } else {
+        0
+    };
+    let written = turn.text.as_deref().map_or(0, str::len)
+        + turn.thinking.as_deref().map_or(0, str::len)
+        + turn
+            .calls
+            .iter()
+            .map(|c| c.name.len() + c.arguments.as_text().len())
+            .sum::<usize>();
+    TurnUsage::new(input, tokens_of(written as u64).max(1)).cached(read, write)
 }
 
 /// `value` without members whose value is `null` (an API writes a member it has nothing for

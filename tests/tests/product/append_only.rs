@@ -480,6 +480,131 @@ fn cache_usage_is_read_from_every_apis_responses() {
     );
 }
 
+/// A turn's usage, written by each API's writer, streamed or not, reads back as it was given;
+/// and a test model's own estimate shows the cache's share growing as a conversation appends,
+/// and falling when its start changes.
+#[test]
+fn a_test_models_usage_reads_back_in_every_api_with_the_caches_share() {
+    use tool_runtime::provider::TurnUsage;
+    let tools = tools();
+    let request = Request::new("model").tools(&tools);
+    for &api in Api::BUILT_IN {
+        for stream in [false, true] {
+            let given = TurnUsage::new(2_000, 50).cached(1_500, 300);
+            let model = TestModel::scripted(
+                api,
+                [
+                    Turn::call("lookup_price", json!({"order": "ORD-1"})).with_usage(given),
+                    Turn::text("It costs 4."),
+                ],
+            );
+            let agent = Agent::new(&tools);
+            let finished = if stream {
+                let events: Vec<AgentEvent> = pollster::block_on(
+                    model
+                        .run_streamed(&agent, &Context::new(), "Price?", &request)
+                        .collect(),
+                );
+                match events.into_iter().last() {
+                    Some(AgentEvent::Done(done)) => done.unwrap(),
+                    other => panic!("{api}: {other:?}"),
+                }
+            } else {
+                pollster::block_on(model.run(
+                    &Agent::new(&tools),
+                    &Context::new(),
+                    "Price?",
+                    &request,
+                ))
+                .unwrap()
+            };
+            let usage = finished.usage();
+            // Gemini and OpenAI report no cache writes (OpenAI's only where it says).
+            let writes = matches!(api.id(), "anthropic" | "bedrock-converse");
+            let second = usage.input_tokens - 2_000;
+            assert!(
+                second > 0,
+                "{api} {stream}: the estimate of the second request"
+            );
+            assert_eq!(
+                usage.output_tokens - 50,
+                {
+                    // "It costs 4." is 11 bytes: 3 tokens at four bytes a token.
+                    3
+                },
+                "{api} {stream}"
+            );
+            let read_second = usage.cache_read_tokens - 1_500;
+            assert!(
+                read_second > 0 && read_second < second,
+                "{api} {stream}: {usage:?}"
+            );
+            if writes {
+                assert_eq!(
+                    usage.cache_write_tokens - 300,
+                    second - read_second,
+                    "{api} {stream}: a marked request writes what it did not read"
+                );
+            } else {
+                assert_eq!(usage.cache_write_tokens, 0, "{api} {stream}");
+            }
+        }
+    }
+    // Unmarked requests to Anthropic neither read nor write a cache.
+    let model = TestModel::scripted(
+        Api::ANTHROPIC,
+        [
+            Turn::call("lookup_price", json!({"order": "ORD-1"})),
+            Turn::text("4."),
+        ],
+    );
+    let unmarked = request
+        .clone()
+        .cache(tool_runtime::provider::Cache::default().without_marks());
+    let finished =
+        pollster::block_on(model.run(&Agent::new(&tools), &Context::new(), "Price?", &unmarked))
+            .unwrap();
+    let usage = finished.usage();
+    assert_eq!(
+        (usage.cache_read_tokens, usage.cache_write_tokens),
+        (0, 0),
+        "{usage:?}"
+    );
+    assert!(usage.input_tokens > 0);
+    // A conversation whose start changed (a host edits its first message) reads only what it
+    // kept before the edit.
+    let model = TestModel::scripted(
+        Api::OPENAI_CHAT,
+        [Turn::text("One."), Turn::text("Two."), Turn::text("Three.")],
+    )
+    .allowing_prefix_changes();
+    let send = |c: &Conversation| model.respond(&c.request(&request).unwrap()).unwrap();
+    let mut conversation = Conversation::new(Api::OPENAI_CHAT);
+    conversation.push_user("First question, long enough to be worth a cache of its own.");
+    let read = |raw: &Value| {
+        Api::OPENAI_CHAT
+            .provider()
+            .read_info(raw)
+            .cache_read_tokens
+            .unwrap_or(0)
+    };
+    assert_eq!(
+        read(&send(&conversation)),
+        0,
+        "nothing before the first request"
+    );
+    conversation.push_user("Second.");
+    let appended = read(&send(&conversation));
+    conversation.messages[0] = Api::OPENAI_CHAT.provider().user_message("Edited.");
+    conversation.push_user("Third.");
+    let edited = read(&send(&conversation));
+    // (The tool list before the messages is still read from the cache; the edited message
+    // and everything after it are not.)
+    let first = "First question, long enough to be worth a cache of its own.".len() as u64 / 4;
+    assert!(edited + first <= appended, "{appended} {edited}");
+    assert!(model.prefix_kept() < 1.0);
+}
+
 #[test]
 fn requests_carry_the_cache_hints_each_api_takes() {
     use tool_runtime::provider::{Cache, CacheTtl, PrefixMismatch};

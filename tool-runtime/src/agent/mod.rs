@@ -85,8 +85,12 @@ pub struct Conversation {
     /// The messages (or input items, or contents) so far, as JSON in the API's format.
     pub messages: Vec<Value>,
     /// The deferred tools ([`ToolSet::defer`], feature `search`) the model found with the
-    /// set's search tool, oldest first, at most 32 (the oldest give way): every later request
-    /// offers them. The agent loop adds them when it runs a search.
+    /// set's search tool, oldest first, at most 32 (the oldest give way): a record for the
+    /// host (which tools this conversation reached), kept when a run pauses. The tool list is
+    /// never edited for them: the model calls a found tool through
+    /// [`CALL_TOOL`](crate::CALL_TOOL), or, in Anthropic's API, by its name (the API loads a
+    /// `defer_loading` tool its own search found). The agent loop adds them when it runs a
+    /// search.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub found: Vec<String>,
     /// The tools this turn may call, when not every tool the conversation declared: those the
@@ -384,7 +388,7 @@ impl Error for AgentError {
     }
 }
 
-/// The most found tools a conversation keeps offering (the oldest give way).
+/// The most found tools a conversation records (the oldest give way).
 const MOST_FOUND_KEPT: usize = 32;
 
 /// The deferred tools a turn's searches found, added to what the conversation found before

@@ -5,6 +5,21 @@
 //! their signatures), results as one `user` message of `tool_result` blocks (`is_error: true`
 //! exactly on failures). Strict tool use has per-request limits (20 strict tools, 24 optional
 //! and 16 union-typed parameters), checked here and by Bedrock for Claude.
+//!
+//! A conversation only appends (<https://platform.claude.com/docs/en/build-with-claude/preserved-thinking/prefix-checks>,
+//! <https://platform.claude.com/docs/en/build-with-claude/preserved-thinking/change-tools-or-instructions>):
+//! `system` and `tools` are written once; a tool withdrawn or offered again for a turn is a
+//! mid-conversation `system` message of `tool_removal` / `tool_addition` blocks naming it by a
+//! `tool_reference` (beta `mid-conversation-tool-changes-2026-07-01`,
+//! <https://platform.claude.com/docs/en/build-with-claude/mid-conversation-system-messages>); a
+//! deferred tool is sent with `defer_loading` beside `tool_search_tool_bm25`
+//! (<https://platform.claude.com/docs/en/agents-and-tools/tool-use/tool-search-tool>). Prompt
+//! caching is the automatic top-level `cache_control`
+//! (<https://platform.claude.com/docs/en/build-with-claude/prompt-caching>); the usage reads
+//! `cache_read_input_tokens` and `cache_creation_input_tokens` beside `input_tokens`; the
+//! prefix check's behaviour is `thinking.block_binding.prefix_mismatch_behavior` (beta
+//! `thinking-binding-controls-2026-08-01`), and `input_transformations` say which thinking
+//! blocks the API dropped.
 
 use serde_json::{Value, json};
 
@@ -329,7 +344,7 @@ impl Provider for Anthropic {
         Some(json!({
             "id": "msg_test", "type": "message", "role": "assistant", "model": "test",
             "content": blocks_of(turn), "stop_reason": stop_reason(turn), "stop_sequence": null,
-            "usage": {"input_tokens": 0, "output_tokens": 0},
+            "usage": usage_of(turn, true),
         }))
     }
 
@@ -341,7 +356,7 @@ impl Provider for Anthropic {
         let mut events = vec![event(json!({"type": "message_start", "message": {
             "id": "msg_test", "type": "message", "role": "assistant", "model": "test",
             "content": [], "stop_reason": null, "stop_sequence": null,
-            "usage": {"input_tokens": 0, "output_tokens": 0}}}))];
+            "usage": usage_of(turn, false)}}))];
         for (index, block) in blocks_of(turn).into_iter().enumerate() {
             let (start, deltas) = match block["type"].as_str() {
                 Some("thinking") => (
@@ -386,7 +401,7 @@ impl Provider for Anthropic {
         }
         events.push(event(json!({"type": "message_delta",
             "delta": {"stop_reason": stop_reason(turn), "stop_sequence": null},
-            "usage": {"output_tokens": 0}})));
+            "usage": {"output_tokens": turn.usage.unwrap_or_default().output_tokens}})));
         events.push(event(json!({"type": "message_stop"})));
         Some(events)
     }
@@ -414,6 +429,21 @@ fn blocks_of(turn: &Turn) -> Vec<Value> {
         blocks.push(json!({"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments.as_value()}));
     }
     blocks
+}
+
+/// A turn's usage as Anthropic reports it: the input tokens apart from those read from the
+/// cache and written to it; the output only when `whole` (a stream reports it at the end).
+fn usage_of(turn: &Turn, whole: bool) -> Value {
+    let usage = turn.usage.unwrap_or_default();
+    let mut out = json!({
+        "input_tokens": usage.uncached_input_tokens(),
+        "output_tokens": if whole { usage.output_tokens } else { 0 },
+    });
+    if turn.usage.is_some() {
+        out["cache_read_input_tokens"] = usage.cache_read_tokens.into();
+        out["cache_creation_input_tokens"] = usage.cache_write_tokens.into();
+    }
+    out
 }
 
 /// A turn's `stop_reason`.

@@ -16,6 +16,16 @@
 //! - Results go back as one `user` message of `toolResult` blocks (`toolUseId`, `content` of
 //!   `json` or `text` blocks, `status: "error"` on failures; `ToolResultBlock`); images are named
 //!   in the text, as Converse's image blocks carry bytes, not URLs.
+//! - A conversation only appends: the system text and `toolConfig.tools` are written once; a
+//!   tool withdrawn or offered again is a `system`-role message of `toolRemoval` /
+//!   `toolAddition` blocks (`ToolRemovalBlock`, `ToolAdditionBlock`, `ToolReference`:
+//!   <https://docs.aws.amazon.com/sdk-for-python/v1/reference/clients/bedrock-runtime/structures/ToolAdditionBlock/>,
+//!   `ConversationRole` `system`). Cache points (`CachePointBlock`,
+//!   <https://docs.aws.amazon.com/bedrock/latest/userguide/prompt-caching.html>) close the
+//!   system text, the tools and the last message; the usage reads `cacheReadInputTokens` and
+//!   `cacheWriteInputTokens` beside `inputTokens` (`TokenUsage`). Claude's prefix-check
+//!   setting goes in `additionalModelRequestFields`
+//!   (<https://docs.aws.amazon.com/bedrock/latest/userguide/claude-messages-thinking-block-binding.html>).
 
 use serde_json::{Value, json};
 
@@ -266,7 +276,7 @@ impl Provider for BedrockConverse {
         Some(json!({
             "output": {"message": {"role": "assistant", "content": blocks_of(turn)}},
             "stopReason": stop_reason(turn),
-            "usage": {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0},
+            "usage": usage_of(turn),
             "metrics": {"latencyMs": 0},
         }))
     }
@@ -317,7 +327,7 @@ impl Provider for BedrockConverse {
         events.push(event(
             "metadata",
             json!({
-            "usage": {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0},
+            "usage": usage_of(turn),
             "metrics": {"latencyMs": 0}}),
         ));
         Some(events)
@@ -415,6 +425,22 @@ fn blocks_of(turn: &Turn) -> Vec<Value> {
         blocks.push(json!({"toolUse": {"toolUseId": c.id, "name": c.name, "input": c.arguments.as_value()}}));
     }
     blocks
+}
+
+/// A turn's usage as Bedrock reports it: the input tokens apart from those read from the cache
+/// and written to it.
+fn usage_of(turn: &Turn) -> Value {
+    let usage = turn.usage.unwrap_or_default();
+    let mut out = json!({
+        "inputTokens": usage.uncached_input_tokens(),
+        "outputTokens": usage.output_tokens,
+        "totalTokens": usage.input_tokens + usage.output_tokens,
+    });
+    if turn.usage.is_some() {
+        out["cacheReadInputTokens"] = usage.cache_read_tokens.into();
+        out["cacheWriteInputTokens"] = usage.cache_write_tokens.into();
+    }
+    out
 }
 
 /// A turn's `stopReason`.

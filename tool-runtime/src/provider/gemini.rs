@@ -4,6 +4,16 @@
 //! `candidates[0].content.parts[]` (`text`, `functionCall` with `name`, `args` and an `id` where
 //! the model numbers calls; thought parts and `thoughtSignature`s kept), results as one `user`
 //! content of `functionResponse` parts. At most 128 declarations per request.
+//!
+//! A conversation only appends: the declarations are written once, and a turn that offers fewer
+//! names them in `toolConfig.functionCallingConfig.allowedFunctionNames` with mode `VALIDATED`
+//! (a call or an answer; `ANY` when a call is required), which "limits the functions the model
+//! will call" without editing `tools`
+//! (<https://ai.google.dev/api/caching#FunctionCallingConfig>). Caching is implicit, or an
+//! explicit `cachedContent` that then holds the system text and tools
+//! (<https://ai.google.dev/gemini-api/docs/caching>); the usage reads
+//! `cachedContentTokenCount`, part of `promptTokenCount`. Whether a changed `toolConfig` keeps
+//! the implicit cache hitting, the docs do not say.
 
 use serde_json::{Map, Value, json};
 
@@ -439,7 +449,16 @@ fn response_of(turn: &Turn, parts: Vec<Value>, last: bool) -> Value {
         }
         .into();
     }
-    json!({"candidates": [candidate], "modelVersion": "test"})
+    let mut response = json!({"candidates": [candidate], "modelVersion": "test"});
+    if let (true, Some(usage)) = (last, turn.usage) {
+        response["usageMetadata"] = json!({
+            "promptTokenCount": usage.input_tokens,
+            "cachedContentTokenCount": usage.cache_read_tokens,
+            "candidatesTokenCount": usage.output_tokens,
+            "totalTokenCount": usage.input_tokens + usage.output_tokens,
+        });
+    }
+    response
 }
 
 /// The `functionCall` parts of a content as calls.

@@ -91,7 +91,9 @@ pub use request::{
 };
 pub use schema::{ExportError, Exported, Lowered};
 pub use stream::{Assemble, Delta, MAX_RESPONSE_BYTES, ResponseStream, StreamError, StreamEvent};
-pub use turn::{CallArguments, Finish, Message, Reply, ToolAnswer, ToolCall, ToolResult, Turn};
+pub use turn::{
+    CallArguments, Finish, Message, Reply, ToolAnswer, ToolCall, ToolResult, Turn, TurnUsage,
+};
 
 /// A model API: a handle on its [`Provider`], cheap to copy, compared and saved by its
 /// [`id`](Provider::id). The five this crate ships are constants; an API of yours is

@@ -5,6 +5,14 @@
 //! (`content`, `refusal`, `tool_calls[]` with `function.arguments` as JSON text), results as
 //! one `{role: "tool", tool_call_id, content}` message per call. The strict-mode lowering here
 //! is OpenAI's, shared with the Responses API.
+//!
+//! A conversation only appends: `tools` is written once, and a turn that offers fewer is a
+//! `tool_choice` of type `allowed_tools` (`{"allowed_tools": {"mode", "tools"}}`), which
+//! narrows without editing the list the cache holds
+//! (<https://platform.openai.com/docs/guides/function-calling>). Caching is automatic for the
+//! unchanged start; `prompt_cache_key` and `prompt_cache_retention` route and keep it
+//! (<https://platform.openai.com/docs/guides/prompt-caching>); the usage reads
+//! `prompt_tokens_details.cached_tokens`, part of `prompt_tokens`.
 
 use serde_json::{Value, json};
 
@@ -400,10 +408,14 @@ impl Provider for OpenAiChat {
 
     fn write_response(&self, turn: &Turn) -> Option<Value> {
         let (message, finish) = message_of(turn);
-        Some(json!({
+        let mut response = json!({
             "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": "test",
             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-        }))
+        });
+        if let Some(usage) = usage_of(turn) {
+            response["usage"] = usage;
+        }
+        Some(response)
     }
 
     /// A role chunk, the text in two pieces, each call's head and then its arguments in two
@@ -450,6 +462,14 @@ impl Provider for OpenAiChat {
         }
         let (_, finish) = message_of(turn);
         events.push(chunk(json!({}), finish.into()));
+        // (The chunk a stream asked for its usage with, `stream_options.include_usage`.)
+        if let Some(usage) = usage_of(turn) {
+            events.push(StreamEvent::data(
+                json!({"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 0,
+                    "model": "test", "choices": [], "usage": usage})
+                .to_string(),
+            ));
+        }
         events.push(StreamEvent::data("[DONE]"));
         Some(events)
     }
@@ -502,6 +522,17 @@ impl Provider for OpenAiChat {
         sent.stream = body["stream"] == true;
         Ok(sent)
     }
+}
+
+/// A turn's usage as Chat reports it (the prompt's tokens with the cached ones among them).
+fn usage_of(turn: &Turn) -> Option<Value> {
+    let usage = turn.usage?;
+    Some(json!({
+        "prompt_tokens": usage.input_tokens,
+        "completion_tokens": usage.output_tokens,
+        "total_tokens": usage.input_tokens + usage.output_tokens,
+        "prompt_tokens_details": {"cached_tokens": usage.cache_read_tokens},
+    }))
 }
 
 /// The assistant message of a turn and its `finish_reason`.

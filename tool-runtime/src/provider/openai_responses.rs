@@ -5,6 +5,13 @@
 //! text, `reasoning`), results as one `function_call_output` item per call. Every output item
 //! is kept in the next request's `input`, reasoning included. The schema lowering is OpenAI's
 //! strict mode, as for Chat Completions.
+//!
+//! A conversation only appends: `tools` is written once, and a turn that offers fewer is a
+//! flat `allowed_tools` `tool_choice` (`{"type": "allowed_tools", "mode", "tools"}`)
+//! (<https://platform.openai.com/docs/guides/function-calling>); an instruction given later is a
+//! `developer` item. Caching as for Chat Completions
+//! (<https://platform.openai.com/docs/guides/prompt-caching>); the usage reads
+//! `input_tokens_details.cached_tokens`, part of `input_tokens`.
 
 use serde_json::{Value, json};
 
@@ -391,6 +398,15 @@ fn response_of(turn: &Turn, output: Vec<Value>) -> Value {
             reason
         };
         response["incomplete_details"] = json!({"reason": reason});
+    }
+    if let Some(usage) = turn.usage {
+        response["usage"] = json!({
+            "input_tokens": usage.input_tokens,
+            "input_tokens_details": {"cached_tokens": usage.cache_read_tokens},
+            "output_tokens": usage.output_tokens,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": usage.input_tokens + usage.output_tokens,
+        });
     }
     response
 }

@@ -263,6 +263,52 @@ pub struct Turn {
     /// Why the model stopped: [`Finish::Completed`] for an answer or a turn of calls (written
     /// as the API's tool-use stop reason when there are calls).
     pub finish: Finish,
+    /// The tokens the response reports, written in the API's usage fields; `None`: the writer
+    /// reports none (a [`TestModel`](crate::testing::TestModel) estimates them).
+    pub usage: Option<TurnUsage>,
+}
+
+/// The tokens a response reports it used, as [`ResponseInfo`](super::ResponseInfo) reads them
+/// back: `input_tokens` is the whole prompt, the cache's share included (each API's writer
+/// splits it as that API reports it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TurnUsage {
+    /// The prompt's tokens, all of them.
+    pub input_tokens: u64,
+    /// The tokens the model wrote.
+    pub output_tokens: u64,
+    /// The prompt's tokens read from the cache.
+    pub cache_read_tokens: u64,
+    /// The prompt's tokens written to the cache.
+    pub cache_write_tokens: u64,
+}
+
+impl TurnUsage {
+    /// A prompt of `input` tokens (none of them cached) and `output` tokens written.
+    pub fn new(input: u64, output: u64) -> Self {
+        TurnUsage {
+            input_tokens: input,
+            output_tokens: output,
+            ..TurnUsage::default()
+        }
+    }
+
+    /// The usage with `read` of the prompt's tokens read from the cache and `write` written to
+    /// it (the prompt grows to hold them, if it is shorter).
+    pub fn cached(mut self, read: u64, write: u64) -> Self {
+        self.cache_read_tokens = read;
+        self.cache_write_tokens = write;
+        self.input_tokens = self.input_tokens.max(read + write);
+        self
+    }
+
+    /// The prompt's tokens neither read from the cache nor written to it (what Anthropic and
+    /// Bedrock report as their input tokens).
+    pub fn uncached_input_tokens(&self) -> u64 {
+        self.input_tokens
+            .saturating_sub(self.cache_read_tokens + self.cache_write_tokens)
+    }
 }
 
 impl Turn {
@@ -273,6 +319,7 @@ impl Turn {
             thinking: None,
             calls: Vec::new(),
             finish: Finish::Completed,
+            usage: None,
         }
     }
 
@@ -283,6 +330,7 @@ impl Turn {
             thinking: None,
             calls: Vec::new(),
             finish: Finish::Completed,
+            usage: None,
         }
         .and_call(name, arguments)
     }
@@ -294,6 +342,7 @@ impl Turn {
             thinking: None,
             calls: calls.into_iter().collect(),
             finish: Finish::Completed,
+            usage: None,
         }
     }
 
@@ -326,6 +375,12 @@ impl Turn {
     /// The turn ending as `finish` says (cut off by the token limit, a refusal).
     pub fn finish(mut self, finish: Finish) -> Turn {
         self.finish = finish;
+        self
+    }
+
+    /// The turn's response reporting these tokens.
+    pub fn with_usage(mut self, usage: TurnUsage) -> Turn {
+        self.usage = Some(usage);
         self
     }
 }

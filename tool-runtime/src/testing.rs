@@ -73,16 +73,8 @@ struct State {
     requests: Vec<SentRequest>,
     /// Calls numbered so far (ids given to calls the turns left without one).
     calls: usize,
-    /// The start of the last request, as the API binds it ([`Prefix`]).
-    last: Option<Prefix>,
-    /// Where the last answer's turn goes in the conversation's list, and the turn as the API
-    /// wrote it whole: the next request must send it back exactly so.
-    echo: Option<(usize, Vec<Value>)>,
-    /// Bytes of each request's start that the next request of its conversation repeated, and
-    /// the bytes of those starts in all.
-    kept: (u64, u64),
-    /// Requests that change the start of their conversation are answered as any other.
-    prefix_changes_allowed: bool,
+    /// Each request extends the last one of its conversation.
+    check: PrefixCheck,
 }
 
 enum Answer {
@@ -122,10 +114,7 @@ impl TestModel {
                 answer,
                 requests: Vec::new(),
                 calls: 0,
-                last: None,
-                echo: None,
-                kept: (0, 0),
-                prefix_changes_allowed: false,
+                check: PrefixCheck::new(api),
             }),
         }
     }
@@ -133,7 +122,7 @@ impl TestModel {
     /// The model without its check that each request of a conversation extends the one before
     /// it (for a test of a conversation its host edits on purpose).
     pub fn allowing_prefix_changes(self) -> Self {
-        self.lock().prefix_changes_allowed = true;
+        self.lock().check.changes_allowed = true;
         self
     }
 
@@ -144,12 +133,7 @@ impl TestModel {
     ///
     /// [`Provider::prefix_members`]: crate::provider::Provider::prefix_members
     pub fn prefix_kept(&self) -> f64 {
-        let (kept, total) = self.lock().kept;
-        if total == 0 {
-            1.0
-        } else {
-            kept as f64 / total as f64
-        }
+        self.lock().check.kept()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -279,31 +263,8 @@ impl TestModel {
             });
         }
         check_answers(&sent.messages)?;
-        let prefix = Prefix::of(self.api, &request.body);
         let mut state = self.lock();
-        let echo = state.echo.take();
-        let mut repeated = 0;
-        if let Some(last) = state.last.take()
-            && prefix.continues(&last)
-        {
-            let (kept, total) = last.repeated_by(&prefix);
-            state.kept.0 += kept;
-            state.kept.1 += total;
-            // What a cache holds of the last request: all of it where the API caches by
-            // itself, up to its mark where it caches only what a request marks.
-            if !needs_marks(self.api) || last.marked {
-                repeated = kept;
-            }
-            let change = last
-                .change_to(&prefix)
-                .or_else(|| echo.and_then(|(at, turn)| prefix.echoes(at, &turn)));
-            if let (Some(change), false) = (change, state.prefix_changes_allowed) {
-                state.last = Some(last);
-                return Err(change);
-            }
-        }
-        let listed = prefix.list.1.len();
-        state.last = Some(prefix);
+        let seen = state.check.check(request)?;
         state.requests.push(sent.clone());
         let mut turn = match &mut state.answer {
             Answer::Script(turns) => turns.pop_front().ok_or(TestModelError::ScriptEnded {
@@ -318,18 +279,157 @@ impl TestModel {
             }
         }
         if turn.usage.is_none() {
-            turn.usage = Some(estimated_usage(self.api, &state, &turn, repeated));
+            turn.usage = Some(estimated_usage(self.api, &seen, &turn));
         }
-        // The turn as the API returns it whole, as the provider sends it back: streamed or
-        // not, it must come back so.
-        let provider = self.api.provider();
-        if let Some(whole) = provider.write_response(&turn)
-            && let Ok((_, append)) = provider.read_calls(&whole)
-            && let Ok(echo) = provider.request(&Request::new("echo"), &append)
-        {
-            state.echo = Some((listed, Prefix::of(self.api, &echo.body).list.1));
+        // The turn as the API returns it whole: streamed or not, it must come back so.
+        if let Some(whole) = self.api.provider().write_response(&turn) {
+            state.check.response(&whole);
         }
         Ok(turn)
+    }
+}
+
+/// The check a provider makes of a conversation's requests, for a stand-in of your own (a
+/// test that answers with recorded responses, a proxy under test): each request must extend
+/// the last one of its conversation (its tools, system text and earlier messages unchanged,
+/// cache marks aside), and the model's last turn must come back exactly as the API returned
+/// it. A [`TestModel`] makes it on every request.
+///
+/// ```
+/// use tool_runtime::agent::Conversation;
+/// use tool_runtime::provider::{Api, Request};
+/// use tool_runtime::testing::{PrefixCheck, TestModelError};
+///
+/// let request = Request::new("m").system("Be brief.");
+/// let mut check = PrefixCheck::new(Api::ANTHROPIC);
+/// let mut conversation = Conversation::new(Api::ANTHROPIC);
+/// conversation.push_user("Hello");
+/// check.request(&conversation.request(&request).unwrap()).unwrap();
+/// conversation.push_user("And now?");
+/// check.request(&conversation.request(&request).unwrap()).unwrap();
+/// // A host that edits the system text breaks the conversation's start.
+/// conversation.push_user("Again?");
+/// let edited = request.clone().system("Be very brief.");
+/// let refused = check.request(&conversation.request(&edited).unwrap()).unwrap_err();
+/// assert!(matches!(refused, TestModelError::PrefixChanged { ref path, .. } if path.starts_with("system")));
+/// ```
+pub struct PrefixCheck {
+    api: Api,
+    /// The start of the last request, as the API binds it ([`Prefix`]).
+    last: Option<Prefix>,
+    /// Where the last response's turn goes in the conversation's list, and the turn as the
+    /// provider sends it back: the next request must hold it exactly so.
+    echo: Option<(usize, Vec<Value>)>,
+    /// Bytes of each request's start that the next request of its conversation repeated, and
+    /// the bytes of those starts in all.
+    kept: (u64, u64),
+    /// Requests that change the start of their conversation pass (and are measured).
+    changes_allowed: bool,
+}
+
+/// What the check saw of a request: the bytes of its start, those a provider's cache would
+/// hold from the request before it, and whether it marked its start for caching.
+struct Seen {
+    start: u64,
+    cached: u64,
+    marked: bool,
+}
+
+impl fmt::Debug for PrefixCheck {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PrefixCheck")
+            .field("api", &self.api)
+            .field("kept", &self.kept())
+            .finish_non_exhaustive()
+    }
+}
+
+impl PrefixCheck {
+    /// A check of `api`'s requests, before the first.
+    pub fn new(api: Api) -> Self {
+        PrefixCheck {
+            api,
+            last: None,
+            echo: None,
+            kept: (0, 0),
+            changes_allowed: false,
+        }
+    }
+
+    /// The check that lets a changed start pass (it still measures [`kept`](Self::kept)).
+    pub fn allowing_changes(mut self) -> Self {
+        self.changes_allowed = true;
+        self
+    }
+
+    /// Checks the next request: [`TestModelError::PrefixChanged`] with the first JSON path
+    /// where it does not extend the last request of its conversation, or where the model's
+    /// last turn ([`response`](Self::response)) did not come back as it was. A request with no
+    /// more messages than the last starts a conversation of its own. A refused request is
+    /// forgotten: the next is checked against the last one that passed.
+    pub fn request(&mut self, request: &HttpRequest) -> Result<(), TestModelError> {
+        self.check(request).map(drop)
+    }
+
+    /// Notes the response the last request got, whole (unstreamed, or a stream assembled): the
+    /// next request must send its model turn back exactly as the API returned it (thinking
+    /// with empty text and signatures, every block, in order).
+    pub fn response(&mut self, response: &Value) {
+        let provider = self.api.provider();
+        let Some(listed) = self.last.as_ref().map(|p| p.list.1.len()) else {
+            return;
+        };
+        if let Ok((_, append)) = provider.read_calls(response)
+            && let Ok(echo) = provider.request(&Request::new("echo"), &append)
+        {
+            self.echo = Some((listed, Prefix::of(self.api, &echo.body).list.1));
+        }
+    }
+
+    /// The share of each request's start (the members [`Provider::prefix_members`] names,
+    /// cache marks aside) that the next request of the same conversation repeated as its own
+    /// start, over every request so far: 1 for conversations that only append.
+    ///
+    /// [`Provider::prefix_members`]: crate::provider::Provider::prefix_members
+    pub fn kept(&self) -> f64 {
+        let (kept, total) = self.kept;
+        if total == 0 {
+            1.0
+        } else {
+            kept as f64 / total as f64
+        }
+    }
+
+    fn check(&mut self, request: &HttpRequest) -> Result<Seen, TestModelError> {
+        let prefix = Prefix::of(self.api, &request.body);
+        let echo = self.echo.take();
+        let mut cached = 0;
+        if let Some(last) = self.last.take()
+            && prefix.continues(&last)
+        {
+            let (kept, total) = last.repeated_by(&prefix);
+            self.kept.0 += kept;
+            self.kept.1 += total;
+            // What a cache holds of the last request: all of it where the API caches by
+            // itself, up to its mark where it caches only what a request marks.
+            if !needs_marks(self.api) || last.marked {
+                cached = kept;
+            }
+            let change = last
+                .change_to(&prefix)
+                .or_else(|| echo.and_then(|(at, turn)| prefix.echoes(at, &turn)));
+            if let (Some(change), false) = (change, self.changes_allowed) {
+                self.last = Some(last);
+                return Err(change);
+            }
+        }
+        let seen = Seen {
+            start: prefix.bytes().len() as u64,
+            cached,
+            marked: prefix.marked,
+        };
+        self.last = Some(prefix);
+        Ok(seen)
     }
 }
 
@@ -465,14 +565,11 @@ fn tokens_of(bytes: u64) -> u64 {
 /// About how many bytes of JSON and English make a token.
 const BYTES_PER_TOKEN: u64 = 4;
 
-/// The usage a test model reports for `turn`, answering the request last read
-/// (`state.last`), of which `repeated` bytes started the request before it and were cached.
-fn estimated_usage(api: Api, state: &State, turn: &Turn, repeated: u64) -> TurnUsage {
-    let start = state.last.as_ref().map_or(0, |p| p.bytes().len() as u64);
-    let input = tokens_of(start);
-    let read = (repeated / BYTES_PER_TOKEN).min(input);
-    let marked = state.last.as_ref().is_some_and(|p| p.marked);
-    let write = if needs_marks(api) && marked {
+/// The usage a test model reports for `turn`, answering the request the check `saw`.
+fn estimated_usage(api: Api, seen: &Seen, turn: &Turn) -> TurnUsage {
+    let input = tokens_of(seen.start);
+    let read = (seen.cached / BYTES_PER_TOKEN).min(input);
+    let write = if needs_marks(api) && seen.marked {
         input - read
     } else {
         0

@@ -13,6 +13,8 @@ use tool_runtime::agent::{
 use tool_runtime::provider::{Api, CallArguments, Message, Request, ToolCall, Turn};
 use tool_runtime::{Context, ToolSet};
 
+use crate::checked;
+
 /// A turn of four tool calls, written for each API from its reference: Chat Completions
 /// (platform.openai.com/docs/api-reference/chat/object), Responses
 /// (platform.openai.com/docs/api-reference/responses/object), Anthropic Messages
@@ -242,11 +244,7 @@ fn a_held_call_is_resumed_from_stored_state_and_runs_once() {
             ],
         );
         let answer = text_response(api, "Sudah.");
-        let mut replies = vec![answer, turn];
-        let mut send = |_: &Conversation| {
-            let r = replies.pop().expect("no more than two requests");
-            async move { Ok::<_, String>(r) }
-        };
+        let mut send = checked::replying(api, &tools, [turn, answer]);
         let mut conversation = Conversation::new(api);
         conversation.push_user("Ajukan cuti satu hari, dan berapa sisa cuti saya?");
         let Finished::Paused(paused) =
@@ -288,10 +286,7 @@ fn a_held_call_is_resumed_from_stored_state_and_runs_once() {
         );
         // The same stored state resumed again: the store gave the call out already, and the
         // model is told the truth: it was not run.
-        let send_again = |_: &Conversation| {
-            let r = text_response(api, ".");
-            async move { Ok::<_, String>(r) }
-        };
+        let send_again = checked::always(api, &tools, text_response(api, "."));
         let Finished::Answered { conversation, .. } =
             pollster::block_on(agent.resume(&cx, paused, |_| Decision::Approve, send_again))
                 .unwrap()
@@ -332,10 +327,7 @@ fn the_readmes_pause_to_disk_and_resume_runs_the_approved_call_once() {
                 json!({"mulai": "2027-05-03", "hari": 2}),
             )],
         );
-        let send = |_: &Conversation| {
-            let r = call.clone();
-            async move { Ok::<_, String>(r) }
-        };
+        let send = checked::replying(api, &tools, [call]);
         let mut conversation = Conversation::new(api);
         conversation.push_user("Ajukan cuti dua hari mulai 3 Mei.");
         let finished = pollster::block_on(Agent::new(&tools).run(&cx, conversation, send));
@@ -350,10 +342,7 @@ fn the_readmes_pause_to_disk_and_resume_runs_the_approved_call_once() {
     let _ = std::fs::remove_file(&path);
     // Another set, with its own store: the call is not held there, and nothing runs.
     let elsewhere = examples::hr::tool_set();
-    let send = |_: &Conversation| {
-        let r = text_response(api, ".");
-        async move { Ok::<_, String>(r) }
-    };
+    let send = checked::replying(api, &elsewhere, [text_response(api, ".")]);
     let finished = pollster::block_on(Agent::new(&elsewhere).resume(
         &cx,
         paused.clone(),
@@ -367,10 +356,7 @@ fn the_readmes_pause_to_disk_and_resume_runs_the_approved_call_once() {
     assert_eq!(db.karyawan("K-001").unwrap().unwrap().sisa_cuti, before);
     let tools = examples::hr::tool_set().with_approvals(store);
     let done = text_response(api, "Sudah diajukan.");
-    let send = |_: &Conversation| {
-        let r = done.clone();
-        async move { Ok::<_, String>(r) }
-    };
+    let send = checked::replying(api, &tools, [done]);
     let finished = pollster::block_on(Agent::new(&tools).resume(
         &cx,
         paused.clone(),
@@ -390,10 +376,7 @@ fn the_readmes_pause_to_disk_and_resume_runs_the_approved_call_once() {
         [("b1".to_owned(), false)]
     );
     // Rejected after the fact, or approved again: nothing more runs.
-    let send = |_: &Conversation| {
-        let r = text_response(api, ".");
-        async move { Ok::<_, String>(r) }
-    };
+    let send = checked::replying(api, &tools, [text_response(api, ".")]);
     let again =
         pollster::block_on(Agent::new(&tools).resume(&cx, paused, |_| Decision::Approve, send));
     assert!(matches!(again, Ok(Finished::Answered { .. })));
@@ -529,14 +512,11 @@ fn a_reasoning_models_turn_goes_back_unchanged() {
         let call = examples::ekstraksi::recorded(api.id(), "agent-reasoning-call");
         let answer = examples::ekstraksi::recorded(api.id(), "agent-reasoning-answer");
         let sent = std::cell::RefCell::new(Vec::new());
+        // (The check also requires the turn back exactly as it came.)
+        let mut replies = checked::replying(api, &tools, [call.clone(), answer]);
         let send = |c: &Conversation| {
             sent.borrow_mut().push(c.messages.clone());
-            let reply = if sent.borrow().len() == 1 {
-                call.clone()
-            } else {
-                answer.clone()
-            };
-            async move { Ok::<_, String>(reply) }
+            replies(c)
         };
         let mut conversation = Conversation::new(api);
         conversation.push_user("Berapa sisa cuti saya?");

@@ -11,6 +11,7 @@ mod append_only;
 mod big_catalog;
 mod bounded;
 mod catalog;
+mod checked;
 mod choice;
 mod defaults;
 mod deferred;

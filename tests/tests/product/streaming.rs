@@ -1225,11 +1225,8 @@ fn an_approved_blocking_call_runs_where_the_host_offloads_it() {
     let agent = Agent::new(&set).max_turns(1).offload(on_a_named_thread);
     let cx = Context::new();
     let response = anthropic_sum_call("jumlah_disetujui");
-    let send = |_: &Conversation| {
-        let response = response.clone();
-        async move { Ok::<_, Boxed>(response) }
-    };
-    let first = pollster::block_on(agent.run(&cx, Conversation::new(Api::ANTHROPIC), send));
+    let mut send = crate::checked::always(Api::ANTHROPIC, &set, response);
+    let first = pollster::block_on(agent.run(&cx, Conversation::new(Api::ANTHROPIC), &mut send));
     let Ok(Finished::Paused(paused)) = first else {
         panic!("{first:?}")
     };

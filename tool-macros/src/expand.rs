@@ -303,6 +303,7 @@ fn spec_static(rt: &TokenStream, model: &Tool, names: &Names) -> TokenStream {
     );
     let checks = model.args.iter().any(|a| a.attr.validate.is_some());
     let asks = model.takes_answers();
+    let commits = model.takes_commit();
     let ask_first = match &a.ask_first {
         Some(p) => {
             quote_spanned!(p.span()=> ::core::option::Option::Some(#p as fn() -> ::std::vec::Vec<#rt::__private::Question>))
@@ -334,6 +335,7 @@ fn spec_static(rt: &TokenStream, model: &Tool, names: &Names) -> TokenStream {
             needs_approval: #needs_approval,
             task: #rt::__private::TaskSupport::#task,
             asks: #asks,
+            commits: #commits,
             ask_first: #ask_first,
             checks: #checks,
             allow_lints: &[#(#allow_lints),*],

@@ -101,23 +101,32 @@ impl McpServer {
             }
         }
         // A caller that can follow a task gets one for a tool that may run as one (made at once:
-        // its run takes a turn of the caller's calls when it starts); a tool that runs only as a
-        // task refuses a caller who cannot.
+        // its run takes a turn of the caller's calls when it starts); a call that can run only as
+        // a task refuses a caller who cannot, with the capability it lacks. Only a 2026-07-28
+        // request can: the extension "MUST NOT" enable tasks in a 2025-11-25 session.
         // (Read only for such a tool: the capabilities are parsed from the request's `_meta`.)
         let support = tool.task_support();
-        let follows_tasks = support != TaskSupport::Forbidden
+        let approver = self.approver_of(tool.name());
+        let follows_tasks = (support != TaskSupport::Forbidden || approver.is_some())
+            && stateless
             && context
                 .client_capabilities()
                 .is_some_and(|c| c.supports_tasks());
+        // A call someone else approves can wait for them only as a task.
+        if let (Some(grant), false) = (approver, follows_tasks) {
+            let mut refused = crate::task::tasks_required();
+            refused.message = tools
+                .wording()
+                .approval_by_other_unavailable_message(grant)
+                .into();
+            return Err(refused);
+        }
         if support == TaskSupport::Required && !follows_tasks {
             return Err(crate::task::tasks_required());
         }
-        // A call someone else approves can wait for them only as a task, whose owner the
-        // server knows (to run the call as them once approved).
-        if let Some(grant) = self.approver_of(tool.name())
-            && !(follows_tasks
-                && request.request_state.is_none()
-                && crate::desk::owner_of(&caller).is_some())
+        // It runs as its owner once approved: the server must know who that is.
+        if let Some(grant) = approver
+            && (request.request_state.is_some() || crate::desk::owner_of(&caller).is_none())
         {
             return Ok(
                 error_result(tools.wording().approval_by_other_unavailable_message(grant)).into(),
@@ -640,7 +649,10 @@ pub(crate) async fn run(
     turn: Turn,
     pace: &Pace,
 ) -> Result<CallOutput, ToolError> {
-    let timed = if tool.blocks() {
+    // A tool that commits waits for its commit point's answer by blocking: never on a worker.
+    let timed = if tool.blocks() && tool.commits() {
+        None
+    } else if tool.blocks() {
         let mut lane = pace.lane(tool.name());
         if let Lane::Taken(_) = lane {
             // The calls on the workers take microseconds: after a yield, one has likely ended.

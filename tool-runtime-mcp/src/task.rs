@@ -22,8 +22,11 @@ use rmcp::model::{
 use serde_json::{Value, json};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
-use tool_runtime::task::{Answered, Claim, Held, TaskError, TaskRecord, TaskStatus};
-use tool_runtime::{Answers, Context, Progress, StoreError, ToolError, ToolRef, ToolSet};
+use tool_runtime::task::{Answered, Cancel, Claim, Held, TaskError, TaskRecord, TaskStatus};
+use tool_runtime::{
+    Answers, Cancelled, Commit, CommitHook, Context, Progress, StoreError, ToolError, ToolRef,
+    ToolSet,
+};
 
 use crate::approval::{APPROVAL, approves, question};
 use crate::arguments::CallArguments;
@@ -84,6 +87,51 @@ pub(crate) fn tasks_required() -> ErrorData {
     ErrorData::missing_required_client_capability(
         ClientCapabilities::builder().enable_tasks().build(),
     )
+}
+
+/// The extension's key in a client's capabilities.
+const EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
+/// A `subscriptions/listen` request asking for task notifications (`taskIds`) from a client
+/// that did not declare the extension: the error the extension requires ("the server **MUST**
+/// return a JSON-RPC error specifying the missing capabilities"), which rmcp cannot give (its
+/// filter has no `taskIds`, and it acknowledges what it reads). `None` for any other message;
+/// read only when the message names the method.
+pub(crate) fn listen_without_extension(message: &[u8]) -> Option<ErrorData> {
+    #[derive(serde::Deserialize)]
+    struct Listen {
+        method: String,
+        #[serde(default)]
+        params: Option<ListenParams>,
+    }
+    #[derive(serde::Deserialize)]
+    struct ListenParams {
+        #[serde(default)]
+        notifications: Option<Filter>,
+        #[serde(default, rename = "_meta")]
+        meta: Option<Value>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Filter {
+        #[serde(default, rename = "taskIds")]
+        task_ids: Option<serde::de::IgnoredAny>,
+    }
+    const METHOD: &[u8] = b"subscriptions/listen";
+    if !message.windows(METHOD.len()).any(|w| w == METHOD) {
+        return None;
+    }
+    let listen: Listen = serde_json::from_slice(message).ok()?;
+    let params = listen.params?;
+    let asks = params.notifications.is_some_and(|f| f.task_ids.is_some());
+    // (A 2025-11-25 session has no such method: rmcp answers it as unknown.)
+    let meta = params.meta.unwrap_or_default();
+    let modern = meta
+        .get("io.modelcontextprotocol/protocolVersion")
+        .is_some();
+    let declared = meta["io.modelcontextprotocol/clientCapabilities"]["extensions"]
+        .get(EXTENSION)
+        .is_some();
+    (listen.method == "subscriptions/listen" && modern && asks && !declared).then(tasks_required)
 }
 
 fn unknown_task(id: &str) -> ErrorData {
@@ -249,8 +297,19 @@ impl McpServer {
             Job::Call(arguments) if tool.asks() => Some(arguments.to_value()),
             _ => None,
         };
+        // A tool that commits decides its commit against a cancel in the store, on any replica.
+        if tool.commits() {
+            cx.insert(Commit::new(TaskCommit {
+                tasks: self.tasks.clone(),
+                id: id.to_owned(),
+            }));
+        }
         let cx = Arc::new(cx);
         let limit = tool.timeout().unwrap_or_else(|| self.tasks.ttl());
+        // A call held for approval runs nothing yet; any other starts its tool, committed from
+        // the start unless the tool commits later (or is read-only, and never does).
+        let holds = matches!(job, Job::Call(_)) && tool.needs_approval();
+        let committed_at_start = !tool.commits() && tool.annotations().read_only != Some(true);
         let work = async {
             // A task waits its turn among the caller's calls (however long it takes: it is
             // bounded by its time limit, and one caller's tasks by `Tasks::with_per_owner`).
@@ -259,7 +318,15 @@ impl McpServer {
                     break turn;
                 }
             };
-            match job {
+            if !holds {
+                match self.tasks.begin(id, committed_at_start).await {
+                    Ok(true) => {}
+                    // Cancelled before its tool started: it never runs.
+                    Ok(false) => return Err(NotStarted::Cancelled),
+                    Err(e) => return Err(NotStarted::Store(e)),
+                }
+            }
+            Ok(match job {
                 Job::Call(arguments) => {
                     run(
                         tools.clone(),
@@ -287,7 +354,7 @@ impl McpServer {
                     drop(turn);
                     out
                 }
-            }
+            })
         };
         let tasks = self.tasks.clone();
         let heartbeat = async {
@@ -316,6 +383,16 @@ impl McpServer {
             }
             () = heartbeat => {
                 progress.cancel();
+                return;
+            }
+        };
+        let outcome = match outcome {
+            Err(elapsed) => Err(elapsed),
+            Ok(Ok(out)) => Ok(out),
+            Ok(Err(NotStarted::Cancelled)) => return,
+            Ok(Err(NotStarted::Store(e))) => {
+                let reason = format!("the task could not start: its store failed ({e})");
+                self.fail(id, &reason).await;
                 return;
             }
         };
@@ -519,23 +596,72 @@ impl McpServer {
         Ok(())
     }
 
-    /// `tasks/cancel`: the caller's task, if not finished, becomes `cancelled`; a call held for
-    /// its approval is dropped; its run stops (here at once, elsewhere at the next renewal).
+    /// `tasks/cancel`, acknowledged once the store has decided (one change, on any replica):
+    /// a task waiting for input, or whose tool has not committed, becomes `cancelled` (a call
+    /// held for approval is dropped; a run here stops at once, elsewhere at its next renewal or
+    /// at its commit point); a task whose tool committed goes on and ends with what the tool
+    /// did, as the extension allows ("MAY ultimately reach a terminal status other than
+    /// `cancelled` if the work finished before cancellation could take effect").
     pub(crate) async fn cancel_task(
         &self,
         params: CancelTaskParams,
         request: Incoming,
     ) -> Result<(), ErrorData> {
         let (caller, _) = self.context_for(&request).await?;
-        let (held, _) = match self.tasks.cancel(&params.task_id, &caller.key()).await {
-            Ok(Some(cancelled)) => cancelled,
-            Ok(None) => return Err(unknown_task(&params.task_id)),
-            Err(e) => return Err(store_failed(&e)),
-        };
-        if let Some(ticket) = held {
-            let _ = self.current().reject(&ticket).await;
+        match self.tasks.cancel(&params.task_id, &caller.key()).await {
+            Ok(Some(Cancel::Stopped { held, was_running })) => {
+                if let Some(ticket) = held {
+                    let _ = self.current().reject(&ticket).await;
+                }
+                if was_running {
+                    self.running.stop(&params.task_id);
+                }
+                Ok(())
+            }
+            Ok(Some(_)) => Ok(()),
+            Ok(None) => Err(unknown_task(&params.task_id)),
+            Err(e) => Err(store_failed(&e)),
         }
-        self.running.stop(&params.task_id);
-        Ok(())
+    }
+}
+
+/// Why a task's tool did not start.
+enum NotStarted {
+    /// The task was cancelled while it waited for its turn.
+    Cancelled,
+    /// The store could not say.
+    Store(StoreError),
+}
+
+/// A task's commit point: the store decides, once, whether the tool's commit or its owner's
+/// cancel came first.
+struct TaskCommit {
+    tasks: tool_runtime::Tasks,
+    id: String,
+}
+
+impl CommitHook for TaskCommit {
+    fn commit(&self) -> tool_runtime::BoxFuture<'_, Result<(), Cancelled>> {
+        Box::pin(async move {
+            match self.tasks.commit(&self.id).await {
+                Ok(true) => Ok(()),
+                Ok(false) => Err(Cancelled),
+                // Unknown: the change is not made (the tool's error says it was not).
+                Err(e) => {
+                    tracing::warn!(task = %self.id, error = %e, "a task's commit could not be decided");
+                    Err(Cancelled)
+                }
+            }
+        })
+    }
+
+    /// A sync tool's commit, on the blocking thread it runs on (a committing tool never runs
+    /// on an async worker): the store's future runs on the server's runtime.
+    fn commit_blocking(&self) -> Result<(), Cancelled> {
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => runtime.block_on(self.commit()),
+            // (A task runs on the server's runtime: its threads always have one.)
+            Err(_) => Err(Cancelled),
+        }
     }
 }

@@ -47,7 +47,8 @@ impl Drop for Dropped {
 }
 
 #[tool(
-    description = "Export the payroll of a month; takes a while.",
+    description = "Export the payroll of a month; takes a while. Changes nothing.",
+    read_only,
     task = "optional"
 )]
 async fn ekspor_gaji(
@@ -59,6 +60,21 @@ async fn ekspor_gaji(
     tokio::time::sleep(Duration::from_millis(ms)).await;
     guard.0 = true;
     format!("exported in {ms} ms")
+}
+
+/// Payslips sent, by how long sending was to take (each test its own duration).
+static SLIPS_SENT: std::sync::Mutex<Vec<u64>> = std::sync::Mutex::new(Vec::new());
+
+#[tool(
+    description = "Send this month's payslips to every employee; takes a while, and changes what they received.",
+    task = "optional"
+)]
+async fn kirim_slip(
+    #[arg(description = "How long sending takes, in milliseconds", range = 0..=60_000)] ms: u64,
+) -> String {
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+    SLIPS_SENT.lock().unwrap().push(ms);
+    format!("sent in {ms} ms")
 }
 
 #[tool(
@@ -235,6 +251,7 @@ async fn replica(
     let set = ToolSet::new([
         sapa::tool(),
         ekspor_gaji::tool(),
+        kirim_slip::tool(),
         bangun_laporan::tool(),
         ajukan_cuti::tool(),
         tutup_buku::tool(),
@@ -585,11 +602,17 @@ async fn a_call_another_person_approves_waits_for_them_and_runs_once_as_its_owne
             .map(|(_, who)| *who)
             .collect::<Vec<_>>()
     };
-    // Sari's client cannot follow a task: she is told, and nothing runs.
+    // Sari's client cannot follow a task, which is the only way this call can wait: the
+    // capability it lacks (-32021, the extension's rule), saying why; nothing runs.
     let refused = call(a, SARI, "cuti_atasan", json!({"hari": 5}), false).await;
-    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    assert_eq!(refused["error"]["code"], -32021, "{refused}");
+    assert_eq!(
+        refused["error"]["data"]["requiredCapabilities"]["extensions"],
+        json!({"io.modelcontextprotocol/tasks": {}}),
+        "{refused}"
+    );
     assert!(
-        refused["result"]["content"][0]["text"]
+        refused["error"]["message"]
             .as_str()
             .unwrap()
             .contains("approval by someone else (who holds `cuti.setujui`)"),
@@ -702,7 +725,7 @@ async fn a_call_another_person_approves_waits_for_them_and_runs_once_as_its_owne
     // Budi holds the grant, and still does not approve his own booking: not himself (its
     // task refuses him), not through his desk (it neither shows nor decides it).
     let own = call(a, BUDI, "cuti_atasan", json!({"hari": 7}), false).await;
-    assert_eq!(own["result"]["isError"], true, "{own}");
+    assert_eq!(own["error"]["code"], -32021, "{own}");
     let id = task_id(&call(a, BUDI, "cuti_atasan", json!({"hari": 7}), true).await);
     until(b, BUDI, &id, "input_required").await;
     let approve = json!({"taskId": id, "inputResponses": {"approval": {"action": "accept", "content": {"approve": true}}}});
@@ -977,6 +1000,40 @@ async fn a_cancel_on_another_replica_stops_the_running_tool() {
     assert_eq!(again["result"], json!({"resultType": "complete"}));
 }
 
+/// A tool that changes something and has no commit point of its own is committed once it
+/// starts: a cancel then loses, on either replica, and the task ends with what the tool did
+/// (the extension: a cancelled task "MAY ultimately reach a terminal status other than
+/// `cancelled` if the work finished before cancellation could take effect").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_after_a_tool_started_its_change_lets_it_finish_and_says_so() {
+    let (a, b) = two_replicas().await;
+    let id = task_id(&call(a, SARI, "kirim_slip", json!({"ms": 700}), true).await);
+    for replica in [b, a] {
+        let asked = std::time::Instant::now();
+        let ack = rpc(replica, SARI, "tasks/cancel", json!({"taskId": id}), true).await;
+        assert_eq!(ack["result"], json!({"resultType": "complete"}), "{ack}");
+        assert!(
+            asked.elapsed() < Duration::from_millis(300),
+            "acknowledged at once"
+        );
+        let task = get(replica, SARI, &id).await["result"].clone();
+        assert_eq!(task["status"], "working", "{task}");
+        assert!(
+            task["statusMessage"]
+                .as_str()
+                .unwrap_or("")
+                .contains("runs to its end"),
+            "{task}"
+        );
+    }
+    let done = until(b, SARI, &id, "completed").await;
+    assert_eq!(
+        done["result"]["structuredContent"]["result"], "sent in 700 ms",
+        "{done}"
+    );
+    assert!(SLIPS_SENT.lock().unwrap().contains(&700), "it sent them");
+}
+
 /// A replica whose process stops mid-run (here: its runtime dropped, every task of it gone at
 /// once) leaves its task `working` only until its lease ends; then the other replica answers it
 /// failed, with the reason, and it never runs again.
@@ -1179,4 +1236,105 @@ async fn futures_join(handles: impl Iterator<Item = tokio::task::JoinHandle<Valu
         out.push(h.await.unwrap());
     }
     out
+}
+
+/// The extension's rules, each seen from a raw client: a 2025-11-25 session that declares the
+/// extension at `initialize` gets no task (the extension "MUST NOT" enable tasks under
+/// 2025-11-25): a tool that may run as one answers in its request, and one that runs only as a
+/// task is refused with the capability it lacks.
+#[tokio::test]
+async fn a_2025_session_declaring_the_extension_gets_no_task() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let (mut client_in, server_in) = tokio::io::duplex(1 << 16);
+    let (server_out, client_out) = tokio::io::duplex(1 << 16);
+    let set = ToolSet::new([ekspor_gaji::tool(), bangun_laporan::tool()]).unwrap();
+    tokio::spawn(McpServer::new(set).serve_lines(server_in, server_out));
+    for line in [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}},"clientInfo":{"name":"t","version":"1"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ekspor_gaji","arguments":{"ms":5}}}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"bangun_laporan","arguments":{}}}"#,
+    ] {
+        client_in
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .unwrap();
+    }
+    let mut lines = tokio::io::BufReader::new(client_out).lines();
+    let (mut answered, mut refused) = (None, None);
+    while answered.is_none() || refused.is_none() {
+        let line = lines.next_line().await.unwrap().expect("a line");
+        let message: Value = serde_json::from_str(&line).unwrap();
+        match message["id"].as_i64() {
+            Some(2) => answered = Some(message),
+            Some(3) => refused = Some(message),
+            _ => {}
+        }
+    }
+    let answered = answered.unwrap();
+    assert_eq!(
+        answered["result"]["structuredContent"]["result"], "exported in 5 ms",
+        "answered in its request, not as a task: {answered}"
+    );
+    assert!(answered["result"].get("taskId").is_none(), "{answered}");
+    let refused = refused.unwrap();
+    assert_eq!(refused["error"]["code"], -32021, "{refused}");
+}
+
+/// `subscriptions/listen` asking for task notifications (`taskIds`) from a client that did not
+/// declare the extension is refused with -32021 and the capability it lacks (HTTP 400); the
+/// same request from a client that declared it is acknowledged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn task_notifications_asked_without_the_extension_are_refused() {
+    let (a, _) = two_replicas().await;
+    let listen = |tasks: bool| {
+        let capabilities = if tasks {
+            json!({"extensions": {"io.modelcontextprotocol/tasks": {}}})
+        } else {
+            json!({})
+        };
+        let body = json!({"jsonrpc": "2.0", "id": 9, "method": "subscriptions/listen", "params": {
+            "notifications": {"taskIds": ["0123456789abcdef0123456789abcdef"], "toolsListChanged": true},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": capabilities,
+            }}})
+        .to_string();
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2026-07-28\r\nMcp-Method: subscriptions/listen\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            a.port(),
+            body.len()
+        )
+    };
+    // Until the answer holds `until` (a listen stream stays open), at most 5 s.
+    let exchange = |request: String, until: &'static str| async move {
+        let mut stream = tokio::net::TcpStream::connect(a).await.unwrap();
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut answer = Vec::new();
+        let mut buf = [0u8; 4096];
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        while !String::from_utf8_lossy(&answer).contains(until) {
+            match tokio::time::timeout_at(deadline, stream.read(&mut buf)).await {
+                Ok(Ok(n)) if n > 0 => answer.extend_from_slice(&buf[..n]),
+                _ => break,
+            }
+        }
+        String::from_utf8(answer).unwrap()
+    };
+    let refused = exchange(listen(false), "}}}").await;
+    assert!(refused.starts_with("HTTP/1.1 400"), "{refused}");
+    let body: Value = serde_json::from_str(refused.split_once("\r\n\r\n").unwrap().1).unwrap();
+    assert_eq!(body["id"], 9, "{body}");
+    assert_eq!(body["error"]["code"], -32021, "{body}");
+    assert_eq!(
+        body["error"]["data"]["requiredCapabilities"]["extensions"],
+        json!({"io.modelcontextprotocol/tasks": {}}),
+        "{body}"
+    );
+    let acknowledged = exchange(listen(true), "acknowledged").await;
+    assert!(acknowledged.starts_with("HTTP/1.1 200"), "{acknowledged}");
+    assert!(
+        acknowledged.contains("notifications/subscriptions/acknowledged"),
+        "{acknowledged}"
+    );
 }

@@ -88,6 +88,7 @@ pub fn state<T: 'static>(cx: &Context) -> Result<&T, ToolError> {
     cx.get::<T>()
         .or_else(|| (&crate::progress::NONE as &dyn Any).downcast_ref())
         .or_else(|| (&crate::ask::NONE as &dyn Any).downcast_ref())
+        .or_else(|| (&crate::commit::NONE as &dyn Any).downcast_ref())
         .ok_or(ToolError::MissingContext {
             type_name: std::any::type_name::<T>(),
         })

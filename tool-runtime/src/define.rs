@@ -62,6 +62,7 @@ pub struct ToolDef {
     needs_approval: bool,
     task: TaskSupport,
     asks: bool,
+    commits: bool,
     annotations: Annotations,
     timeout: Option<Duration>,
     max_result_chars: Option<u32>,
@@ -87,6 +88,7 @@ impl Tool {
             needs_approval: false,
             task: TaskSupport::Forbidden,
             asks: false,
+            commits: false,
             annotations: Annotations::default(),
             timeout: None,
             max_result_chars: None,
@@ -133,6 +135,14 @@ impl ToolDef {
     /// a server keeps such a call's arguments to run it again with the answers.
     pub fn asks(mut self, yes: bool) -> Self {
         self.asks = yes;
+        self
+    }
+
+    /// Whether the handler passes a commit point ([`Commit`](crate::Commit), read from its
+    /// context) before it changes anything: a cancel stops it until then. By default a tool
+    /// that is not read-only is committed from its start.
+    pub fn commits(mut self, yes: bool) -> Self {
+        self.commits = yes;
         self
     }
 
@@ -229,6 +239,7 @@ impl ToolDef {
             needs_approval: self.needs_approval,
             task: self.task,
             asks: self.asks,
+            commits: self.commits,
             annotations: self.annotations,
             timeout: self.timeout,
             max_result_chars: self.max_result_chars,

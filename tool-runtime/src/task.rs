@@ -52,7 +52,8 @@ pub enum TaskStatus {
     Completed,
     /// Could not finish; [`TaskRecord::outcome`] is the error, [`TaskRecord::message`] why.
     Failed,
-    /// Cancelled by its owner before it finished.
+    /// Cancelled by its owner before its tool changed anything: the tool never ran, or stopped
+    /// at its commit point ([`Commit`](crate::Commit)), or is read-only.
     Cancelled,
 }
 
@@ -134,6 +135,10 @@ pub struct TaskRecord {
     /// (elicitation results by key; see [`Answers`](crate::Answers)).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answers: Option<Value>,
+    /// While `working`: its tool has passed its commit point (or, committing from its start,
+    /// has started): a cancel no longer stops it, and the task ends with what the tool did.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub committed: bool,
     /// Bumped by every change: a store replaces a record only over the version it was read at.
     pub version: u64,
 }
@@ -421,6 +426,28 @@ pub enum Answered {
 pub const RUNNER_LOST: &str =
     "the replica running this task stopped before it finished; it was not run again";
 
+/// The message of a task whose cancel came after its tool committed.
+pub const CANCEL_TOO_LATE: &str = "cancel asked after the tool had started its change: it runs to its end, and the task says what it did";
+
+/// What [`Tasks::cancel`] did.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Cancel {
+    /// The task is `cancelled`: nothing of its tool's change was made. `held` is the ticket of
+    /// the call it held for approval (drop it); `was_running` says whether its tool may still be
+    /// running somewhere (stop it: it will not commit).
+    Stopped {
+        /// The ticket of the call held for approval.
+        held: Option<String>,
+        /// Its tool had started (on `runner`).
+        was_running: bool,
+    },
+    /// Its tool had committed: the task goes on, and ends with what the tool did.
+    TooLate(TaskRecord),
+    /// It had already finished, as this record says.
+    Finished(TaskRecord),
+}
+
 /// How many times a change is tried again when another replica changed the task in between.
 const ATTEMPTS: usize = 16;
 
@@ -551,6 +578,7 @@ impl Tasks {
             caller,
             arguments: None,
             answers: None,
+            committed: false,
             version: 0,
         };
         if self.store.create(&task, self.per_owner).await? {
@@ -680,6 +708,7 @@ impl Tasks {
                 self.runs_here(t).then(|| {
                     let mut next = t.clone();
                     next.status = TaskStatus::InputRequired;
+                    next.committed = false;
                     next.input = Some(input.clone());
                     next.ticket.clone_from(&ticket);
                     next.arguments.clone_from(&arguments);
@@ -807,26 +836,71 @@ impl Tasks {
         Ok(changed.is_some_and(|(_, changed)| changed))
     }
 
-    /// Cancels `owner`'s task `id`: one not finished becomes `cancelled` (its runner stops it at
-    /// its next renewal, or at once on this replica); a finished one stays as it is. The task
-    /// as it was before (its held ticket, to drop) and after; `None` if unknown.
-    pub async fn cancel(
-        &self,
-        id: &str,
-        owner: &str,
-    ) -> Result<Option<(Option<String>, TaskRecord)>, StoreError> {
+    /// Cancels `owner`'s task `id`, as far as that is still true: a task waiting for input, or
+    /// one whose tool has not committed ([`Commit`](crate::Commit)), becomes `cancelled` at once
+    /// (its runner, told or finding out at its next renewal, stops it; a tool at its commit
+    /// point is refused there); one whose tool committed goes on and ends with what the tool
+    /// did ([`Cancel::TooLate`], its message saying so); a finished one stays as it is. One
+    /// change in the store, whichever replica asks: quick, and decided once against the
+    /// tool's commit. `None` if unknown.
+    pub async fn cancel(&self, id: &str, owner: &str) -> Result<Option<Cancel>, StoreError> {
         let mut held = None;
+        let mut was_running = false;
         let changed = self
             .change(id, Some(owner), |t, now| {
                 held.clone_from(&t.ticket);
-                (!t.status.is_terminal()).then(|| {
-                    let mut next = finished(t, TaskStatus::Cancelled, None, now);
-                    next.message = Some("cancelled by its owner".to_owned());
-                    next
-                })
+                was_running = t.status == TaskStatus::Working;
+                if t.status.is_terminal() {
+                    return None;
+                }
+                if t.committed {
+                    let note = Some(CANCEL_TOO_LATE.to_owned());
+                    return (t.message != note).then(|| {
+                        let mut next = t.clone();
+                        next.message = note;
+                        next.updated_ms = now;
+                        next
+                    });
+                }
+                let mut next = finished(t, TaskStatus::Cancelled, None, now);
+                next.message = Some("cancelled by its owner".to_owned());
+                Some(next)
             })
             .await?;
-        Ok(changed.map(|(task, _)| (held, task)))
+        Ok(changed.map(|(task, changed)| match task.status {
+            TaskStatus::Cancelled if changed => Cancel::Stopped { held, was_running },
+            s if s.is_terminal() => Cancel::Finished(task),
+            _ => Cancel::TooLate(task),
+        }))
+    }
+
+    /// This replica starts the tool of a task it runs: `committed` when the tool commits from
+    /// its start (neither read-only nor taking a [`Commit`](crate::Commit)). `false` when the
+    /// task was cancelled meanwhile: do not start it.
+    pub async fn begin(&self, id: &str, committed: bool) -> Result<bool, StoreError> {
+        self.mark_committed(id, committed).await
+    }
+
+    /// The tool of a task running here passes its commit point: `true` when its change may
+    /// go ahead (no cancel came first; a cancel from now on loses), `false` when the task was
+    /// cancelled first (the tool must not make its change).
+    pub async fn commit(&self, id: &str) -> Result<bool, StoreError> {
+        self.mark_committed(id, true).await
+    }
+
+    async fn mark_committed(&self, id: &str, committed: bool) -> Result<bool, StoreError> {
+        let changed = self
+            .change(id, None, |t, now| {
+                if !self.runs_here(t) || t.committed == committed {
+                    return None;
+                }
+                let mut next = t.clone();
+                next.committed = committed;
+                next.updated_ms = now;
+                Some(next)
+            })
+            .await?;
+        Ok(changed.is_some_and(|(t, _)| self.runs_here(&t) && t.committed == committed))
     }
 
     /// At most `limit` tasks of `tools` waiting for an approval, any owner's, those waiting
@@ -872,6 +946,7 @@ fn finished(task: &TaskRecord, status: TaskStatus, outcome: Option<Value>, now: 
     next.answers = None;
     next.runner = None;
     next.lease_ms = None;
+    next.committed = false;
     next.updated_ms = now;
     next
 }

@@ -957,7 +957,7 @@ where
     F: Fn() -> std::sync::Arc<dyn crate::task::TaskStore>,
 {
     use crate::approval::new_ticket;
-    use crate::task::{Claim, TaskError, TaskStatus, Tasks, unix_now_ms};
+    use crate::task::{Cancel, Claim, TaskError, TaskStatus, Tasks, unix_now_ms};
     use std::time::Duration;
     let fresh = || format!("sub:{}", new_ticket().expect("a ticket"));
     let replica = || Tasks::shared(open()).with_lease(Duration::from_secs(30));
@@ -1145,15 +1145,14 @@ where
         (TaskStatus::Completed, Some(serde_json::json!({"ok": true}))),
         "the outcome is kept"
     );
-    let (_, after) = b
+    let finished = b
         .cancel(&task.id, &sari)
         .await
         .expect("cancelled")
         .expect("known");
-    assert_eq!(
-        after.status,
-        TaskStatus::Completed,
-        "a finished task cannot be cancelled"
+    assert!(
+        matches!(&finished, Cancel::Finished(t) if t.status == TaskStatus::Completed),
+        "a finished task cannot be cancelled: {finished:?}"
     );
 
     // Cancelled while running: the runner's renewal fails and its late outcome is dropped.
@@ -1165,15 +1164,25 @@ where
             .is_none(),
         "another owner cannot cancel it"
     );
-    let (_, after) = b
+    let stopped = b
         .cancel(&task.id, &sari)
         .await
         .expect("cancelled")
         .expect("known");
-    assert_eq!(after.status, TaskStatus::Cancelled);
+    assert_eq!(
+        stopped,
+        Cancel::Stopped {
+            held: None,
+            was_running: true
+        }
+    );
     assert!(
         !a.renew(&task.id).await.expect("renewed"),
         "a cancelled task's runner is told to stop"
+    );
+    assert!(
+        !a.commit(&task.id).await.expect("decided"),
+        "its tool is refused at its commit point"
     );
     assert!(
         !a.finish(&task.id, TaskStatus::Completed, serde_json::json!({}), None)
@@ -1189,6 +1198,61 @@ where
             .status,
         TaskStatus::Cancelled
     );
+
+    // Its tool committed first: a cancel on another replica loses, and the task ends with
+    // what the tool did.
+    let task = a.start(&sari, None, "ekspor-gaji").await.expect("started");
+    assert!(a.begin(&task.id, false).await.expect("begun"));
+    assert!(
+        a.commit(&task.id).await.expect("decided"),
+        "no cancel came first"
+    );
+    let late = b
+        .cancel(&task.id, &sari)
+        .await
+        .expect("cancelled")
+        .expect("known");
+    let Cancel::TooLate(still) = &late else {
+        panic!("a committed task goes on: {late:?}")
+    };
+    assert_eq!(still.status, TaskStatus::Working);
+    assert_eq!(still.message.as_deref(), Some(crate::task::CANCEL_TOO_LATE));
+    assert!(a.renew(&task.id).await.expect("renewed"), "it still runs");
+    assert!(
+        a.finish(
+            &task.id,
+            TaskStatus::Completed,
+            serde_json::json!({"done": 1}),
+            None
+        )
+        .await
+        .expect("finished")
+    );
+    assert_eq!(
+        b.get(&task.id, &sari)
+            .await
+            .expect("read")
+            .expect("kept")
+            .status,
+        TaskStatus::Completed,
+        "it says what the tool did"
+    );
+    // A tool committed from its start: a cancel before it started wins (it never starts).
+    let task = a.start(&sari, None, "ekspor-gaji").await.expect("started");
+    assert!(matches!(
+        b.cancel(&task.id, &sari).await.expect("cancelled"),
+        Some(Cancel::Stopped { .. })
+    ));
+    assert!(
+        !a.begin(&task.id, true).await.expect("begun"),
+        "a cancelled task's tool never starts"
+    );
+    let task = a.start(&sari, None, "ekspor-gaji").await.expect("started");
+    assert!(a.begin(&task.id, true).await.expect("begun"));
+    assert!(matches!(
+        b.cancel(&task.id, &sari).await.expect("cancelled"),
+        Some(Cancel::TooLate(_))
+    ));
 
     // A runner that stops renewing: the next reader marks the task failed, once.
     let short = Tasks::shared(open()).with_lease(Duration::from_millis(300));

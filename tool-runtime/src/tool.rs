@@ -70,6 +70,8 @@ pub struct Spec {
     pub task: TaskSupport,
     /// The tool asks the person questions while it runs (it takes `#[ctx] &Answers`).
     pub asks: bool,
+    /// The tool passes a commit point before its change (it takes `#[ctx] &Commit`).
+    pub commits: bool,
     /// Questions the person answers before the tool runs (`#[tool(ask_first = ..)]`).
     pub ask_first: Option<fn() -> Vec<crate::ask::Question>>,
     /// Parameters have rules of their own (`#[arg(validate = ..)]`): a call is checked against
@@ -104,6 +106,7 @@ pub(crate) struct Defined {
     pub(crate) needs_approval: bool,
     pub(crate) task: TaskSupport,
     pub(crate) asks: bool,
+    pub(crate) commits: bool,
     pub(crate) annotations: Annotations,
     pub(crate) timeout: Option<std::time::Duration>,
     pub(crate) max_result_chars: Option<u32>,
@@ -256,6 +259,18 @@ impl Tool {
         match &self.source {
             Source::Declared(s) => s.asks || s.ask_first.is_some(),
             Source::Defined(d) => d.asks,
+        }
+    }
+
+    /// Whether a cancel stops the tool until it reaches its commit point
+    /// ([`Commit`](crate::Commit): it takes `#[ctx] &Commit`, or [`ToolDef::commits`](crate::ToolDef::commits)).
+    /// A host that cancels calls (an MCP task's `tasks/cancel`) stops such a tool only before
+    /// that point; a tool that neither commits nor is [read-only](Annotations::read_only) is
+    /// committed from its start, and a read-only one is never committed.
+    pub fn commits(&self) -> bool {
+        match &self.source {
+            Source::Declared(s) => s.commits,
+            Source::Defined(d) => d.commits,
         }
     }
 

@@ -8,9 +8,13 @@ use std::time::Duration;
 use chrono::NaiveDate;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
-/// The database, shared by every call (a connection behind a lock).
+/// The database, shared by every call: one connection for writes behind a lock, and one for
+/// reads (a file's), so a booking that holds its write transaction open does not hold up the
+/// reads of this process's other calls (a login, a balance).
 pub struct Db {
     conn: Mutex<Connection>,
+    /// Reads, for a database in a file (an in-memory one has only its one connection).
+    reader: Option<Mutex<Connection>>,
     /// How long a booking holds its transaction open before writing (the concurrency tests
     /// widen the window in which two bookings could interleave).
     booking_delay: Duration,
@@ -50,7 +54,11 @@ pub enum Penolakan {
 impl Db {
     /// Opens (and on first use creates and seeds) the database at `path`.
     pub fn open(path: &Path) -> rusqlite::Result<Db> {
-        Self::init(Connection::open(path)?)
+        let mut db = Self::init(Connection::open(path)?)?;
+        let reader = Connection::open(path)?;
+        reader.busy_timeout(Duration::from_secs(10))?;
+        db.reader = Some(Mutex::new(reader));
+        Ok(db)
     }
 
     /// A fresh seeded database in memory, for tests.
@@ -94,6 +102,7 @@ impl Db {
         conn.execute_batch("COMMIT")?;
         Ok(Db {
             conn: Mutex::new(conn),
+            reader: None,
             booking_delay: Duration::ZERO,
             history_delay: Duration::ZERO,
         })
@@ -116,8 +125,17 @@ impl Db {
         self.conn.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The connection for a read.
+    fn read(&self) -> std::sync::MutexGuard<'_, Connection> {
+        self.reader
+            .as_ref()
+            .unwrap_or(&self.conn)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
     pub fn karyawan(&self, nik: &str) -> rusqlite::Result<Option<Karyawan>> {
-        self.conn()
+        self.read()
             .query_row(
                 "SELECT nik, nama, sisa_cuti, cuti_terpakai FROM karyawan WHERE nik = ?1",
                 params![nik],
@@ -139,7 +157,7 @@ impl Db {
         if self.karyawan(nik)?.is_none() {
             return Ok(None);
         }
-        let conn = self.conn();
+        let conn = self.read();
         let mut q = conn.prepare(
             "SELECT id, jumlah, status, tanggal FROM reimburse WHERE nik = ?1 ORDER BY tanggal",
         )?;
@@ -160,7 +178,7 @@ impl Db {
         if self.karyawan(nik)?.is_none() {
             return Ok(None);
         }
-        let conn = self.conn();
+        let conn = self.read();
         let mut q = conn.prepare("SELECT tanggal FROM cuti WHERE nik = ?1 AND substr(tanggal, 1, 4) = ?2 ORDER BY tanggal")?;
         let rows = q.query_map(params![nik, tahun.to_string()], |r| r.get(0))?;
         rows.collect::<rusqlite::Result<Vec<String>>>().map(Some)
@@ -168,7 +186,7 @@ impl Db {
 
     /// The team a manager leads, with each member's leave balance.
     pub fn tim(&self, atasan: &str) -> rusqlite::Result<Vec<Karyawan>> {
-        let conn = self.conn();
+        let conn = self.read();
         let mut q = conn.prepare(
             "SELECT nik, nama, sisa_cuti, cuti_terpakai FROM karyawan WHERE atasan = ?1 ORDER BY nik",
         )?;
@@ -211,7 +229,7 @@ impl Db {
 
     /// Whether `nik` leads anyone.
     pub fn memimpin_tim(&self, nik: &str) -> rusqlite::Result<bool> {
-        self.conn().query_row(
+        self.read().query_row(
             "SELECT EXISTS (SELECT 1 FROM karyawan WHERE atasan = ?1)",
             params![nik],
             |r| r.get(0),
@@ -230,6 +248,19 @@ impl Db {
         mulai: NaiveDate,
         hari: u32,
     ) -> rusqlite::Result<Result<u32, Penolakan>> {
+        self.ajukan_cuti_lalu(nik, mulai, hari, || Ok(()))
+    }
+
+    /// [`ajukan_cuti`](Self::ajukan_cuti), asking `sebelum_commit` right before the booking is
+    /// committed (its commit point): when it answers `Err`, nothing is booked and the error is
+    /// returned.
+    pub fn ajukan_cuti_lalu<E: From<rusqlite::Error>>(
+        &self,
+        nik: &str,
+        mulai: NaiveDate,
+        hari: u32,
+        sebelum_commit: impl FnOnce() -> Result<(), E>,
+    ) -> Result<Result<u32, Penolakan>, E> {
         let mut conn = self.conn();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let sisa: Option<u32> = tx
@@ -270,6 +301,8 @@ impl Db {
             // Unreachable while this transaction holds the write lock; kept as the rule itself.
             return Ok(Err(Penolakan::KuotaKurang { sisa }));
         }
+        // Dropping the transaction rolls it back.
+        sebelum_commit()?;
         tx.commit()?;
         Ok(Ok(sisa - hari))
     }

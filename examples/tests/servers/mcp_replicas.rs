@@ -862,3 +862,161 @@ async fn fastmcps_tasks_client_drives_a_booking_across_both_replicas() {
         "two bookings approved, each once"
     );
 }
+
+/// What a cancel of a slow booking ended as, at each point of its life, on either replica:
+/// the status the task reports always matches the database. A booking held open by
+/// `HR_SLOW_BOOKING_MS` is cancelled before its approval, or at a spread of moments after it
+/// (while it runs, before its commit point; after it), on the replica running it and on the
+/// other; `cancelled` means nothing was booked, `completed` that the booking was made. Each
+/// acknowledgement is timed. `HR_CANCEL_TRIALS` trials on each replica (10 by default;
+/// `scripts/cancel-race.sh` runs 100).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_at_any_point_of_a_booking_reports_what_the_database_holds_on_either_replica() {
+    const BOOKING_MS: u64 = 300;
+    let trials: usize = std::env::var("HR_CANCEL_TRIALS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(10);
+    let d = deploy_with("cancels", 600, &[("HR_SLOW_BOOKING_MS", "300")]).await;
+    let sari = d.token("K-001");
+    rusqlite::Connection::open(&d.data)
+        .unwrap()
+        .execute(
+            "UPDATE karyawan SET sisa_cuti = 1000 WHERE nik = 'K-001'",
+            [],
+        )
+        .unwrap();
+    let year = i32::from(examples::hr::tahun_ini()) + 1;
+    let first = chrono::NaiveDate::from_ymd_opt(year, 1, 1).unwrap();
+    let booked = |day: chrono::NaiveDate| -> bool {
+        rusqlite::Connection::open(&d.data)
+            .unwrap()
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM cuti WHERE nik = 'K-001' AND tanggal = ?1)",
+                [day.to_string()],
+                |r| r.get(0),
+            )
+            .unwrap()
+    };
+    // Per replica cancelling (0: the one running the booking, 1: the other): acknowledgement
+    // times, and how the trials ended.
+    let mut acks: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+    let mut ended: [std::collections::BTreeMap<&str, usize>; 2] = Default::default();
+    let mut reported = Vec::new();
+    for i in 0..2 * trials {
+        let day = first + chrono::Days::new(i as u64);
+        let runner = d.replicas[i % 2].addr;
+        let (on, canceller) = if (i / 2) % 2 == 0 {
+            (0, runner)
+        } else {
+            (1, d.replicas[(i + 1) % 2].addr)
+        };
+        let created = task_rpc(
+            runner,
+            &sari,
+            "tools/call",
+            json!({"name": "ajukan-cuti", "arguments": {"mulai": day.to_string(), "hari": 1}}),
+        )
+        .await
+        .json();
+        let id = created["result"]["taskId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{created}"))
+            .to_owned();
+        task_until(runner, &sari, &id, "input_required").await;
+        // One trial in five is cancelled while it waits for approval; the others at a moment
+        // spread over the booking and past it.
+        let point = if i % 5 == 0 {
+            "before its approval".to_owned()
+        } else {
+            let ack = task_rpc(
+                runner,
+                &sari,
+                "tasks/update",
+                json!({"taskId": id, "inputResponses": approve()}),
+            )
+            .await;
+            assert_eq!(ack.status, 200, "{}", ack.body);
+            let wait = (i as u64 * 53) % (3 * BOOKING_MS);
+            tokio::time::sleep(std::time::Duration::from_millis(wait)).await;
+            format!("{wait} ms after its approval")
+        };
+        let asked = std::time::Instant::now();
+        let ack = task_rpc(canceller, &sari, "tasks/cancel", json!({"taskId": id})).await;
+        acks[on].push(asked.elapsed().as_secs_f64() * 1000.0);
+        assert_eq!(
+            ack.json()["result"],
+            json!({"resultType": "complete"}),
+            "{}",
+            ack.body
+        );
+        // Its end, then the database's word on it.
+        let mut last = Value::Null;
+        for _ in 0..200 {
+            last = task_rpc(runner, &sari, "tasks/get", json!({"taskId": id}))
+                .await
+                .json()["result"]
+                .clone();
+            if ["completed", "cancelled", "failed"].contains(&last["status"].as_str().unwrap_or(""))
+            {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+        }
+        let status = last["status"].as_str().unwrap_or("none").to_owned();
+        let made = booked(day);
+        match status.as_str() {
+            "cancelled" => assert!(!made, "trial {i}, cancelled {point}: yet booked"),
+            "completed" => {
+                assert_eq!(last["result"]["isError"], false, "trial {i}: {last}");
+                assert!(made, "trial {i}, completed {point}: yet not booked");
+            }
+            _ => panic!("trial {i}, cancelled {point}: ended {last}"),
+        }
+        reported.push((i, day, status.clone(), point));
+        *ended[on]
+            .entry(match (status.as_str(), i % 5 == 0) {
+                ("cancelled", true) => "cancelled before its approval",
+                ("cancelled", false) => "cancelled while it ran",
+                _ => "completed (cancel after its commit)",
+            })
+            .or_default() += 1;
+    }
+    // A booking a cancel did not stop would still be running: once every one has had time
+    // to end, the database still holds exactly what was reported.
+    tokio::time::sleep(std::time::Duration::from_millis(3 * BOOKING_MS)).await;
+    for (i, day, status, point) in &reported {
+        assert_eq!(
+            booked(*day),
+            status == "completed",
+            "trial {i}, cancelled {point}, reported {status}"
+        );
+    }
+    for (on, name) in ["the replica running it", "the other replica"]
+        .iter()
+        .enumerate()
+    {
+        let mut times = acks[on].clone();
+        times.sort_by(f64::total_cmp);
+        let at = |q: f64| times[((times.len() - 1) as f64 * q) as usize];
+        println!(
+            "cancels on {name}: {} trials {:?}; acknowledged in p50 {:.1} ms, max {:.1} ms",
+            times.len(),
+            ended[on],
+            at(0.5),
+            at(1.0)
+        );
+        assert!(
+            at(1.0) < 1000.0,
+            "a cancel on {name} is acknowledged at once, not when the booking ends: {times:?}"
+        );
+        if trials >= 10 {
+            assert_eq!(
+                ended[on].len(),
+                3,
+                "on {name}: cancels won before and during the booking, and lost after it: {:?}",
+                ended[on]
+            );
+        }
+    }
+}

@@ -171,6 +171,14 @@ impl<'a> Tool<'a> {
         })
     }
 
+    /// Whether the tool takes its commit point (`#[ctx] commit: &Commit`): a cancel stops it
+    /// until it passes that point.
+    pub(crate) fn takes_commit(&self) -> bool {
+        self.ctx.iter().any(|(_, ty)| {
+            matches!(ty, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Commit"))
+        })
+    }
+
     /// Whether each call waits for a person: `needs_approval` when given, otherwise whether
     /// the tool is `destructive`.
     pub(crate) fn needs_approval(&self) -> bool {

@@ -290,6 +290,16 @@ pub(super) fn check(bytes: Bytes, config: &HttpConfig) -> Result<Checked, Box<Re
         return too_many();
     }
     let envelope = envelope(&bytes)?;
+    if envelope.method.as_deref() == Some("subscriptions/listen")
+        && let Some(error) = crate::task::listen_without_extension(&bytes)
+    {
+        // (The protocol answers this error with 400.)
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": envelope.id, "error": error});
+        return Err(Box::new(axum::response::IntoResponse::into_response((
+            http::StatusCode::BAD_REQUEST,
+            axum::Json(body),
+        ))));
+    }
     let (body, arguments, outside) = match envelope.method.as_deref() {
         Some("tools/call") => match found {
             Some(range) => {

@@ -476,6 +476,11 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for StdioTrans
                         -32600,
                         &format!("request too large: more than {MAX_VALUES} JSON values"),
                     )))
+                } else if let Some(refused) = crate::task::listen_without_extension(text) {
+                    let id = scan_id(text).unwrap_or(Value::Null);
+                    Err(Some(
+                        serde_json::json!({"jsonrpc": "2.0", "id": id, "error": refused}),
+                    ))
                 } else {
                     read_message(text)
                 }

@@ -1,6 +1,6 @@
 use chrono::NaiveDate;
 use serde::Serialize;
-use tool_runtime::{ToolArg, tool};
+use tool_runtime::{Cancelled, Commit, ToolArg, tool};
 
 use crate::hr::domain::Penolakan;
 use crate::hr::{Gangguan, Session, SharedDb};
@@ -43,6 +43,7 @@ pub struct HasilAjuan {
 pub fn ajukan_cuti(
     #[ctx] db: &SharedDb,
     #[ctx] sesi: &Session,
+    #[ctx] commit: &Commit,
     #[arg(
         description = "Tanggal mulai cuti, dari tahun lalu sampai tahun depan; tanyakan bila pengguna tidak menyebut",
         range = "2000-01-01"..="2100-12-31",
@@ -50,8 +51,13 @@ pub fn ajukan_cuti(
     )]
     mulai: NaiveDate,
     #[arg(description = "Jumlah hari cuti berturut-turut", range = 1..=14)] hari: u32,
-) -> Result<HasilAjuan, Gangguan> {
-    let (status, sisa_cuti, bentrok) = match db.ajukan_cuti(&sesi.nik, mulai, hari)? {
+) -> Result<HasilAjuan, GagalAjuan> {
+    // The booking's commit point: a cancel of its task that came first stops it here, with
+    // nothing booked; after it, the booking is made and the task reports it.
+    let booked = db.ajukan_cuti_lalu(&sesi.nik, mulai, hari, || {
+        commit.now().blocking().map_err(GagalAjuan::Dibatalkan)
+    })?;
+    let (status, sisa_cuti, bentrok) = match booked {
         Ok(sisa) => (StatusAjuan::Diajukan, Some(sisa), None),
         Err(Penolakan::KuotaKurang { sisa }) => (StatusAjuan::KuotaKurang, Some(sisa), None),
         Err(Penolakan::Bentrok { tanggal }) => (StatusAjuan::Bentrok, None, Some(tanggal)),
@@ -62,6 +68,34 @@ pub fn ajukan_cuti(
         sisa_cuti,
         bentrok,
     })
+}
+
+/// Why a leave request did not run to its end.
+#[derive(Debug)]
+pub enum GagalAjuan {
+    /// The HR system failed.
+    Gangguan(Gangguan),
+    /// Cancelled by its caller before it was booked: nothing changed.
+    Dibatalkan(Cancelled),
+}
+
+impl std::fmt::Display for GagalAjuan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GagalAjuan::Gangguan(g) => g.fmt(f),
+            GagalAjuan::Dibatalkan(_) => {
+                f.write_str("pengajuan dibatalkan sebelum dicatat; tidak ada yang berubah")
+            }
+        }
+    }
+}
+
+impl std::error::Error for GagalAjuan {}
+
+impl From<rusqlite::Error> for GagalAjuan {
+    fn from(e: rusqlite::Error) -> Self {
+        GagalAjuan::Gangguan(e.into())
+    }
 }
 
 /// Leave is booked from last year (recorded late) to next year: a booking outside that period

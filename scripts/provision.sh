@@ -12,6 +12,10 @@
 #   provision.sh python-tasks the tasks test's packages (scripts/requirements-tasks.txt:
 #                           FastMCP's client with fastmcp-tasks, which pins its own FastMCP)
 #                           into target/python-tasks; prints that directory
+#   provision.sh python-mcp2 the official Python MCP client's current release
+#                           (scripts/requirements-mcp2.txt) into target/python-mcp2
+#   provision.sh typescript-client the official TypeScript MCP client, v2 (npm, pinned) in
+#                           target/npm-client; prints its node_modules directory
 #   provision.sh chromium   Debian's Chromium (apt-get, as root); prints its path
 #   provision.sh chromedriver Debian's ChromeDriver for Chromium (apt-get, as root); prints its path
 #   provision.sh postgres   Debian's PostgreSQL server (apt-get, as root); prints its bin dir
@@ -38,7 +42,7 @@ apt_install() { # package
     ) 8>/tmp/tool-toolkit-apt.lock
 }
 case "${1:-}" in
-python | python-otel | python-tasks)
+python | python-otel | python-tasks | python-mcp2)
     dir="$target/$1"
     requirements="$root/scripts/requirements${1#python}.txt"
     want="$(sha256sum "$requirements" | cut -d' ' -f1)"
@@ -103,8 +107,27 @@ everything)
     ) 9>"$target/npm-everything.lock"
     echo "$dir/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
     ;;
+typescript-client)
+    dir="$target/npm-client"
+    version="2.4.0"
+    (
+        flock 9
+        if [ "$(cat "$dir/.installed" 2>/dev/null)" != "$version" ]; then
+            if ! command -v npm >/dev/null; then
+                echo "npm is missing: install Node.js with npm (\`apt-get install nodejs npm\`)" >&2
+                exit 1
+            fi
+            rm -rf "$dir" && mkdir -p "$dir"
+            (cd "$dir" && npm install --silent --no-audit --no-fund \
+                "@modelcontextprotocol/client@$version" >/dev/null) \
+                || { echo "npm could not install @modelcontextprotocol/client@$version" >&2; exit 1; }
+            echo "$version" > "$dir/.installed"
+        fi
+    ) 9>"$target/npm-client.lock"
+    echo "$dir/node_modules"
+    ;;
 *)
-    echo "usage: provision.sh python|python-otel|python-tasks|chromium|chromedriver|postgres|valgrind|everything" >&2
+    echo "usage: provision.sh python|python-otel|python-tasks|python-mcp2|typescript-client|chromium|chromedriver|postgres|valgrind|everything" >&2
     exit 2
     ;;
 esac

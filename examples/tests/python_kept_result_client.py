@@ -17,7 +17,7 @@ async def main(url: str, bound: int, length: int) -> None:
             assert info.capabilities.resources is not None, info.capabilities
             listed = await session.list_tools()
             assert listed.tools[0].outputSchema is None, listed.tools[0]
-            result = await session.call_tool("ekspor-kehadiran", {"tahun": 2026})
+            result = await session.call_tool("ekspor-kehadiran", {"tahun": 2026, "karyawan": 1000})
             assert not result.isError, result
             assert result.structuredContent is None, "a cut result carries no structuredContent"
             text, link = result.content

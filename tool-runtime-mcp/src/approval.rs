@@ -263,7 +263,7 @@ pub(crate) async fn finish(
     }
     Ok(Retried::Decided(Box::new(
         match tools.resume(cx, &ticket).await {
-            Ok(out) => success(tool, out, cx),
+            Ok(out) => success(tool, out, cx).await,
             Err(e) => error_result(tools.model_message(&e)),
         }
         .into(),
@@ -421,7 +421,7 @@ pub(crate) async fn ask(
     match answer {
         Ok(r) if r.action == ElicitationAction::Accept && approves(r.content.as_ref()) => {
             match tools.resume(cx, &pending.ticket).await {
-                Ok(out) => success(tool, out, cx),
+                Ok(out) => success(tool, out, cx).await,
                 Err(e) => error_result(tools.model_message(&e)),
             }
         }

@@ -248,7 +248,7 @@ impl McpServer {
             Err(_) => refuse(ToolError::TimedOut {
                 seconds: timeout.as_secs_f64(),
             }),
-            Ok(Ok(out)) => Ok(success(tool, out, &cx).into()),
+            Ok(Ok(out)) => Ok(success(tool, out, &cx).await.into()),
             Ok(Err(ToolError::ApprovalRequired(pending))) if stateless => {
                 // The call runs (if approved) in a later request, with that request's handle.
                 progress.finish().await;
@@ -430,7 +430,7 @@ impl McpServer {
                         seconds: s.timeout.as_secs_f64(),
                     });
                 }
-                Ok(Ok(out)) => return Ok(success(s.tool, out, s.cx).into()),
+                Ok(Ok(out)) => return Ok(success(s.tool, out, s.cx).await.into()),
                 Ok(Err(e)) => match e.unanswered() {
                     Some(more) => asked = more.clone(),
                     None => return refuse(e),

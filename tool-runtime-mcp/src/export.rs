@@ -152,13 +152,13 @@ pub(crate) fn error_result(message: String) -> CallToolResult {
 /// summary, or else the same JSON as text. A result longer than its tool's bound is cut: its
 /// start and a notice as text, a `resource_link` to the whole (kept for the caller, when the
 /// server keeps it), and no `structuredContent`.
-pub(crate) fn success(tool: &Tool, out: CallOutput, cx: &Context) -> CallToolResult {
+pub(crate) async fn success(tool: &Tool, out: CallOutput, cx: &Context) -> CallToolResult {
     if let Some(max) = tool.max_result_chars() {
         let text = match out.summary() {
             Some(m) if !m.0.is_empty() => m.as_text(),
             _ => out.json().to_owned(),
         };
-        if let Some((cut, uri)) = crate::kept::cut(&text, max, cx) {
+        if let Some((cut, uri)) = crate::kept::cut(&text, max, cx).await {
             let mut content = vec![ContentBlock::text(cut)];
             if let Some(uri) = uri {
                 let link = json!({"type": "resource_link", "uri": uri,

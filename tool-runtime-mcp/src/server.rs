@@ -70,8 +70,6 @@ pub struct McpServer {
     pub(crate) running: Arc<crate::task::Running>,
     /// Tools whose calls someone other than the caller approves, with the approvers' grant.
     pub(crate) approvers: Arc<crate::desk::Approvers>,
-    /// The whole of results cut to their tool's bound, for their callers to read.
-    pub(crate) kept: Arc<crate::kept::KeptResults>,
 }
 
 impl McpServer {
@@ -96,7 +94,6 @@ impl McpServer {
             tasks: Tasks::default(),
             running: Arc::default(),
             approvers: Arc::default(),
-            kept: Arc::default(),
         }
     }
 
@@ -385,7 +382,7 @@ impl McpServer {
     /// cut, for the caller `key`.
     pub(crate) fn with_keeper(&self, cx: &mut Context, key: &str, tools: &ToolSet) {
         cx.insert(crate::kept::Keeper {
-            results: self.kept.clone(),
+            tasks: self.tasks.clone(),
             owner: key.to_owned(),
             wording: tools.wording().clone(),
         });
@@ -400,18 +397,26 @@ impl McpServer {
         let (caller, _) = self.context_for(request).await?;
         let not_found = || {
             ErrorData::resource_not_found(
-                format!(
-                    "no result is kept as {uri} for this caller (results are kept an hour, by the server that made them)"
-                ),
+                format!("no result is kept as {uri} for this caller (results are kept an hour)"),
                 None,
             )
         };
-        if !uri.starts_with(crate::kept::SCHEME) {
+        let Some(id) = crate::kept::id_of(uri) else {
             return Err(not_found());
-        }
-        let text = self.kept.read(&caller.key(), uri).ok_or_else(not_found)?;
+        };
+        let text = match self.tasks.kept_result(id, &caller.key()).await {
+            Ok(Some(text)) => text,
+            Ok(None) => return Err(not_found()),
+            Err(e) => {
+                tracing::warn!(error = %e, "the task store failed");
+                return Err(ErrorData::internal_error(
+                    "the result store failed; try again",
+                    None,
+                ));
+            }
+        };
         Ok(
-            ReadResourceResult::new(vec![ResourceContents::text(&*text, uri)])
+            ReadResourceResult::new(vec![ResourceContents::text(text, uri)])
                 .with_cache_scope(CacheScope::Private),
         )
     }

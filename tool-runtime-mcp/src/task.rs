@@ -1,6 +1,7 @@
 //! MCP Tasks: the `io.modelcontextprotocol/tasks` extension (`tasks/get`, `tasks/update`,
 //! `tasks/cancel`), which rmcp 3.11 implements. A 2026-07-28 request declares it in its
-//! `clientCapabilities`; a 2025-11-25 session declares it at `initialize`.
+//! `clientCapabilities`; a 2025-11-25 session never gets a task (the extension "MUST NOT"
+//! enable tasks under 2025-11-25).
 //!
 //! A call of a tool that may run as a task ([`TaskSupport`]), from a caller that declared the
 //! extension, is answered at once with the task's handle; the call runs here, under the lease of
@@ -400,7 +401,7 @@ impl McpServer {
             Err(_) => error_result(tools.model_message(&ToolError::TimedOut {
                 seconds: limit.as_secs_f64(),
             })),
-            Ok(Ok(out)) => success(&tool, out, &cx),
+            Ok(Ok(out)) => success(&tool, out, &cx).await,
             Ok(Err(ToolError::ApprovalRequired(pending))) => {
                 let ticket = pending.ticket.clone();
                 // Who may answer: the caller, unless the tool is approved by others it is not.

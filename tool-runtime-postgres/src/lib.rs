@@ -32,7 +32,7 @@ pub use deadpool_postgres;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 pub use tokio_postgres;
 use tool_runtime::approval::{MAX_AGE, PER_OWNER, unix_now};
-use tool_runtime::task::{TaskRecord, TaskStore};
+use tool_runtime::task::{KeptBounds, KeptResult, TaskRecord, TaskStore};
 use tool_runtime::{ApprovalStore, BoxFuture, PendingCall, StoreError};
 
 /// Held calls in a PostgreSQL table (`tool_runtime_pending_calls`), for replicas behind a load
@@ -84,6 +84,16 @@ const CREATE: &str = "
     );
     CREATE INDEX IF NOT EXISTS tool_runtime_tasks_owner ON tool_runtime_tasks (owner);
     CREATE INDEX IF NOT EXISTS tool_runtime_tasks_expiry ON tool_runtime_tasks (expires_ms);
+    CREATE TABLE IF NOT EXISTS tool_runtime_kept (
+        id         text PRIMARY KEY,
+        owner      text NOT NULL,
+        bytes      bigint NOT NULL,
+        kept_ms    bigint NOT NULL,
+        expires_ms bigint NOT NULL,
+        text       text NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS tool_runtime_kept_owner ON tool_runtime_kept (owner, kept_ms);
+    CREATE INDEX IF NOT EXISTS tool_runtime_kept_age ON tool_runtime_kept (kept_ms);
     COMMIT;";
 
 /// A count (seconds, milliseconds, a version) as PostgreSQL's `bigint`.
@@ -373,16 +383,123 @@ impl TaskStore for PostgresApprovals {
 
     fn forget_expired(&self, now_ms: u64) -> BoxFuture<'_, Result<usize, StoreError>> {
         Box::pin(async move {
-            let n = self
+            let client = self.client().await?;
+            let mut n = 0;
+            for table in ["tool_runtime_tasks", "tool_runtime_kept"] {
+                n += client
+                    .execute(
+                        &format!("DELETE FROM {table} WHERE expires_ms <= $1"),
+                        &[&int(now_ms)],
+                    )
+                    .await
+                    .map_err(StoreError::from_source)?;
+            }
+            Ok(usize::try_from(n).unwrap_or(usize::MAX))
+        })
+    }
+
+    fn keep_result<'a>(
+        &'a self,
+        result: &'a KeptResult,
+        bounds: KeptBounds,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(async move {
+            if result.text.len() > bounds.most_bytes {
+                return Ok(false);
+            }
+            let e = StoreError::from_source;
+            let mut client = self.client().await?;
+            let tx = client.transaction().await.map_err(e)?;
+            // Keeps are taken one at a time (every replica's): the counts and the insert agree.
+            tx.execute("SELECT pg_advisory_xact_lock(7325003)", &[])
+                .await
+                .map_err(e)?;
+            tx.execute(
+                "DELETE FROM tool_runtime_kept WHERE expires_ms <= $1",
+                &[&int(result.kept_ms)],
+            )
+            .await
+            .map_err(e)?;
+            // One owner's results make way for its own first, never for another's.
+            let owned: i64 = tx
+                .query_one(
+                    "SELECT count(*) FROM tool_runtime_kept WHERE owner = $1",
+                    &[&result.owner],
+                )
+                .await
+                .map_err(e)?
+                .get(0);
+            if owned >= int(bounds.most_each as u64) {
+                tx.execute(
+                    "DELETE FROM tool_runtime_kept WHERE id = (
+                         SELECT id FROM tool_runtime_kept WHERE owner = $1
+                         ORDER BY kept_ms, id LIMIT 1)",
+                    &[&result.owner],
+                )
+                .await
+                .map_err(e)?;
+            }
+            // Then the oldest, until the store's bounds hold with this one.
+            let len = int(result.text.len() as u64);
+            loop {
+                let row = tx
+                    .query_one(
+                        "SELECT count(*), coalesce(sum(bytes), 0)::bigint FROM tool_runtime_kept",
+                        &[],
+                    )
+                    .await
+                    .map_err(e)?;
+                let (count, bytes): (i64, i64) = (row.get(0), row.get(1));
+                let over =
+                    count >= int(bounds.most as u64) || bytes + len > int(bounds.most_bytes as u64);
+                if !over || count == 0 {
+                    break;
+                }
+                tx.execute(
+                    "DELETE FROM tool_runtime_kept WHERE id = (
+                         SELECT id FROM tool_runtime_kept ORDER BY kept_ms, id LIMIT 1)",
+                    &[],
+                )
+                .await
+                .map_err(e)?;
+            }
+            tx.execute(
+                "INSERT INTO tool_runtime_kept (id, owner, bytes, kept_ms, expires_ms, text)
+                 VALUES ($1, $2, $3, $4, $5, $6)",
+                &[
+                    &result.id,
+                    &result.owner,
+                    &len,
+                    &int(result.kept_ms),
+                    &int(result.expires_ms),
+                    &result.text,
+                ],
+            )
+            .await
+            .map_err(e)?;
+            tx.commit().await.map_err(e)?;
+            Ok(true)
+        })
+    }
+
+    fn kept_result<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<KeptResult>, StoreError>> {
+        Box::pin(async move {
+            let row = self
                 .client()
                 .await?
-                .execute(
-                    "DELETE FROM tool_runtime_tasks WHERE expires_ms <= $1",
-                    &[&int(now_ms)],
+                .query_opt(
+                    "SELECT id, owner, text, kept_ms, expires_ms FROM tool_runtime_kept WHERE id = $1",
+                    &[&id],
                 )
                 .await
                 .map_err(StoreError::from_source)?;
-            Ok(usize::try_from(n).unwrap_or(usize::MAX))
+            Ok(row.map(|r| {
+                let ms = |i: usize| u64::try_from(r.get::<_, i64>(i)).unwrap_or(0);
+                KeptResult::new(r.get(0), r.get(1), r.get(2), ms(3), ms(4))
+            }))
         })
     }
 

@@ -31,7 +31,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, params};
 use tool_runtime::approval::{MAX_AGE, PER_OWNER, unix_now};
-use tool_runtime::task::{TaskRecord, TaskStore};
+use tool_runtime::task::{KeptBounds, KeptResult, TaskRecord, TaskStore};
 use tool_runtime::{ApprovalStore, BoxFuture, PendingCall, StoreError};
 
 /// Held calls in a table of a SQLite file (`tool_runtime_pending_calls`), shared by every process
@@ -68,7 +68,17 @@ CREATE TABLE IF NOT EXISTS tool_runtime_tasks (
     record     TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS tool_runtime_tasks_owner ON tool_runtime_tasks (owner);
-CREATE INDEX IF NOT EXISTS tool_runtime_tasks_expiry ON tool_runtime_tasks (expires_ms);";
+CREATE INDEX IF NOT EXISTS tool_runtime_tasks_expiry ON tool_runtime_tasks (expires_ms);
+CREATE TABLE IF NOT EXISTS tool_runtime_kept (
+    id         TEXT PRIMARY KEY,
+    owner      TEXT NOT NULL,
+    bytes      INTEGER NOT NULL,
+    kept_ms    INTEGER NOT NULL,
+    expires_ms INTEGER NOT NULL,
+    text       TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS tool_runtime_kept_owner ON tool_runtime_kept (owner, kept_ms);
+CREATE INDEX IF NOT EXISTS tool_runtime_kept_age ON tool_runtime_kept (kept_ms);";
 
 impl SqliteApprovals {
     /// Opens (or creates) the file and the table, in WAL mode, waiting up to 5 s for a lock
@@ -330,10 +340,112 @@ impl TaskStore for SqliteApprovals {
     fn forget_expired(&self, now_ms: u64) -> BoxFuture<'_, Result<usize, StoreError>> {
         let now = int(now_ms);
         Box::pin(self.with_db(move |db| {
-            db.execute(
-                "DELETE FROM tool_runtime_tasks WHERE expires_ms <= ?1",
-                params![now],
+            let tasks = db
+                .execute(
+                    "DELETE FROM tool_runtime_tasks WHERE expires_ms <= ?1",
+                    params![now],
+                )
+                .map_err(StoreError::from_source)?;
+            let kept = db
+                .execute(
+                    "DELETE FROM tool_runtime_kept WHERE expires_ms <= ?1",
+                    params![now],
+                )
+                .map_err(StoreError::from_source)?;
+            Ok(tasks + kept)
+        }))
+    }
+
+    fn keep_result<'a>(
+        &'a self,
+        result: &'a KeptResult,
+        bounds: KeptBounds,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        let result = result.clone();
+        Box::pin(self.with_db(move |db| {
+            if result.text.len() > bounds.most_bytes {
+                return Ok(false);
+            }
+            let go = || -> rusqlite::Result<()> {
+                // IMMEDIATE: the counts and the insert under one write lock.
+                let tx = rusqlite::Transaction::new_unchecked(
+                    db,
+                    rusqlite::TransactionBehavior::Immediate,
+                )?;
+                tx.execute(
+                    "DELETE FROM tool_runtime_kept WHERE expires_ms <= ?1",
+                    params![int(result.kept_ms)],
+                )?;
+                // One owner's results make way for its own first, never for another's.
+                let owned: i64 = tx.query_row(
+                    "SELECT count(*) FROM tool_runtime_kept WHERE owner = ?1",
+                    params![result.owner],
+                    |r| r.get(0),
+                )?;
+                if owned >= int(bounds.most_each as u64) {
+                    tx.execute(
+                        "DELETE FROM tool_runtime_kept WHERE id = (
+                             SELECT id FROM tool_runtime_kept WHERE owner = ?1
+                             ORDER BY kept_ms, id LIMIT 1)",
+                        params![result.owner],
+                    )?;
+                }
+                // Then the oldest, until the store's bounds hold with this one.
+                loop {
+                    let (count, bytes): (i64, i64) = tx.query_row(
+                        "SELECT count(*), coalesce(sum(bytes), 0) FROM tool_runtime_kept",
+                        [],
+                        |r| Ok((r.get(0)?, r.get(1)?)),
+                    )?;
+                    let over = count >= int(bounds.most as u64)
+                        || bytes + int(result.text.len() as u64) > int(bounds.most_bytes as u64);
+                    if !over || count == 0 {
+                        break;
+                    }
+                    tx.execute(
+                        "DELETE FROM tool_runtime_kept WHERE id = (
+                             SELECT id FROM tool_runtime_kept ORDER BY kept_ms, id LIMIT 1)",
+                        [],
+                    )?;
+                }
+                tx.execute(
+                    "INSERT INTO tool_runtime_kept (id, owner, bytes, kept_ms, expires_ms, text)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    params![
+                        result.id,
+                        result.owner,
+                        int(result.text.len() as u64),
+                        int(result.kept_ms),
+                        int(result.expires_ms),
+                        result.text
+                    ],
+                )?;
+                tx.commit()
+            };
+            go().map(|()| true).map_err(StoreError::from_source)
+        }))
+    }
+
+    fn kept_result<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<KeptResult>, StoreError>> {
+        let id = id.to_owned();
+        Box::pin(self.with_db(move |db| {
+            db.query_row(
+                "SELECT id, owner, text, kept_ms, expires_ms FROM tool_runtime_kept WHERE id = ?1",
+                params![id],
+                |r| {
+                    Ok(KeptResult::new(
+                        r.get(0)?,
+                        r.get(1)?,
+                        r.get(2)?,
+                        u64::try_from(r.get::<_, i64>(3)?).unwrap_or(0),
+                        u64::try_from(r.get::<_, i64>(4)?).unwrap_or(0),
+                    ))
+                },
             )
+            .optional()
             .map_err(StoreError::from_source)
         }))
     }

@@ -179,8 +179,34 @@ pub trait TaskStore: Send + Sync {
         read_version: u64,
     ) -> BoxFuture<'a, Result<bool, StoreError>>;
 
-    /// Forgets the tasks whose time to live ended before `now_ms`; how many.
+    /// Forgets the tasks (and the [kept results](KeptResult)) whose time to live ended before
+    /// `now_ms`; how many.
     fn forget_expired(&self, now_ms: u64) -> BoxFuture<'_, Result<usize, StoreError>>;
+
+    /// Keeps `result` within `bounds`, in one step: expired results are forgotten first; at its
+    /// owner's bound, the owner's oldest result gives way (never another owner's); then the
+    /// oldest results give way until the store's count and bytes bounds hold with it.
+    /// `Ok(false)` (nothing kept) when it alone is larger than the bytes bound. A store that
+    /// cannot keep results keeps this default, which says so (a cut result then has no link).
+    fn keep_result<'a>(
+        &'a self,
+        result: &'a KeptResult,
+        bounds: KeptBounds,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        let _ = (result, bounds);
+        Box::pin(std::future::ready(Err(StoreError::new(
+            "this task store cannot keep results",
+        ))))
+    }
+
+    /// The result kept as `id`, if kept (expired or not, whoever's: the rules decide).
+    fn kept_result<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<KeptResult>, StoreError>> {
+        let _ = id;
+        Box::pin(std::future::ready(Ok(None)))
+    }
 
     /// At most `limit` tasks `input_required` for an approval (holding a
     /// [`ticket`](TaskRecord::ticket)) of one of `tools`, whose time to live has not ended at
@@ -223,11 +249,80 @@ pub fn waiting_first<'a>(
     waiting
 }
 
+/// A call's whole result, kept when what its caller received was cut to the tool's bound
+/// ([`Tool::max_result_chars`](crate::Tool::max_result_chars)): its owner reads it back, on any
+/// replica sharing the store, until it expires.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct KeptResult {
+    /// Its id: 128 random bits, in hex.
+    pub id: String,
+    /// The caller it belongs to (as [`TaskRecord::owner`]).
+    pub owner: String,
+    /// The result, whole.
+    pub text: String,
+    /// When it was kept, in milliseconds since the Unix epoch (the oldest give way first).
+    pub kept_ms: u64,
+    /// When it is forgotten.
+    pub expires_ms: u64,
+}
+
+impl KeptResult {
+    /// A kept result as a store reads it back.
+    pub fn new(id: String, owner: String, text: String, kept_ms: u64, expires_ms: u64) -> Self {
+        KeptResult {
+            id,
+            owner,
+            text,
+            kept_ms,
+            expires_ms,
+        }
+    }
+}
+
+/// How much a store keeps of cut results ([`TaskStore::keep_result`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct KeptBounds {
+    /// The most results kept at once.
+    pub most: usize,
+    /// The most results of one owner (their oldest give way first).
+    pub most_each: usize,
+    /// The most bytes kept at once (every result's text together).
+    pub most_bytes: usize,
+}
+
+impl KeptBounds {
+    /// At most `most` results, `most_each` of one owner, `most_bytes` bytes.
+    pub fn new(most: usize, most_each: usize, most_bytes: usize) -> Self {
+        KeptBounds {
+            most,
+            most_each,
+            most_bytes,
+        }
+    }
+
+    /// 256 results, 32 an owner, 128 MiB.
+    pub const DEFAULT: KeptBounds = KeptBounds {
+        most: 256,
+        most_each: 32,
+        most_bytes: 128 * 1024 * 1024,
+    };
+}
+
+impl Default for KeptBounds {
+    fn default() -> Self {
+        KeptBounds::DEFAULT
+    }
+}
+
 /// Tasks in this process's memory: for one server, or tests. At most
 /// [`MemoryTasks::CAPACITY`] (creating one more, when none has expired, is refused).
 #[derive(Debug, Default)]
 pub struct MemoryTasks {
     tasks: Mutex<HashMap<String, TaskRecord>>,
+    /// Kept results, oldest first.
+    kept: Mutex<std::collections::VecDeque<KeptResult>>,
 }
 
 impl MemoryTasks {
@@ -297,7 +392,47 @@ impl TaskStore for MemoryTasks {
         let mut tasks = self.lock();
         let before = tasks.len();
         tasks.retain(|_, t| t.expires_ms > now_ms);
-        Box::pin(std::future::ready(Ok(before - tasks.len())))
+        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        let before_kept = kept.len();
+        kept.retain(|k| k.expires_ms > now_ms);
+        let forgotten = before - tasks.len() + before_kept - kept.len();
+        Box::pin(std::future::ready(Ok(forgotten)))
+    }
+
+    fn keep_result<'a>(
+        &'a self,
+        result: &'a KeptResult,
+        bounds: KeptBounds,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        if result.text.len() > bounds.most_bytes {
+            return Box::pin(std::future::ready(Ok(false)));
+        }
+        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        kept.retain(|k| k.expires_ms > result.kept_ms);
+        // One owner's results make way for its own first, never for another's.
+        if kept.iter().filter(|k| k.owner == result.owner).count() >= bounds.most_each
+            && let Some(at) = kept.iter().position(|k| k.owner == result.owner)
+        {
+            kept.remove(at);
+        }
+        let mut bytes: usize = kept.iter().map(|k| k.text.len()).sum::<usize>() + result.text.len();
+        while kept.len() >= bounds.most || bytes > bounds.most_bytes {
+            let Some(oldest) = kept.pop_front() else {
+                break;
+            };
+            bytes -= oldest.text.len();
+        }
+        kept.push_back(result.clone());
+        Box::pin(std::future::ready(Ok(true)))
+    }
+
+    fn kept_result<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<KeptResult>, StoreError>> {
+        let kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        let found = kept.iter().find(|k| k.id == id).cloned();
+        Box::pin(std::future::ready(Ok(found)))
     }
 
     fn waiting<'a>(
@@ -461,6 +596,8 @@ pub struct Tasks {
     per_owner: usize,
     lease: Duration,
     poll_interval: Duration,
+    kept_for: Duration,
+    kept_bounds: KeptBounds,
 }
 
 impl std::fmt::Debug for Tasks {
@@ -503,7 +640,44 @@ impl Tasks {
             per_owner: Self::PER_OWNER,
             lease: Self::LEASE,
             poll_interval: Duration::from_millis(500),
+            kept_for: Self::KEPT_FOR,
+            kept_bounds: KeptBounds::DEFAULT,
         }
+    }
+
+    /// How long a cut result's whole is kept unless told otherwise: an hour.
+    pub const KEPT_FOR: Duration = Duration::from_secs(3600);
+
+    /// Cut results' wholes kept `kept_for` (at least a second), within `bounds`.
+    pub fn with_kept_results(mut self, kept_for: Duration, bounds: KeptBounds) -> Self {
+        self.kept_for = kept_for.max(Duration::from_secs(1));
+        self.kept_bounds = bounds;
+        self
+    }
+
+    /// Keeps `text`, the whole of a result its caller `owner` received cut, for `owner` to read
+    /// back ([`kept_result`](Self::kept_result), on any replica sharing the store): its id, or
+    /// `None` when it is larger than everything kept may be.
+    pub async fn keep_result(&self, owner: &str, text: &str) -> Result<Option<String>, StoreError> {
+        let now = unix_now_ms();
+        let result = KeptResult {
+            id: new_ticket()?,
+            owner: owner.to_owned(),
+            text: text.to_owned(),
+            kept_ms: now,
+            expires_ms: now.saturating_add(ms(self.kept_for)),
+        };
+        let kept = self.store.keep_result(&result, self.kept_bounds).await?;
+        Ok(kept.then_some(result.id))
+    }
+
+    /// The result kept as `id`, if it is `owner`'s and has not expired (another owner's is
+    /// answered as none).
+    pub async fn kept_result(&self, id: &str, owner: &str) -> Result<Option<String>, StoreError> {
+        let found = self.store.kept_result(id).await?;
+        Ok(found
+            .filter(|k| k.owner == owner && k.expires_ms > unix_now_ms())
+            .map(|k| k.text))
     }
 
     /// Tasks kept for `ttl` after they are made (finished or not), at least a second.

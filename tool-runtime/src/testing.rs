@@ -1447,4 +1447,92 @@ where
             .is_some(),
         "the running one was kept"
     );
+
+    // Cut results' wholes: kept for their owner only, read on any replica, within the bounds.
+    let bounds = crate::task::KeptBounds {
+        most: 6,
+        most_each: 3,
+        most_bytes: 100,
+    };
+    let kept_a = Tasks::shared(open()).with_kept_results(Duration::from_secs(60), bounds);
+    let kept_b = Tasks::shared(open()).with_kept_results(Duration::from_secs(60), bounds);
+    let [ana, ben, cy, dee] = [0; 4].map(|_| fresh());
+    let keep = |tasks: &Tasks, owner: &str, text: &str| {
+        let (tasks, owner, text) = (tasks.clone(), owner.to_owned(), text.to_owned());
+        async move { tasks.keep_result(&owner, &text).await.expect("kept") }
+    };
+    let read = |tasks: &Tasks, id: &str, owner: &str| {
+        let (tasks, id, owner) = (tasks.clone(), id.to_owned(), owner.to_owned());
+        async move { tasks.kept_result(&id, &owner).await.expect("read") }
+    };
+    let first = keep(&kept_a, &ana, "the whole").await.expect("an id");
+    assert_eq!(first.len(), 32, "128 random bits");
+    assert_eq!(
+        read(&kept_b, &first, &ana).await.as_deref(),
+        Some("the whole"),
+        "read back on another replica"
+    );
+    assert_eq!(
+        read(&kept_b, &first, &ben).await,
+        None,
+        "another owner's is none"
+    );
+    assert_eq!(read(&kept_a, &fresh(), &ana).await, None);
+    // At an owner's bound, its own oldest gives way, never another owner's.
+    let bens = keep(&kept_a, &ben, "b0").await.expect("an id");
+    for i in 0..3 {
+        keep(&kept_b, &ana, &format!("a{i}")).await.expect("an id");
+    }
+    assert_eq!(read(&kept_a, &first, &ana).await, None, "three an owner");
+    assert!(read(&kept_a, &bens, &ben).await.is_some());
+    // Bytes: one larger than all may be is not kept; the oldest give way to a large one.
+    assert_eq!(keep(&kept_a, &cy, &"x".repeat(101)).await, None);
+    let big = keep(&kept_a, &cy, &"y".repeat(60)).await.expect("an id");
+    let bigger = keep(&kept_b, &dee, &"z".repeat(60)).await.expect("an id");
+    assert_eq!(read(&kept_a, &big, &cy).await, None, "at most 100 bytes");
+    assert_eq!(
+        read(&kept_a, &bigger, &dee).await.map(|t| t.len()),
+        Some(60)
+    );
+    // Count: at most six, the oldest giving way.
+    let owners = [0; 6].map(|_| fresh());
+    let ids: Vec<String> = {
+        let mut ids = Vec::new();
+        for owner in &owners {
+            ids.push(keep(&kept_a, owner, "s").await.expect("an id"));
+        }
+        ids
+    };
+    assert_eq!(read(&kept_a, &bigger, &dee).await, None, "at most six");
+    for (id, owner) in ids.iter().zip(&owners) {
+        assert!(
+            read(&kept_b, id, owner).await.is_some(),
+            "the newest six stay"
+        );
+    }
+    // An expired result is none, and forgotten.
+    let now = unix_now_ms();
+    let expired = crate::task::KeptResult {
+        id: fresh(),
+        owner: ana.clone(),
+        text: "old".into(),
+        kept_ms: now - 10,
+        expires_ms: now - 1,
+    };
+    let store = open();
+    assert!(
+        store
+            .keep_result(&expired, crate::task::KeptBounds::DEFAULT)
+            .await
+            .expect("kept")
+    );
+    assert_eq!(read(&kept_a, &expired.id, &ana).await, None, "expired");
+    assert!(store.forget_expired(now).await.expect("forgotten") >= 1);
+    assert!(
+        store
+            .kept_result(&expired.id)
+            .await
+            .expect("read")
+            .is_none()
+    );
 }

@@ -9,7 +9,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
-use common::{Conn, Issuer, Reply, free_addr, wait_for};
+use common::{Conn, Issuer, Postgres, Reply, free_addr, wait_for};
 use examples::hr::domain::Db;
 use serde_json::{Value, json};
 
@@ -17,60 +17,6 @@ const ISSUER: &str = "https://login.example.test";
 /// The canonical URI both replicas serve: the balancer's, not either process's address.
 const RESOURCE: &str = "http://hr.example.test/mcp";
 const STATE_KEY: &str = "replicas-share-this-key-0123456789abcdef";
-
-/// A PostgreSQL for the test: `TEST_DATABASE_URL` when CI started one, else one started here
-/// with `scripts/pg-start.sh` (Debian's packages) and stopped when dropped.
-struct Postgres {
-    url: String,
-    dir: Option<String>,
-}
-
-impl Postgres {
-    fn start() -> Postgres {
-        if let Ok(url) = std::env::var("TEST_DATABASE_URL") {
-            return Postgres { url, dir: None };
-        }
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/pg-start.sh");
-        let port = free_addr().port().to_string();
-        let out = Command::new("bash")
-            .args([script, &port])
-            .output()
-            .expect("bash runs scripts/pg-start.sh");
-        assert!(
-            out.status.success(),
-            "PostgreSQL did not start: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let text = String::from_utf8(out.stdout).unwrap();
-        let (url, dir) = text.trim().split_once(' ').expect("url and directory");
-        Postgres {
-            url: url.into(),
-            dir: Some(dir.into()),
-        }
-    }
-}
-
-impl Postgres {
-    /// Restarts the server: every connection to it drops. `false` when the test did not start it.
-    fn restart(&self) -> bool {
-        let Some(dir) = &self.dir else { return false };
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/pg-start.sh");
-        Command::new("bash")
-            .args([script, "--restart", dir])
-            .status()
-            .unwrap()
-            .success()
-    }
-}
-
-impl Drop for Postgres {
-    fn drop(&mut self) {
-        if let Some(dir) = &self.dir {
-            let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/pg-start.sh");
-            let _ = Command::new("bash").args([script, "--stop", dir]).status();
-        }
-    }
-}
 
 /// An HR server process, killed when dropped.
 struct Replica {

@@ -292,3 +292,99 @@ fn status_of(error: &ErrorData) -> http::StatusCode {
         _ => http::StatusCode::OK,
     }
 }
+
+/// A session's `resources/read` of a kept result ([`crate::kept`]), answered here as one JSON
+/// object: rmcp answers every request of a 2025-11-25 session as an event stream, and a client
+/// may cap an event's size (the official Python SDK's default is 1 MiB), so a result kept whole
+/// because it was large could not be read back at a client's defaults. The protocol lets a
+/// server answer any request either way ("the client MUST support both"); 2026-07-28 requests
+/// already get JSON from rmcp.
+pub(super) struct SessionRead {
+    id: RequestId,
+    uri: String,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReadMessage {
+    #[allow(dead_code)]
+    jsonrpc: JsonRpcVersion2_0,
+    id: RequestId,
+    method: String,
+    params: ReadParams,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReadParams {
+    uri: String,
+    #[serde(default, rename = "_meta")]
+    #[allow(dead_code)]
+    meta: Option<serde_json::Value>,
+}
+
+/// The plan for answering a session's read of a kept result here, or `None` when the request
+/// goes to rmcp (the checks are the stateless path's, but for the version: the session's).
+pub(super) fn session_read(
+    parts: &Parts,
+    body: &[u8],
+    path: &str,
+    hosts: &Hosts,
+) -> Option<SessionRead> {
+    let headers = &parts.headers;
+    if parts.uri.path() != path
+        || headers.contains_key(http::header::ORIGIN)
+        || !hosts.allow(headers)
+        || !accepts_both(headers)
+    {
+        return None;
+    }
+    let content_type = single(headers, http::header::CONTENT_TYPE.as_str())?;
+    let essence = content_type
+        .split_once(';')
+        .map_or(content_type, |(e, _)| e);
+    if !essence.trim().eq_ignore_ascii_case("application/json") {
+        return None;
+    }
+    let message: ReadMessage = serde_json::from_slice(body).ok()?;
+    (message.method == "resources/read" && crate::kept::id_of(&message.params.uri).is_some())
+        .then_some(SessionRead {
+            id: message.id,
+            uri: message.params.uri,
+        })
+}
+
+/// The answer to a session's read of a kept result, as one JSON object.
+pub(super) async fn read(mcp: &McpServer, plan: SessionRead, parts: Parts) -> Response {
+    let SessionRead { id, uri } = plan;
+    let mut extensions = Extensions::new();
+    extensions.insert(parts);
+    let incoming = Incoming::Direct(Direct {
+        ct: CancellationToken::new(),
+        id: id.clone(),
+        meta: RequestMetaObject::default(),
+        extensions,
+        session: None,
+    });
+    let message = match mcp.read_kept(&uri, &incoming).await {
+        Ok(result) => ServerJsonRpcMessage::Response(JsonRpcResponse {
+            jsonrpc: JsonRpcVersion2_0,
+            id,
+            result: ServerResult::ReadResourceResult(result),
+        }),
+        Err(error) => ServerJsonRpcMessage::Error(JsonRpcError::new(Some(id), error)),
+    };
+    match serde_json::to_vec(&message) {
+        Ok(body) => Response::builder()
+            .status(http::StatusCode::OK)
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .body(Body::from(Bytes::from(body)))
+            .unwrap_or_default(),
+        Err(_) => super::shares::refuse(
+            http::StatusCode::INTERNAL_SERVER_ERROR,
+            ErrorCode::INTERNAL_ERROR.0.into(),
+            "the answer could not be written",
+            serde_json::Value::Null,
+        ),
+    }
+}

@@ -490,6 +490,15 @@ pub(super) async fn admit(
             let response = direct::answer(&shares.mcp, plan, parts, &shares.shutdown).await;
             return holding(response, (turn, body_bytes, large));
         }
+        // A session's read of a kept result is answered as JSON, whatever its size.
+        if let (Some(s), Some("resources/read")) = (&session, envelope.method.as_deref())
+            && shares.known(s)
+            && let Some(plan) =
+                direct::session_read(&parts, &checked.body, &shares.config.path, &shares.hosts)
+        {
+            let response = direct::read(&shares.mcp, plan, parts).await;
+            return holding(response, (turn, body_bytes, large));
+        }
         Request::from_parts(parts, Body::from(checked.body))
     } else {
         request

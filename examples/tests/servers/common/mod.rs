@@ -3,6 +3,7 @@
 #![allow(dead_code)] // each test file uses part of it
 
 use std::net::SocketAddr;
+use std::process::Command;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use http_body_util::{BodyExt, Full};
@@ -425,5 +426,59 @@ impl Recorder {
     /// Everything sent to the server so far.
     pub fn sent(&self) -> String {
         String::from_utf8_lossy(&self.sent.lock().unwrap()).into_owned()
+    }
+}
+
+/// A PostgreSQL for the test: `TEST_DATABASE_URL` when CI started one, else one started here
+/// with `scripts/pg-start.sh` (Debian's packages) and stopped when dropped.
+pub struct Postgres {
+    pub url: String,
+    dir: Option<String>,
+}
+
+impl Postgres {
+    pub fn start() -> Postgres {
+        if let Ok(url) = std::env::var("TEST_DATABASE_URL") {
+            return Postgres { url, dir: None };
+        }
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/pg-start.sh");
+        let port = free_addr().port().to_string();
+        let out = Command::new("bash")
+            .args([script, &port])
+            .output()
+            .expect("bash runs scripts/pg-start.sh");
+        assert!(
+            out.status.success(),
+            "PostgreSQL did not start: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        let (url, dir) = text.trim().split_once(' ').expect("url and directory");
+        Postgres {
+            url: url.into(),
+            dir: Some(dir.into()),
+        }
+    }
+}
+
+impl Postgres {
+    /// Restarts the server: every connection to it drops. `false` when the test did not start it.
+    pub fn restart(&self) -> bool {
+        let Some(dir) = &self.dir else { return false };
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/pg-start.sh");
+        Command::new("bash")
+            .args([script, "--restart", dir])
+            .status()
+            .unwrap()
+            .success()
+    }
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.dir {
+            let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/pg-start.sh");
+            let _ = Command::new("bash").args([script, "--stop", dir]).status();
+        }
     }
 }

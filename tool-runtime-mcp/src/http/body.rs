@@ -257,8 +257,11 @@ fn bad<T>(code: i64, message: &str) -> Result<T, Box<Response>> {
 /// A body rmcp may parse: not deeper than serde_json reads, not more values than
 /// `max_json_values`, JSON-RPC, no key given twice; a `tools/call`'s arguments are cut out
 /// (rmcp reads `{}` in their place) and, what is left, at most `max_envelope_values` values.
-pub(super) fn check(bytes: Bytes, config: &HttpConfig) -> Result<Checked, Box<Response>> {
-    let shape = tool_runtime::json::shape(&bytes);
+pub(super) fn check(
+    bytes: Bytes,
+    shape: tool_runtime::json::Shape,
+    config: &HttpConfig,
+) -> Result<Checked, Box<Response>> {
     if shape.depth > MAX_NESTING {
         return bad(-32600, "invalid request: nested too deeply");
     }

@@ -388,7 +388,12 @@ pub(super) async fn admit(
             Err(response) => return *response,
         };
         body_bytes = Some(claim);
-        if large.is_none() && is_large(bytes.len()) {
+        // One scan counts its values (without parsing them): a body dense with values is large
+        // too, whatever its size.
+        let shape = tool_runtime::json::shape(&bytes);
+        if large.is_none()
+            && (is_large(bytes.len()) || shape.values >= shares.config.large_body_values)
+        {
             let Some(t) = shares.large_turn(&owner).await else {
                 return busy_large();
             };
@@ -400,7 +405,7 @@ pub(super) async fn admit(
             Some(_) => Some(shares.checking.acquire().await),
             None => None,
         };
-        let checked = match body::check(bytes, &shares.config) {
+        let checked = match body::check(bytes, shape, &shares.config) {
             Ok(c) => c,
             Err(response) => return *response,
         };

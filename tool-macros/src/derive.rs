@@ -6,9 +6,10 @@ use syn::DeriveInput;
 
 use crate::expand::runtime_path;
 use crate::field;
-use crate::internals::ast::{Body, Container, Tagging, Variant, VariantShape};
+use crate::internals::ast::{Body, Container, Variant, VariantShape};
 use crate::internals::check;
 use crate::internals::ctxt::Ctxt;
+use crate::internals::serde::Tagging;
 
 pub(crate) fn derive(input: TokenStream) -> TokenStream {
     let input: DeriveInput = match syn::parse2(input) {

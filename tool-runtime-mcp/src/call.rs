@@ -6,15 +6,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::RoleServer;
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ErrorCode, ErrorData, ProgressNotificationParam,
-};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, ErrorCode, ErrorData};
 use rmcp::service::Peer;
 use serde_json::{Value, json};
-use tokio::sync::{mpsc, oneshot};
 use tool_runtime::{
-    Answers, CallOutput, Context, Holder, Progress, ProgressReport, Question, SchemasInAnswers,
-    TaskSupport, ToolError, ToolRef, ToolSet, Unanswered,
+    Answers, Context, Holder, Question, SchemasInAnswers, TaskSupport, ToolError, ToolRef, ToolSet,
+    Unanswered,
 };
 
 use bytes::Bytes;
@@ -24,8 +21,8 @@ use crate::arguments::{CallArguments, RawArguments};
 use crate::caller::Caller;
 use crate::export::{CALL_TOOL, error_result, success};
 use crate::incoming::Incoming;
-use crate::limits::Turn;
-use crate::pace::{Lane, Pace, Timed};
+use crate::progress::Forwarder;
+use crate::run::run;
 use crate::server::McpServer;
 
 /// The answer to a call of a tool this caller cannot see: the did-you-mean comes from the
@@ -114,7 +111,7 @@ impl McpServer {
                 .is_some_and(|c| c.supports_tasks());
         // A call someone else approves can wait for them only as a task.
         if let (Some(grant), false) = (approver, follows_tasks) {
-            let mut refused = crate::task::tasks_required();
+            let mut refused = crate::extension::tasks_required();
             refused.message = tools
                 .wording()
                 .approval_by_other_unavailable_message(grant)
@@ -122,11 +119,11 @@ impl McpServer {
             return Err(refused);
         }
         if support == TaskSupport::Required && !follows_tasks {
-            return Err(crate::task::tasks_required());
+            return Err(crate::extension::tasks_required());
         }
         // It runs as its owner once approved: the server must know who that is.
         if let Some(grant) = approver
-            && (request.request_state.is_some() || crate::desk::owner_of(&caller).is_none())
+            && (request.request_state.is_some() || crate::caller::owner_of(&caller).is_none())
         {
             return Ok(
                 error_result(tools.wording().approval_by_other_unavailable_message(grant)).into(),
@@ -464,110 +461,6 @@ struct Session<'a> {
     timeout: Duration,
 }
 
-/// A call's [`Progress`]: for a request that carried a `progressToken`, its reports become
-/// `notifications/progress` sent in order by one task, through a bounded queue (reports beyond
-/// it are dropped, never the call); without a token, they go nowhere. A tool on a blocking
-/// thread always gets a handle, which says when the call was cancelled; another tool without
-/// a token gets none (its future is dropped on cancellation, and the context's fallback handle
-/// reports nowhere), which saves two allocations per call.
-struct Forwarder {
-    handle: Option<Progress>,
-    queue: Option<mpsc::Sender<Report>>,
-    task: Option<tokio::task::JoinHandle<()>>,
-}
-
-enum Report {
-    Progress(ProgressReport),
-    /// Answered once every earlier report was sent.
-    Flush(oneshot::Sender<()>),
-}
-
-/// Reports waiting to be sent for one call.
-const PROGRESS_QUEUE: usize = 64;
-/// How long an answer waits for its call's reports to go out.
-const PROGRESS_FLUSH: Duration = Duration::from_secs(1);
-
-impl Forwarder {
-    fn start(context: &Incoming, blocks: bool) -> Self {
-        // A request a transport answers itself never carries a token: with one, it goes
-        // through rmcp's service, which streams the reports.
-        let (Some(token), Some(peer)) = (context.progress_token(), context.peer()) else {
-            return Forwarder {
-                handle: blocks.then(Progress::none),
-                queue: None,
-                task: None,
-            };
-        };
-        let (tx, mut rx) = mpsc::channel(PROGRESS_QUEUE);
-        let peer = peer.clone();
-        let task = tokio::spawn(async move {
-            while let Some(report) = rx.recv().await {
-                match report {
-                    Report::Progress(r) => {
-                        let mut param = ProgressNotificationParam::new(token.clone(), r.progress);
-                        param.total = r.total;
-                        param.message = r.message;
-                        if peer.notify_progress(param).await.is_err() {
-                            return;
-                        }
-                    }
-                    // The answer goes next: nothing after it.
-                    Report::Flush(done) => {
-                        let _ = done.send(());
-                        return;
-                    }
-                }
-            }
-        });
-        let queue = tx.clone();
-        let handle = Progress::new(move |r| {
-            let _ = tx.try_send(Report::Progress(r));
-        });
-        Forwarder {
-            handle: Some(handle),
-            queue: Some(queue),
-            task: Some(task),
-        }
-    }
-
-    /// Tells a tool still running (on a blocking thread) that its caller gave up.
-    fn cancel(&self) {
-        if let Some(handle) = &self.handle {
-            handle.cancel();
-        }
-    }
-
-    /// Sends the reports so far (for at most [`PROGRESS_FLUSH`]) and stops forwarding, so no
-    /// report follows the answer: once `cancel` returns no report is queued, the task ends at
-    /// the flush mark, and one that overruns is stopped before the answer goes.
-    async fn finish(&mut self) {
-        self.cancel();
-        let Some(queue) = self.queue.take() else {
-            return;
-        };
-        let (done, sent) = oneshot::channel();
-        let flushed = queue.send(Report::Flush(done)).await.is_ok()
-            && tokio::time::timeout(PROGRESS_FLUSH, sent).await.is_ok();
-        if let Some(task) = self.task.take() {
-            if !flushed {
-                task.abort();
-            }
-            let _ = task.await;
-        }
-    }
-}
-
-impl Drop for Forwarder {
-    fn drop(&mut self) {
-        // A call dropped before it finished (its request went away): a tool still running on
-        // a blocking thread sees its handle cancelled. After `finish`, this changes nothing.
-        self.cancel();
-        if let Some(task) = self.task.take() {
-            task.abort();
-        }
-    }
-}
-
 /// A call of [`CALL_TOOL`] made the call of the tool it names, with its arguments; what is
 /// wrong with it otherwise (for the model to repair). Nothing for any other call, or when the
 /// set has a tool of its own by that name.
@@ -635,69 +528,4 @@ fn bind_to_value(
         })?);
     }
     Ok(())
-}
-
-/// Runs one call holding its turn: an async tool, or a sync one that does not block, on this
-/// task; a sync tool that may block on a blocking thread (which keeps the turn until it
-/// returns, so a tool stopped by its time limit still counts while its thread runs), or on this
-/// task once its calls have proven fast (see [`Pace`]).
-pub(crate) async fn run(
-    tools: Arc<ToolSet>,
-    tool: ToolRef,
-    cx: Arc<Context>,
-    mut arguments: CallArguments,
-    turn: Turn,
-    pace: &Pace,
-) -> Result<CallOutput, ToolError> {
-    // A tool that commits waits for its commit point's answer by blocking: never on a worker.
-    let timed = if tool.blocks() && tool.commits() {
-        None
-    } else if tool.blocks() {
-        let mut lane = pace.lane(tool.name());
-        if let Lane::Taken(_) = lane {
-            // The calls on the workers take microseconds: after a yield, one has likely ended.
-            tokio::task::yield_now().await;
-            lane = pace.lane(tool.name());
-        }
-        match lane {
-            Lane::Worker(on_worker) => {
-                let out = tools.call(&cx, tool.name(), arguments.take()).await;
-                on_worker.finish();
-                drop(turn);
-                return out;
-            }
-            Lane::Pool(timed) => timed,
-            // Still taken: the pool.
-            Lane::Taken(timed) => Some(timed),
-        }
-    } else {
-        let out = tools.call(&cx, tool.name(), arguments.take()).await;
-        drop(turn);
-        return out;
-    };
-    // The request's span and subscriber go with the call to the blocking thread: the tool's
-    // span is the request span's child, in the same subscriber.
-    let span = tracing::Span::current();
-    let dispatch = tracing::dispatcher::get_default(Clone::clone);
-    let blocking = tokio::task::spawn_blocking(move || {
-        let _subscriber = tracing::dispatcher::set_default(&dispatch);
-        let _entered = span.enter();
-        let timed = timed.map(Timed::restarted);
-        let out = tools.call(&cx, tool.name(), arguments.take()).blocking();
-        if let Some(timed) = timed {
-            timed.finish();
-        }
-        drop(turn);
-        out
-    });
-    blocking.await.unwrap_or_else(|e| Err(thread_lost(&e)))
-}
-
-/// A call whose blocking thread ended without its answer (the tool panicked past the call's
-/// own guard, or the runtime shut down).
-pub(crate) fn thread_lost(e: &tokio::task::JoinError) -> ToolError {
-    ToolError::Panicked {
-        message: e.to_string(),
-        to_model: false,
-    }
 }

@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Who is calling, as the transport knows it: what a host makes a call's
@@ -115,3 +116,38 @@ impl Refusal {
 
 /// The JSON-RPC error code of a refused request (implementation-defined range).
 pub const REFUSED: i32 = -32001;
+
+/// Who owns a task, as kept with it ([`TaskRecord::caller`]): what the context function is
+/// given again when another person approves the owner's call.
+#[derive(Default, Serialize, Deserialize)]
+struct Owner {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    principal: Option<Principal>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    peer: Option<SocketAddr>,
+}
+
+/// What a task keeps of its owner: `None` for a caller with neither a principal nor an address
+/// (stdio).
+pub(crate) fn owner_of(caller: &Caller) -> Option<Value> {
+    if caller.principal.is_none() && caller.peer.is_none() {
+        return None;
+    }
+    serde_json::to_value(Owner {
+        principal: caller.principal.clone(),
+        peer: caller.peer,
+    })
+    .ok()
+}
+
+/// The owner kept with a task, as a caller without an HTTP request, if it can be read back
+/// (and is someone: a principal or an address).
+pub(crate) fn owner_from(kept: Option<&Value>) -> Option<Caller> {
+    kept.and_then(|v| Owner::deserialize(v).ok())
+        .filter(|o| o.principal.is_some() || o.peer.is_some())
+        .map(|o| Caller {
+            principal: o.principal,
+            peer: o.peer,
+            ..Caller::default()
+        })
+}

@@ -13,16 +13,11 @@
 //! context function makes for the owner's principal and address, kept with the task (a
 //! [`Caller`] with no HTTP request: a context function that reads headers cannot rebuild it).
 
-use std::collections::HashMap;
-
-use std::net::SocketAddr;
-
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tool_runtime::task::{Claim, TaskRecord};
-use tool_runtime::{Context, Grants, Holder, StoreError, TaskSupport};
+use tool_runtime::{Context, Grants, Holder, StoreError};
 
-use crate::caller::{Caller, Principal};
+use crate::caller::{Principal, owner_from};
 use crate::export::error_result;
 use crate::server::McpServer;
 use crate::task::Job;
@@ -31,84 +26,7 @@ use crate::task::Job;
 /// longest waiting first); those the approver may decide are answered.
 const WAITING_READ: usize = 1_000;
 
-/// Why [`McpServer::with_approver`] refused a tool.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ApproverError {
-    /// The server has no tool of that name.
-    UnknownTool {
-        /// The name given.
-        tool: String,
-    },
-    /// The tool's calls need no approval (`#[tool(needs_approval)]`), so nobody approves them.
-    NoApproval {
-        /// The tool.
-        tool: String,
-    },
-    /// The tool never runs as a task (`#[tool(task = "optional")]`), the only way a call can
-    /// wait for someone else.
-    NotATask {
-        /// The tool.
-        tool: String,
-    },
-}
-
-impl std::fmt::Display for ApproverError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ApproverError::UnknownTool { tool } => {
-                write!(f, "no tool named `{tool}` to name an approver for")
-            }
-            ApproverError::NoApproval { tool } => write!(
-                f,
-                "`{tool}` needs no approval, so nobody approves it: add `needs_approval` to the tool"
-            ),
-            ApproverError::NotATask { tool } => write!(
-                f,
-                "`{tool}` never runs as a task, and a call approved by someone else waits as a task: give the tool `task = \"optional\"` (or \"required\")"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for ApproverError {}
-
-/// Which tools' calls are approved by whom: tool name to the approvers' grant.
-pub(crate) type Approvers = HashMap<String, String>;
-
 impl McpServer {
-    /// Calls of `tool` are approved by another person holding the permission `grant` (in their
-    /// [`Grants`]), never by the caller, even one who holds it: such a call waits as a task
-    /// until a holder decides it through their [`ApprovalDesk`], and then runs once, as its
-    /// owner. The tool must need approval and be able to run as a task.
-    pub fn with_approver(
-        mut self,
-        tool: &str,
-        grant: impl Into<String>,
-    ) -> Result<Self, ApproverError> {
-        let tools = self.current();
-        let Some(found) = tools.get(tool) else {
-            return Err(ApproverError::UnknownTool { tool: tool.into() });
-        };
-        if !found.needs_approval() {
-            return Err(ApproverError::NoApproval { tool: tool.into() });
-        }
-        if found.task_support() == TaskSupport::Forbidden {
-            return Err(ApproverError::NotATask { tool: tool.into() });
-        }
-        std::sync::Arc::make_mut(&mut self.approvers).insert(tool.to_owned(), grant.into());
-        Ok(self)
-    }
-
-    /// The grant whose holders approve `tool`'s calls: someone else than the caller, always
-    /// (a holder of the grant does not approve their own call either).
-    pub(crate) fn approver_of(&self, tool: &str) -> Option<&str> {
-        if self.approvers.is_empty() {
-            return None;
-        }
-        self.approvers.get(tool).map(String::as_str)
-    }
-
     /// Puts the approval desk of the caller `key`, whose context `cx` is, in it, when some tool
     /// is approved by others.
     pub(crate) fn with_desk(&self, cx: &mut Context, key: &str) {
@@ -123,41 +41,11 @@ impl McpServer {
     }
 }
 
-/// Who owns a task, as kept with it ([`TaskRecord::caller`]): what the context function is
-/// given again when another person approves the owner's call.
-#[derive(Default, Serialize, Deserialize)]
-struct Owner {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    principal: Option<Principal>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    peer: Option<SocketAddr>,
-}
-
-/// What a task keeps of its owner: `None` for a caller with neither a principal nor an address
-/// (stdio).
-pub(crate) fn owner_of(caller: &Caller) -> Option<Value> {
-    if caller.principal.is_none() && caller.peer.is_none() {
-        return None;
-    }
-    serde_json::to_value(Owner {
-        principal: caller.principal.clone(),
-        peer: caller.peer,
-    })
-    .ok()
-}
-
-/// The owner kept with a task, if it can be read back (and is someone: a principal or an
-/// address).
-fn owner_from(kept: Option<&Value>) -> Option<Owner> {
-    kept.and_then(|v| Owner::deserialize(v).ok())
-        .filter(|o| o.principal.is_some() || o.peer.is_some())
-}
-
 /// A waiting call as the desk shows it: the owner's principal without the token's other
 /// claims (the approver needs who, not everything the token said).
 fn waiting(t: TaskRecord) -> Waiting {
     let owner = owner_from(t.caller.as_ref())
-        .and_then(|o| o.principal)
+        .and_then(|c| c.principal)
         .map(|mut p| {
             p.claims = serde_json::Map::new();
             p
@@ -348,14 +236,7 @@ impl ApprovalDesk {
         // The held call runs as its owner: the context the host makes for the owner's
         // principal and address, which must still allow the tool.
         let owned = match owner_from(task.caller.as_ref()) {
-            Some(kept) => {
-                let owner = Caller {
-                    principal: kept.principal,
-                    peer: kept.peer,
-                    ..Caller::default()
-                };
-                server.admit(owner).await.map_err(|refusal| refusal.message)
-            }
+            Some(owner) => server.admit(owner).await.map_err(|refusal| refusal.message),
             None => Err("who asked for it could not be read back".to_owned()),
         };
         let owned = match owned {

@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::Notify;
 use tool_runtime::{ToolRef, ToolSet, ToolSetError};
 
-use crate::McpServer;
 use crate::remote::Remote;
+use crate::server::McpServer;
 
 /// Local tools plus remote servers' tools (see the module docs).
 ///

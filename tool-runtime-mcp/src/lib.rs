@@ -51,8 +51,10 @@ mod call;
 mod caller;
 mod desk;
 pub mod export;
+mod extension;
 #[cfg(feature = "client")]
 pub mod gateway;
+mod handler;
 #[cfg(feature = "http")]
 pub mod http;
 mod incoming;
@@ -61,20 +63,24 @@ mod limits;
 #[cfg(feature = "oauth")]
 pub mod oauth;
 mod pace;
+mod progress;
 #[cfg(feature = "client")]
 pub mod remote;
+mod run;
+mod running;
 mod server;
 mod stdio;
 mod task;
 mod telemetry;
 pub mod trace;
+mod update;
 #[cfg(any(feature = "oauth", feature = "client-http"))]
 mod uri;
 
 pub use caller::{Caller, PeerAddr, Principal, REFUSED, Refusal};
-pub use desk::{ApprovalDesk, ApproverError, Decided, DeskError, Waiting};
+pub use desk::{ApprovalDesk, Decided, DeskError, Waiting};
 pub use limits::Limits;
-pub use server::{McpServer, StateKeyError};
+pub use server::{ApproverError, McpServer, StateKeyError};
 
 #[cfg(feature = "http")]
 pub use axum;
@@ -84,15 +90,3 @@ pub use axum;
 /// the `http` feature axum and its `http` types ([`Caller`]'s request parts,
 /// [`http::Authenticate`]).
 pub use tokio;
-
-/// An error and its causes on one line, for the log: `what: why: ...`.
-#[cfg(feature = "client")]
-pub(crate) fn report(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        text.push_str(&format!(": {c}"));
-        cause = c.source();
-    }
-    text
-}

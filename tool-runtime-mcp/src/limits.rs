@@ -41,7 +41,7 @@ impl Default for Limits {
             queue_wait: Duration::from_secs(30),
             call_timeout: Duration::from_secs(60),
             approval_timeout: Duration::from_secs(600),
-            max_in_flight: crate::stdio::MAX_IN_FLIGHT,
+            max_in_flight: 256,
             inline_budget: Some(Duration::from_micros(100)),
         }
     }

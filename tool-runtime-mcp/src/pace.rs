@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
-use crate::Limits;
+use crate::limits::Limits;
 
 /// Calls within the budget, one after another, before a tool runs on the workers.
 pub(crate) const PROVEN: u32 = 64;

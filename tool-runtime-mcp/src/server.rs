@@ -1,24 +1,17 @@
 //! The MCP server: one tool set, the caller's context per request, paging, and `tools/call`
 //! through the set (with the approval flows of [`approval`](crate::approval)).
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex, RwLock};
 
-use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, CustomRequest,
-    CustomResult, ErrorCode, ErrorData, GetTaskParams, GetTaskResult, Implementation,
-    InitializeResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, RequestStateCodec, ResourceContents,
-    ServerCapabilities, ServerConfig, SubscriptionFilter, UpdateTaskParams,
-};
-use rmcp::service::{Peer, RequestContext, SubscriptionContext};
-use rmcp::{RoleServer, ServerHandler, ServiceExt};
+use rmcp::RoleServer;
+use rmcp::model::{ErrorCode, ErrorData, RequestStateCodec};
+use rmcp::service::Peer;
 use tokio::sync::watch;
-use tool_runtime::{BoxFuture, Context, Tasks, ToolSet};
-use tracing::Instrument;
+use tool_runtime::{BoxFuture, Context, TaskSupport, Tasks, ToolSet};
 
 use crate::caller::{Caller, REFUSED, Refusal};
-use crate::export;
 use crate::incoming::Incoming;
 use crate::limits::{Gates, Limits};
 use crate::pace::Pace;
@@ -41,35 +34,80 @@ impl std::fmt::Display for StateKeyError {
 
 impl std::error::Error for StateKeyError {}
 
+/// Why [`McpServer::with_approver`] refused a tool.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ApproverError {
+    /// The server has no tool of that name.
+    UnknownTool {
+        /// The name given.
+        tool: String,
+    },
+    /// The tool's calls need no approval (`#[tool(needs_approval)]`), so nobody approves them.
+    NoApproval {
+        /// The tool.
+        tool: String,
+    },
+    /// The tool never runs as a task (`#[tool(task = "optional")]`), the only way a call can
+    /// wait for someone else.
+    NotATask {
+        /// The tool.
+        tool: String,
+    },
+}
+
+impl std::fmt::Display for ApproverError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ApproverError::UnknownTool { tool } => {
+                write!(f, "no tool named `{tool}` to name an approver for")
+            }
+            ApproverError::NoApproval { tool } => write!(
+                f,
+                "`{tool}` needs no approval, so nobody approves it: add `needs_approval` to the tool"
+            ),
+            ApproverError::NotATask { tool } => write!(
+                f,
+                "`{tool}` never runs as a task, and a call approved by someone else waits as a task: give the tool `task = \"optional\"` (or \"required\")"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ApproverError {}
+
+/// Which tools' calls are approved by whom: tool name to the approvers' grant.
+pub(crate) type Approvers = HashMap<String, String>;
+
 /// An MCP server for one tool set.
 #[derive(Clone)]
 pub struct McpServer {
     tools: Arc<RwLock<Arc<ToolSet>>>,
     /// Clients connected over sessions (stdio, and 2025-11-25 HTTP sessions), told when the
     /// tool set changes; a closed one is dropped at the next change or connection.
-    peers: Arc<Mutex<Vec<Peer<RoleServer>>>>,
-    context: Arc<ContextFn>,
+    pub(crate) peers: Arc<Mutex<Vec<Peer<RoleServer>>>>,
+    pub(crate) context: Arc<ContextFn>,
     pub(crate) limits: Limits,
     pub(crate) gates: Arc<Gates>,
     /// Where sync tools' calls run.
     pub(crate) pace: Arc<Pace>,
-    page_size: usize,
-    name: String,
-    version: String,
+    pub(crate) page_size: usize,
+    pub(crate) name: String,
+    pub(crate) version: String,
     /// Signs and checks `requestState`; `None` when no key could be made.
-    state_codec: Option<Arc<RequestStateCodec>>,
+    pub(crate) state_codec: Option<Arc<RequestStateCodec>>,
     /// Bumped by `replace_tools`: what `subscriptions/listen` streams wait on.
-    tool_changes: Arc<watch::Sender<u64>>,
+    pub(crate) tool_changes: Arc<watch::Sender<u64>>,
     /// Set when the server shuts down: open `subscriptions/listen` streams end with their result.
-    stopping: Arc<watch::Sender<bool>>,
+    pub(crate) stopping: Arc<watch::Sender<bool>>,
     /// Makes the trace context a request carried its span's parent.
-    propagator: Option<Arc<dyn Propagator>>,
+    pub(crate) propagator: Option<Arc<dyn Propagator>>,
     /// Where tasks are kept, and their rules (this process's memory unless told otherwise).
     pub(crate) tasks: Tasks,
     /// The tasks running in this process.
-    pub(crate) running: Arc<crate::task::Running>,
+    pub(crate) running: Arc<crate::running::Running>,
     /// Tools whose calls someone other than the caller approves, with the approvers' grant.
-    pub(crate) approvers: Arc<crate::desk::Approvers>,
+    pub(crate) approvers: Arc<Approvers>,
 }
 
 impl McpServer {
@@ -127,6 +165,39 @@ impl McpServer {
         Ok(self)
     }
 
+    /// Calls of `tool` are approved by another person holding the permission `grant` (in their
+    /// [`Grants`](tool_runtime::Grants)), never by the caller, even one who holds it: such a
+    /// call waits as a task until a holder decides it through their
+    /// [`ApprovalDesk`](crate::ApprovalDesk), and then runs once, as its owner. The tool must
+    /// need approval and be able to run as a task.
+    pub fn with_approver(
+        mut self,
+        tool: &str,
+        grant: impl Into<String>,
+    ) -> Result<Self, ApproverError> {
+        let tools = self.current();
+        let Some(found) = tools.get(tool) else {
+            return Err(ApproverError::UnknownTool { tool: tool.into() });
+        };
+        if !found.needs_approval() {
+            return Err(ApproverError::NoApproval { tool: tool.into() });
+        }
+        if found.task_support() == TaskSupport::Forbidden {
+            return Err(ApproverError::NotATask { tool: tool.into() });
+        }
+        std::sync::Arc::make_mut(&mut self.approvers).insert(tool.to_owned(), grant.into());
+        Ok(self)
+    }
+
+    /// The grant whose holders approve `tool`'s calls: someone else than the caller, always
+    /// (a holder of the grant does not approve their own call either).
+    pub(crate) fn approver_of(&self, tool: &str) -> Option<&str> {
+        if self.approvers.is_empty() {
+            return None;
+        }
+        self.approvers.get(tool).map(String::as_str)
+    }
+
     /// The tool set served right now.
     pub(crate) fn current(&self) -> Arc<ToolSet> {
         self.tools.read().unwrap_or_else(|e| e.into_inner()).clone()
@@ -152,7 +223,7 @@ impl McpServer {
     }
 
     /// The connected clients, the closed ones forgotten.
-    fn live_peers(&self) -> Vec<Peer<RoleServer>> {
+    pub(crate) fn live_peers(&self) -> Vec<Peer<RoleServer>> {
         let mut peers = self.peers.lock().unwrap_or_else(|e| e.into_inner());
         peers.retain(|p| !p.is_transport_closed());
         peers.clone()
@@ -177,23 +248,6 @@ impl McpServer {
     pub fn with_propagator(mut self, propagator: impl Propagator) -> Self {
         self.propagator = Some(Arc::new(propagator));
         self
-    }
-
-    /// The span of one request, continuing the trace it carried.
-    fn span_of(
-        &self,
-        method: &'static str,
-        tool: Option<&str>,
-        request: &Incoming,
-    ) -> tracing::Span {
-        let span = crate::telemetry::request_span(method, tool, request);
-        if let Some(propagator) = &self.propagator
-            && !span.is_disabled()
-            && let Some(carried) = request.trace_context()
-        {
-            propagator.extract(&span, &carried);
-        }
-        span
     }
 
     /// How much work the server takes on (see [`Limits`]).
@@ -222,49 +276,6 @@ impl McpServer {
         self
     }
 
-    /// Serves on stdin/stdout until the client closes stdin. Nothing else is written to stdout,
-    /// every request line gets exactly one answer, and at most [`Limits::max_in_flight`]
-    /// requests are read ahead of their answers (see `stdio/`).
-    ///
-    /// When both streams are pipes (as MCP clients start servers) they are read and written on
-    /// Tokio's reactor, through rmcp's `stdio_pipes`, rather than a blocking thread per
-    /// operation; this needs a runtime with IO enabled, as `#[tokio::main]` makes.
-    pub async fn serve_stdio(self) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-        let (input, output) = rmcp::transport::stdio_pipes();
-        self.serve_lines(input, output).await
-    }
-
-    /// Serves newline-delimited JSON-RPC from `input` to `output` (the stdio transport on any
-    /// pair of streams).
-    pub async fn serve_lines<I, O>(
-        self,
-        input: I,
-        output: O,
-    ) -> Result<(), Box<dyn std::error::Error + Send + Sync>>
-    where
-        I: tokio::io::AsyncRead + Unpin + Send + 'static,
-        O: tokio::io::AsyncWrite + Unpin + Send + 'static,
-    {
-        let (lane, session) = crate::stdio::Lane::new(self.clone());
-        let (transport, writer) =
-            crate::stdio::StdioTransport::new(input, output, self.limits.max_in_flight, lane);
-        let served = match Served(self).serve(transport).await {
-            Ok(service) => {
-                // From now on the transport runs plain calls of a session opened with
-                // `initialize` itself (`stdio/direct.rs`); a session that began without one
-                // (2026-07-28) keeps every request on rmcp, which checks its `_meta`.
-                if service.peer().peer_info().is_some() {
-                    let _ = session.set(service.peer().clone());
-                }
-                service.waiting().await.map(drop).map_err(Into::into)
-            }
-            Err(e) => Err(e.into()),
-        };
-        // The transport is closed by now: the writer finishes what is queued.
-        writer.await??;
-        served
-    }
-
     /// The request's caller and its context, or the refusal to answer it with.
     pub(crate) async fn context_for(
         &self,
@@ -290,94 +301,6 @@ impl McpServer {
         (self.context)(caller).await
     }
 
-    fn page(&self, cursor: Option<&str>, cx: &Context) -> Result<ListToolsResult, ErrorData> {
-        let entries = export::listed(&self.current().visible_to(cx));
-        let count = entries.len();
-        let start = match cursor {
-            None => 0,
-            Some(c) => decode_cursor(c)
-                .filter(|&i| i <= count)
-                .ok_or_else(|| ErrorData::invalid_params(format!("invalid cursor: {c:?}"), None))?,
-        };
-        let end = (start + self.page_size).min(count);
-        let tools = entries
-            .into_iter()
-            .skip(start)
-            .take(end - start)
-            .map(serde_json::from_value)
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| ErrorData::internal_error(format!("tool export: {e}"), None))?;
-        let mut result = ListToolsResult::with_all_items(tools);
-        if end < count {
-            result.next_cursor = Some(encode_cursor(end));
-        }
-        Ok(result)
-    }
-
-    /// `tools/list`: the page at `cursor` of the tools this caller may see, in the request's
-    /// span.
-    pub(crate) async fn list_tools(
-        &self,
-        cursor: Option<&str>,
-        request: &Incoming,
-    ) -> Result<ListToolsResult, ErrorData> {
-        let span = self.span_of("tools/list", None, request);
-        let started = (!span.is_disabled()).then(std::time::Instant::now);
-        let listed = async {
-            let (caller, cx) = self.context_for(request).await?;
-            if tracing::enabled!(tracing::Level::DEBUG) {
-                let key = caller.key();
-                for tool in self.current().iter().filter(|t| !t.permits(&cx)) {
-                    log_hidden(tool, &cx, &key);
-                }
-            }
-            self.page(cursor, &cx)
-        }
-        .instrument(span.clone())
-        .await;
-        crate::telemetry::record_outcome(&span, listed.as_ref().err(), false);
-        if let Some(started) = started {
-            let _entered = span.enter();
-            crate::telemetry::record_duration(
-                started,
-                "tools/list",
-                None,
-                listed.as_ref().err(),
-                false,
-            );
-        }
-        listed
-    }
-
-    /// `tools/call`, in the request's span.
-    pub(crate) async fn call_tool(
-        &self,
-        params: CallToolRequestParams,
-        request: Incoming,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let span = self.span_of("tools/call", Some(&params.name), &request);
-        let timed = (!span.is_disabled()).then(|| (std::time::Instant::now(), params.name.clone()));
-        // rmcp moves each request's future into a task: boxing keeps that future a few words
-        // instead of the whole call (and the approval round-trip) copied on every request.
-        let answer = Box::pin(self.call(params, request))
-            .instrument(span.clone())
-            .await;
-        let failed =
-            matches!(&answer, Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true));
-        crate::telemetry::record_outcome(&span, answer.as_ref().err(), failed);
-        if let Some((started, name)) = timed {
-            let _entered = span.enter();
-            crate::telemetry::record_duration(
-                started,
-                "tools/call",
-                Some(&name),
-                answer.as_ref().err(),
-                failed,
-            );
-        }
-        answer
-    }
-
     /// Puts in `cx` what keeps the whole result of a call of a bounded tool of `tools` when it is
     /// cut, for the caller `key`.
     pub(crate) fn with_keeper(&self, cx: &mut Context, key: &str, tools: &ToolSet) {
@@ -386,46 +309,6 @@ impl McpServer {
             owner: key.to_owned(),
             wording: tools.wording().clone(),
         });
-    }
-
-    /// `resources/read` of a result kept whole when its call's was cut: only by its caller.
-    pub(crate) async fn read_kept(
-        &self,
-        uri: &str,
-        request: &Incoming,
-    ) -> Result<ReadResourceResult, ErrorData> {
-        let (caller, _) = self.context_for(request).await?;
-        let not_found = || {
-            ErrorData::resource_not_found(
-                format!("no result is kept as {uri} for this caller (results are kept an hour)"),
-                None,
-            )
-        };
-        let Some(id) = crate::kept::id_of(uri) else {
-            return Err(not_found());
-        };
-        let text = match self.tasks.kept_result(id, &caller.key()).await {
-            Ok(Some(text)) => text,
-            Ok(None) => return Err(not_found()),
-            Err(e) => {
-                tracing::warn!(error = %e, "the task store failed");
-                return Err(ErrorData::internal_error(
-                    "the result store failed; try again",
-                    None,
-                ));
-            }
-        };
-        Ok(
-            ReadResourceResult::new(vec![ResourceContents::text(text, uri)])
-                .with_cache_scope(CacheScope::Private),
-        )
-    }
-
-    /// Whether any tool's results may be cut, and so kept as resources.
-    fn keeps_results(&self) -> bool {
-        self.current()
-            .iter()
-            .any(|t| t.max_result_chars().is_some())
     }
 
     /// The parts a 2026-07-28 approval needs, or `None` without a signing key.
@@ -444,8 +327,8 @@ fn caller_of(request: &Incoming) -> Caller {
     {
         let parts = request.parts();
         Caller {
-            principal: parts.and_then(|p| p.extensions.get::<crate::Principal>().cloned()),
-            peer: parts.and_then(|p| p.extensions.get::<crate::PeerAddr>().map(|a| a.0)),
+            principal: parts.and_then(|p| p.extensions.get::<crate::caller::Principal>().cloned()),
+            peer: parts.and_then(|p| p.extensions.get::<crate::caller::PeerAddr>().map(|a| a.0)),
             http: parts.cloned().map(std::sync::Arc::new),
         }
     }
@@ -463,27 +346,6 @@ fn random_key() -> Option<Vec<u8>> {
     Some(key)
 }
 
-/// The methods of a tools server whose params have a shape to get wrong.
-const TOOL_METHODS: &[&str] = &["tools/list", "tools/call"];
-
-/// rmcp reads a tools method whose params do not fit its shape as a custom request: that
-/// method exists and its params are wrong. Any other method is not one this server serves
-/// (2026-07-28 clients are told so for the methods that era removed, such as `initialize`).
-fn unknown_request(method: &str) -> ErrorData {
-    if !TOOL_METHODS.contains(&method) {
-        return ErrorData::new(
-            ErrorCode::METHOD_NOT_FOUND,
-            format!("method not found: `{method}` is not an MCP method this server serves"),
-            None,
-        );
-    }
-    let shape = match method {
-        "tools/call" => ": `name` must be a string and `arguments`, if given, an object",
-        _ => ": `params`, if given, must be an object with an optional `cursor` string",
-    };
-    ErrorData::invalid_params(format!("invalid params for `{method}`{shape}"), None)
-}
-
 /// Logs, for the host, why `tool` is hidden from `caller`: the grants it needs that the
 /// caller's context lacks.
 pub(crate) fn log_hidden(tool: &tool_runtime::Tool, cx: &Context, caller: &str) {
@@ -498,144 +360,4 @@ pub(crate) fn log_hidden(tool: &tool_runtime::Tool, cx: &Context, caller: &str) 
         caller,
         "tool hidden from this caller: it lacks a grant the tool requires"
     );
-}
-
-/// Cursors are opaque to clients: an offset behind a fixed prefix.
-fn encode_cursor(offset: usize) -> String {
-    format!("o{offset:x}")
-}
-
-fn decode_cursor(cursor: &str) -> Option<usize> {
-    usize::from_str_radix(cursor.strip_prefix('o')?, 16).ok()
-}
-
-/// The server as rmcp's handler: private, so that only this crate's transports (with their
-/// limits and checks) serve it.
-#[derive(Clone)]
-pub(crate) struct Served(pub(crate) McpServer);
-
-impl std::ops::Deref for Served {
-    type Target = McpServer;
-
-    fn deref(&self) -> &McpServer {
-        &self.0
-    }
-}
-
-impl ServerHandler for Served {
-    fn get_info(&self) -> ServerConfig {
-        let mut capabilities = ServerCapabilities::builder()
-            .enable_tools()
-            .enable_tool_list_changed()
-            .enable_tasks()
-            .build();
-        // The whole of a cut result is read as a resource.
-        if self.keeps_results() {
-            capabilities.resources = Some(Default::default());
-        }
-        InitializeResult::new(capabilities)
-            .with_server_info(Implementation::new(self.name.clone(), self.version.clone()))
-    }
-
-    async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
-        let mut peers = self.peers.lock().unwrap_or_else(|e| e.into_inner());
-        peers.retain(|p| !p.is_transport_closed());
-        peers.push(context.peer);
-    }
-
-    async fn list_tools(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
-        self.0.list_tools(cursor, &context.into()).await
-    }
-
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        self.0.call_tool(request, context.into()).await
-    }
-
-    async fn read_resource(
-        &self,
-        request: ReadResourceRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<ReadResourceResponse, ErrorData> {
-        let read = self.0.read_kept(&request.uri, &context.into()).await;
-        read.map(Into::into)
-    }
-
-    async fn get_task(
-        &self,
-        request: GetTaskParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<GetTaskResult, ErrorData> {
-        self.0.get_task(request, context.into()).await
-    }
-
-    async fn update_task(
-        &self,
-        request: UpdateTaskParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        self.0.update_task(request, context.into()).await
-    }
-
-    async fn cancel_task(
-        &self,
-        request: CancelTaskParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        self.0.cancel_task(request, context.into()).await
-    }
-
-    async fn on_custom_request(
-        &self,
-        request: CustomRequest,
-        _: RequestContext<RoleServer>,
-    ) -> Result<CustomResult, ErrorData> {
-        Err(unknown_request(&request.method))
-    }
-
-    fn accepted_subscription_filter(
-        &self,
-        _requested: &SubscriptionFilter,
-    ) -> Option<SubscriptionFilter> {
-        // rmcp intersects this with what the client asked for and what the server advertises.
-        Some(SubscriptionFilter::builder().tools_list_changed().build())
-    }
-
-    /// A 2026-07-28 `subscriptions/listen` stream: rmcp has sent the acknowledgement; each
-    /// change of the tool set becomes one `notifications/tools/list_changed` (changes in a burst
-    /// are coalesced), until the client closes the stream.
-    async fn listen(&self, subscription: SubscriptionContext) -> Result<(), ErrorData> {
-        let mut changes = self.tool_changes.subscribe();
-        changes.mark_unchanged();
-        let mut stopping = self.stopping.subscribe();
-        let stopped = async move {
-            let _ = stopping.wait_for(|stop| *stop).await.map(|_| ());
-        };
-        let mut stopped = std::pin::pin!(stopped);
-        loop {
-            tokio::select! {
-                () = subscription.cancelled() => return Ok(()),
-                () = &mut stopped => return Ok(()),
-                changed = changes.changed() => {
-                    if changed.is_err() {
-                        return Ok(());
-                    }
-                    if subscription.accepted().tools_list_changed != Some(true) {
-                        continue;
-                    }
-                    if subscription.sink().notify_tool_list_changed().await.is_err() {
-                        return Ok(());
-                    }
-                }
-            }
-        }
-    }
 }

@@ -12,69 +12,28 @@
 //! Every task method checks the caller first, and another caller's task is answered exactly as
 //! an unknown one.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolResponse, CancelTaskParams, ClientCapabilities, CreateTaskResult, DetailedTask,
-    ElicitResult, ElicitationAction, ErrorData, GetTaskParams, GetTaskResult, JsonObject, Task,
-    TaskPayload, UpdateTaskParams,
+    CallToolResponse, CancelTaskParams, CreateTaskResult, DetailedTask, ErrorData, GetTaskParams,
+    GetTaskResult, JsonObject, Task, TaskPayload,
 };
 use serde_json::{Value, json};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
-use tool_runtime::task::{Answered, Cancel, Claim, Held, TaskError, TaskRecord, TaskStatus};
+use tool_runtime::task::{Cancel, Held, TaskError, TaskRecord, TaskStatus};
 use tool_runtime::{
     Answers, Cancelled, Commit, CommitHook, Context, Progress, StoreError, ToolError, ToolRef,
     ToolSet,
 };
 
-use crate::approval::{APPROVAL, approves, question};
+use crate::approval::question;
 use crate::arguments::CallArguments;
-use crate::call::run;
 use crate::caller::Caller;
 use crate::export::{error_result, success};
 use crate::incoming::Incoming;
+use crate::run::{run, thread_lost};
 use crate::server::McpServer;
-
-/// The calls running as tasks in this process, by task id: what `tasks/cancel` stops at once
-/// (a cancel on another replica reaches them at their next lease renewal).
-/// Each run has its number, so a run that ends does not forget a later run of the same task
-/// (one resumed here after it waited for approval).
-#[derive(Default)]
-pub(crate) struct Running {
-    runs: Mutex<HashMap<String, (u64, CancellationToken)>>,
-    next: std::sync::atomic::AtomicU64,
-}
-
-impl Running {
-    /// A new run of task `id`: the token that stops it, and its number.
-    fn start(&self, id: &str) -> (u64, CancellationToken) {
-        let n = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let stop = CancellationToken::new();
-        self.lock().insert(id.to_owned(), (n, stop.clone()));
-        (n, stop)
-    }
-
-    /// Run `n` of task `id` ended.
-    fn ended(&self, id: &str, n: u64) {
-        let mut runs = self.lock();
-        if runs.get(id).is_some_and(|(m, _)| *m == n) {
-            runs.remove(id);
-        }
-    }
-
-    /// Stops the run of task `id` here, if any.
-    fn stop(&self, id: &str) {
-        if let Some((_, stop)) = self.lock().get(id) {
-            stop.cancel();
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (u64, CancellationToken)>> {
-        self.runs.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
 
 /// What a task runs: a call, or a held call approved in `tasks/update`.
 pub(crate) enum Job {
@@ -82,64 +41,11 @@ pub(crate) enum Job {
     Resume(String),
 }
 
-/// The answer to a tool that runs only as a task, for a caller that did not declare the
-/// extension: the capability it lacks, in the shape the protocol gives.
-pub(crate) fn tasks_required() -> ErrorData {
-    ErrorData::missing_required_client_capability(
-        ClientCapabilities::builder().enable_tasks().build(),
-    )
-}
-
-/// The extension's key in a client's capabilities.
-const EXTENSION: &str = "io.modelcontextprotocol/tasks";
-
-/// A `subscriptions/listen` request asking for task notifications (`taskIds`) from a client
-/// that did not declare the extension: the error the extension requires ("the server **MUST**
-/// return a JSON-RPC error specifying the missing capabilities"), which rmcp cannot give (its
-/// filter has no `taskIds`, and it acknowledges what it reads). `None` for any other message;
-/// read only when the message names the method.
-pub(crate) fn listen_without_extension(message: &[u8]) -> Option<ErrorData> {
-    #[derive(serde::Deserialize)]
-    struct Listen {
-        method: String,
-        #[serde(default)]
-        params: Option<ListenParams>,
-    }
-    #[derive(serde::Deserialize)]
-    struct ListenParams {
-        #[serde(default)]
-        notifications: Option<Filter>,
-        #[serde(default, rename = "_meta")]
-        meta: Option<Value>,
-    }
-    #[derive(serde::Deserialize)]
-    struct Filter {
-        #[serde(default, rename = "taskIds")]
-        task_ids: Option<serde::de::IgnoredAny>,
-    }
-    const METHOD: &[u8] = b"subscriptions/listen";
-    if !message.windows(METHOD.len()).any(|w| w == METHOD) {
-        return None;
-    }
-    let listen: Listen = serde_json::from_slice(message).ok()?;
-    let params = listen.params?;
-    let asks = params.notifications.is_some_and(|f| f.task_ids.is_some());
-    // (A 2025-11-25 session has no such method: rmcp answers it as unknown.)
-    let meta = params.meta.unwrap_or_default();
-    let modern = meta
-        .get("io.modelcontextprotocol/protocolVersion")
-        .is_some();
-    let declared = meta["io.modelcontextprotocol/clientCapabilities"]["extensions"]
-        .get(EXTENSION)
-        .is_some();
-    (listen.method == "subscriptions/listen" && modern && asks && !declared).then(tasks_required)
-}
-
-fn unknown_task(id: &str) -> ErrorData {
+pub(crate) fn unknown_task(id: &str) -> ErrorData {
     ErrorData::invalid_params(format!("unknown task: {id}"), None)
 }
 
-fn store_failed(e: &StoreError) -> ErrorData {
+pub(crate) fn store_failed(e: &StoreError) -> ErrorData {
     tracing::warn!(error = %e, "the task store failed");
     ErrorData::internal_error("the task store failed; try again", None)
 }
@@ -234,7 +140,7 @@ impl McpServer {
         owner: String,
         arguments: CallArguments,
     ) -> Result<CallToolResponse, ErrorData> {
-        let who = crate::desk::owner_of(caller);
+        let who = crate::caller::owner_of(caller);
         let record = match self.tasks.start(&owner, who, tool.name()).await {
             Ok(r) => r,
             Err(e @ TaskError::TooMany { .. }) => return Ok(error_result(e.to_string()).into()),
@@ -348,7 +254,7 @@ impl McpServer {
                         out
                     })
                     .await;
-                    out.unwrap_or_else(|e| Err(crate::call::thread_lost(&e)))
+                    out.unwrap_or_else(|e| Err(thread_lost(&e)))
                 }
                 Job::Resume(ticket) => {
                     let out = tools.resume(&cx, &ticket).await;
@@ -507,94 +413,6 @@ impl McpServer {
             Ok(None) => Err(unknown_task(&params.task_id)),
             Err(e) => Err(store_failed(&e)),
         }
-    }
-
-    /// `tasks/update`: the answers to what a task waits for. An approval (exactly
-    /// `{"approve": true}`, accepted) takes the task once, however many answers arrive, and
-    /// runs the held call here; anything else drops it, and the task completes with the refusal.
-    /// Answers to keys it does not wait for are ignored.
-    pub(crate) async fn update_task(
-        &self,
-        params: UpdateTaskParams,
-        request: Incoming,
-    ) -> Result<(), ErrorData> {
-        let (caller, mut cx) = self.context_for(&request).await?;
-        let owner = caller.key();
-        self.with_desk(&mut cx, &owner);
-        let task = match self.tasks.get(&params.task_id, &owner).await {
-            Ok(Some(task)) => task,
-            Ok(None) => return Err(unknown_task(&params.task_id)),
-            Err(e) => return Err(store_failed(&e)),
-        };
-        if task.status != TaskStatus::InputRequired {
-            return Ok(());
-        }
-        // The tool's own questions: answered, perhaps some at a time; the last answer runs the
-        // tool again here with all of them.
-        if task.ticket.is_none() && task.arguments.is_some() {
-            let responses = params.input_responses.into_iter().collect();
-            let (task, arguments, answers) =
-                match self.tasks.answer(&task.id, &owner, &responses).await {
-                    Ok(Answered::Complete {
-                        task,
-                        arguments,
-                        answers,
-                    }) => (task, arguments, answers),
-                    Ok(_) => return Ok(()),
-                    Err(e) => return Err(store_failed(&e)),
-                };
-            let tools = self.current();
-            let Some(tool) = tools.get(&task.tool).cloned() else {
-                self.fail(&task.id, &tools.wording().not_pending).await;
-                return Ok(());
-            };
-            cx.insert(Answers::from_responses(&answers));
-            let job = Job::Call(CallArguments::Value(arguments));
-            self.spawn_task(task.id, owner, tools.clone(), tool, cx, job);
-            return Ok(());
-        }
-        let Some(answer) = params.input_responses.get(APPROVAL) else {
-            return Ok(());
-        };
-        // A call someone else approves waits for them; its owner may still cancel it.
-        if let Some(grant) = self.approver_of(&task.tool) {
-            return Err(ErrorData::invalid_params(
-                format!(
-                    "this task waits for approval by someone else holding `{grant}`: its owner cannot approve it, only cancel it"
-                ),
-                None,
-            ));
-        }
-        let approved = serde_json::from_value::<ElicitResult>(answer.clone())
-            .is_ok_and(|r| r.action == ElicitationAction::Accept && approves(r.content.as_ref()));
-        let (task, ticket) = match self.tasks.claim(&task.id, &owner).await {
-            Ok(Claim::Won { task, ticket }) => (task, ticket),
-            Ok(_) => return Ok(()),
-            Err(e) => return Err(store_failed(&e)),
-        };
-        let tools = self.current();
-        let wording = tools.wording();
-        let ran = match (ticket, tools.get(&task.tool)) {
-            (Some(ticket), Some(tool)) if approved => {
-                if cx.get::<tool_runtime::Holder>().is_none() {
-                    cx.insert(tool_runtime::Holder {
-                        owner: owner.clone(),
-                        ttl: Some(self.tasks.ttl()),
-                    });
-                }
-                let tool = tool.clone();
-                self.spawn_task(task.id, owner, tools.clone(), tool, cx, Job::Resume(ticket));
-                return Ok(());
-            }
-            (Some(ticket), _) => match tools.reject(&ticket).await {
-                Ok(_) if approved => wording.not_pending.to_string(),
-                Ok(_) => wording.approval_declined.to_string(),
-                Err(e) => wording.approval_failed_message(e.message()),
-            },
-            (None, _) => wording.not_pending.to_string(),
-        };
-        self.finish(&task.id, &error_result(ran)).await;
-        Ok(())
     }
 
     /// `tasks/cancel`, acknowledged once the store has decided (one change, on any replica):

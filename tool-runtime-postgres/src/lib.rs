@@ -86,6 +86,8 @@ const CREATE: &str = "
     CREATE INDEX IF NOT EXISTS tool_runtime_tasks_expiry ON tool_runtime_tasks (expires_ms);
     CREATE TABLE IF NOT EXISTS tool_runtime_kept (
         id         text PRIMARY KEY,
+        -- The order results were kept in (several may be kept in one millisecond).
+        seq        bigserial,
         owner      text NOT NULL,
         bytes      bigint NOT NULL,
         kept_ms    bigint NOT NULL,
@@ -433,7 +435,7 @@ impl TaskStore for PostgresApprovals {
                 tx.execute(
                     "DELETE FROM tool_runtime_kept WHERE id = (
                          SELECT id FROM tool_runtime_kept WHERE owner = $1
-                         ORDER BY kept_ms, id LIMIT 1)",
+                         ORDER BY kept_ms, seq LIMIT 1)",
                     &[&result.owner],
                 )
                 .await
@@ -457,7 +459,7 @@ impl TaskStore for PostgresApprovals {
                 }
                 tx.execute(
                     "DELETE FROM tool_runtime_kept WHERE id = (
-                         SELECT id FROM tool_runtime_kept ORDER BY kept_ms, id LIMIT 1)",
+                         SELECT id FROM tool_runtime_kept ORDER BY kept_ms, seq LIMIT 1)",
                     &[],
                 )
                 .await

@@ -386,7 +386,7 @@ impl TaskStore for SqliteApprovals {
                     tx.execute(
                         "DELETE FROM tool_runtime_kept WHERE id = (
                              SELECT id FROM tool_runtime_kept WHERE owner = ?1
-                             ORDER BY kept_ms, id LIMIT 1)",
+                             ORDER BY kept_ms, rowid LIMIT 1)",
                         params![result.owner],
                     )?;
                 }
@@ -404,7 +404,7 @@ impl TaskStore for SqliteApprovals {
                     }
                     tx.execute(
                         "DELETE FROM tool_runtime_kept WHERE id = (
-                             SELECT id FROM tool_runtime_kept ORDER BY kept_ms, id LIMIT 1)",
+                             SELECT id FROM tool_runtime_kept ORDER BY kept_ms, rowid LIMIT 1)",
                         [],
                     )?;
                 }

@@ -39,7 +39,7 @@ use crate::future::BoxFuture;
 /// assert!(tools.get("book_room").unwrap().commits());
 /// // Without a host that cancels (a plain call), `now` always answers Ok.
 /// let out = tools.call(&Context::new(), "book_room", r#"{"room": 7}"#).blocking().unwrap();
-/// assert_eq!(out.value, "room 7 booked");
+/// assert_eq!(*out.value(), "room 7 booked");
 /// ```
 #[derive(Clone, Default)]
 pub struct Commit {

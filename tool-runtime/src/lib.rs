@@ -91,8 +91,8 @@ macro_rules! deserializer_methods {
     };
 }
 
-// Each module imports only modules of lower layers: `layers.rs` lists the layers, and its test
-// fails on an import that goes up.
+// Each module imports only modules of lower layers: `tests/tests/layers.rs` lists the layers,
+// and its test fails on an import that goes up.
 pub mod agent;
 pub mod approval;
 mod arg;
@@ -135,9 +135,6 @@ mod wording;
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
-
-#[cfg(test)]
-mod layers;
 
 pub use approval::{ApprovalStore, Holder, MemoryApprovals, PendingCall, StoreError};
 pub use arg::{LengthArg, Num, Number, PatternArg, RangeArg, ToolArg};

@@ -9,11 +9,11 @@ use syn::{FnArg, Ident, Pat, ReturnType, Signature, Type};
 use serde_derive_internals::Derive;
 use serde_derive_internals::ast as serde_ast;
 
-use crate::internals::attr::{self, ArgAttr, ArgPosition, ToolAttr};
-use crate::internals::ctxt::Ctxt;
-use crate::internals::serde::{refuse_container_attrs, refuse_field_attrs, refuse_key, spellings};
-use crate::internals::symbol::{ARG, CTX};
-use crate::internals::types::{is_option, limits, number_inside, unraw};
+use super::attr::{self, ArgAttr, ArgPosition, ToolAttr};
+use super::ctxt::Ctxt;
+use super::serde::{Tagging, refuse_container_attrs, refuse_field_attrs, refuse_key, spellings};
+use super::symbol::{ARG, CTX};
+use super::types::{is_option, limits, number_inside, unraw};
 
 /// Tools with more arguments than this should group them in a `#[derive(ToolArg)]` struct.
 const MAX_ARGS: usize = 12;
@@ -329,13 +329,6 @@ pub(crate) struct Container<'a> {
     pub attr: ArgAttr,
     pub tagging: Tagging,
     pub body: Body<'a>,
-}
-
-/// How serde tags an enum's variants.
-pub(crate) enum Tagging {
-    External,
-    Internal { tag: String },
-    Adjacent { tag: String, content: String },
 }
 
 pub(crate) enum Body<'a> {

@@ -8,8 +8,8 @@ use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
 use syn::{Attribute, Expr, ExprLit, ExprRange, ExprUnary, Lit, LitStr, RangeLimits, UnOp};
 
-use crate::internals::ctxt::Ctxt;
-use crate::internals::symbol::*;
+use super::ctxt::Ctxt;
+use super::symbol::*;
 
 /// `#[tool(...)]`, plus the function's doc comment.
 #[derive(Default)]

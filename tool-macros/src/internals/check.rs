@@ -4,11 +4,12 @@
 use proc_macro2::Span;
 use syn::{Expr, ExprLit, Lit, LitStr};
 
-use crate::internals::ast::{Arg, Body, Container, Tagging, Tool, VariantShape};
-use crate::internals::attr::{NumLit, ToolAttr};
-use crate::internals::ctxt::Ctxt;
-use crate::internals::symbol::{DESCRIPTION, MAX, MIN, RANGE, UNBOUNDED};
-use crate::internals::types::{Shape, limits, number_inside, shape, type_span};
+use super::ast::{Arg, Body, Container, Tool, VariantShape};
+use super::attr::{NumLit, ToolAttr};
+use super::ctxt::Ctxt;
+use super::serde::Tagging;
+use super::symbol::{DESCRIPTION, MAX, MIN, RANGE, UNBOUNDED};
+use super::types::{Shape, limits, number_inside, shape, type_span};
 
 // Every rule of a tool: its description, flags, name, and each argument.
 pub(crate) fn check_tool(cx: &mut Ctxt, tool: &Tool) {

@@ -7,7 +7,6 @@ use syn::spanned::Spanned;
 
 use serde_derive_internals::attr::TagType;
 
-use super::ast::Tagging;
 use super::attr;
 use super::ctxt::Ctxt;
 
@@ -89,6 +88,13 @@ pub(crate) fn spellings(key: &str) -> &'static [&'static str] {
         "field_identifier" => &["field_identifier"],
         _ => &[],
     }
+}
+
+/// How serde tags an enum's variants.
+pub(crate) enum Tagging {
+    External,
+    Internal { tag: String },
+    Adjacent { tag: String, content: String },
 }
 
 /// Refuses the container attributes no schema can describe; the tagging of the rest.

@@ -21,7 +21,7 @@ use serde_json::Value;
 use tool_runtime::json::Distinct;
 
 use super::HttpConfig;
-use super::shares::refuse;
+use super::reply::{refuse, retry_later, too_large};
 
 /// JSON nesting a request may have (serde_json refuses deeper).
 const MAX_NESTING: usize = 127;
@@ -124,26 +124,6 @@ impl Drop for BodyBytes {
             }
         }
     }
-}
-
-pub(super) fn too_large(max: usize) -> Response {
-    refuse(
-        http::StatusCode::PAYLOAD_TOO_LARGE,
-        -32600,
-        &format!("the body is larger than {max} bytes"),
-        Value::Null,
-    )
-}
-
-/// A refusal for a share that is full now (429 for the caller's own, 503 for the server's), with
-/// `Retry-After: 1`.
-pub(super) fn retry_later(status: http::StatusCode, message: &str, id: Value) -> Response {
-    let mut response = refuse(status, -32000, message, id);
-    response.headers_mut().insert(
-        http::header::RETRY_AFTER,
-        http::HeaderValue::from_static("1"),
-    );
-    response
 }
 
 /// The body, whole, if it is no larger than `max_body_bytes`, each byte taken from `bytes`
@@ -294,7 +274,7 @@ pub(super) fn check(
     }
     let envelope = envelope(&bytes)?;
     if envelope.method.as_deref() == Some("subscriptions/listen")
-        && let Some(error) = crate::task::listen_without_extension(&bytes)
+        && let Some(error) = crate::extension::listen_without_extension(&bytes)
     {
         // (The protocol answers this error with 400.)
         let body = serde_json::json!({"jsonrpc": "2.0", "id": envelope.id, "error": error});

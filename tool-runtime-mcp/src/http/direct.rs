@@ -25,8 +25,9 @@ use rmcp::model::{
 };
 use tokio_util::sync::CancellationToken;
 
-use crate::McpServer;
+use super::reply::refuse;
 use crate::incoming::{Direct, Incoming};
+use crate::server::McpServer;
 
 /// The only protocol version this path answers.
 const VERSION: &str = "2026-07-28";
@@ -216,7 +217,7 @@ pub(super) async fn answer(
     let id = plan.id.clone();
     tokio::select! {
         response = respond(mcp, plan, parts) => response,
-        () = shutdown.cancelled() => super::shares::refuse(
+        () = shutdown.cancelled() => refuse(
             http::StatusCode::INTERNAL_SERVER_ERROR,
             ErrorCode::INTERNAL_ERROR.0.into(),
             "the server is shutting down",
@@ -273,7 +274,7 @@ async fn respond(mcp: &McpServer, plan: Plan, parts: Parts) -> Response {
             .header(http::header::CONTENT_TYPE, "application/json")
             .body(Body::from(Bytes::from(body)))
             .unwrap_or_default(),
-        Err(_) => super::shares::refuse(
+        Err(_) => refuse(
             http::StatusCode::INTERNAL_SERVER_ERROR,
             ErrorCode::INTERNAL_ERROR.0.into(),
             "the answer could not be written",
@@ -380,7 +381,7 @@ pub(super) async fn read(mcp: &McpServer, plan: SessionRead, parts: Parts) -> Re
             .header(http::header::CONTENT_TYPE, "application/json")
             .body(Body::from(Bytes::from(body)))
             .unwrap_or_default(),
-        Err(_) => super::shares::refuse(
+        Err(_) => refuse(
             http::StatusCode::INTERNAL_SERVER_ERROR,
             ErrorCode::INTERNAL_ERROR.0.into(),
             "the answer could not be written",

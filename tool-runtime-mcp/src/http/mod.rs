@@ -39,11 +39,13 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::caller::PeerAddr;
-use crate::server::{McpServer, Served};
+use crate::handler::Served;
+use crate::server::McpServer;
 
 mod body;
 mod connections;
 mod direct;
+mod reply;
 mod shares;
 
 use connections::Connections;

@@ -14,20 +14,21 @@ use std::time::Instant;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use super::body::{self, Budget};
 use super::connections::ConnectionOwner;
 use super::direct;
+use super::reply::{refuse, retry_later, too_large};
 use super::{HttpConfig, holding};
 use crate::arguments::RawArguments;
-use crate::caller::{Admitted, OwnerKey, PeerAddr, Principal, owner_key};
-use crate::{Caller, McpServer, REFUSED};
+use crate::caller::{Admitted, Caller, OwnerKey, PeerAddr, Principal, REFUSED, owner_key};
+use crate::server::McpServer;
 
 /// The header that names a 2025-11-25 session.
 const SESSION: &str = "mcp-session-id";
@@ -297,16 +298,11 @@ impl Drop for LargeTurn {
 
 /// A large body whose caller's turn for large bodies did not come in time.
 fn busy_large() -> Response {
-    body::retry_later(
+    retry_later(
         http::StatusCode::TOO_MANY_REQUESTS,
         "this caller's large requests are handled one at a time, and its earlier one has not ended",
         Value::Null,
     )
-}
-
-pub(super) fn refuse(status: http::StatusCode, code: i64, message: &str, id: Value) -> Response {
-    let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
-    (status, axum::Json(body)).into_response()
 }
 
 /// Every request to the endpoint, after its credentials are checked: the caller's share, the
@@ -325,7 +321,7 @@ pub(super) async fn admit(
         connection.set(&owner);
     }
     let Some(mut turn) = shares.enter(&owner) else {
-        return body::retry_later(
+        return retry_later(
             http::StatusCode::TOO_MANY_REQUESTS,
             "this caller has as many requests in progress as it may; try again when one ends",
             Value::Null,
@@ -371,7 +367,7 @@ pub(super) async fn admit(
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<usize>().ok());
         if declared.is_some_and(|n| n > shares.config.max_body_bytes) {
-            return body::too_large(shares.config.max_body_bytes);
+            return too_large(shares.config.max_body_bytes);
         }
         // A large body waits for its caller's turn before it is read (its sender waits in TCP's
         // flow control meanwhile); one that did not say its length, once it has been read.
@@ -451,14 +447,14 @@ pub(super) async fn admit(
             match shares.make_room(&owner).await {
                 Ok(()) => {}
                 Err(Full::Caller) => {
-                    return body::retry_later(
+                    return retry_later(
                         http::StatusCode::TOO_MANY_REQUESTS,
                         "this caller has as many sessions open as it may, each with a request in progress",
                         envelope.id.clone().unwrap_or(Value::Null),
                     );
                 }
                 Err(Full::Server) => {
-                    return body::retry_later(
+                    return retry_later(
                         http::StatusCode::SERVICE_UNAVAILABLE,
                         "the server has as many sessions open as it may, each with a request in progress",
                         envelope.id.clone().unwrap_or(Value::Null),

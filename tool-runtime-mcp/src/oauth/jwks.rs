@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::{KeyError, Keys};
+use super::keys::{KeyError, Keys};
 
 /// How long a JWK set is kept when its answer says nothing about caching.
 const DEFAULT_TTL: Duration = Duration::from_secs(300);

@@ -302,7 +302,7 @@ impl Inner {
                 drop(old);
                 *self.failed_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
                 // The model reads the first line; the causes go to the log.
-                tracing::warn!(server = %self.label, error = %crate::report(&e), "cannot connect");
+                tracing::warn!(server = %self.label, error = %report(&e), "cannot connect");
                 Err(unreachable(&e.to_string()))
             }
         }
@@ -335,3 +335,14 @@ impl Inner {
 
 /// How long a server has to answer the ping after a call ran out of time.
 pub(super) const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// An error and its causes on one line, for the log: `what: why: ...`.
+fn report(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        text.push_str(&format!(": {c}"));
+        cause = c.source();
+    }
+    text
+}

@@ -27,8 +27,8 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::{InFlight, Outgoing, key_of};
-use crate::McpServer;
 use crate::incoming::{Direct, Incoming};
+use crate::server::McpServer;
 
 /// How long calls still running may finish once the input has ended (rmcp's own drain).
 const DRAIN: Duration = Duration::from_secs(5);

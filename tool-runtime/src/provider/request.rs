@@ -6,7 +6,7 @@ use std::fmt;
 use schemars::JsonSchema;
 use serde_json::{Map, Value};
 
-use super::schema::ExportError;
+use super::schema::{ExportError, Offer};
 use super::turn::Message;
 use super::{Api, Provider};
 use crate::set::ToolSet;
@@ -204,19 +204,6 @@ pub struct Request<'a> {
     /// Which of the set's tools this turn's request declares and offers: set from the
     /// conversation by [`Conversation::request`](crate::agent::Conversation::request).
     pub(crate) offer: Offer,
-}
-
-/// Which of a set's tools one request writes, and which of them the turn offers.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub(crate) struct Offer {
-    /// The tools the conversation declared in its first request, in that order (the set's
-    /// search tool and [`CALL_TOOL`](crate::defer::CALL_TOOL) by name): every later request
-    /// writes the same list. `None`: the set's own ([`Offer::default_names`]).
-    pub(crate) declared: Option<Vec<String>>,
-    /// The tools this turn offers, when fewer than declared: written as the API's narrowing of
-    /// one request (OpenAI's `allowed_tools`, Gemini's `allowedFunctionNames`), never by
-    /// editing the tool list.
-    pub(crate) narrow: Option<Vec<String>>,
 }
 
 impl<'a> Request<'a> {

@@ -9,6 +9,19 @@ use crate::defer::CALL_TOOL;
 use crate::set::ToolSet;
 use crate::tool::Tool;
 
+/// Which of a set's tools one request writes, and which of them the turn offers.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Offer {
+    /// The tools the conversation declared in its first request, in that order (the set's
+    /// search tool and [`CALL_TOOL`](crate::defer::CALL_TOOL) by name): every later request
+    /// writes the same list. `None`: the set's own.
+    pub(crate) declared: Option<Vec<String>>,
+    /// The tools this turn offers, when fewer than declared: written as the API's narrowing of
+    /// one request (OpenAI's `allowed_tools`, Gemini's `allowedFunctionNames`), never by
+    /// editing the tool list.
+    pub(crate) narrow: Option<Vec<String>>,
+}
+
 /// A lowered schema, whether it can be sent in the provider's strict mode, and why not.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Lowered {
@@ -171,7 +184,7 @@ impl ToolSet {
     pub(crate) fn export_offered(
         &self,
         provider: &dyn Provider,
-        offer: &super::request::Offer,
+        offer: &Offer,
     ) -> Result<Vec<Value>, ExportError> {
         use crate::defer::Loading;
         let native = provider.tool_search();

@@ -20,6 +20,9 @@ CASES = ["pesan-katering", "buat-laporan-penjualan", "buat-tiket"]
 WORKLOADS = {f"dispatch/{c}": (["dispatch", c, "toolkit"], 10_000) for c in CASES}
 WORKLOADS["stdio/20k-calls"] = (["stdio"], 20_000)
 WORKLOADS["http/stateless-call"] = (["http"], 1_000)
+# A call with telemetry recording (tool-runtime-otel's layer: its span and histogram recorded,
+# the span handed to a processor that drops it): shown against the same call without one.
+WORKLOADS["dispatch-otel/pesan-katering"] = (["dispatch", "pesan-katering", "otel"], 10_000)
 FLOORS = {f"dispatch/{c}": (["dispatch", c, "floor"], 10_000) for c in CASES}
 
 
@@ -50,10 +53,13 @@ def main():
     if provisioned.returncode != 0:
         sys.exit("perf gate: valgrind is needed (see the message above)")
     valgrind = provisioned.stdout.strip()
-    # The load server too, in the same build: CI's short load run uses it (one release build).
+    # The load server too, in the same build: CI's short load run uses it (one release build);
+    # the probe with telemetry built in (a subscriber is set only for the `otel` row).
     started = time.monotonic()
+    subprocess.run(["cargo", "build", "-q", "--profile", "perf", "-p", "benches", "--bin", "http-load-server"],
+                   cwd=ROOT, check=True)
     subprocess.run(["cargo", "build", "-q", "--profile", "perf", "-p", "benches", "--bin", "perf-probe",
-                    "--bin", "http-load-server"], cwd=ROOT, check=True)
+                    "--features", "otel"], cwd=ROOT, check=True)
     target = os.path.join(ROOT, os.environ.get("CARGO_TARGET_DIR", "target"))
     probe = os.path.join(target, "perf", "perf-probe")
     built = time.monotonic()
@@ -61,6 +67,8 @@ def main():
     now = {name: per_call(valgrind, probe, args, n) for name, (args, n) in WORKLOADS.items()}
     floors = {name: per_call(valgrind, probe, args, n) for name, (args, n) in FLOORS.items()}
     print(f"perf gate: measured in {time.monotonic() - built:.0f} s", flush=True)
+    traced, plain = now["dispatch-otel/pesan-katering"], now["dispatch/pesan-katering"]
+    print(f"telemetry recording on: {traced / plain:.1f}x the instructions of the same call without a subscriber")
     base = {}
     if os.path.exists(BASELINES):
         try:

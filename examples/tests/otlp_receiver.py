@@ -69,7 +69,9 @@ def metrics(body):
                         "service": service(rm.resource),
                         "name": m.name,
                         "kind": kind,
+                        "unit": m.unit,
                         "count": getattr(point, "count", None),
+                        "bounds": list(getattr(point, "explicit_bounds", [])),
                         "attributes": attributes(point.attributes),
                     }
 

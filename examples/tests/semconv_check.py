@@ -3,7 +3,10 @@ OpenTelemetry's semantic-conventions registry vendored in `semconv/` (its versio
 `semconv/SOURCE.md`): for the MCP client and server spans, the GenAI `execute_tool` span and the
 three duration histograms, each attribute of a conventions namespace is one the definition
 lists and is of the registry's type (an enum's value one of its members), every required
-attribute is there, and the span's kind and name are the ones the definition gives.
+attribute is there, every conditionally required one is there when its condition holds (the
+conditions this script can read from a record are in CONDITIONS; any other is listed as not
+checked), `error.type` is there exactly when a span says it failed, the span's kind and name are
+the ones the definition gives, and a histogram has the definition's unit.
 
     python semconv_check.py RECEIVED.jsonl SEMCONV_DIR SERVICE[,SERVICE...]
 
@@ -74,14 +77,51 @@ def type_error(key, value):
     return None
 
 
-errors, checked = [], {}
+errors, checked, unchecked = [], {}, set()
+
+# Conditions of `conditionally_required` attributes, read from one record: the condition's
+# text (as the registry words it) -> whether it holds for the record.
+CONDITIONS = {
+    "When the client executes a request.": lambda r: r.get("kind") == "CLIENT"
+    and not r["attributes"].get("mcp.method.name", "").startswith("notifications/"),
+    "When operation is related to a specific tool.": lambda r: r["attributes"].get("mcp.method.name") == "tools/call"
+    or r.get("name", "").startswith("execute_tool "),
+    "If and only if the operation fails.": lambda r: r.get("status") == "ERROR",
+    "If the operation ended in an error.": lambda r: r.get("status") == "ERROR",
+    "If `server.address` is set.": lambda r: "server.address" in r["attributes"],
+    "If response contains an error code.": lambda r: False,  # not visible in a record
+}
 
 
-def check(what, definition, attributes):
+def conditions(entries):
+    """The conditionally required attributes a definition lists, by key: the condition's text."""
+    out = {}
+    for entry in entries:
+        if "ref_group" in entry:
+            for key, text in conditions(groups[entry["ref_group"]]).items():
+                out.setdefault(key, text)
+        elif "ref" in entry:
+            got = entry.get("requirement_level")
+            if isinstance(got, dict) and "conditionally_required" in got:
+                out[entry["ref"]] = " ".join(str(got["conditionally_required"]).split())
+            elif got is not None:
+                out.pop(entry["ref"], None)
+    return out
+
+
+def check(what, definition, attributes, record):
     allowed = resolve(definition.get("attributes") or [])
     for key, lvl in allowed.items():
         if lvl == "required" and key not in attributes:
             errors.append(f"{what}: the required {key} is missing")
+    for key, text in conditions(definition.get("attributes") or []).items():
+        holds = CONDITIONS.get(text)
+        if holds is None:
+            unchecked.add(f"{key}: {text}")
+        elif holds(record) and key not in attributes:
+            errors.append(f"{what}: {key} is missing ({text})")
+    if record.get("signal") == "span" and "error.type" in attributes and record.get("status") != "ERROR":
+        errors.append(f"{what}: error.type without the span's status ERROR")
     for key, value in attributes.items():
         if not key.startswith(NAMESPACES):
             continue
@@ -113,16 +153,20 @@ for line in open(RECEIVED):
             errors.append(f"{what}: kind {kind}, the conventions say {definition['kind']}")
         if name != expected:
             errors.append(f"{what}: the conventions name it {expected!r}")
-        check(what, definition, attributes)
+        check(what, definition, attributes, record)
         checked[which] = checked.get(which, 0) + 1
     elif record["signal"] == "metric" and record["name"] in metrics:
         definition = metrics[record["name"]]
         if record["kind"] != definition["instrument"]:
             errors.append(f"{record['name']}: a {record['kind']}, the conventions say {definition['instrument']}")
-        check(f"{record['service']} metric {record['name']}", definition, attributes)
+        if str(record.get("unit")) != str(definition.get("unit")):
+            errors.append(f"{record['name']}: unit {record.get('unit')!r}, the conventions say {definition.get('unit')!r}")
+        check(f"{record['service']} metric {record['name']}", definition, attributes, record)
         checked[record["name"]] = checked.get(record["name"], 0) + 1
 
 print(json.dumps(checked, sort_keys=True))
+for condition in sorted(unchecked):
+    print(f"not checked (a condition no record shows): {condition}")
 if errors:
     print("\n".join(sorted(set(errors))))
     sys.exit(1)

@@ -27,12 +27,16 @@ impl McpServer {
         tool: Option<&str>,
         request: &Incoming,
     ) -> tracing::Span {
+        let carried = self
+            .propagator
+            .as_ref()
+            .and_then(|p| Some((p, request.trace_context()?)));
+        if let Some((propagator, carried)) = &carried {
+            propagator.before_span(carried);
+        }
         let span = crate::telemetry::request_span(method, tool, request);
-        if let Some(propagator) = &self.propagator
-            && !span.is_disabled()
-            && let Some(carried) = request.trace_context()
-        {
-            propagator.extract(&span, &carried);
+        if let Some((propagator, carried)) = &carried {
+            propagator.extract(&span, carried);
         }
         span
     }

@@ -43,31 +43,94 @@ pub(crate) fn request_span(
     if span.is_disabled() {
         return span;
     }
-    match tool {
-        Some(tool) => span.record("otel.name", format!("{method} {tool}")),
-        None => span.record("otel.name", method),
+    // Every value at once (each `record` is a walk through the subscriber's layers), and
+    // written only by a layer that keeps them (a span of a trace not kept formats nothing).
+    let name = Named(method, tool);
+    let id = context.id();
+    let version = context.protocol_version();
+    let (session, address, port) = peer_of(context);
+    let Some(metadata) = span.metadata() else {
+        return span;
     };
-    span.record("jsonrpc.request.id", context.id().to_string());
-    if let Some(version) = context.protocol_version() {
-        span.record("mcp.protocol.version", version.to_string());
+    let fields = metadata.fields();
+    /// The fields filled once the request is read, found once (one callsite).
+    static FILLED: std::sync::OnceLock<Option<[tracing::field::Field; 7]>> =
+        std::sync::OnceLock::new();
+    let found = FILLED.get_or_init(|| {
+        Some([
+            fields.field("otel.name")?,
+            fields.field("jsonrpc.request.id")?,
+            fields.field("mcp.protocol.version")?,
+            fields.field("network.transport")?,
+            fields.field("mcp.session.id")?,
+            fields.field("client.address")?,
+            fields.field("client.port")?,
+        ])
+    });
+    let Some(
+        [
+            f_name,
+            f_id,
+            f_version,
+            f_transport,
+            f_session,
+            f_address,
+            f_port,
+        ],
+    ) = found
+    else {
+        return span;
+    };
+    use tracing::field::{Value, display};
+    let name = display(&name);
+    let id = display(id);
+    let version = version.map(display);
+    let address = address.map(display);
+    span.record_all(&fields.value_set(&[
+        (f_name, Some(&name as &dyn Value)),
+        (f_id, Some(&id as &dyn Value)),
+        (f_version, version.as_ref().map(|v| v as &dyn Value)),
+        (f_transport, Some(&transport(context) as &dyn Value)),
+        (f_session, session.as_ref().map(|v| v as &dyn Value)),
+        (f_address, address.as_ref().map(|v| v as &dyn Value)),
+        (f_port, port.as_ref().map(|v| v as &dyn Value)),
+    ]));
+    span
+}
+
+/// A request span's name: `{method} {tool}`, or the method alone.
+struct Named<'a>(&'static str, Option<&'a str>);
+
+impl std::fmt::Display for Named<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.1 {
+            Some(tool) => write!(f, "{} {tool}", self.0),
+            None => f.write_str(self.0),
+        }
     }
-    span.record("network.transport", transport(context));
+}
+
+/// On HTTP: the session header, the peer's address and port (an `int` as OpenTelemetry has
+/// it: a `u16` may be exported as text).
+fn peer_of(context: &Incoming) -> (Option<&str>, Option<std::net::IpAddr>, Option<i64>) {
     #[cfg(feature = "http")]
     if let Some(parts) = context.parts() {
-        if let Some(session) = parts
+        let session = parts
             .headers
             .get("mcp-session-id")
-            .and_then(|v| v.to_str().ok())
-        {
-            span.record("mcp.session.id", session);
-        }
-        if let Some(crate::caller::PeerAddr(peer)) = parts.extensions.get() {
-            span.record("client.address", peer.ip().to_string());
-            // An `int` as OpenTelemetry has it (`tracing-opentelemetry` exports a `u16` as text).
-            span.record("client.port", i64::from(peer.port()));
-        }
+            .and_then(|v| v.to_str().ok());
+        let peer = parts
+            .extensions
+            .get::<crate::caller::PeerAddr>()
+            .map(|crate::caller::PeerAddr(peer)| *peer);
+        return (
+            session,
+            peer.map(|p| p.ip()),
+            peer.map(|p| i64::from(p.port())),
+        );
     }
-    span
+    let _ = context;
+    (None, None, None)
 }
 
 fn transport(context: &Incoming) -> &'static str {

@@ -109,8 +109,17 @@ fn well_formed(traceparent: &str) -> bool {
 }
 
 /// Turns carried trace context into spans' parents, and spans into the context to carry: the
-/// bridge to a tracing backend (OpenTelemetry's, through `tracing-opentelemetry`).
+/// bridge to a tracing backend (OpenTelemetry's, through `tool-runtime-otel` or
+/// `tracing-opentelemetry`).
 pub trait Propagator: Send + Sync + 'static {
+    /// Called on the request's thread just before its server span is made, with what the
+    /// request carried; [`extract`](Self::extract) on that span always follows. A backend that
+    /// samples a trace when its first span starts takes the remote parent's decision here, so a
+    /// span of a trace it does not keep is never built. By default nothing.
+    fn before_span(&self, carried: &TraceContext) {
+        let _ = carried;
+    }
+
     /// Makes `carried` (what a request brought) the parent of `span` (its server span).
     fn extract(&self, span: &tracing::Span, carried: &TraceContext);
 

@@ -411,7 +411,7 @@ impl<'a> Trace<'a> {
             "execute_tool",
             // Evaluated only when a subscriber wants the span, and recorded with it: each later
             // `record` is a walk through every layer.
-            otel.name = %format_args!("execute_tool {}", tool.name()),
+            otel.name = tool.span_name(),
             otel.kind = "internal",
             otel.status_code = tracing::field::Empty,
             gen_ai.operation.name = "execute_tool",
@@ -449,26 +449,20 @@ impl<'a> Trace<'a> {
         let took = started.elapsed();
         let elapsed = took.as_micros() as u64;
         let mut error_type = None;
-        match &out {
-            Ok(_) => {
-                self.span.record("outcome", "ok");
-            }
+        let outcome = match &out {
+            Ok(_) => "ok",
             // Held for a person's approval: not a failure.
-            Err(e @ ToolError::ApprovalRequired(_)) => {
-                self.span.record("outcome", e.kind());
-            }
+            Err(e @ ToolError::ApprovalRequired(_)) => e.kind(),
             Err(e) => {
-                self.span.record("outcome", e.kind());
                 let kind = match e {
                     ToolError::Failed { .. } => "tool_error",
                     other => other.kind(),
                 };
-                self.span.record("error.type", kind);
-                self.span.record("otel.status_code", "ERROR");
                 error_type = Some(kind);
+                e.kind()
             }
-        }
-        self.span.record("duration_us", elapsed);
+        };
+        self.record_outcome(outcome, error_type, elapsed);
         let _entered = self.span.enter();
         // The conventions' histogram (seconds), as an event `tracing-opentelemetry`'s metrics
         // layer reads: a `histogram.` field, the others its attributes.
@@ -488,6 +482,45 @@ impl<'a> Trace<'a> {
             tracing::trace!(target: "tool_runtime::values", output = shown);
         }
         out
+    }
+}
+
+impl Trace<'_> {
+    /// The outcome's fields, recorded in one walk through the subscriber's layers (each
+    /// `record` is one): `outcome` and `duration_us`, and for a failure `error.type` and
+    /// `otel.status_code`.
+    fn record_outcome(&self, outcome: &str, error_type: Option<&str>, elapsed: u64) {
+        /// The four fields of the one `execute_tool` callsite, found once.
+        static FIELDS: std::sync::OnceLock<Option<[tracing::field::Field; 4]>> =
+            std::sync::OnceLock::new();
+        let Some(metadata) = self.span.metadata() else {
+            return;
+        };
+        let fields = metadata.fields();
+        let found = FIELDS.get_or_init(|| {
+            Some([
+                fields.field("outcome")?,
+                fields.field("duration_us")?,
+                fields.field("error.type")?,
+                fields.field("otel.status_code")?,
+            ])
+        });
+        let Some([outcome_field, duration, error, status]) = found else {
+            return;
+        };
+        use tracing::field::Value;
+        match error_type {
+            None => self.span.record_all(&fields.value_set(&[
+                (outcome_field, Some(&outcome as &dyn Value)),
+                (duration, Some(&elapsed as &dyn Value)),
+            ])),
+            Some(kind) => self.span.record_all(&fields.value_set(&[
+                (outcome_field, Some(&outcome as &dyn Value)),
+                (error, Some(&kind as &dyn Value)),
+                (status, Some(&"ERROR" as &dyn Value)),
+                (duration, Some(&elapsed as &dyn Value)),
+            ])),
+        };
     }
 }
 

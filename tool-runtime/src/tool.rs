@@ -90,6 +90,8 @@ pub struct Spec {
 pub struct Tool {
     source: Source,
     built: OnceLock<Built>,
+    /// `execute_tool {name}`, its calls' span name: written once, not on every call.
+    span_name: OnceLock<String>,
 }
 
 enum Source {
@@ -127,6 +129,7 @@ impl Tool {
         Tool {
             source: Source::Declared(spec),
             built: OnceLock::new(),
+            span_name: OnceLock::new(),
         }
     }
 
@@ -147,6 +150,7 @@ impl Tool {
                 output_schema,
                 validator: Ok(validator),
             }),
+            span_name: OnceLock::new(),
         }
     }
 
@@ -354,6 +358,12 @@ impl Tool {
             Source::Declared(s) => s.panic_to_model,
             Source::Defined(_) => false,
         }
+    }
+
+    /// The name of its calls' spans, as the conventions name them: `execute_tool {name}`.
+    pub(crate) fn span_name(&self) -> &str {
+        self.span_name
+            .get_or_init(|| format!("execute_tool {}", self.name()))
     }
 
     fn built(&self) -> &Built {

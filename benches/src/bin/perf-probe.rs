@@ -11,9 +11,10 @@
 //!   `tools/call` requests, one after another on one kept-alive connection.
 //!
 //! Built with `--features otel`, `PROBE_TRACING=otel` runs `dispatch` under a subscriber with
-//! `tracing-opentelemetry`'s span layer (an SDK tracer provider that keeps every span and sends
-//! it nowhere) and its metrics layer: what recording the conventions' spans and histograms costs
-//! a call, apart from exporting them (`scripts/otel-overhead.sh`).
+//! `tool-runtime-otel`'s layer: every trace kept, each finished span handed to a processor that
+//! drops it, the histograms recorded into the SDK's aggregation (a reader that is never
+//! collected): what recording the conventions' spans and histograms costs a call, apart from
+//! exporting them (the speed gate's `dispatch-otel` row, `scripts/otel-overhead.sh`).
 
 use std::error::Error;
 use std::hint::black_box;
@@ -24,9 +25,21 @@ use tool_runtime_mcp::McpServer;
 type Result<T = ()> = std::result::Result<T, Box<dyn Error + Send + Sync>>;
 
 fn main() -> Result {
-    #[cfg(feature = "otel")]
-    let _tracing = (std::env::var("PROBE_TRACING").as_deref() == Ok("otel")).then(otel);
     let args: Vec<String> = std::env::args().skip(1).collect();
+    // `dispatch CASE otel N` is `toolkit` with telemetry recording (the speed gate's row).
+    let traced = std::env::var("PROBE_TRACING").ok();
+    let traced = match args.get(2).map(String::as_str) {
+        Some("otel") => Some("otel"),
+        _ => traced.as_deref(),
+    };
+    #[cfg(feature = "otel")]
+    let _tracing = (traced == Some("otel")).then(otel);
+    #[cfg(feature = "otel")]
+    let _floor = (traced == Some("floor")).then(floor);
+    #[cfg(not(feature = "otel"))]
+    if traced.is_some() {
+        return Err("telemetry needs perf-probe built with `--features otel`".into());
+    }
     let n = |i: usize| -> Result<usize> {
         Ok(args
             .get(i)
@@ -41,23 +54,94 @@ fn main() -> Result {
         ),
         Some("stdio") => runtime()?.block_on(stdio(n(1)?)),
         Some("http") => runtime()?.block_on(http(n(1)?)),
-        _ => Err("usage: perf-probe dispatch CASE toolkit|floor N | stdio N | http N".into()),
+        _ => Err("usage: perf-probe dispatch CASE toolkit|floor|otel N | stdio N | http N".into()),
     }
 }
 
 /// The spans and histograms recorded, exported nowhere.
 #[cfg(feature = "otel")]
-fn otel() -> tracing::subscriber::DefaultGuard {
-    use opentelemetry::trace::TracerProvider as _;
+fn otel() -> (
+    Option<tracing::subscriber::DefaultGuard>,
+    tool_runtime_otel::Telemetry,
+) {
     use tracing_subscriber::layer::SubscriberExt as _;
-    let tracer = opentelemetry_sdk::trace::SdkTracerProvider::builder()
-        .build()
-        .tracer("perf-probe");
-    let meter = opentelemetry_sdk::metrics::SdkMeterProvider::builder().build();
+
+    /// Takes each finished span and drops it.
+    #[derive(Debug)]
+    struct Dropped;
+    impl opentelemetry_sdk::trace::SpanProcessor for Dropped {
+        fn on_start(&self, _: &mut opentelemetry_sdk::trace::Span, _: &opentelemetry::Context) {}
+        fn on_end(&self, span: opentelemetry_sdk::trace::SpanData) {
+            black_box(span);
+        }
+        fn force_flush(&self) -> opentelemetry_sdk::error::OTelSdkResult {
+            Ok(())
+        }
+        fn shutdown_with_timeout(
+            &self,
+            _: std::time::Duration,
+        ) -> opentelemetry_sdk::error::OTelSdkResult {
+            Ok(())
+        }
+    }
+    /// Takes each collection and drops it (the reader never collects during a run).
+    #[derive(Debug)]
+    struct Nowhere;
+    impl opentelemetry_sdk::metrics::exporter::PushMetricExporter for Nowhere {
+        async fn export(
+            &self,
+            _: &opentelemetry_sdk::metrics::data::ResourceMetrics,
+        ) -> opentelemetry_sdk::error::OTelSdkResult {
+            Ok(())
+        }
+        fn force_flush(&self) -> opentelemetry_sdk::error::OTelSdkResult {
+            Ok(())
+        }
+        fn shutdown_with_timeout(
+            &self,
+            _: std::time::Duration,
+        ) -> opentelemetry_sdk::error::OTelSdkResult {
+            Ok(())
+        }
+        fn temporality(&self) -> opentelemetry_sdk::metrics::Temporality {
+            opentelemetry_sdk::metrics::Temporality::Cumulative
+        }
+    }
+    let reader = opentelemetry_sdk::metrics::PeriodicReader::builder(Nowhere)
+        .with_interval(std::time::Duration::from_secs(24 * 3600))
+        .build();
+    let meter = opentelemetry_sdk::metrics::SdkMeterProvider::builder()
+        .with_reader(reader)
+        .build();
+    let telemetry = tool_runtime_otel::Telemetry::new(Some(Box::new(Dropped)), Some(meter));
+    let subscriber = tracing_subscriber::registry().with(telemetry.layer());
+    // `http` serves on the runtime's threads: the subscriber is every thread's there.
+    let guard = if std::env::args().nth(1).as_deref() == Some("http") {
+        tracing::subscriber::set_global_default(subscriber).expect("no subscriber yet");
+        None
+    } else {
+        Some(tracing::subscriber::set_default(subscriber))
+    };
+    (guard, telemetry)
+}
+
+/// The floor under any `tracing` layer: the registry and the same two filtered layers as
+/// `otel`, doing nothing (what the spans and the event cost before a layer records anything).
+#[cfg(feature = "otel")]
+fn floor() -> tracing::subscriber::DefaultGuard {
+    use tracing::level_filters::LevelFilter;
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::filter::Targets;
+    use tracing_subscriber::layer::{Identity, SubscriberExt as _};
+    let spans = Targets::new()
+        .with_default(LevelFilter::INFO)
+        .with_target("tool_runtime::metrics", LevelFilter::OFF)
+        .with_target("tool_runtime::values", LevelFilter::OFF);
+    let metrics = Targets::new().with_target("tool_runtime::metrics", LevelFilter::INFO);
     tracing::subscriber::set_default(
         tracing_subscriber::registry()
-            .with(tracing_opentelemetry::layer().with_tracer(tracer))
-            .with(tracing_opentelemetry::MetricsLayer::new(meter)),
+            .with(Identity::new().with_filter(spans))
+            .with(Identity::new().with_filter(metrics)),
     )
 }
 

@@ -272,6 +272,11 @@ async fn one_trace_runs_from_a_foreign_client_through_the_gateway_to_both_remote
             "tools/call"
         );
         assert_eq!(gateway_client["attributes"]["gen_ai.tool.name"], tool);
+        // The id the gateway's request went out with: the remote server's span has the same.
+        assert_eq!(
+            gateway_client["attributes"]["jsonrpc.request.id"], a["jsonrpc.request.id"],
+            "{gateway_client}"
+        );
         let execute = &chain[1]["attributes"];
         assert_eq!(
             execute["gen_ai.operation.name"], "execute_tool",
@@ -330,6 +335,24 @@ async fn one_trace_runs_from_a_foreign_client_through_the_gateway_to_both_remote
         ("hr-http", "gen_ai.execute_tool.duration"),
     ] {
         assert!(metric(service, name), "no {name} from {service}");
+    }
+    // In seconds, with the conventions' advised bucket boundaries (GenAI's for a tool's
+    // execution, MCP's for an operation).
+    let gen_ai = [
+        0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
+    ];
+    let mcp = [
+        0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
+    ];
+    for r in records.iter().filter(|r| r["signal"] == "metric") {
+        let name = r["name"].as_str().unwrap_or_default();
+        let bounds: &[f64] = match name {
+            "gen_ai.execute_tool.duration" => &gen_ai,
+            "mcp.server.operation.duration" | "mcp.client.operation.duration" => &mcp,
+            _ => continue,
+        };
+        assert_eq!(r["unit"], "s", "{r}");
+        assert_eq!(r["bounds"], serde_json::json!(bounds), "{r}");
     }
 
     // Names, kinds, attributes and their types as OpenTelemetry's own registry defines them

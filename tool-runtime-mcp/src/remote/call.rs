@@ -127,6 +127,12 @@ pub(super) async fn call_tool(
     let handle = peer
         .send_request_with_option(request, PeerRequestOptions::no_options())
         .await?;
+    // The id rmcp gave the request, on the client span the call runs in (the conventions
+    // require it when the client sends a request).
+    let span = tracing::Span::current();
+    if !span.is_disabled() {
+        span.record("jsonrpc.request.id", handle.id.to_string());
+    }
     // Every call is registered, so reports of a call no one follows are dropped at once.
     let _following = reports.follow(handle.progress_token.clone(), progress.cloned());
     let mut abandoned = Abandoned::new(peer, handle.id.clone());
@@ -353,7 +359,7 @@ fn said(e: &rmcp::ServiceError) -> String {
 
 /// A remote call's duration as the MCP conventions' `mcp.client.operation.duration` histogram
 /// (seconds): an `INFO` event of the target `tool_runtime_mcp::metrics` with the field
-/// `histogram.mcp.client.operation.duration`, for `tracing-opentelemetry`'s metrics layer;
+/// `histogram.mcp.client.operation.duration`, for `tool-runtime-otel`'s histogram layer;
 /// `error.type` is `tool_error` for the server's own failure, else the error's kind.
 struct Metered<'a> {
     tool: &'a str,
@@ -395,7 +401,8 @@ fn error_type(e: &ToolError) -> &'static str {
 
 /// The client span of one remote `tools/call` by OpenTelemetry's MCP conventions
 /// (semantic-conventions-genai, Development): `tools/call {tool}`, kind client, with
-/// `mcp.method.name`, `gen_ai.tool.name`, `gen_ai.operation.name`, `network.transport` (`pipe`
+/// `mcp.method.name`, `jsonrpc.request.id` (the id rmcp gives the request), `gen_ai.tool.name`,
+/// `gen_ai.operation.name`, `network.transport` (`pipe`
 /// for a child process, `tcp` for HTTP), `server.address` and `server.port` (HTTP: the URL's)
 /// and, when it fails, `error.type` and `otel.status_code`. It runs inside the caller's
 /// `execute_tool` span; a [`Propagator`](crate::trace::Propagator) makes it the remote server
@@ -412,6 +419,7 @@ fn client_span(remote: &Inner, tool: &str) -> tracing::Span {
         otel.kind = "client",
         otel.status_code = tracing::field::Empty,
         mcp.method.name = "tools/call",
+        jsonrpc.request.id = tracing::field::Empty,
         gen_ai.operation.name = "execute_tool",
         gen_ai.tool.name = tool,
         network.transport = transport,

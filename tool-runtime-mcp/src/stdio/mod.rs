@@ -420,8 +420,9 @@ async fn write_lines<W: AsyncWrite + Unpin>(
 
 impl McpServer {
     /// Serves on stdin/stdout until the client closes stdin. Nothing else is written to stdout,
-    /// every request line gets exactly one answer, and at most [`Limits::max_in_flight`]
-    /// requests are read ahead of their answers (see `stdio/`).
+    /// every request line gets exactly one answer, and at most
+    /// [`Limits::max_in_flight`](crate::Limits::max_in_flight) requests are read ahead of their
+    /// answers (see `stdio/`).
     ///
     /// When both streams are pipes (as MCP clients start servers) they are read and written on
     /// Tokio's reactor, through rmcp's `stdio_pipes`, rather than a blocking thread per

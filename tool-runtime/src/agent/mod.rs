@@ -211,6 +211,7 @@ impl Conversation {
             (None, _) => None,
         }
         .filter(|narrow| declared.is_none_or(|d| narrow.len() < d.len()));
+        spans::requested(&request.model);
         let request = request.offering(declared, narrow.as_deref());
         self.api.provider().request(&request, &self.messages)
     }
@@ -864,7 +865,9 @@ impl<'a> Agent<'a> {
         while turns < self.max_turns {
             conversation = self.before_request(cx, conversation, turns, usage)?;
             let chat = spans::chat(api);
-            let raw = send(&conversation)
+            // The request is written inside the turn's span (its model is recorded there).
+            let sending = chat.in_scope(|| send(&conversation));
+            let raw = sending
                 .instrument(chat.clone())
                 .await
                 .map_err(|e| spans::failed(&chat, AgentError::Transport(e.into())))?;

@@ -1,5 +1,6 @@
 //! The agent loop's spans by OpenTelemetry's GenAI conventions: a run is `invoke_agent`, each
-//! model turn inside it a client span `chat` with the response's id, model and token usage
+//! model turn inside it a client span `chat {model}` with the requested model, the response's
+//! id, model and token usage
 //! (`gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens`, and of them
 //! `gen_ai.usage.cache_read.input_tokens` and `gen_ai.usage.cache_write.input_tokens`) when the
 //! response has them; the run's span carries the sums. The tools' `execute_tool` spans are the run's children.
@@ -37,6 +38,7 @@ pub(crate) fn chat(api: Api) -> Span {
         otel.status_code = tracing::field::Empty,
         gen_ai.operation.name = "chat",
         gen_ai.provider.name = api.provider().conventions_name(),
+        gen_ai.request.model = tracing::field::Empty,
         gen_ai.response.id = tracing::field::Empty,
         gen_ai.response.model = tracing::field::Empty,
         gen_ai.usage.input_tokens = tracing::field::Empty,
@@ -45,6 +47,17 @@ pub(crate) fn chat(api: Api) -> Span {
         gen_ai.usage.cache_write.input_tokens = tracing::field::Empty,
         error.r#type = tracing::field::Empty,
     )
+}
+
+/// The model a turn's request names, on its `chat` span (the request is written inside it, by
+/// [`Conversation::request`](super::Conversation::request)): `gen_ai.request.model`, and the
+/// span's name `chat {model}` as the conventions name it. Nothing outside a `chat` span.
+pub(crate) fn requested(model: &str) {
+    let span = Span::current();
+    if span.metadata().is_some_and(|m| m.name() == "gen_ai.chat") {
+        span.record("gen_ai.request.model", model);
+        span.record("otel.name", format!("chat {model}"));
+    }
 }
 
 /// The tokens a run's turns reported, summed.
@@ -70,7 +83,6 @@ impl Totals {
         }
         if let Some(model) = &info.model {
             span.record("gen_ai.response.model", model.as_str());
-            span.record("otel.name", format!("chat {model}"));
         }
         let counts = [
             (

@@ -343,7 +343,9 @@ impl<'a> Agent<'a> {
             // The turn's span lasts until its stream ended; the calls that start while it
             // streams are the run's children, beside it.
             let chat = spans::chat(api);
-            let events = send(&conversation)
+            // The request is written inside the turn's span (its model is recorded there).
+            let sending = chat.in_scope(|| send(&conversation));
+            let events = sending
                 .instrument(chat.clone())
                 .await
                 .map_err(|e| spans::failed(&chat, AgentError::Transport(e.into())))?;

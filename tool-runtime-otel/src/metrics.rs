@@ -1,0 +1,163 @@
+//! The histograms: the toolkit's duration events (`histogram.{name} = seconds`, on the
+//! targets `tool_runtime::metrics` and `tool_runtime_mcp::metrics`) recorded into histograms
+//! made once, with the conventions' unit (`s`) and advised bucket boundaries; the event's other
+//! fields are the measurement's attributes.
+
+use std::collections::HashMap;
+use std::sync::RwLock;
+
+use opentelemetry::metrics::{Histogram, Meter, MeterProvider as _};
+use opentelemetry::{Key, KeyValue, Value};
+use opentelemetry_sdk::metrics::SdkMeterProvider;
+use tracing::Event;
+use tracing::field::{Field, Visit};
+
+/// The GenAI conventions' advice for durations (`gen_ai.client.operation.duration`), used for
+/// a tool's execution.
+const GEN_AI_SECONDS: &[f64] = &[
+    0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
+];
+
+/// The MCP conventions' advice for operation durations.
+const MCP_SECONDS: &[f64] = &[
+    0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
+];
+
+/// The histograms the toolkit records: name, description, boundaries.
+const KNOWN: [(&str, &str, &[f64]); 3] = [
+    (
+        "gen_ai.execute_tool.duration",
+        "The duration of a single tool execution.",
+        GEN_AI_SECONDS,
+    ),
+    (
+        "mcp.server.operation.duration",
+        "MCP request or notification duration as observed on the receiver.",
+        MCP_SECONDS,
+    ),
+    (
+        "mcp.client.operation.duration",
+        "The duration of the MCP request or notification as observed on the sender.",
+        MCP_SECONDS,
+    ),
+];
+
+/// The histograms (see the module's documentation).
+pub(crate) struct Histograms {
+    meter: Meter,
+    known: [Histogram<f64>; 3],
+    /// Histograms of other names, made when first seen (no unit: only the name says it).
+    others: RwLock<HashMap<&'static str, Histogram<f64>>>,
+}
+
+impl Histograms {
+    pub(crate) fn new(provider: &SdkMeterProvider) -> Self {
+        let meter = provider.meter("tool-runtime");
+        let known = KNOWN.map(|(name, description, boundaries)| {
+            meter
+                .f64_histogram(name)
+                .with_unit("s")
+                .with_description(description)
+                .with_boundaries(boundaries.to_vec())
+                .build()
+        });
+        Histograms {
+            meter,
+            known,
+            others: RwLock::default(),
+        }
+    }
+
+    fn record(&self, name: &'static str, value: f64, attributes: &[KeyValue]) {
+        if let Some(i) = KNOWN.iter().position(|(known, ..)| *known == name) {
+            self.known[i].record(value, attributes);
+            return;
+        }
+        let found = self
+            .others
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(name)
+            .cloned();
+        let histogram = found.unwrap_or_else(|| {
+            let made = self.meter.f64_histogram(name).build();
+            self.others
+                .write()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(name, made.clone());
+            made
+        });
+        histogram.record(value, attributes);
+    }
+}
+
+impl Histograms {
+    /// Records a duration event (of a metrics target) into its histogram.
+    pub(crate) fn on_event(&self, event: &Event<'_>) {
+        let mut read = Measurement::default();
+        event.record(&mut read);
+        if let Some((name, value)) = read.value {
+            self.record(name, value, &read.attributes);
+        }
+    }
+}
+
+/// One event read: the histogram's name and value, and its attributes.
+#[derive(Default)]
+struct Measurement {
+    value: Option<(&'static str, f64)>,
+    attributes: Vec<KeyValue>,
+}
+
+impl Measurement {
+    fn attribute(&mut self, field: &Field, value: Value) {
+        if self.attributes.is_empty() {
+            // The toolkit's events carry at most four.
+            self.attributes.reserve_exact(4);
+        }
+        self.attributes
+            .push(KeyValue::new(Key::from_static_str(field.name()), value));
+    }
+
+    fn number(&mut self, field: &Field, value: f64) -> bool {
+        match field.name().strip_prefix("histogram.") {
+            Some(name) => {
+                self.value = Some((name, value));
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+impl Visit for Measurement {
+    fn record_f64(&mut self, field: &Field, value: f64) {
+        if !self.number(field, value) {
+            self.attribute(field, Value::F64(value));
+        }
+    }
+
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        if !self.number(field, value as f64) {
+            self.attribute(field, Value::I64(value as i64));
+        }
+    }
+
+    fn record_i64(&mut self, field: &Field, value: i64) {
+        if !self.number(field, value as f64) {
+            self.attribute(field, Value::I64(value));
+        }
+    }
+
+    fn record_bool(&mut self, field: &Field, value: bool) {
+        self.attribute(field, Value::Bool(value));
+    }
+
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.attribute(field, crate::values::text(value));
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        self.attribute(field, Value::from(format!("{value:?}")));
+    }
+}

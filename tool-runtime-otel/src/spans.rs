@@ -1,0 +1,501 @@
+//! The layer: each `tracing` span the filter lets through becomes an OpenTelemetry span,
+//! written straight from its fields into the [`SpanData`] the SDK's batch processor exports, and
+//! each duration event of the toolkit's metrics targets a histogram measurement (see
+//! [`metrics`](crate::metrics)). One layer for both: every span operation walks each layer
+//! of a subscriber, and a filtered layer looks the span up to know whether it is its own.
+//!
+//! The sampling decision is taken when a span starts: a span whose trace is not sampled keeps
+//! its ids (to carry its trace on) and nothing else, so its fields are never read, copied or
+//! stored. A root span is the one exception: its remote parent may arrive just after it starts
+//! ([`W3c`](crate::W3c) sets it from the request), and that parent's decision is the trace's,
+//! so a root span records its fields until then. Fields named `otel.name`, `otel.kind`,
+//! `otel.status_code` and `otel.status_description` set the span's name, kind and status;
+//! every other field is an attribute; an event inside a sampled span is a span event (an
+//! `ERROR` event marks the span's status as an error when nothing else set it).
+
+use std::borrow::Cow;
+use std::cell::Cell;
+use std::fmt;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use opentelemetry::trace::{
+    SpanContext, SpanId, SpanKind, Status, TraceFlags, TraceId, TraceState,
+};
+use opentelemetry::{InstrumentationScope, Key, KeyValue, Value};
+use opentelemetry_sdk::trace::{SpanData, SpanEvents, SpanLinks, SpanProcessor};
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
+use tracing::{Event, Subscriber};
+use tracing_subscriber::layer::Context;
+use tracing_subscriber::registry::LookupSpan;
+
+use crate::metrics::Histograms;
+use crate::sampler::Sampler;
+use crate::values::text;
+
+/// What the layer keeps of one span.
+struct Kept {
+    trace_id: TraceId,
+    span_id: SpanId,
+    /// The parent's id, and whether it came from another process.
+    parent: Option<(SpanId, bool)>,
+    sampled: bool,
+    /// No parent, local or remote, yet: a remote one may still be set.
+    root: bool,
+    /// What the remote parent carried on for the trace (its `tracestate`, the baggage).
+    carried: Option<Arc<Carried>>,
+    /// Its name, kind, fields and start; `None` when its trace is not sampled.
+    body: Option<Box<Body>>,
+}
+
+struct Body {
+    name: Cow<'static, str>,
+    kind: SpanKind,
+    status: Status,
+    start: SystemTime,
+    attributes: Vec<KeyValue>,
+    events: SpanEvents,
+}
+
+/// A span's context, and what its trace carried.
+pub(crate) type Traced = (SpanContext, Option<Arc<Carried>>);
+
+/// What a trace's remote parent carried, passed on to every hop after it.
+#[derive(Debug, Default)]
+pub(crate) struct Carried {
+    pub(crate) trace_state: TraceState,
+    pub(crate) baggage: Option<String>,
+}
+
+/// Where the spans go.
+pub(crate) struct Sink {
+    pub(crate) processor: Box<dyn SpanProcessor>,
+    pub(crate) scope: InstrumentationScope,
+}
+
+/// The layer (see the module's documentation).
+pub(crate) struct SpanLayer<S> {
+    /// Where spans go; `None` when only metrics are exported.
+    sink: Option<Arc<Sink>>,
+    histograms: Option<Histograms>,
+    hooks: Hooks,
+    _subscriber: std::marker::PhantomData<fn(S)>,
+}
+
+/// What [`W3c`](crate::W3c) reaches through the dispatcher, typed by the subscriber the layer
+/// is in (found with `downcast_ref`, as `tracing-error` and `tracing-opentelemetry` do).
+pub(crate) struct Hooks {
+    sampler: Sampler,
+    context: fn(&tracing::Dispatch, &Id) -> Option<Traced>,
+    set_parent: fn(&tracing::Dispatch, &Id, &SpanContext, Carried, &Sampler),
+}
+
+impl Hooks {
+    /// The span's context, and what its trace carried (to carry both to another process).
+    pub(crate) fn context(
+        &self,
+        dispatch: &tracing::Dispatch,
+        id: &Id,
+    ) -> Option<Traced> {
+        (self.context)(dispatch, id)
+    }
+
+    /// Gives a root span the remote parent its request carried (and so that parent's
+    /// sampling decision, by the sampler's rule).
+    pub(crate) fn set_parent(
+        &self,
+        dispatch: &tracing::Dispatch,
+        id: &Id,
+        parent: &SpanContext,
+        baggage: Option<String>,
+    ) {
+        let carried = Carried {
+            trace_state: parent.trace_state().clone(),
+            baggage,
+        };
+        (self.set_parent)(dispatch, id, parent, carried, &self.sampler)
+    }
+}
+
+impl<S> SpanLayer<S>
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    pub(crate) fn new(
+        sink: Option<Arc<Sink>>,
+        histograms: Option<Histograms>,
+        sampler: Sampler,
+    ) -> Self {
+        SpanLayer {
+            histograms,
+            hooks: Hooks {
+                sampler,
+                context: Self::context_of,
+                set_parent: Self::set_parent_of,
+            },
+            sink,
+            _subscriber: std::marker::PhantomData,
+        }
+    }
+
+    fn context_of(
+        dispatch: &tracing::Dispatch,
+        id: &Id,
+    ) -> Option<Traced> {
+        let registry = dispatch.downcast_ref::<S>()?;
+        let span = registry.span(id)?;
+        let extensions = span.extensions();
+        let kept = extensions.get::<Kept>()?;
+        Some((context(kept), kept.carried.clone()))
+    }
+
+    fn set_parent_of(
+        dispatch: &tracing::Dispatch,
+        id: &Id,
+        parent: &SpanContext,
+        carried: Carried,
+        sampler: &Sampler,
+    ) {
+        let Some(registry) = dispatch.downcast_ref::<S>() else {
+            return;
+        };
+        let Some(span) = registry.span(id) else {
+            return;
+        };
+        let mut extensions = span.extensions_mut();
+        let Some(kept) = extensions.get_mut::<Kept>() else {
+            return;
+        };
+        if !kept.root || !parent.is_valid() {
+            return;
+        }
+        kept.root = false;
+        kept.trace_id = parent.trace_id();
+        kept.parent = Some((parent.span_id(), true));
+        kept.carried = Some(Arc::new(carried));
+        kept.sampled =
+            sampler.with_parent(parent.is_sampled(), kept.trace_id) && kept.body.is_some();
+        if !kept.sampled {
+            kept.body = None;
+        }
+    }
+}
+
+/// The span context of a kept span.
+fn context(kept: &Kept) -> SpanContext {
+    let flags = if kept.sampled {
+        TraceFlags::SAMPLED
+    } else {
+        TraceFlags::default()
+    };
+    let state = kept
+        .carried
+        .as_ref()
+        .map_or_else(TraceState::default, |c| c.trace_state.clone());
+    SpanContext::new(kept.trace_id, kept.span_id, flags, false, state)
+}
+
+thread_local! {
+    /// The remote parent the next root span on this thread takes (set by
+    /// [`W3c::before_span`](crate::W3c), taken by the span, cleared by `extract`).
+    static PENDING: std::cell::RefCell<Option<(SpanContext, Carried)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// The remote parent of the next root span made on this thread.
+pub(crate) fn expect_parent(parent: SpanContext, carried: Carried) {
+    PENDING.with(|p| *p.borrow_mut() = parent.is_valid().then_some((parent, carried)));
+}
+
+/// Forgets the remote parent no span took.
+pub(crate) fn forget_parent() {
+    PENDING.with(|p| p.borrow_mut().take());
+}
+
+thread_local! {
+    /// A fast generator of ids, seeded per thread from the standard library's random keys.
+    static IDS: Cell<u64> = Cell::new({
+        use std::hash::{BuildHasher, Hasher};
+        std::collections::hash_map::RandomState::new().build_hasher().finish() | 1
+    });
+}
+
+/// The next random 64 bits (SplitMix64): ids need to be unique and evenly spread (a trace's
+/// sampling reads its id), not secret.
+fn random() -> u64 {
+    IDS.with(|state| {
+        let next = state.get().wrapping_add(0x9E37_79B9_7F4A_7C15);
+        state.set(next);
+        let mut z = next;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    })
+}
+
+fn new_span_id() -> SpanId {
+    loop {
+        let id = random();
+        if id != 0 {
+            return SpanId::from(id);
+        }
+    }
+}
+
+fn new_trace_id() -> TraceId {
+    let high = u128::from(random()) << 64;
+    TraceId::from(high | u128::from(random().max(1)))
+}
+
+impl<S> tracing_subscriber::Layer<S> for SpanLayer<S>
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+        if self.sink.is_none() {
+            return;
+        }
+        let Some(span) = ctx.span(id) else {
+            return;
+        };
+        let parent = span.parent().and_then(|p| {
+            let extensions = p.extensions();
+            extensions
+                .get::<Kept>()
+                .map(|k| (k.trace_id, k.span_id, k.sampled, k.carried.clone()))
+        });
+        let (trace_id, parent, sampled, root, carried) = match parent {
+            Some((trace_id, span_id, sampled, carried)) => {
+                (trace_id, Some((span_id, false)), sampled, false, carried)
+            }
+            None => {
+                let trace_id = new_trace_id();
+                (
+                    trace_id,
+                    None,
+                    self.hooks.sampler.root(trace_id),
+                    true,
+                    None,
+                )
+            }
+        };
+        // A root span records its fields whatever the first decision: its remote parent's
+        // decision may still come.
+        let body = (sampled || root).then(|| {
+            let metadata = attrs.metadata();
+            let mut body = Box::new(Body {
+                name: Cow::Borrowed(metadata.name()),
+                kind: SpanKind::Internal,
+                status: Status::Unset,
+                start: SystemTime::now(),
+                attributes: Vec::with_capacity(metadata.fields().len()),
+                events: SpanEvents::default(),
+            });
+            attrs.record(&mut Fields(&mut body));
+            body
+        });
+        span.extensions_mut().insert(Kept {
+            trace_id,
+            span_id: new_span_id(),
+            parent,
+            sampled,
+            root,
+            carried,
+            body,
+        });
+    }
+
+    fn on_record(&self, id: &Id, values: &Record<'_>, ctx: Context<'_, S>) {
+        let Some(span) = ctx.span(id) else {
+            return;
+        };
+        let mut extensions = span.extensions_mut();
+        if let Some(Kept {
+            body: Some(body), ..
+        }) = extensions.get_mut::<Kept>()
+        {
+            values.record(&mut Fields(body));
+        }
+    }
+
+    fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
+        if crate::METRIC_TARGETS.contains(&event.metadata().target()) {
+            if let Some(histograms) = &self.histograms {
+                histograms.on_event(event);
+            }
+            return;
+        }
+        let Some(span) = ctx.event_span(event) else {
+            return;
+        };
+        let mut extensions = span.extensions_mut();
+        let Some(Kept {
+            body: Some(body), ..
+        }) = extensions.get_mut::<Kept>()
+        else {
+            return;
+        };
+        let mut fields = EventFields::default();
+        event.record(&mut fields);
+        if *event.metadata().level() == tracing::Level::ERROR && body.status == Status::Unset {
+            body.status = Status::error(fields.message.clone().unwrap_or_default());
+        }
+        let name = fields
+            .message
+            .map_or(Cow::Borrowed(event.metadata().name()), Cow::Owned);
+        body.events.events.push(opentelemetry::trace::Event::new(
+            name,
+            SystemTime::now(),
+            fields.attributes,
+            0,
+        ));
+    }
+
+    fn on_close(&self, id: Id, ctx: Context<'_, S>) {
+        let Some(span) = ctx.span(&id) else {
+            return;
+        };
+        let Some(mut kept) = span.extensions_mut().remove::<Kept>() else {
+            return;
+        };
+        let Some(body) = kept.body.take().filter(|_| kept.sampled) else {
+            return;
+        };
+        let body = *body;
+        let (parent_span_id, parent_span_is_remote) =
+            kept.parent.unwrap_or((SpanId::INVALID, false));
+        let Some(sink) = &self.sink else {
+            return;
+        };
+        let span_context = context(&kept);
+        sink.processor.on_end(SpanData {
+            span_context,
+            parent_span_id,
+            parent_span_is_remote,
+            span_kind: body.kind,
+            name: body.name,
+            start_time: body.start,
+            end_time: SystemTime::now(),
+            attributes: body.attributes,
+            dropped_attributes_count: 0,
+            events: body.events,
+            links: SpanLinks::default(),
+            status: body.status,
+            instrumentation_scope: sink.scope.clone(),
+        });
+    }
+
+    // SAFETY: the pointer returned for `Hooks` points at `self.hooks`, which lives as long as
+    // `self`; for `Self`, at `self`.
+    unsafe fn downcast_raw(&self, id: std::any::TypeId) -> Option<*const ()> {
+        if id == std::any::TypeId::of::<Self>() {
+            Some(self as *const Self as *const ())
+        } else if id == std::any::TypeId::of::<Hooks>() {
+            Some(&self.hooks as *const Hooks as *const ())
+        } else {
+            None
+        }
+    }
+}
+
+/// Reads a span's fields into its body.
+struct Fields<'a>(&'a mut Body);
+
+impl Fields<'_> {
+    /// The fields that are not attributes: `true` when `field` was one.
+    fn special(&mut self, field: &Field, value: &str) -> bool {
+        match field.name() {
+            "otel.name" => self.0.name = Cow::Owned(value.to_owned()),
+            "otel.kind" => {
+                self.0.kind = match value {
+                    "server" => SpanKind::Server,
+                    "client" => SpanKind::Client,
+                    "producer" => SpanKind::Producer,
+                    "consumer" => SpanKind::Consumer,
+                    _ => SpanKind::Internal,
+                }
+            }
+            "otel.status_code" => match value {
+                "ERROR" | "error" if !matches!(self.0.status, Status::Error { .. }) => {
+                    self.0.status = Status::error("");
+                }
+                "OK" | "ok" => self.0.status = Status::Ok,
+                _ => {}
+            },
+            "otel.status_description" => self.0.status = Status::error(value.to_owned()),
+            _ => return false,
+        }
+        true
+    }
+
+    fn set(&mut self, field: &Field, value: Value) {
+        self.0
+            .attributes
+            .push(KeyValue::new(Key::from_static_str(field.name()), value));
+    }
+}
+
+impl Visit for Fields<'_> {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        if !self.special(field, value) {
+            self.set(field, text(value));
+        }
+    }
+
+    fn record_bool(&mut self, field: &Field, value: bool) {
+        self.set(field, Value::Bool(value));
+    }
+
+    fn record_i64(&mut self, field: &Field, value: i64) {
+        self.set(field, Value::I64(value));
+    }
+
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        match i64::try_from(value) {
+            Ok(v) => self.set(field, Value::I64(v)),
+            Err(_) => self.set(field, Value::from(value.to_string())),
+        }
+    }
+
+    fn record_f64(&mut self, field: &Field, value: f64) {
+        self.set(field, Value::F64(value));
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        let written = format!("{value:?}");
+        if field.name() == "otel.name" {
+            self.0.name = Cow::Owned(written);
+        } else if !self.special(field, &written) {
+            self.set(field, Value::from(written));
+        }
+    }
+}
+
+/// An event's message and its other fields.
+#[derive(Default)]
+struct EventFields {
+    message: Option<String>,
+    attributes: Vec<KeyValue>,
+}
+
+impl Visit for EventFields {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        match field.name() {
+            "message" => self.message = Some(value.to_owned()),
+            name => self
+                .attributes
+                .push(KeyValue::new(Key::from_static_str(name), value.to_owned())),
+        }
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        match field.name() {
+            "message" => self.message = Some(format!("{value:?}")),
+            name => self.attributes.push(KeyValue::new(
+                Key::from_static_str(name),
+                format!("{value:?}"),
+            )),
+        }
+    }
+}

@@ -1,0 +1,253 @@
+//! The layer as a host uses it: a tool call's span and histogram as OpenTelemetry data, traces
+//! sampled when they start, and W3C trace context across a hop.
+
+use opentelemetry::trace::{SpanKind, Status, TraceId};
+use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
+use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
+use opentelemetry_sdk::trace::{InMemorySpanExporter, SimpleSpanProcessor, SpanData};
+use tool_runtime::{Context, ToolSet, tool};
+use tool_runtime_mcp::trace::{Propagator as _, TraceContext};
+use tool_runtime_otel::{Sampler, Telemetry, W3c};
+use tracing_subscriber::layer::SubscriberExt as _;
+
+#[tool(description = "Count the portions of a catering order; changes nothing.")]
+fn hitung_porsi(
+    #[arg(description = "How many people", range = 1..=500)] orang: u32,
+) -> Result<u32, String> {
+    if orang == 13 {
+        return Err("no order for 13".into());
+    }
+    Ok(orang)
+}
+
+struct Setup {
+    spans: InMemorySpanExporter,
+    metrics: InMemoryMetricExporter,
+    meter: SdkMeterProvider,
+    telemetry: Telemetry,
+}
+
+fn setup(sampler: Sampler) -> Setup {
+    let spans = InMemorySpanExporter::default();
+    let metrics = InMemoryMetricExporter::default();
+    let meter = SdkMeterProvider::builder()
+        .with_reader(PeriodicReader::builder(metrics.clone()).build())
+        .build();
+    let telemetry = Telemetry::new(
+        Some(Box::new(SimpleSpanProcessor::new(spans.clone()))),
+        Some(meter.clone()),
+    )
+    .with_sampler(sampler);
+    Setup {
+        spans,
+        metrics,
+        meter,
+        telemetry,
+    }
+}
+
+impl Setup {
+    fn run<T>(&self, f: impl FnOnce() -> T) -> T {
+        let subscriber = tracing_subscriber::registry().with(self.telemetry.layer());
+        tracing::subscriber::with_default(subscriber, f)
+    }
+
+    fn finished(&self) -> Vec<SpanData> {
+        self.spans.get_finished_spans().unwrap()
+    }
+}
+
+fn attribute(span: &SpanData, key: &str) -> Option<String> {
+    span.attributes
+        .iter()
+        .find(|kv| kv.key.as_str() == key)
+        .map(|kv| kv.value.to_string())
+}
+
+fn call(tools: &ToolSet, arguments: &str) {
+    let _ = tools
+        .call(&Context::new(), "hitung_porsi", arguments)
+        .blocking();
+}
+
+#[test]
+fn a_tool_call_is_the_conventions_span_and_histogram() {
+    let tools = ToolSet::new([hitung_porsi::tool()]).unwrap();
+    let s = setup(Sampler::AlwaysOn);
+    s.run(|| {
+        call(&tools, r#"{"orang": 25}"#);
+        call(&tools, r#"{"orang": 13}"#);
+    });
+    let spans = s.finished();
+    assert_eq!(spans.len(), 2, "{spans:#?}");
+    let ok = &spans[0];
+    assert_eq!(ok.name, "execute_tool hitung_porsi");
+    assert_eq!(ok.span_kind, SpanKind::Internal);
+    assert_eq!(ok.status, Status::Unset);
+    assert_eq!(
+        attribute(ok, "gen_ai.operation.name").as_deref(),
+        Some("execute_tool")
+    );
+    assert_eq!(
+        attribute(ok, "gen_ai.tool.name").as_deref(),
+        Some("hitung_porsi")
+    );
+    assert_eq!(attribute(ok, "outcome").as_deref(), Some("ok"));
+    assert!(ok.end_time >= ok.start_time);
+    assert!(ok.span_context.is_sampled() && ok.span_context.is_valid());
+    // Fields that set the name, kind and status are not attributes.
+    assert_eq!(attribute(ok, "otel.name"), None);
+    assert_eq!(attribute(ok, "otel.kind"), None);
+    let failed = &spans[1];
+    assert!(matches!(failed.status, Status::Error { .. }), "{failed:?}");
+    assert_eq!(
+        attribute(failed, "error.type").as_deref(),
+        Some("tool_error")
+    );
+    assert_ne!(failed.span_context.trace_id(), ok.span_context.trace_id());
+
+    s.meter.force_flush().unwrap();
+    let exported = s.metrics.get_finished_metrics().unwrap();
+    let metric = exported
+        .iter()
+        .flat_map(|r| r.scope_metrics())
+        .flat_map(|m| m.metrics())
+        .find(|m| m.name() == "gen_ai.execute_tool.duration")
+        .expect("the histogram");
+    assert_eq!(metric.unit(), "s");
+    let AggregatedMetrics::F64(MetricData::Histogram(histogram)) = metric.data() else {
+        panic!("not an f64 histogram: {:?}", metric.data());
+    };
+    let points: Vec<_> = histogram.data_points().collect();
+    assert_eq!(points.len(), 2, "one point per error.type");
+    assert_eq!(
+        points[0].bounds().collect::<Vec<_>>(),
+        [
+            0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92
+        ]
+    );
+    assert_eq!(points.iter().map(|p| p.count()).sum::<u64>(), 2);
+}
+
+#[test]
+fn a_trace_not_kept_records_nothing_and_its_children_follow_it() {
+    let tools = ToolSet::new([hitung_porsi::tool()]).unwrap();
+    let s = setup(Sampler::TraceIdRatio(0.0));
+    s.run(|| {
+        let request = tracing::info_span!("request", otel.kind = "server");
+        let _entered = request.enter();
+        call(&tools, r#"{"orang": 25}"#);
+    });
+    assert!(s.finished().is_empty());
+    // Half the traces: each trace whole or not at all.
+    let s = setup(Sampler::TraceIdRatio(0.5));
+    s.run(|| {
+        for _ in 0..200 {
+            let request = tracing::info_span!("request");
+            let _entered = request.enter();
+            call(&tools, r#"{"orang": 25}"#);
+        }
+    });
+    let spans = s.finished();
+    let roots = spans.iter().filter(|s| s.name == "request").count();
+    assert!((60..140).contains(&roots), "{roots} of 200 traces kept");
+    assert_eq!(spans.len(), 2 * roots, "a kept trace has both its spans");
+    for child in spans.iter().filter(|s| s.name != "request") {
+        let parent = spans
+            .iter()
+            .find(|p| p.span_context.span_id() == child.parent_span_id)
+            .expect("its parent was kept");
+        assert_eq!(
+            parent.span_context.trace_id(),
+            child.span_context.trace_id()
+        );
+        assert!(!child.parent_span_is_remote);
+    }
+}
+
+#[test]
+fn a_remote_parent_decides_and_the_trace_goes_on_to_the_next_hop() {
+    const PARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let mut carried = TraceContext::new(PARENT);
+    carried.tracestate = Some("vendor=7".into());
+    carried.baggage = Some("tenant=acme".into());
+    // The remote parent kept the trace: kept here, though this process keeps none of its own
+    // (the server tells the propagator before it makes the request's span, then extracts).
+    let s = setup(Sampler::ParentBased(Box::new(Sampler::AlwaysOff)));
+    let sent = s.run(|| {
+        W3c.before_span(&carried);
+        let server = tracing::info_span!("server", otel.kind = "server");
+        W3c.extract(&server, &carried);
+        let _entered = server.enter();
+        let client = tracing::info_span!("client", otel.kind = "client");
+        W3c.inject(&client).expect("a context to send on")
+    });
+    let spans = s.finished();
+    let server = spans.iter().find(|s| s.name == "server").unwrap();
+    let client = spans.iter().find(|s| s.name == "client").unwrap();
+    assert_eq!(
+        server.span_context.trace_id(),
+        TraceId::from_hex("4bf92f3577b34da6a3ce929d0e0e4736").unwrap()
+    );
+    assert_eq!(server.parent_span_id.to_string(), "00f067aa0ba902b7");
+    assert!(server.parent_span_is_remote);
+    assert_eq!(server.span_kind, SpanKind::Server);
+    assert_eq!(client.parent_span_id, server.span_context.span_id());
+    assert_eq!(
+        sent.traceparent,
+        format!(
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-{}-01",
+            client.span_context.span_id()
+        )
+    );
+    assert_eq!(sent.tracestate.as_deref(), Some("vendor=7"));
+    assert_eq!(sent.baggage.as_deref(), Some("tenant=acme"));
+
+    // The remote parent did not keep it: nothing here either, and the next hop is told so.
+    let s = setup(Sampler::default());
+    carried.traceparent = PARENT.replace("-01", "-00");
+    let sent = s.run(|| {
+        W3c.before_span(&carried);
+        let server = tracing::info_span!("server");
+        W3c.extract(&server, &carried);
+        let _entered = server.enter();
+        let client = tracing::info_span!("client");
+        W3c.inject(&client).unwrap()
+    });
+    assert!(s.finished().is_empty());
+    assert!(sent.traceparent.ends_with("-00"), "{}", sent.traceparent);
+
+    // `extract` alone (no `before_span`) on a span this process kept: it joins the remote trace;
+    // and a parent announced but taken by no span is not the next request's.
+    let s = setup(Sampler::default());
+    carried.traceparent = PARENT.into();
+    s.run(|| {
+        let server = tracing::info_span!("joined");
+        W3c.extract(&server, &carried);
+        drop(server);
+        W3c.before_span(&carried);
+        W3c.extract(&tracing::Span::none(), &carried);
+        drop(tracing::info_span!("fresh"));
+    });
+    let spans = s.finished();
+    let joined = spans.iter().find(|s| s.name == "joined").unwrap();
+    let fresh = spans.iter().find(|s| s.name == "fresh").unwrap();
+    assert_eq!(joined.parent_span_id.to_string(), "00f067aa0ba902b7");
+    assert!(!fresh.parent_span_is_remote);
+    assert_ne!(
+        fresh.span_context.trace_id(),
+        joined.span_context.trace_id()
+    );
+}
+
+/// The layer alone in a subscriber, without the opt-in to arguments and results: the
+/// toolkit's spans stay enabled (an absent optional layer once told the subscriber every level
+/// was off).
+#[test]
+fn the_layer_alone_leaves_spans_on() {
+    let telemetry = setup(Sampler::AlwaysOn).telemetry;
+    let subscriber = tracing_subscriber::registry().with(telemetry.layer());
+    let disabled =
+        tracing::subscriber::with_default(subscriber, || tracing::info_span!("x").is_disabled());
+    assert!(!disabled, "{telemetry:?}");
+}

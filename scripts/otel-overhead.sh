@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What exporting to OpenTelemetry costs a server: stateless `tools/call` over Streamable HTTP
 # (the sync sum of scripts/http-throughput.sh), calls/s and p50 with wrk on 1 and 50 connections,
-# for the same server three ways, one after another in one run:
+# for the same server four ways, each row run ROUNDS times (default 2) in turn so the machine's
+# drift falls on every row alike; each row's mean, and its ratio to the first:
 #   no subscriber     http-load-server as the speed gate builds it
 #   subscriber        built with `tool-runtime-otel` (`--features otel`), OTEL_* unset: its
 #                     usual subscriber (logs at `error`), nothing exported
@@ -11,9 +12,10 @@
 #   OTLP 10% traces   the same with OTEL_TRACES_SAMPLER=traceidratio, OTEL_TRACES_SAMPLER_ARG=0.1
 #                     (one call in ten traced; the histograms still count every call)
 # Release code (`--profile perf`); SECONDS_EACH (default 10) per row. Installs wrk (Debian).
-# First, instructions per dispatched call (callgrind, as the speed gate counts them) of the three
-# example tools with no subscriber and with `tracing-opentelemetry`'s span and metrics layers
-# recording everything and exporting nowhere (`perf-probe`, PROBE_TRACING=otel).
+# First, instructions per call (callgrind, as the speed gate counts them): a dispatched call of the
+# three example tools, and a stateless HTTP call (server and client in one process), with no
+# subscriber and with tool-runtime-otel's layer recording everything, every span handed to a
+# processor that drops it (`perf-probe`, PROBE_TRACING=otel).
 . "$(dirname "$0")/lib/prelude.sh"
 seconds="${SECONDS_EACH:-10}"
 command -v wrk >/dev/null || (apt-get install -y -qq wrk >/dev/null)
@@ -32,6 +34,15 @@ count() { # VAR=value... (the probe runs with probe_args)
         | awk '/Collected :/ {print $4}'
     rm -f "$out"
 }
+http_calls() { # env...
+    probe_args=(http 2000); local a; a=$(count "$@")
+    probe_args=(http 0); local b; b=$(count "$@")
+    echo $(( (a - b) / 2000 ))
+}
+plain_n=$(http_calls PROBE_TRACING=none)
+traced_n=$(http_calls PROBE_TRACING=otel)
+printf 'http stateless call               instructions/call: no subscriber %6s, spans and histograms recorded %7s (%s x)\n' \
+    "$plain_n" "$traced_n" "$(python3 -c "print(round($traced_n / $plain_n, 2))")"
 for case in pesan-katering buat-laporan-penjualan buat-tiket; do
     per_call() { # env...
         probe_args=(dispatch "$case" toolkit 10000); local a; a=$(count "$@")
@@ -60,6 +71,8 @@ class Sink(BaseHTTPRequestHandler):
 ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Sink).serve_forever()
 PY
 wait_port "$sink_port"
+rounds="${ROUNDS:-2}"
+results="$(mktemp)"
 row() { # label server [env...]
     local label=$1 server=$2 port=18981 pid
     shift 2
@@ -70,14 +83,29 @@ row() { # label server [env...]
         out=$(TOOL=tambah wrk -t"$([ $c = 1 ] && echo 1 || echo 2)" -c$c -d"${seconds}s" --latency \
             -s scripts/load/call2026.lua "http://127.0.0.1:$port/mcp" 2>&1)
         if grep -q "unexpected answer" <<<"$out"; then echo "$out"; exit 1; fi
-        printf '%-16s %2s connection(s): %10s calls/s  p50 %9s\n' "$label" $c \
-            "$(awk '/Requests\/sec/ {print $2}' <<<"$out")" "$(awk '$1=="50%" {print $2}' <<<"$out")"
+        printf '%s|%s|%s|%s\n' "$label" $c "$(awk '/Requests\/sec/ {print $2}' <<<"$out")" \
+            "$(awk '$1=="50%" {print $2}' <<<"$out")" >>"$results"
     done
     kill $pid
     wait $pid 2>/dev/null || true
 }
-row "no subscriber" "$plain"
-row "subscriber" "$with_otel"
-row "OTLP export" "$with_otel" OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:$sink_port OTEL_SERVICE_NAME=load
-row "OTLP 10% traces" "$with_otel" OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:$sink_port OTEL_SERVICE_NAME=load \
-    OTEL_TRACES_SAMPLER=traceidratio OTEL_TRACES_SAMPLER_ARG=0.1
+export_to=(OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:$sink_port OTEL_SERVICE_NAME=load)
+for _ in $(seq "$rounds"); do
+    row "no subscriber" "$plain"
+    row "subscriber" "$with_otel"
+    row "OTLP export" "$with_otel" "${export_to[@]}"
+    row "OTLP 10% traces" "$with_otel" "${export_to[@]}" \
+        OTEL_TRACES_SAMPLER=traceidratio OTEL_TRACES_SAMPLER_ARG=0.1
+done
+python3 - "$results" "$rounds" <<'PY'
+import sys
+rows = {}
+for line in open(sys.argv[1]):
+    label, c, rate, p50 = line.rstrip("\n").split("|")
+    rows.setdefault((label, int(c)), []).append((float(rate), p50))
+base = {c: sum(r for r, _ in v) / len(v) for (label, c), v in rows.items() if label == "no subscriber"}
+for (label, c), v in rows.items():
+    mean = sum(r for r, _ in v) / len(v)
+    each = ", ".join(f"{r:.0f}" for r, _ in v)
+    print(f"{label:16} {c:2} connection(s): {mean:10.0f} calls/s ({each}; p50 {v[-1][1]})  {mean / base[c]:.2f}x")
+PY

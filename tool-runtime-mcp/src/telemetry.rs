@@ -1,7 +1,7 @@
 //! The server's spans by OpenTelemetry's MCP conventions (semantic-conventions-genai,
 //! `model/mcp`, Development status; the files the tests check against are vendored in
 //! `examples/tests/semconv`): one `tracing` span per request the server answers,
-//! named `{mcp.method.name} {target}` (the `otel.name` field `tracing-opentelemetry` reads), kind
+//! named `{mcp.method.name} {target}` (the `otel.name` field `tool-runtime-otel` reads), kind
 //! server, with `mcp.method.name`, `mcp.protocol.version`, `mcp.session.id` (HTTP sessions),
 //! `jsonrpc.request.id`, `network.transport` (`pipe` on stdio, `tcp` on HTTP), `client.address`
 //! and `client.port` (HTTP), `gen_ai.tool.name` and `gen_ai.operation.name` for a `tools/call`,
@@ -172,7 +172,7 @@ pub(crate) fn record_outcome(span: &tracing::Span, error: Option<&ErrorData>, to
 
 /// A request's duration as the MCP conventions' `mcp.server.operation.duration` histogram
 /// (seconds): an `INFO` event of the target `tool_runtime_mcp::metrics` with the field
-/// `histogram.mcp.server.operation.duration`, which `tracing-opentelemetry`'s metrics layer
+/// `histogram.mcp.server.operation.duration`, which `tool-runtime-otel`
 /// reads (its other fields are the attributes). Emitted inside the request's span.
 pub(crate) fn record_duration(
     started: std::time::Instant,

@@ -93,11 +93,7 @@ pub(crate) struct Hooks {
 
 impl Hooks {
     /// The span's context, and what its trace carried (to carry both to another process).
-    pub(crate) fn context(
-        &self,
-        dispatch: &tracing::Dispatch,
-        id: &Id,
-    ) -> Option<Traced> {
+    pub(crate) fn context(&self, dispatch: &tracing::Dispatch, id: &Id) -> Option<Traced> {
         (self.context)(dispatch, id)
     }
 
@@ -139,10 +135,7 @@ where
         }
     }
 
-    fn context_of(
-        dispatch: &tracing::Dispatch,
-        id: &Id,
-    ) -> Option<Traced> {
+    fn context_of(dispatch: &tracing::Dispatch, id: &Id) -> Option<Traced> {
         let registry = dispatch.downcast_ref::<S>()?;
         let span = registry.span(id)?;
         let extensions = span.extensions();

@@ -384,7 +384,7 @@ fn values_wanted() -> bool {
 
 /// The `tracing` span of one call, by OpenTelemetry's GenAI conventions (semantic-conventions-genai,
 /// span `gen_ai.execute_tool.internal`, Development status): named `execute_tool {tool}` (the
-/// `otel.name` field, which `tracing-opentelemetry` reads), kind internal, with
+/// `otel.name` field, which `tool-runtime-otel` and `tracing-opentelemetry` read), kind internal, with
 /// `gen_ai.operation.name`, `gen_ai.tool.name`, `gen_ai.tool.type`, `gen_ai.tool.description`,
 /// `gen_ai.tool.call.id` when the model gave one, and when it fails `error.type` (`tool_error`
 /// for the tool's own error, else the error's kind: `invalid_arguments`, `forbidden`,
@@ -392,7 +392,7 @@ fn values_wanted() -> bool {
 /// Also, for a `fmt` subscriber, `outcome` (`ok` or the error's kind) and `duration_us`; and
 /// the `gen_ai.execute_tool.duration` histogram (seconds) as an `INFO` event of the target
 /// `tool_runtime::metrics` with the field `histogram.gen_ai.execute_tool.duration`, which
-/// `tracing-opentelemetry`'s metrics layer reads.
+/// `tool-runtime-otel` (or `tracing-opentelemetry`'s metrics layer) reads.
 /// Arguments and results are recorded only when a host turns on the target
 /// `tool_runtime::values` at `TRACE` in its filter (its opt-in): then as `TRACE` events of that
 /// target and as the conventions' opt-in attributes `gen_ai.tool.call.arguments` and
@@ -464,7 +464,7 @@ impl<'a> Trace<'a> {
         };
         self.record_outcome(outcome, error_type, elapsed);
         let _entered = self.span.enter();
-        // The conventions' histogram (seconds), as an event `tracing-opentelemetry`'s metrics
+        // The conventions' histogram (seconds), as an event `tool-runtime-otel`'s
         // layer reads: a `histogram.` field, the others its attributes.
         tracing::event!(
             target: "tool_runtime::metrics",

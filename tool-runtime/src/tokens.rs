@@ -57,12 +57,22 @@ pub fn is_exact(api: Api) -> bool {
     api.id() == Api::OPENAI_CHAT.id() || api.id() == Api::OPENAI_RESPONSES.id()
 }
 
-/// The JSON text of `tool`'s definition for `api`, as counted.
+/// The JSON text of `tool`'s definition for `api`, as counted, with the English boundary
+/// sentence ("Not for: …"): a tool alone has no set's wording ([`of_set`] counts a set's).
 pub fn definition(tool: &Tool, api: Api) -> String {
     export::tool(tool, api).json.to_string()
 }
 
-/// What `tool`'s definition costs for `api`.
+/// The JSON text of `tool`'s definition for `api` as a request of `set` writes it: its
+/// description in the set's wording ([`ToolSet::with_wording`]).
+pub fn definition_in(set: &ToolSet, tool: &Tool, api: Api) -> String {
+    api.provider()
+        .tool(tool.name(), &set.description(tool), tool.input_schema())
+        .json
+        .to_string()
+}
+
+/// What `tool`'s definition costs for `api`, in English (see [`definition`]).
 pub fn of_tool(tool: &Tool, api: Api) -> Tokens {
     Tokens {
         tool: tool.name().to_owned(),
@@ -71,9 +81,16 @@ pub fn of_tool(tool: &Tool, api: Api) -> Tokens {
     }
 }
 
-/// What each tool of `set` costs for `api`, in the set's order.
+/// What each tool of `set` costs for `api`, in the set's order and its wording: exactly the
+/// definitions a request of the set sends.
 pub fn of_set(set: &ToolSet, api: Api) -> Vec<Tokens> {
-    set.iter().map(|t| of_tool(t, api)).collect()
+    set.iter()
+        .map(|t| Tokens {
+            tool: t.name().to_owned(),
+            tokens: count(&definition_in(set, t, api)),
+            exact: is_exact(api),
+        })
+        .collect()
 }
 
 /// How many tokens the tools of a request may take: a host's budget, per tool and for the

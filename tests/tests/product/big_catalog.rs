@@ -105,3 +105,36 @@ pub fn catalog() -> ToolSet {
     examples.extend(generated(more));
     ToolSet::new(examples).expect("the catalog's tools have distinct names")
 }
+
+/// OpenAI takes at most 128 functions a request: a request of 129 is refused when it is
+/// written, naming the limit, in both OpenAI APIs; 128 are written; a set that defers the rest
+/// sends few (the model finds them with the search tool).
+#[test]
+fn a_request_over_openais_function_limit_is_refused_naming_it() {
+    use tool_runtime::Api;
+    use tool_runtime::provider::{Request, RequestError};
+    let all: Vec<ToolRef> = catalog().iter().cloned().collect();
+    let set = |n: usize| ToolSet::new(all.iter().take(n).cloned()).unwrap();
+    for api in [Api::OPENAI_CHAT, Api::OPENAI_RESPONSES] {
+        let (fits, over) = (set(128), set(129));
+        let written = api
+            .provider()
+            .request(&Request::new("gpt-5").tools(&fits), &[]);
+        assert_eq!(
+            written.unwrap().body["tools"].as_array().unwrap().len(),
+            128
+        );
+        let refused = api
+            .provider()
+            .request(&Request::new("gpt-5").tools(&over), &[])
+            .unwrap_err();
+        let RequestError::Tools(e) = &refused else {
+            panic!("{refused:?}");
+        };
+        assert!(
+            e.to_string()
+                .contains("129 tools in one request, over the limit of 128 functions"),
+            "{e}"
+        );
+    }
+}

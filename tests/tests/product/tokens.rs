@@ -98,6 +98,46 @@ fn every_definition_of_a_500_tool_catalog_counts_as_python_tiktoken_counts_it() 
     }
 }
 
+/// A set's count is of exactly what its requests send, in the set's wording: the HR example's
+/// Indonesian set ("Bukan untuk: …", where a tool alone says "Not for: …"), in both OpenAI
+/// APIs, against each tool entry of the request body, counted by Python's `tiktoken`.
+#[test]
+fn a_sets_count_is_of_the_definitions_its_requests_send_in_its_wording() {
+    let set = examples::hr::tool_set();
+    let mut sent = Vec::new();
+    let mut ours = Vec::new();
+    for api in [Api::OPENAI_CHAT, Api::OPENAI_RESPONSES] {
+        let request = tool_runtime::provider::Request::new("gpt-5").tools(&set);
+        let body = api.provider().request(&request, &[]).unwrap().body;
+        let entries = body["tools"].as_array().unwrap().clone();
+        assert_eq!(entries.len(), set.iter().count(), "{}", api.id());
+        for (tool, entry) in set.iter().zip(&entries) {
+            let text = entry.to_string();
+            assert_eq!(text, tokens::definition_in(&set, tool, api), "{}", api.id());
+            assert!(
+                text.contains("Bukan untuk:") || tool.not_for().is_none(),
+                "{text}"
+            );
+            sent.push(text);
+        }
+        ours.extend(tokens::of_set(&set, api).into_iter().map(|t| t.tokens));
+    }
+    assert_eq!(ours, tiktoken_counts(&sent));
+    // A tool alone is counted in English, one token fewer here for every tool with a boundary.
+    let alone: usize = set
+        .iter()
+        .filter(|t| t.not_for().is_some())
+        .map(|t| tokens::of_tool(t, Api::OPENAI_CHAT).tokens)
+        .sum();
+    let in_set: usize = tokens::of_set(&set, Api::OPENAI_CHAT)
+        .iter()
+        .zip(set.iter())
+        .filter(|(_, t)| t.not_for().is_some())
+        .map(|(c, _)| c.tokens)
+        .sum();
+    assert_ne!(alone, in_set);
+}
+
 #[test]
 fn a_hosts_budget_names_each_tool_over_it_and_the_request_over_its_own() {
     let set = examples::hr::tool_set();

@@ -21,9 +21,32 @@ use super::lower::{OPEN_MAP, each_subschema, is_closed, note, one_of_to_any_of, 
 use super::stream::{self, Assemble, Delta, StreamEvent};
 use super::turn::{halves, names, words};
 use super::{
-    CallArguments, Exported, Finish, HttpRequest, Lowered, Message, Provider, ReadError, Reply,
-    Request, RequestError, SentRequest, ToolAnswer, ToolCall, ToolChoice, ToolResult, Turn, str_at,
+    CallArguments, ExportError, Exported, Finish, HttpRequest, Lowered, Message, Provider,
+    ReadError, Reply, Request, RequestError, SentRequest, ToolAnswer, ToolCall, ToolChoice,
+    ToolResult, Turn, str_at,
 };
+use crate::tool::Tool;
+
+/// Functions one OpenAI request may carry (Chat Completions' and Responses' `tools`: "A max of
+/// 128 functions are supported").
+pub(super) const OPENAI_MAX_TOOLS: usize = 128;
+
+/// OpenAI's per-request limits on the tools sent (both APIs), named when one is broken.
+pub(super) fn check_limits(
+    provider: &'static str,
+    entries: &[(&Tool, Exported)],
+) -> Result<(), ExportError> {
+    if entries.len() > OPENAI_MAX_TOOLS {
+        return Err(ExportError::Limit {
+            provider,
+            message: format!(
+                "{} tools in one request, over the limit of {OPENAI_MAX_TOOLS} functions: defer some (`ToolSet::defer`) or offer fewer",
+                entries.len()
+            ),
+        });
+    }
+    Ok(())
+}
 
 /// Formats OpenAI's strict mode accepts.
 const OPENAI_FORMATS: &[&str] = &[
@@ -260,6 +283,11 @@ impl Provider for OpenAiChat {
                 "function": { "name": name, "description": description, "parameters": schema, "strict": strict }
             })
         })
+    }
+
+    fn tools(&self, entries: Vec<(&Tool, Exported)>) -> Result<Vec<Value>, ExportError> {
+        check_limits(self.name(), &entries)?;
+        Ok(entries.into_iter().map(|(_, e)| e.json).collect())
     }
 
     fn structured_output(&self, name: &str, canonical: &Value) -> Exported {

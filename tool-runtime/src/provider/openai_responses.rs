@@ -16,14 +16,16 @@
 use serde_json::{Value, json};
 
 use super::error::clip;
-use super::openai_chat::{strict, text_of};
+use super::openai_chat::{check_limits, strict, text_of};
 use super::stream::{self, Assemble, Delta, StreamEvent};
 use super::turn::{halves, names, words};
 use super::{
-    CallArguments, Exported, Finish, HttpRequest, Lowered, Message, Provider, ReadError, Reply,
-    Request, RequestError, SentRequest, ToolAnswer, ToolCall, ToolChoice, ToolResult, Turn, str_at,
+    CallArguments, ExportError, Exported, Finish, HttpRequest, Lowered, Message, Provider,
+    ReadError, Reply, Request, RequestError, SentRequest, ToolAnswer, ToolCall, ToolChoice,
+    ToolResult, Turn, str_at,
 };
 use crate::host::Content;
+use crate::tool::Tool;
 
 /// OpenAI Responses.
 pub(super) struct OpenAiResponses;
@@ -49,6 +51,11 @@ impl Provider for OpenAiResponses {
         strict(input).wrap(|schema, strict| {
             json!({ "type": "function", "name": name, "description": description, "parameters": schema, "strict": strict })
         })
+    }
+
+    fn tools(&self, entries: Vec<(&Tool, Exported)>) -> Result<Vec<Value>, ExportError> {
+        check_limits(self.name(), &entries)?;
+        Ok(entries.into_iter().map(|(_, e)| e.json).collect())
     }
 
     fn structured_output(&self, name: &str, canonical: &Value) -> Exported {

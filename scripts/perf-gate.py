@@ -59,7 +59,7 @@ def main():
     subprocess.run(["cargo", "build", "-q", "--profile", "perf", "-p", "benches", "--bin", "http-load-server"],
                    cwd=ROOT, check=True)
     subprocess.run(["cargo", "build", "-q", "--profile", "perf", "-p", "benches", "--bin", "perf-probe",
-                    "--features", "otel"], cwd=ROOT, check=True)
+                    "--features", "otel-probe"], cwd=ROOT, check=True)
     target = os.path.join(ROOT, os.environ.get("CARGO_TARGET_DIR", "target"))
     probe = os.path.join(target, "perf", "perf-probe")
     built = time.monotonic()

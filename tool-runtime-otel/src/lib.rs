@@ -42,6 +42,8 @@
 #![deny(missing_docs)]
 
 mod metrics;
+#[cfg(feature = "otlp")]
+mod otlp;
 mod sampler;
 mod spans;
 mod values;
@@ -53,19 +55,15 @@ use std::sync::Arc;
 use opentelemetry::InstrumentationScope;
 use opentelemetry::propagation::TextMapPropagator;
 use opentelemetry::trace::TraceContextExt as _;
-use opentelemetry_otlp::{MetricExporter, SpanExporter, WithExportConfig as _};
-use opentelemetry_sdk::Resource;
-use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
+use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
-use opentelemetry_sdk::trace::{BatchSpanProcessor, SpanProcessor};
+use opentelemetry_sdk::trace::SpanProcessor;
 use tool_runtime_mcp::trace::{Propagator, TraceContext};
 use tracing::Subscriber;
 use tracing::level_filters::LevelFilter;
 use tracing_subscriber::Layer;
 use tracing_subscriber::filter::Targets;
-use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::registry::LookupSpan;
-use tracing_subscriber::util::SubscriberInitExt as _;
 
 /// The targets of the toolkit's duration events: metrics, never span events.
 pub(crate) const METRIC_TARGETS: [&str; 2] = ["tool_runtime::metrics", "tool_runtime_mcp::metrics"];
@@ -121,6 +119,8 @@ pub struct Telemetry {
     content: bool,
 }
 
+#[cfg(feature = "otlp")]
+pub use otlp::init;
 pub use sampler::Sampler;
 
 impl fmt::Debug for Telemetry {
@@ -134,45 +134,12 @@ impl fmt::Debug for Telemetry {
     }
 }
 
-/// What one signal's variables ask for.
-#[derive(Debug, PartialEq, Eq)]
-enum Asked {
-    Off,
-    Otlp,
-}
-
-/// Reads `OTEL_{SIGNAL}_EXPORTER` and the endpoints: export is on when an exporter is named or an
-/// endpoint is set, never by default (a program run without any `OTEL_*` sends nothing).
-fn asked(
-    var: &dyn Fn(&str) -> Option<String>,
-    exporter: &'static str,
-    endpoint: &str,
-) -> Result<Asked, Error> {
-    match var(exporter).as_deref().map(str::trim) {
-        Some("none") => return Ok(Asked::Off),
-        Some("otlp") => return Ok(Asked::Otlp),
-        Some("") | None => {}
-        Some(other) => {
-            return Err(Error::Unsupported {
-                variable: exporter,
-                value: other.to_owned(),
-                expected: "`otlp` or `none`",
-            });
-        }
-    }
-    let set = |k: &str| var(k).is_some_and(|v| !v.trim().is_empty());
-    Ok(if set("OTEL_EXPORTER_OTLP_ENDPOINT") || set(endpoint) {
-        Asked::Otlp
-    } else {
-        Asked::Off
-    })
-}
-
 impl Telemetry {
     /// Telemetry through exporters of the host's own: finished spans handed to `spans` (a
-    /// [`BatchSpanProcessor`] over any exporter, or the SDK's in-memory one in a test), the
-    /// histograms recorded in `metrics`; every trace kept unless
-    /// [`with_sampler`](Self::with_sampler) says otherwise.
+    /// [`BatchSpanProcessor`](opentelemetry_sdk::trace::BatchSpanProcessor) over any exporter,
+    /// or the SDK's in-memory one in a test), the histograms recorded in `metrics`; every trace
+    /// kept unless [`with_sampler`](Self::with_sampler) says otherwise. Without the `otlp`
+    /// feature this is the only way in.
     pub fn new(spans: Option<Box<dyn SpanProcessor>>, metrics: Option<SdkMeterProvider>) -> Self {
         Telemetry {
             spans: spans.map(|processor| {
@@ -191,87 +158,6 @@ impl Telemetry {
     pub fn with_sampler(mut self, sampler: Sampler) -> Self {
         self.sampler = sampler;
         self
-    }
-
-    /// The exporters `OTEL_*` asks for (see the crate's table); `None` when it asks for none,
-    /// or `OTEL_SDK_DISABLED=true`.
-    pub fn from_env() -> Result<Option<Telemetry>, Error> {
-        Telemetry::from_vars(&|k| std::env::var(k).ok())
-    }
-
-    fn from_vars(var: &dyn Fn(&str) -> Option<String>) -> Result<Option<Telemetry>, Error> {
-        if var("OTEL_SDK_DISABLED").is_some_and(|v| v.trim().eq_ignore_ascii_case("true")) {
-            return Ok(None);
-        }
-        let traces = asked(
-            var,
-            "OTEL_TRACES_EXPORTER",
-            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
-        )?;
-        let metrics = asked(
-            var,
-            "OTEL_METRICS_EXPORTER",
-            "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
-        )?;
-        if traces == Asked::Off && metrics == Asked::Off {
-            return Ok(None);
-        }
-        for protocol in [
-            "OTEL_EXPORTER_OTLP_PROTOCOL",
-            "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
-            "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL",
-        ] {
-            if let Some(value) = var(protocol).filter(|v| !v.trim().is_empty())
-                && value.trim() != "http/protobuf"
-            {
-                return Err(Error::Unsupported {
-                    variable: protocol,
-                    value,
-                    expected: "`http/protobuf` (OTLP over HTTP; gRPC is not built in)",
-                });
-            }
-        }
-        let resource = resource(var);
-        let spans = match traces {
-            Asked::Off => None,
-            Asked::Otlp => {
-                let exporter = SpanExporter::builder()
-                    .with_http()
-                    .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
-                    .build()
-                    .map_err(|e| Error::Exporter(e.to_string()))?;
-                let mut processor = BatchSpanProcessor::builder(exporter).build();
-                processor.set_resource(&resource);
-                Some(Arc::new(spans::Sink {
-                    processor: Box::new(processor),
-                    scope: scope(),
-                }))
-            }
-        };
-        let meter = match metrics {
-            Asked::Off => None,
-            Asked::Otlp => {
-                let exporter = MetricExporter::builder()
-                    .with_http()
-                    .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
-                    .build()
-                    .map_err(|e| Error::Exporter(e.to_string()))?;
-                Some(
-                    SdkMeterProvider::builder()
-                        .with_reader(PeriodicReader::builder(exporter).build())
-                        .with_resource(resource)
-                        .build(),
-                )
-            }
-        };
-        let content = var("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT")
-            .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
-        Ok(Some(Telemetry {
-            spans,
-            meter,
-            sampler: Sampler::from_vars(var)?,
-            content,
-        }))
     }
 
     /// The `tracing` layer that exports: spans (the toolkit's at `INFO`, and the host's own at
@@ -349,42 +235,6 @@ fn scope() -> InstrumentationScope {
         .build()
 }
 
-/// The resource: `OTEL_SERVICE_NAME` / `OTEL_RESOURCE_ATTRIBUTES` as the SDK reads them, and
-/// the executable's name when neither names the service.
-fn resource(var: &dyn Fn(&str) -> Option<String>) -> Resource {
-    let named = var("OTEL_SERVICE_NAME").is_some_and(|v| !v.trim().is_empty())
-        || var("OTEL_RESOURCE_ATTRIBUTES").is_some_and(|v| v.contains("service.name="));
-    let builder = Resource::builder();
-    if named {
-        return builder.build();
-    }
-    let exe = std::env::current_exe()
-        .ok()
-        .and_then(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
-        .unwrap_or_else(|| "unknown_service".to_owned());
-    builder.with_service_name(exe).build()
-}
-
-/// Installs the global `tracing` subscriber: logs to stderr filtered by `RUST_LOG` (else by
-/// `default_logs`, e.g. `"warn"`), and, when `OTEL_*` asks for it, the OTLP export of
-/// [`Telemetry::layer`]. Keep what it returns alive; it is `None` when nothing is exported.
-pub fn init(default_logs: &str) -> Result<Option<Telemetry>, Error> {
-    let telemetry = Telemetry::from_env()?;
-    let logs = tracing_subscriber::fmt::layer()
-        .with_writer(std::io::stderr)
-        .with_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_logs)),
-        );
-    let export = telemetry.as_ref().map(|t| t.layer());
-    tracing_subscriber::registry()
-        .with(logs)
-        .with(export)
-        .try_init()
-        .map_err(|_| Error::AlreadyInitialized)?;
-    Ok(telemetry)
-}
-
 /// W3C trace context (`traceparent`, `tracestate`) and baggage carried in MCP requests' `_meta`,
 /// between the spans [`Telemetry::layer`] records: a request's context becomes its server
 /// span's remote parent (and that parent's sampling decision the trace's), and a call to
@@ -439,97 +289,5 @@ impl Propagator for W3c {
         let mut out = TraceContext::from_fields(|k| fields.get(k).cloned())?;
         out.baggage = carried.and_then(|c| c.baggage.clone());
         Some(out)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn vars(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
-        move |k| {
-            pairs
-                .iter()
-                .find(|(name, _)| *name == k)
-                .map(|(_, v)| (*v).to_owned())
-        }
-    }
-
-    #[test]
-    fn nothing_is_exported_unless_the_environment_asks() {
-        for pairs in [
-            &[][..],
-            &[("OTEL_SERVICE_NAME", "hr")][..],
-            &[
-                ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318"),
-                ("OTEL_SDK_DISABLED", "true"),
-            ][..],
-            &[
-                ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318"),
-                ("OTEL_TRACES_EXPORTER", "none"),
-                ("OTEL_METRICS_EXPORTER", "none"),
-            ][..],
-        ] {
-            let got = Telemetry::from_vars(&vars(pairs)).unwrap();
-            assert!(got.is_none(), "{pairs:?}: {got:?}");
-        }
-    }
-
-    #[test]
-    fn an_endpoint_or_a_named_exporter_turns_each_signal_on() {
-        let both = Telemetry::from_vars(&vars(&[(
-            "OTEL_EXPORTER_OTLP_ENDPOINT",
-            "http://127.0.0.1:4318",
-        )]))
-        .unwrap()
-        .unwrap();
-        assert!(both.spans.is_some() && both.meter.is_some());
-        let traces = Telemetry::from_vars(&vars(&[(
-            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
-            "http://127.0.0.1:4318/v1/traces",
-        )]))
-        .unwrap()
-        .unwrap();
-        assert!(traces.spans.is_some() && traces.meter.is_none());
-        let metrics = Telemetry::from_vars(&vars(&[("OTEL_METRICS_EXPORTER", "otlp")]))
-            .unwrap()
-            .unwrap();
-        assert!(metrics.spans.is_none() && metrics.meter.is_some());
-    }
-
-    #[test]
-    fn arguments_and_results_are_asked_for_only_when_the_host_opts_in() {
-        let wanted = |pairs: &'static [(&'static str, &'static str)]| {
-            let telemetry = Telemetry::from_vars(&vars(pairs)).unwrap().unwrap();
-            let subscriber = tracing_subscriber::registry().with(telemetry.layer());
-            tracing::subscriber::with_default(
-                subscriber,
-                || tracing::enabled!(target: "tool_runtime::values", tracing::Level::TRACE),
-            )
-        };
-        const ENDPOINT: (&str, &str) = ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9");
-        const CONTENT: &str = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT";
-        assert!(!wanted(&[ENDPOINT]));
-        assert!(!wanted(&[ENDPOINT, (CONTENT, "false")]));
-        assert!(wanted(&[ENDPOINT, (CONTENT, "true")]));
-    }
-
-    #[test]
-    fn an_unsupported_value_is_named_with_what_is_expected() {
-        let err = Telemetry::from_vars(&vars(&[
-            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4317"),
-            ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
-        ]))
-        .unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "OTEL_EXPORTER_OTLP_PROTOCOL=\"grpc\" is not supported: expected `http/protobuf` (OTLP over HTTP; gRPC is not built in)"
-        );
-        let err = Telemetry::from_vars(&vars(&[("OTEL_TRACES_EXPORTER", "zipkin")])).unwrap_err();
-        assert!(
-            err.to_string()
-                .starts_with("OTEL_TRACES_EXPORTER=\"zipkin\""),
-            "{err}"
-        );
     }
 }

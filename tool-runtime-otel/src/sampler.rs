@@ -3,6 +3,7 @@
 
 use opentelemetry::trace::TraceId;
 
+#[cfg(feature = "otlp")]
 use crate::Error;
 
 /// Which traces are kept. The default, as in OpenTelemetry's SDKs, is
@@ -52,6 +53,7 @@ impl Sampler {
     }
 
     /// The sampler `OTEL_TRACES_SAMPLER` and `OTEL_TRACES_SAMPLER_ARG` name.
+    #[cfg(feature = "otlp")]
     pub(crate) fn from_vars(var: &dyn Fn(&str) -> Option<String>) -> Result<Sampler, Error> {
         let name = var("OTEL_TRACES_SAMPLER").unwrap_or_default();
         let ratio = || -> Result<f64, Error> {
@@ -113,6 +115,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "otlp")]
     fn the_variables_name_the_sampler_or_say_what_they_take() {
         let vars = |pairs: &'static [(&'static str, &'static str)]| {
             move |k: &str| {

@@ -10,7 +10,7 @@
 //! - `perf-probe http N`: `HttpServer` with its defaults on loopback, `N` stateless 2026-07-28
 //!   `tools/call` requests, one after another on one kept-alive connection.
 //!
-//! Built with `--features otel`, `PROBE_TRACING=otel` runs `dispatch` under a subscriber with
+//! Built with `--features otel-probe` (or `otel`), `PROBE_TRACING=otel` runs `dispatch` under a subscriber with
 //! `tool-runtime-otel`'s layer: every trace kept, each finished span handed to a processor that
 //! drops it, the histograms recorded into the SDK's aggregation (a reader that is never
 //! collected): what recording the conventions' spans and histograms costs a call, apart from
@@ -32,13 +32,13 @@ fn main() -> Result {
         Some("otel") => Some("otel"),
         _ => traced.as_deref(),
     };
-    #[cfg(feature = "otel")]
+    #[cfg(feature = "otel-probe")]
     let _tracing = (traced == Some("otel")).then(otel);
-    #[cfg(feature = "otel")]
+    #[cfg(feature = "otel-probe")]
     let _floor = (traced == Some("floor")).then(floor);
-    #[cfg(not(feature = "otel"))]
+    #[cfg(not(feature = "otel-probe"))]
     if traced.is_some() {
-        return Err("telemetry needs perf-probe built with `--features otel`".into());
+        return Err("telemetry needs perf-probe built with `--features otel-probe`".into());
     }
     let n = |i: usize| -> Result<usize> {
         Ok(args
@@ -59,7 +59,7 @@ fn main() -> Result {
 }
 
 /// The spans and histograms recorded, exported nowhere.
-#[cfg(feature = "otel")]
+#[cfg(feature = "otel-probe")]
 fn otel() -> (
     Option<tracing::subscriber::DefaultGuard>,
     tool_runtime_otel::Telemetry,
@@ -127,7 +127,7 @@ fn otel() -> (
 
 /// The floor under any `tracing` layer: the registry and the same two filtered layers as
 /// `otel`, doing nothing (what the spans and the event cost before a layer records anything).
-#[cfg(feature = "otel")]
+#[cfg(feature = "otel-probe")]
 fn floor() -> tracing::subscriber::DefaultGuard {
     use tracing::level_filters::LevelFilter;
     use tracing_subscriber::Layer as _;

@@ -119,9 +119,12 @@ fn greet(#[arg(description = "The name to greet", length = 1..=100)] name: Strin
     format!("Hello, {name}!")
 }
 
+// It changes nothing (`read_only`), so a cancel stops it at any point: a tool that changes
+// something is committed when it starts unless it declares its commit point (`Commit`).
 #[tool(
     description = "Compute for `seconds` seconds, then return the label; a task for a caller that can follow one, stopped when it is cancelled.",
     task = "optional",
+    read_only,
     to_model = as_text
 )]
 async fn slow_compute(

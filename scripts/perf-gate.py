@@ -54,12 +54,12 @@ def main():
         sys.exit("perf gate: valgrind is needed (see the message above)")
     valgrind = provisioned.stdout.strip()
     # The load server too, in the same build: CI's short load run uses it (one release build);
-    # the probe with telemetry built in (a subscriber is set only for the `otel` row).
+    # the probe with telemetry built in (a subscriber is set only for the `otel` row; the load
+    # server sets none without the `otel` feature).
     started = time.monotonic()
-    subprocess.run(["cargo", "build", "-q", "--profile", "perf", "-p", "benches", "--bin", "http-load-server"],
-                   cwd=ROOT, check=True)
+    # One invocation, one feature set: two would build the shared crates twice.
     subprocess.run(["cargo", "build", "-q", "--profile", "perf", "-p", "benches", "--bin", "perf-probe",
-                    "--features", "otel-probe"], cwd=ROOT, check=True)
+                    "--bin", "http-load-server", "--features", "otel-probe"], cwd=ROOT, check=True)
     target = os.path.join(ROOT, os.environ.get("CARGO_TARGET_DIR", "target"))
     probe = os.path.join(target, "perf", "perf-probe")
     built = time.monotonic()

@@ -4,7 +4,9 @@
 //! (for the README), with what the five found tools cost against sending all 500; a floor keeps
 //! the ranking from getting worse unnoticed.
 
-use tool_runtime::search::ToolIndex;
+use std::sync::Arc;
+
+use tool_runtime::search::{Embedder, ToolIndex, WordLlama};
 use tool_runtime::{Api, tokens};
 
 use crate::big_catalog::catalog;
@@ -158,9 +160,9 @@ fn fifty_requests_find_their_tool_among_the_first_five_of_500() {
         100.0 * largest as f64 / all as f64
     );
     eprintln!("missed: {missed:#?}");
-    // Measured 44/50: the six misses are English requests for tools described only in
-    // Indonesian (the HR and library examples): a lexical ranking does not cross languages.
-    assert!(at5 >= 44, "recall@5 {at5}/50; missed: {missed:#?}");
+    // Measured 45/50: the misses are English requests for tools described only in Indonesian
+    // (the HR and library examples): a lexical ranking does not cross languages.
+    assert!(at5 >= 45, "recall@5 {at5}/50; missed: {missed:#?}");
     assert!(largest * 100 < all * 15, "{largest} of {all}");
 }
 
@@ -170,4 +172,289 @@ fn a_request_sharing_no_word_with_any_tool_finds_nothing() {
     assert!(index.search("zzz qqq", 5).is_empty());
     assert!(index.search("", 5).is_empty());
     assert_eq!(index.search("cuti", 3).len(), 3, "bounded by the limit");
+}
+
+/// The held-out requests (`search_heldout.tsv`): written by a helper shown only what each tool
+/// of the catalog is for (`search_heldout_intents.tsv`), never its name nor the ranking, and
+/// frozen before the ranking changed. Each: the tools that answer it, its language, its kind,
+/// the request.
+fn held_out() -> Vec<(Vec<String>, String, String, String)> {
+    include_str!("search_heldout.tsv")
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(|l| {
+            let [tools, lang, kind, request] = l.split('\t').collect::<Vec<_>>()[..] else {
+                panic!("a held-out line is four fields: {l:?}");
+            };
+            let tools = tools.split(',').map(str::to_owned).collect();
+            (tools, lang.to_owned(), kind.to_owned(), request.to_owned())
+        })
+        .collect()
+}
+
+/// The WordLlama model the `wordllama` Python package ships (installed by scripts/provision.sh).
+fn wordllama() -> WordLlama {
+    let dir = std::path::Path::new(&crate::provision::provision("python")).join("wordllama");
+    WordLlama::from_package(&dir).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Recall at 1 and at 5 of `index` over `requests`, per language: (language, at 1, at 5, of).
+fn recall(
+    index: &ToolIndex,
+    requests: &[(Vec<String>, String, String, String)],
+) -> Vec<(String, usize, usize, usize)> {
+    let mut by_lang: Vec<(String, usize, usize, usize)> = Vec::new();
+    for (tools, lang, _, request) in requests {
+        let expected: Vec<&str> = tools.iter().map(String::as_str).collect();
+        let hits = index.search(request, 5);
+        let at1 = hits.first().is_some_and(|h| answers(&h.tool, &expected));
+        let at5 = hits.iter().any(|h| answers(&h.tool, &expected));
+        let row = match by_lang.iter_mut().find(|r| r.0 == *lang) {
+            Some(row) => row,
+            None => {
+                by_lang.push((lang.clone(), 0, 0, 0));
+                by_lang.last_mut().unwrap()
+            }
+        };
+        row.1 += usize::from(at1);
+        row.2 += usize::from(at5);
+        row.3 += 1;
+    }
+    by_lang
+}
+
+/// The held-out evaluation, lexical (the default) and by meaning (WordLlama fused with BM25),
+/// in one run: the figures the README gives, with floors at what was measured so a change
+/// that finds fewer fails.
+#[test]
+fn held_out_requests_in_english_and_indonesian_lexically_and_by_meaning() {
+    let catalog = catalog();
+    // The list the writer saw had the HR example's two approval tools, which the catalog
+    // lacks: their requests are left out (and counted, so no other goes unnoticed).
+    let (requests, absent): (Vec<_>, Vec<_>) = held_out().into_iter().partition(|(tools, ..)| {
+        let expected: Vec<&str> = tools.iter().map(String::as_str).collect();
+        catalog.names().any(|t| answers(t, &expected))
+    });
+    assert!(
+        absent
+            .iter()
+            .all(|(tools, ..)| tools.iter().all(|t| t.ends_with("-persetujuan"))),
+        "{absent:?}"
+    );
+    assert_eq!((requests.len(), absent.len()), (117, 3));
+    let lexical = recall(&ToolIndex::new(&catalog), &requests);
+    let meaning = recall(
+        &ToolIndex::with_embedder(&catalog, Arc::new(wordllama())),
+        &requests,
+    );
+    for (name, rows) in [("lexical", &lexical), ("by meaning", &meaning)] {
+        for (lang, at1, at5, of) in rows {
+            eprintln!(
+                "{name} {lang}: recall@1 {:.2}, recall@5 {:.2} ({at1}/{of}, {at5}/{of})",
+                *at1 as f64 / *of as f64,
+                *at5 as f64 / *of as f64
+            );
+        }
+    }
+    let floor = |rows: &[(String, usize, usize, usize)], lang: &str| {
+        let row = rows.iter().find(|r| r.0 == lang).unwrap();
+        (row.1, row.2)
+    };
+    // Measured (see the README): the floors are those figures.
+    let (l_en, l_id) = (floor(&lexical, "en"), floor(&lexical, "id"));
+    let (m_en, m_id) = (floor(&meaning, "en"), floor(&meaning, "id"));
+    assert!(
+        l_en.1 >= LEXICAL_EN_AT5 && l_id.1 >= LEXICAL_ID_AT5,
+        "{lexical:?}"
+    );
+    assert!(
+        m_en.1 >= MEANING_EN_AT5 && m_id.1 >= MEANING_ID_AT5,
+        "{meaning:?}"
+    );
+}
+
+/// The figures measured (recall@5 counts of 59 English and 58 Indonesian requests): lexical
+/// 21 and 40, by meaning 31 and 40. Before families took one place each and mistyped words
+/// were read (BM25 alone): 14 and 32.
+const LEXICAL_EN_AT5: usize = 21;
+const LEXICAL_ID_AT5: usize = 40;
+const MEANING_EN_AT5: usize = 31;
+const MEANING_ID_AT5: usize = 40;
+
+/// The model's tokens and vectors are the `wordllama` package's own: every held-out request,
+/// every tool text of the catalog, and texts a tokenizer gets wrong (spaces in runs, characters
+/// outside the vocabulary that fall back to bytes, the special tokens written out), against
+/// Hugging Face `tokenizers` with the package's tokenizer file and numpy's average of rows.
+#[test]
+fn wordllama_tokenizes_and_embeds_as_the_python_package_does() {
+    use std::io::Write as _;
+    let model = wordllama();
+    let mut texts: Vec<String> = held_out().into_iter().map(|r| r.3).collect();
+    texts.extend(catalog().iter().map(|t| t.description().to_owned()));
+    texts.extend(
+        [
+            "",
+            " ",
+            "  two  spaces ",
+            "tab\there\nnewline",
+            "Σ café naïve 日本語 🙂 ẞ",
+            "<s>start</s> and <unk> inside",
+            "ISBN 978-979-3062-79-2, Rp1.500.000,-",
+            "a\u{0}b",
+        ]
+        .map(str::to_owned),
+    );
+    let mut child = crate::provision::python()
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/oracle/wordllama_oracle.py"
+        ))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(&serde_json::to_vec(&texts).unwrap())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let oracle: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let oracle = oracle["texts"].as_array().unwrap();
+    assert_eq!(oracle.len(), texts.len());
+    let mut tokens = 0;
+    for (text, expected) in texts.iter().zip(oracle) {
+        let ids: Vec<u32> = serde_json::from_value(expected["ids"].clone()).unwrap();
+        assert_eq!(model.tokens(text), ids, "the tokens of {text:?}");
+        tokens += ids.len();
+        let ours = model.embed(text);
+        for (i, (a, b)) in ours
+            .iter()
+            .zip(expected["vector"].as_array().unwrap())
+            .enumerate()
+        {
+            let b = b.as_f64().unwrap();
+            assert!(
+                (f64::from(*a) - b).abs() < 1e-5,
+                "dimension {i} of {text:?}: {a} vs {b}"
+            );
+        }
+    }
+    eprintln!("{} texts, {tokens} tokens: the same", texts.len());
+}
+
+/// Requests written beside the catalog to tune the ranking on (synonyms and goals, English and
+/// Indonesian): the held-out set is only measured, never tuned to.
+const TUNING: &[(&str, &[&str])] = &[
+    ("I want to see my wage slips", &["daftar-gaji-"]),
+    (
+        "pull up my salary statement for March",
+        &["cek-gaji-", "daftar-gaji-"],
+    ),
+    (
+        "I paid for a taxi to the client myself and want the money back",
+        &["buat-reimburse-"],
+    ),
+    (
+        "dump every bill we sent customers into a spreadsheet",
+        &["ekspor-faktur-"],
+    ),
+    (
+        "where is the parcel we sent to Surabaya",
+        &["cek-pengiriman-"],
+    ),
+    (
+        "the projector in room 3 is broken, log a complaint",
+        &["buat-tiket-"],
+    ),
+    ("reserve a conference room for Thursday", &["buat-jadwal-"]),
+    (
+        "drop the agreement with our paper vendor",
+        &["batalkan-kontrak-"],
+    ),
+    ("who applied for the designer job", &["daftar-rekrutmen-"]),
+    ("sign me up for the Excel course", &["buat-pelatihan-"]),
+    (
+        "how much money does finance have left to spend",
+        &["cek-anggaran-"],
+    ),
+    (
+        "which notebook computer is assigned to me",
+        &["cek-aset-", "daftar-aset-"],
+    ),
+    (
+        "did I clock in on time last week",
+        &["daftar-absensi-", "cek-absensi-"],
+    ),
+    (
+        "I'm going on holiday next week, arrange my time off",
+        &["ajukan-cuti", "buat-cuti-"],
+    ),
+    (
+        "saya mau lihat slip upah bulan ini",
+        &["daftar-gaji-", "cek-gaji-"],
+    ),
+    (
+        "uang makan klien kemarin pakai uang pribadi, gimana gantinya",
+        &["buat-reimburse-"],
+    ),
+    (
+        "tagihan ke pembeli mau saya unduh jadi spreadsheet",
+        &["ekspor-faktur-"],
+    ),
+    (
+        "paket kiriman ke Medan udah sampai mana",
+        &["cek-pengiriman-"],
+    ),
+    (
+        "AC di ruang meeting rusak, tolong laporkan keluhannya",
+        &["buat-tiket-"],
+    ),
+    ("pesan ruangan untuk rapat hari Kamis", &["buat-jadwal-"]),
+    (
+        "putus kerja sama dengan vendor kertas",
+        &["batalkan-kontrak-"],
+    ),
+    ("siapa saja pelamar posisi desainer", &["daftar-rekrutmen-"]),
+    ("daftarkan saya ke kursus Excel", &["buat-pelatihan-"]),
+    ("dana divisi keuangan masih sisa berapa", &["cek-anggaran-"]),
+    (
+        "pinjam buku apa yang belum saya kembalikan dan bayar berapa",
+        &["cek-denda"],
+    ),
+    ("ada novel Laskar Pelangi di perpus?", &["cari-buku"]),
+    (
+        "berapa hari libur yang masih bisa saya ambil",
+        &["cek-sisa-cuti"],
+    ),
+    ("tim saya masih punya jatah libur berapa", &["cek-cuti-tim"]),
+];
+
+/// The tuning set's figures, printed (no floor: the ranking was tuned on them).
+#[test]
+fn tuning_requests_lexically_and_by_meaning() {
+    let catalog = catalog();
+    // The first fourteen are English, the rest Indonesian.
+    let requests: Vec<(Vec<String>, String, String, String)> = TUNING
+        .iter()
+        .enumerate()
+        .map(|(i, (request, tools))| {
+            let tools = tools.iter().map(|t| (*t).to_owned()).collect();
+            let lang = if i < 14 { "en" } else { "id" };
+            (tools, lang.to_owned(), String::new(), (*request).to_owned())
+        })
+        .collect();
+    let lexical = recall(&ToolIndex::new(&catalog), &requests);
+    let meaning = recall(
+        &ToolIndex::with_embedder(&catalog, Arc::new(wordllama())),
+        &requests,
+    );
+    eprintln!("tuning, lexical {lexical:?}; by meaning {meaning:?}");
 }

@@ -1,0 +1,673 @@
+//! Finding tools by what a person asks: BM25 ranking over each tool's name, description (with
+//! its boundary sentence) and argument descriptions, for catalogs too large to send whole;
+//! fused with an [`Embedder`]'s sense of meaning where the host gives one (feature `semantic`:
+//! [`WordLlama`], offline, from the files a Python package ships). Near-identical tools of
+//! one family (names that differ only in a trailing number, `cek-gaji-1`, `cek-gaji-2`) take
+//! one place each until every family found has one. The index only ranks: what a caller may
+//! see and call is still the tool set's rules (search a set made with [`ToolSet::visible_to`],
+//! and every call is checked as any other).
+//!
+//! ```
+//! use tool_runtime::{ToolSet, search::ToolIndex, tool};
+//!
+//! #[tool(description = "Return the weather forecast for a city; use when the user asks about rain or temperature.")]
+//! fn cuaca(#[arg(description = "The city's name")] kota: String) -> String { kota }
+//!
+//! #[tool(description = "Order catering portions for a number of guests; use when the user plans an event.")]
+//! fn katering(#[arg(description = "Number of guests", range = 1..=500)] tamu: u32) -> u32 { tamu }
+//!
+//! let set = ToolSet::new([cuaca::tool(), katering::tool()]).unwrap();
+//! let index = ToolIndex::new(&set);
+//! assert_eq!(index.search("will it rain in Bandung tomorrow?", 1)[0].tool, "cuaca");
+//! assert_eq!(index.search("food for 40 guests", 1)[0].tool, "katering");
+//! ```
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use crate::context::Context;
+use crate::defer::{Deferral, Offered, SchemasInAnswers};
+use crate::error::ToolError;
+use crate::future::BoxFuture;
+use crate::handler::Handler;
+use crate::host::Annotations;
+use crate::set::{ToolRef, ToolSet, ToolSetError};
+use crate::tool::Tool;
+
+#[cfg(feature = "semantic")]
+mod wordllama;
+#[cfg(feature = "semantic")]
+pub use wordllama::{ModelError, WordLlama};
+
+/// What turns a text into a vector whose direction is its meaning, for ranking tools by what
+/// a request means rather than the words it shares with them: a model run in the process
+/// ([`WordLlama`] with feature `semantic`), or a host's own (an embedding service's client,
+/// with a cache: every tool is embedded once when the index is built, each query once per
+/// search). Vectors of one embedder have one length; the index normalizes them.
+pub trait Embedder: Send + Sync {
+    /// The vector of `text`.
+    fn embed(&self, text: &str) -> Vec<f32>;
+}
+
+/// `v` scaled to length 1 (a zero vector stays zero).
+fn normalize(v: &mut [f32]) {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
+}
+
+/// How much the lexical score (scaled so the query's best is 1) counts beside the meaning's
+/// (a cosine, at most 1) when an embedder ranks too: a tool sharing the request's rare words
+/// still leads, and one sharing none can be found.
+const LEXICAL_WEIGHT: f64 = 0.5;
+
+/// The name of the tool a set with [deferred](ToolSet::defer) tools offers the model to find
+/// them.
+pub const SEARCH_TOOL: &str = crate::defer::SEARCH_TOOL;
+
+/// Tools one search returns when the model does not say, and at most.
+const FOUND_BY_DEFAULT: usize = 5;
+const MOST_FOUND: usize = 10;
+
+/// BM25's term-frequency saturation and length normalisation (the usual values).
+const K1: f64 = 1.2;
+const B: f64 = 0.75;
+
+/// How many times a tool's name counts against its description: names are short and exact.
+const NAME_WEIGHT: u32 = 2;
+
+/// Words too common to tell tools apart, in English and Indonesian.
+const STOP: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "how", "i", "in", "is", "it",
+    "its", "me", "my", "of", "on", "or", "the", "this", "to", "use", "what", "when", "which",
+    "with", "you", "your", "ada", "apa", "atau", "bila", "dan", "dari", "di", "ini", "itu", "ke",
+    "saya", "untuk", "yang", "pakai", "saat", "not", "bukan",
+];
+
+/// One tool, as the index keeps it.
+struct Doc {
+    tool: String,
+    /// The tool's family: its name without a trailing number.
+    family: String,
+    terms: HashMap<String, u32>,
+    len: u32,
+    /// Its text's meaning, where the index has an embedder.
+    meaning: Vec<f32>,
+}
+
+/// A tool found, with its score (higher is closer).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hit {
+    /// The tool's name.
+    pub tool: String,
+    /// Its score for the query: BM25, plus the cosine of their meanings where the index has
+    /// an [`Embedder`].
+    pub score: f64,
+}
+
+/// An index over a tool set's tools (built once; the set may be large).
+pub struct ToolIndex {
+    docs: Vec<Doc>,
+    /// In how many tools each term occurs.
+    df: HashMap<String, u32>,
+    avg_len: f64,
+    embedder: Option<Arc<dyn Embedder>>,
+}
+
+impl std::fmt::Debug for ToolIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolIndex")
+            .field("tools", &self.docs.len())
+            .field("terms", &self.df.len())
+            .field("embedder", &self.embedder.is_some())
+            .finish()
+    }
+}
+
+/// The words of `text`: lowercase runs of letters and digits, without the common ones, an
+/// English plural's `s` dropped (`payslips` finds `payslip`; applied to tools and requests
+/// alike, so a word that only looks plural still matches itself).
+fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .filter(|w| !STOP.contains(&w.as_str()))
+        .map(|mut w| {
+            if w.len() > 3 && w.ends_with('s') && !w.ends_with("ss") {
+                w.pop();
+            }
+            w
+        })
+}
+
+/// The argument descriptions of a schema, nested objects and array items included.
+/// How far a request's word may be from an indexed one and still count as it, mistyped: one
+/// edit (a letter added, dropped, changed or two swapped) in a word of five letters or more,
+/// two in one of nine or more.
+fn typo_distance(word: &str) -> usize {
+    match word.chars().count() {
+        0..5 => 0,
+        5..9 => 1,
+        _ => 2,
+    }
+}
+
+fn argument_text(schema: &Value, out: &mut String) {
+    if let Some(d) = schema.get("description").and_then(Value::as_str) {
+        out.push(' ');
+        out.push_str(d);
+    }
+    if let Some(Value::Object(properties)) = schema.get("properties") {
+        for (name, property) in properties {
+            out.push(' ');
+            out.push_str(name);
+            argument_text(property, out);
+        }
+    }
+    if let Some(items) = schema.get("items") {
+        argument_text(items, out);
+    }
+}
+
+/// A tool's family: its name without a trailing number and the separator before it
+/// (`cek-gaji-12` is of `cek-gaji`); a name not ending in a digit is a family of its own.
+fn family(name: &str) -> &str {
+    let stem = name.trim_end_matches(|c: char| c.is_ascii_digit());
+    if stem.len() == name.len() || stem.is_empty() {
+        return name;
+    }
+    let stem = stem.trim_end_matches(['-', '_', '.', ' ']);
+    if stem.is_empty() { name } else { stem }
+}
+
+/// What the index reads of a tool: its name (words split), description and argument text.
+fn text_of(tool: &Tool) -> (String, String) {
+    let mut text = tool.description().to_owned();
+    argument_text(tool.input_schema(), &mut text);
+    (tool.name().replace(['-', '_'], " "), text)
+}
+
+fn document(tool: &Tool, embedder: Option<&dyn Embedder>) -> Doc {
+    let mut terms: HashMap<String, u32> = HashMap::new();
+    for w in words(tool.name()) {
+        *terms.entry(w).or_default() += NAME_WEIGHT;
+    }
+    let (name, text) = text_of(tool);
+    for w in words(&text) {
+        *terms.entry(w).or_default() += 1;
+    }
+    let len = terms.values().sum();
+    let meaning = embedder.map_or_else(Vec::new, |e| {
+        let mut v = e.embed(&format!("{name}. {}", tool.description()).to_lowercase());
+        normalize(&mut v);
+        v
+    });
+    Doc {
+        tool: tool.name().to_owned(),
+        family: family(tool.name()).to_owned(),
+        terms,
+        len,
+        meaning,
+    }
+}
+
+impl ToolIndex {
+    /// The index of every tool of `set`.
+    pub fn new(set: &ToolSet) -> ToolIndex {
+        ToolIndex::of(set.iter().map(|t| &**t), None)
+    }
+
+    /// The index of every tool of `set`, ranking by meaning too: `embedder` embeds each tool
+    /// now (its name, description and argument descriptions) and each query when searched;
+    /// a tool's score is its BM25 score (scaled so the query's best is 1) times one half plus
+    /// the cosine of the two meanings, so a request sharing no word with a tool can find it.
+    pub fn with_embedder(set: &ToolSet, embedder: Arc<dyn Embedder>) -> ToolIndex {
+        ToolIndex::of(set.iter().map(|t| &**t), Some(embedder))
+    }
+
+    fn of<'t>(
+        tools: impl Iterator<Item = &'t Tool>,
+        embedder: Option<Arc<dyn Embedder>>,
+    ) -> ToolIndex {
+        let docs: Vec<Doc> = tools.map(|t| document(t, embedder.as_deref())).collect();
+        let mut df: HashMap<String, u32> = HashMap::new();
+        for d in &docs {
+            for term in d.terms.keys() {
+                *df.entry(term.clone()).or_default() += 1;
+            }
+        }
+        let total: u64 = docs.iter().map(|d| u64::from(d.len)).sum();
+        let avg_len = if docs.is_empty() {
+            1.0
+        } else {
+            total as f64 / docs.len() as f64
+        };
+        ToolIndex {
+            docs,
+            df,
+            avg_len,
+            embedder,
+        }
+    }
+
+    /// How many tools it holds.
+    pub fn len(&self) -> usize {
+        self.docs.len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.docs.is_empty()
+    }
+
+    /// At most `limit` tools matching `query`, best first (ties by name), one of each family
+    /// before a second of any; without an embedder, tools sharing no word with it are not
+    /// found.
+    pub fn search(&self, query: &str, limit: usize) -> Vec<Hit> {
+        self.diversified(self.ranked(query), limit)
+    }
+
+    /// Every tool matching `query`, best first (ties by name), families not yet spread.
+    fn ranked(&self, query: &str) -> Vec<(usize, f64)> {
+        let mut query_words: Vec<String> = Vec::new();
+        for word in words(query) {
+            let most = typo_distance(&word);
+            if self.df.contains_key(&word) || most == 0 {
+                query_words.push(word);
+                continue;
+            }
+            // A word no tool has: the indexed words it may be a mistyping of.
+            query_words.extend(
+                self.df
+                    .keys()
+                    .filter(|known| {
+                        known.len().abs_diff(word.len()) <= most
+                            && strsim::damerau_levenshtein(known, &word) <= most
+                    })
+                    .cloned(),
+            );
+        }
+        query_words.sort();
+        query_words.dedup();
+        let n = self.docs.len() as f64;
+        let idf: Vec<(&str, f64)> = query_words
+            .iter()
+            .filter_map(|t| {
+                let df = f64::from(*self.df.get(t)?);
+                Some((t.as_str(), (1.0 + (n - df + 0.5) / (df + 0.5)).ln()))
+            })
+            .collect();
+        let lexical: Vec<f64> = self
+            .docs
+            .iter()
+            .map(|d| {
+                let norm = K1 * (1.0 - B + B * f64::from(d.len) / self.avg_len);
+                idf.iter()
+                    .filter_map(|(t, idf)| {
+                        let tf = f64::from(*d.terms.get(*t)?);
+                        Some(idf * tf * (K1 + 1.0) / (tf + norm))
+                    })
+                    .sum()
+            })
+            .collect();
+        let mut scored: Vec<(usize, f64)> = match &self.embedder {
+            None => lexical
+                .into_iter()
+                .enumerate()
+                .filter(|(_, s)| *s > 0.0)
+                .collect(),
+            Some(embedder) => {
+                let mut meaning = embedder.embed(&query.to_lowercase());
+                normalize(&mut meaning);
+                let best = lexical.iter().copied().fold(0.0, f64::max);
+                let scale = if best > 0.0 {
+                    LEXICAL_WEIGHT / best
+                } else {
+                    0.0
+                };
+                self.docs
+                    .iter()
+                    .zip(lexical)
+                    .enumerate()
+                    .map(|(i, (d, lexical))| {
+                        let cosine: f32 = d.meaning.iter().zip(&meaning).map(|(a, b)| a * b).sum();
+                        (i, f64::from(cosine) + lexical * scale)
+                    })
+                    .filter(|(_, s)| *s > 0.0)
+                    .collect()
+            }
+        };
+        scored.sort_by(|(a, sa), (b, sb)| {
+            sb.total_cmp(sa)
+                .then_with(|| self.docs[*a].tool.cmp(&self.docs[*b].tool))
+        });
+        scored
+    }
+
+    /// The first `limit` of `ranked`, the best of each family first, then the others in order.
+    fn diversified(&self, ranked: Vec<(usize, f64)>, limit: usize) -> Vec<Hit> {
+        let mut seen = std::collections::HashSet::new();
+        let (first, rest): (Vec<_>, Vec<_>) = ranked
+            .into_iter()
+            .partition(|(i, _)| seen.insert(self.docs[*i].family.as_str()));
+        first
+            .into_iter()
+            .chain(rest)
+            .take(limit)
+            .map(|(i, score)| Hit {
+                tool: self.docs[i].tool.clone(),
+                score,
+            })
+            .collect()
+    }
+}
+
+/// What the search tool searches: the deferred tools and their index.
+struct Catalog {
+    index: ToolIndex,
+    tools: HashMap<String, ToolRef>,
+}
+
+impl Handler for Catalog {
+    /// The deferred tools best matching the query that this caller may call, best first.
+    fn call<'a>(
+        &'a self,
+        cx: &'a Context,
+        arguments: Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        let query = arguments["query"].as_str().unwrap_or_default();
+        let limit = arguments["limit"]
+            .as_u64()
+            .map_or(FOUND_BY_DEFAULT, |l| (l as usize).min(MOST_FOUND));
+        // What this caller may call is filtered first, so a family it may not call leaves its
+        // places to the others.
+        let callable: Vec<(usize, f64)> = self
+            .index
+            .ranked(query)
+            .into_iter()
+            .filter(|(i, _)| {
+                self.tools
+                    .get(&self.index.docs[*i].tool)
+                    .is_some_and(|tool| {
+                        tool.permits(cx)
+                            && cx
+                                .get::<Offered>()
+                                .is_none_or(|offered| offered.0.iter().any(|o| o == tool.name()))
+                    })
+            })
+            .collect();
+        let found = self
+            .index
+            .diversified(callable, limit)
+            .into_iter()
+            .filter_map(|hit| self.tools.get(&hit.tool));
+        let schemas = cx.get::<SchemasInAnswers>().is_some();
+        let found = found
+            .map(|t| {
+                let mut entry = json!({"name": t.name(), "description": t.description()});
+                if schemas {
+                    entry["input_schema"] = t.input_schema().clone();
+                }
+                entry
+            })
+            .collect();
+        let answer = Deferral::answer(found);
+        Box::pin(std::future::ready(Ok(answer)))
+    }
+}
+
+impl ToolSet {
+    /// The set with the tools `which` picks **deferred**: a request does not send them, but
+    /// the set's search tool ([`SEARCH_TOOL`], added here), which ranks them by name,
+    /// description and argument descriptions ([`ToolIndex`]) and returns only tools the caller
+    /// may call, with their input schemas, and [`CALL_TOOL`](crate::CALL_TOOL), through which
+    /// the model calls what it found. The tool list so stays the same from the first request of
+    /// a conversation to the last, as the providers' caches and Anthropic's prefix check want
+    /// ([`Conversation::found`](crate::agent::Conversation::found) records what was found).
+    /// Anthropic's API gets every deferred tool marked `defer_loading` with its own search
+    /// tool instead ([`Provider::tool_search`](crate::provider::Provider::tool_search)).
+    ///
+    /// Deferring changes what the model *sees*, never what it may do: a deferred tool stays in
+    /// the set, and every call of it is validated, permission-checked and approval-gated like
+    /// any other. A tool added after this is not deferred; deferring again adds to what is
+    /// deferred. A set with a tool of its own named [`SEARCH_TOOL`] is refused.
+    ///
+    /// ```
+    /// use tool_runtime::{Api, ToolSet, tool};
+    /// use tool_runtime::agent::Conversation;
+    /// use tool_runtime::provider::Request;
+    ///
+    /// #[tool(description = "Return the weather forecast for a city.")]
+    /// fn cuaca(#[arg(description = "The city's name")] kota: String) -> String { kota }
+    ///
+    /// #[tool(description = "Order catering portions for a number of guests.")]
+    /// fn katering(#[arg(description = "Number of guests", range = 1..=500)] tamu: u32) -> u32 { tamu }
+    ///
+    /// let tools = ToolSet::new([cuaca::tool(), katering::tool()]).unwrap()
+    ///     .defer(|t| t.name() == "katering").unwrap();
+    /// let request = Request::new("gpt-4.1").tools(&tools);
+    /// let mut conversation = Conversation::new(Api::OPENAI_CHAT);
+    /// conversation.push_user("Catering for 25?");
+    /// let sent = conversation.request(&request).unwrap().body;
+    /// let names: Vec<_> = sent["tools"].as_array().unwrap().iter().map(|t| &t["function"]["name"]).collect();
+    /// // katering waits to be found; the model then calls it through `call_tool`, and the list
+    /// // never changes (the conversation's start stays what the provider cached).
+    /// assert_eq!(names, ["cuaca", "search_tools", "call_tool"]);
+    /// ```
+    pub fn defer(self, which: impl Fn(&Tool) -> bool) -> Result<ToolSet, ToolSetError> {
+        self.deferring(which, None)
+    }
+
+    /// [`defer`](ToolSet::defer), with a search tool that ranks by meaning too
+    /// ([`ToolIndex::with_embedder`]): `embedder` embeds every deferred tool now, and each
+    /// query the model sends.
+    pub fn defer_with(
+        self,
+        which: impl Fn(&Tool) -> bool,
+        embedder: Arc<dyn Embedder>,
+    ) -> Result<ToolSet, ToolSetError> {
+        self.deferring(which, Some(embedder))
+    }
+
+    fn deferring(
+        self,
+        which: impl Fn(&Tool) -> bool,
+        embedder: Option<Arc<dyn Embedder>>,
+    ) -> Result<ToolSet, ToolSetError> {
+        // Deferring again adds to what is deferred: one search tool over all of them.
+        let before: Vec<String> = self
+            .iter()
+            .filter(|t| self.is_deferred(t.name()))
+            .map(|t| t.name().to_owned())
+            .collect();
+        let base = if self.defers() {
+            self.without(SEARCH_TOOL)
+        } else {
+            self
+        };
+        let deferred: Vec<ToolRef> = base
+            .iter()
+            .filter(|t| before.iter().any(|b| b == t.name()) || which(t))
+            .cloned()
+            .collect();
+        if deferred.is_empty() {
+            let mut base = base;
+            base.deferred = None;
+            return Ok(base);
+        }
+        let catalog = Catalog {
+            index: ToolIndex::of(deferred.iter().map(|t| &**t), embedder),
+            tools: deferred
+                .iter()
+                .map(|t| (t.name().to_owned(), t.clone()))
+                .collect(),
+        };
+        let names = catalog.tools.keys().cloned().collect();
+        let mut set = base.with_tools([search_tool(catalog)])?;
+        set.deferred = Some(Arc::new(Deferral::new(names)));
+        Ok(set)
+    }
+}
+
+/// The tool that finds deferred tools.
+fn search_tool(catalog: Catalog) -> Tool {
+    Tool::define(
+        SEARCH_TOOL,
+        "Find tools that are not listed yet: say in a few words what you need a tool for \
+         (English or Indonesian). Returns the best matching tools' names and descriptions; the \
+         tools found can be called from your next turn.",
+        json!({
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "minLength": 1, "maxLength": 200,
+                          "description": "What the tool should do, in a few words"},
+                "limit": {"type": "integer", "minimum": 1, "maximum": MOST_FOUND,
+                          "description": "How many tools to return (5 when left out)"}
+            },
+            "required": ["query"],
+            "additionalProperties": false
+        }),
+    )
+    .output_schema(json!({
+        "type": "object",
+        "properties": {
+            "found": {"type": "array", "items": {"type": "object"},
+                      "description": "The tools found, best first: name, description (and input_schema for a client that calls them through call_tool)"},
+            "note": {"type": "string"}
+        },
+        "required": ["found", "note"]
+    }))
+    .not_for("doing the task itself: call the tool it finds")
+    .annotations(Annotations {
+        read_only: Some(true),
+        idempotent: Some(true),
+        open_world: Some(false),
+        ..Annotations::default()
+    })
+    .build(catalog)
+    .expect("the search tool's definition is valid")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(name: &str, description: &str) -> ToolRef {
+        ToolRef::from(
+            Tool::define(
+                name,
+                description,
+                json!({"type": "object", "properties": {}}),
+            )
+            .build_fn(|_| async { Ok(Value::Null) })
+            .unwrap(),
+        )
+    }
+
+    #[test]
+    fn a_family_is_a_name_without_its_trailing_number() {
+        assert_eq!(family("cek-gaji-12"), "cek-gaji");
+        assert_eq!(family("export_v2"), "export_v");
+        assert_eq!(family("cek-gaji"), "cek-gaji");
+        assert_eq!(family("2024"), "2024");
+        assert_eq!(family("x-"), "x-");
+    }
+
+    #[test]
+    fn near_identical_tools_take_one_place_until_every_family_has_one() {
+        let set = ToolSet::new([
+            tool("export-invoices-1", "Export invoices as CSV."),
+            tool("export-invoices-2", "Export invoices as CSV."),
+            tool("export-invoices-3", "Export invoices as CSV."),
+            tool("export-payslips", "Export payslips as CSV."),
+        ])
+        .unwrap();
+        let index = ToolIndex::new(&set);
+        let found: Vec<String> = index
+            .search("export invoices as csv", 3)
+            .into_iter()
+            .map(|h| h.tool)
+            .collect();
+        assert_eq!(
+            found,
+            ["export-invoices-1", "export-payslips", "export-invoices-2"]
+        );
+    }
+
+    #[test]
+    fn a_mistyped_word_finds_the_word_it_meant() {
+        let set = ToolSet::new([
+            tool("payslips", "List the caller's payslips."),
+            tool("invoices", "List the caller's invoices."),
+        ])
+        .unwrap();
+        let index = ToolIndex::new(&set);
+        assert_eq!(index.search("my paysilps", 1)[0].tool, "payslips");
+        assert_eq!(index.search("invioces", 1)[0].tool, "invoices");
+        // Short words are not guessed at: `pay` is not `payslips`.
+        assert!(index.search("pau", 1).is_empty());
+    }
+
+    /// A host's embedder: each word a direction, synonyms sharing one.
+    struct Synonyms;
+
+    impl Embedder for Synonyms {
+        fn embed(&self, text: &str) -> Vec<f32> {
+            let mut v = vec![0.0; 3];
+            for w in words(text) {
+                match w.as_str() {
+                    "salary" | "wage" | "payslip" | "gaji" => v[0] += 1.0,
+                    "invoice" | "bill" | "faktur" => v[1] += 1.0,
+                    _ => v[2] += 0.1,
+                }
+            }
+            v
+        }
+    }
+
+    #[test]
+    fn a_hosts_embedder_finds_a_tool_sharing_no_word_with_the_request() {
+        let set = ToolSet::new([
+            tool("payslips", "List the caller's payslips."),
+            tool("invoices", "List the caller's invoices."),
+        ])
+        .unwrap();
+        assert!(ToolIndex::new(&set).search("wage", 2).is_empty());
+        let index = ToolIndex::with_embedder(&set, Arc::new(Synonyms));
+        assert_eq!(index.search("wage", 1)[0].tool, "payslips");
+        assert_eq!(index.search("bill", 1)[0].tool, "invoices");
+        // The words shared still count: the lexical score is fused, not replaced.
+        assert_eq!(index.search("wage invoices", 1)[0].tool, "invoices");
+    }
+
+    #[test]
+    fn a_deferred_sets_search_tool_ranks_with_the_hosts_embedder() {
+        let set = ToolSet::new([
+            tool("payslips", "List the caller's payslips."),
+            tool("invoices", "List the caller's invoices."),
+        ])
+        .unwrap()
+        .defer_with(|_| true, Arc::new(Synonyms))
+        .unwrap();
+        let cx = Context::new();
+        let answer = set
+            .call(&cx, SEARCH_TOOL, r#"{"query": "salary", "limit": 1}"#)
+            .blocking()
+            .unwrap()
+            .into_value();
+        assert_eq!(answer["found"][0]["name"], "payslips", "{answer}");
+        let lexical = ToolSet::new([tool("payslips", "List the caller's payslips.")])
+            .unwrap()
+            .defer(|_| true)
+            .unwrap();
+        let answer = lexical
+            .call(&cx, SEARCH_TOOL, r#"{"query": "salary"}"#)
+            .blocking()
+            .unwrap()
+            .into_value();
+        assert_eq!(answer["found"], json!([]), "{answer}");
+    }
+}

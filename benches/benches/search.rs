@@ -1,0 +1,124 @@
+//! Tool search over 5,000 tools, lexical (BM25, the default) and by meaning (WordLlama's
+//! static embeddings fused with BM25), side by side in one run:
+//!
+//! - `build/*`: building the index of 5,000 tools (`ToolIndex::new`, `with_embedder`);
+//! - `query/*`: one search for the five best tools, cycling over eight requests;
+//! - `load_model`: reading WordLlama's files (16 MB of weights, the tokenizer's 1.8 MB JSON).
+//!
+//! The model is the one the `wordllama` Python package ships, installed by
+//! `scripts/provision.sh python`. Run: `cargo bench -p benches --bench search`.
+
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use serde_json::{Value, json};
+use tool_runtime::search::{ToolIndex, WordLlama};
+use tool_runtime::{Tool, ToolRef, ToolSet};
+
+const TOOLS: usize = 5_000;
+
+/// What a company's records are about, in English and Indonesian.
+const RECORDS: [(&str, &str, &str); 12] = [
+    ("cuti", "leave requests", "pengajuan cuti"),
+    ("gaji", "payslips", "slip gaji"),
+    ("klaim", "expense claims", "klaim biaya"),
+    ("faktur", "invoices", "faktur penjualan"),
+    ("kirim", "shipments", "pengiriman barang"),
+    ("tiket", "support tickets", "tiket dukungan"),
+    ("ruang", "meeting room bookings", "pemesanan ruang rapat"),
+    ("kontrak", "supplier contracts", "kontrak pemasok"),
+    ("hadir", "attendance records", "catatan kehadiran"),
+    ("latih", "training enrolments", "pendaftaran pelatihan"),
+    ("aset", "company laptops", "laptop perusahaan"),
+    ("dana", "department budgets", "anggaran departemen"),
+];
+
+const VERBS: [(&str, &str, &str); 6] = [
+    ("cek", "Look up one of the", "Ambil satu"),
+    ("daftar", "List the caller's", "Tampilkan daftar"),
+    ("buat", "Create a new entry among the", "Buat entri baru untuk"),
+    ("ubah", "Change one of the", "Ubah satu"),
+    ("batal", "Cancel one of the", "Batalkan satu"),
+    ("ekspor", "Export as CSV the", "Ekspor ke CSV semua"),
+];
+
+fn tools() -> ToolSet {
+    let tools = (0..TOOLS).map(|i| {
+        let (area, en, id) = RECORDS[i % RECORDS.len()];
+        let (verb, en_verb, id_verb) = VERBS[(i / RECORDS.len()) % VERBS.len()];
+        let description = if i % 2 == 0 {
+            format!("{en_verb} {en} of branch {i}; returns the record and when it changed.")
+        } else {
+            format!("{id_verb} {id} cabang {i}; mengembalikan data dan waktu perubahannya.")
+        };
+        let schema = json!({"type": "object", "properties": {
+            "nomor": {"type": "string", "description": format!("The number of the {en} entry")}
+        }});
+        ToolRef::from(
+            Tool::define(format!("{verb}-{area}-{i}"), description, schema)
+                .build_fn(|_| async { Ok(Value::Null) })
+                .expect("a valid definition"),
+        )
+    });
+    ToolSet::new(tools).expect("distinct names")
+}
+
+const REQUESTS: [&str; 8] = [
+    "show me my wage statements",
+    "export every invoice to a spreadsheet",
+    "batalkan pemesanan ruang rapat besok",
+    "berapa anggaran departemen pemasaran",
+    "I need a new laptop from the company",
+    "where is my parcel",
+    "daftar tiket komplain pelanggan",
+    "sign me up for a training",
+];
+
+fn package() -> PathBuf {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/provision.sh");
+    let out = std::process::Command::new("bash")
+        .args([script, "python"])
+        .output()
+        .expect("bash runs scripts/provision.sh");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    PathBuf::from(String::from_utf8(out.stdout).unwrap().trim()).join("wordllama")
+}
+
+fn search(c: &mut Criterion) {
+    let set = tools();
+    let dir = package();
+    let model = Arc::new(WordLlama::from_package(&dir).expect("the model loads"));
+    let mut group = c.benchmark_group(format!("search_{TOOLS}"));
+    group.sample_size(10);
+    group.bench_function("load_model", |b| {
+        b.iter(|| black_box(WordLlama::from_package(&dir).unwrap()))
+    });
+    group.bench_function("build/lexical", |b| {
+        b.iter(|| black_box(ToolIndex::new(&set)))
+    });
+    group.bench_function("build/meaning", |b| {
+        b.iter(|| black_box(ToolIndex::with_embedder(&set, model.clone())))
+    });
+    for (name, index) in [
+        ("lexical", ToolIndex::new(&set)),
+        ("meaning", ToolIndex::with_embedder(&set, model.clone())),
+    ] {
+        let mut i = 0;
+        group.bench_function(format!("query/{name}"), |b| {
+            b.iter(|| {
+                i += 1;
+                black_box(index.search(REQUESTS[i % REQUESTS.len()], 5))
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, search);
+criterion_main!(benches);

@@ -38,7 +38,11 @@ const RECORDS: [(&str, &str, &str); 12] = [
 const VERBS: [(&str, &str, &str); 6] = [
     ("cek", "Look up one of the", "Ambil satu"),
     ("daftar", "List the caller's", "Tampilkan daftar"),
-    ("buat", "Create a new entry among the", "Buat entri baru untuk"),
+    (
+        "buat",
+        "Create a new entry among the",
+        "Buat entri baru untuk",
+    ),
     ("ubah", "Change one of the", "Ubah satu"),
     ("batal", "Cancel one of the", "Batalkan satu"),
     ("ekspor", "Export as CSV the", "Ekspor ke CSV semua"),

@@ -106,35 +106,49 @@ pub fn catalog() -> ToolSet {
     ToolSet::new(examples).expect("the catalog's tools have distinct names")
 }
 
-/// OpenAI takes at most 128 functions a request: a request of 129 is refused when it is
-/// written, naming the limit, in both OpenAI APIs; 128 are written; a set that defers the rest
-/// sends few (the model finds them with the search tool).
+/// OpenAI takes at most 128 functions a request, Gemini 128 function declarations: a request of
+/// 129 is refused when it is written, naming the limit, in the three APIs; 128 are written.
+/// Anthropic and Bedrock document no such limit: 500 are written.
 #[test]
-fn a_request_over_openais_function_limit_is_refused_naming_it() {
+fn a_request_over_a_providers_tool_limit_is_refused_naming_it() {
     use tool_runtime::Api;
-    use tool_runtime::provider::{Request, RequestError};
+    use tool_runtime::provider::{ExportError, Request, RequestError, RequestLimit};
     let all: Vec<ToolRef> = catalog().iter().cloned().collect();
     let set = |n: usize| ToolSet::new(all.iter().take(n).cloned()).unwrap();
-    for api in [Api::OPENAI_CHAT, Api::OPENAI_RESPONSES] {
-        let (fits, over) = (set(128), set(129));
-        let written = api
-            .provider()
-            .request(&Request::new("gpt-5").tools(&fits), &[]);
-        assert_eq!(
-            written.unwrap().body["tools"].as_array().unwrap().len(),
-            128
-        );
-        let refused = api
-            .provider()
-            .request(&Request::new("gpt-5").tools(&over), &[])
-            .unwrap_err();
+    let written =
+        |api: Api, set: &ToolSet| api.provider().request(&Request::new("m").tools(set), &[]);
+    for api in [Api::OPENAI_CHAT, Api::OPENAI_RESPONSES, Api::GEMINI] {
+        let fits = written(api, &set(128)).unwrap().body;
+        let tools = fits["tools"].as_array().unwrap();
+        let count = if api.id() == Api::GEMINI.id() {
+            tools[0]["functionDeclarations"].as_array().unwrap().len()
+        } else {
+            tools.len()
+        };
+        assert_eq!(count, 128, "{}", api.id());
+        let refused = written(api, &set(129)).unwrap_err();
         let RequestError::Tools(e) = &refused else {
             panic!("{refused:?}");
         };
         assert!(
+            matches!(
+                e,
+                ExportError::Limit {
+                    limit: RequestLimit::Tools,
+                    found: 129,
+                    allowed: 128,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert!(
             e.to_string()
-                .contains("129 tools in one request, over the limit of 128 functions"),
+                .contains("129 tools in one request, over the limit of 128"),
             "{e}"
         );
+    }
+    for api in [Api::ANTHROPIC, Api::BEDROCK_CONVERSE] {
+        assert!(written(api, &set(500)).is_ok(), "{}", api.id());
     }
 }

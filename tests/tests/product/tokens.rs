@@ -40,7 +40,11 @@ fn ranks_hex() -> String {
 
 /// Python `tiktoken`'s `o200k_base` counts of `texts`.
 fn tiktoken_counts(texts: &[String]) -> Vec<usize> {
-    let dir = std::env::temp_dir().join(format!("tool-toolkit-ranks-{}", std::process::id()));
+    // One directory per call: tests of one process call this at once, and each removes its own.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir =
+        std::env::temp_dir().join(format!("tool-toolkit-ranks-{}-{call}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let ranks = dir.join("o200k_base.hex");
     std::fs::write(&ranks, ranks_hex()).unwrap();
@@ -103,27 +107,42 @@ fn every_definition_of_a_500_tool_catalog_counts_as_python_tiktoken_counts_it() 
 /// APIs, against each tool entry of the request body, counted by Python's `tiktoken`.
 #[test]
 fn a_sets_count_is_of_the_definitions_its_requests_send_in_its_wording() {
-    let set = examples::hr::tool_set();
+    use tool_runtime::Wording;
     let mut sent = Vec::new();
     let mut ours = Vec::new();
-    for api in [Api::OPENAI_CHAT, Api::OPENAI_RESPONSES] {
-        let request = tool_runtime::provider::Request::new("gpt-5").tools(&set);
-        let body = api.provider().request(&request, &[]).unwrap().body;
-        let entries = body["tools"].as_array().unwrap().clone();
-        assert_eq!(entries.len(), set.iter().count(), "{}", api.id());
-        for (tool, entry) in set.iter().zip(&entries) {
-            let text = entry.to_string();
-            assert_eq!(text, tokens::definition_in(&set, tool, api), "{}", api.id());
-            assert!(
-                text.contains("Bukan untuk:") || tool.not_for().is_none(),
-                "{text}"
-            );
-            sent.push(text);
+    // Each wording pack, over the HR example's tools (four of five have a boundary sentence).
+    for (wording, boundary) in [
+        (Wording::indonesian(), "Bukan untuk:"),
+        (Wording::english(), "Not for:"),
+    ] {
+        let set = examples::hr::tool_set().with_wording(wording);
+        for api in [
+            Api::OPENAI_CHAT,
+            Api::OPENAI_RESPONSES,
+            Api::ANTHROPIC,
+            Api::GEMINI,
+            Api::BEDROCK_CONVERSE,
+        ] {
+            let request = tool_runtime::provider::Request::new("m").tools(&set);
+            let body = api.provider().request(&request, &[]).unwrap().body;
+            let entries = tool_entries(api, &body);
+            assert_eq!(entries.len(), set.iter().count(), "{}", api.id());
+            for (tool, entry) in set.iter().zip(&entries) {
+                let text = entry.to_string();
+                assert_eq!(text, tokens::definition_in(&set, tool, api), "{}", api.id());
+                assert!(
+                    text.contains(boundary) || tool.not_for().is_none(),
+                    "{text}"
+                );
+                sent.push(text);
+            }
+            ours.extend(tokens::of_set(&set, api).into_iter().map(|t| t.tokens));
         }
-        ours.extend(tokens::of_set(&set, api).into_iter().map(|t| t.tokens));
     }
+    assert_eq!(sent.len(), 2 * 5 * 5);
     assert_eq!(ours, tiktoken_counts(&sent));
     // A tool alone is counted in English, one token fewer here for every tool with a boundary.
+    let set = examples::hr::tool_set();
     let alone: usize = set
         .iter()
         .filter(|t| t.not_for().is_some())
@@ -136,6 +155,31 @@ fn a_sets_count_is_of_the_definitions_its_requests_send_in_its_wording() {
         .map(|(c, _)| c.tokens)
         .sum();
     assert_ne!(alone, in_set);
+}
+
+/// The tool entries of a written request's body, one per tool (Gemini's declarations, Bedrock's
+/// `toolSpec`s; Bedrock's cache point after them is not a tool).
+fn tool_entries(api: Api, body: &serde_json::Value) -> Vec<serde_json::Value> {
+    let list = if api.id() == Api::BEDROCK_CONVERSE.id() {
+        &body["toolConfig"]["tools"]
+    } else {
+        &body["tools"]
+    };
+    let list = list.as_array().cloned().unwrap_or_default();
+    if api.id() == Api::GEMINI.id() {
+        return list
+            .iter()
+            .flat_map(|t| {
+                t["functionDeclarations"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .collect();
+    }
+    list.into_iter()
+        .filter(|e| e.get("cachePoint").is_none())
+        .collect()
 }
 
 #[test]

@@ -4,7 +4,8 @@
 //! (`text`, `tool_use` with `id`, `name`, `input`; `thinking` and `redacted_thinking` kept with
 //! their signatures), results as one `user` message of `tool_result` blocks (`is_error: true`
 //! exactly on failures). Strict tool use has per-request limits (20 strict tools, 24 optional
-//! and 16 union-typed parameters), checked here and by Bedrock for Claude.
+//! and 16 union-typed parameters): tools past them are sent non-strict, here and by Bedrock for
+//! Claude.
 //!
 //! A conversation only appends (<https://platform.claude.com/docs/en/build-with-claude/preserved-thinking/prefix-checks>,
 //! <https://platform.claude.com/docs/en/build-with-claude/preserved-thinking/change-tools-or-instructions>):
@@ -132,8 +133,8 @@ impl Provider for Anthropic {
         })
     }
 
-    fn tools(&self, entries: Vec<(&Tool, Exported)>) -> Result<Vec<Value>, ExportError> {
-        check_strict_limits(self.name(), &entries)?;
+    fn tools(&self, mut entries: Vec<(&Tool, Exported)>) -> Result<Vec<Value>, ExportError> {
+        fit_strict_limits(&mut entries);
         Ok(entries.into_iter().map(|(_, e)| e.json).collect())
     }
 
@@ -547,39 +548,48 @@ fn read_messages_request(
     Ok(sent)
 }
 
-/// Anthropic's per-request limits of strict tools (also Claude's on Bedrock), over the tools sent
-/// as strict.
-pub(super) fn check_strict_limits(
-    provider: &'static str,
-    entries: &[(&Tool, Exported)],
-) -> Result<(), ExportError> {
-    let limit = |message: String| ExportError::Limit { provider, message };
-    let strict: Vec<&Tool> = entries
-        .iter()
-        .filter(|(_, e)| e.strict)
-        .map(|(t, _)| *t)
-        .collect();
-    if strict.len() > ANTHROPIC_MAX_STRICT_TOOLS {
-        return Err(limit(format!(
-            "{} strict tools in one request, over the limit of {ANTHROPIC_MAX_STRICT_TOOLS}: give the agent fewer tools",
-            strict.len()
-        )));
+/// Anthropic's per-request limits of strict tools (also Claude's on Bedrock): tools stay strict
+/// in the set's order while the request stays within all three (20 strict tools, 24 optional
+/// and 16 union-typed parameters across them); a tool past them is sent without `strict`, so
+/// no request the API would take is refused (every call of it is still validated against its
+/// schema by the tool set, and a wrong one answered with what to fix). The same set gets the
+/// same tools strict in every request, so a conversation's tools never change.
+pub(super) fn fit_strict_limits(entries: &mut [(&Tool, Exported)]) {
+    let (mut tools, mut optional, mut unions) = (0, 0, 0);
+    for (tool, entry) in entries.iter_mut().filter(|(_, e)| e.strict) {
+        let (mut o, mut u) = (0, 0);
+        count_params(tool.input_schema(), &mut o, &mut u);
+        let over = if tools + 1 > ANTHROPIC_MAX_STRICT_TOOLS {
+            Some(format!("{ANTHROPIC_MAX_STRICT_TOOLS} strict tools"))
+        } else if optional + o > ANTHROPIC_MAX_OPTIONAL_PARAMS {
+            Some(format!(
+                "{ANTHROPIC_MAX_OPTIONAL_PARAMS} optional parameters across strict tools"
+            ))
+        } else if unions + u > ANTHROPIC_MAX_UNION_PARAMS {
+            Some(format!(
+                "{ANTHROPIC_MAX_UNION_PARAMS} union-typed parameters across strict tools"
+            ))
+        } else {
+            None
+        };
+        match over {
+            None => (tools, optional, unions) = (tools + 1, optional + o, unions + u),
+            Some(limit) => {
+                entry.strict = false;
+                entry.reasons.push(format!(
+                    "the request's earlier tools reach Anthropic's limit of {limit} a request"
+                ));
+                // Anthropic's `strict` is on the entry; Bedrock's in its `toolSpec`.
+                let fields = match entry.json.get_mut("toolSpec") {
+                    Some(spec) => spec,
+                    None => &mut entry.json,
+                };
+                if let Some(strict) = fields.get_mut("strict") {
+                    *strict = false.into();
+                }
+            }
+        }
     }
-    let (mut optional, mut unions) = (0, 0);
-    for t in &strict {
-        count_params(t.input_schema(), &mut optional, &mut unions);
-    }
-    if optional > ANTHROPIC_MAX_OPTIONAL_PARAMS {
-        return Err(limit(format!(
-            "{optional} optional parameters across strict tools, over the limit of {ANTHROPIC_MAX_OPTIONAL_PARAMS}"
-        )));
-    }
-    if unions > ANTHROPIC_MAX_UNION_PARAMS {
-        return Err(limit(format!(
-            "{unions} union-typed parameters across strict tools, over the limit of {ANTHROPIC_MAX_UNION_PARAMS}"
-        )));
-    }
-    Ok(())
 }
 
 /// Optional and union-typed (nullable or `anyOf`/`oneOf`) parameters of a schema, all levels.

@@ -29,7 +29,7 @@
 
 use serde_json::{Value, json};
 
-use super::anthropic::{check_strict_limits, lower};
+use super::anthropic::{fit_strict_limits, lower};
 use super::request::path_segment;
 use super::stream::{self, Assemble, Blocks, Delta, StreamEvent};
 use super::turn::{halves, names, words};
@@ -70,8 +70,8 @@ impl Provider for BedrockConverse {
         })
     }
 
-    fn tools(&self, entries: Vec<(&Tool, Exported)>) -> Result<Vec<Value>, ExportError> {
-        check_strict_limits(self.name(), &entries)?;
+    fn tools(&self, mut entries: Vec<(&Tool, Exported)>) -> Result<Vec<Value>, ExportError> {
+        fit_strict_limits(&mut entries);
         Ok(entries.into_iter().map(|(_, e)| e.json).collect())
     }
 

@@ -23,8 +23,8 @@ use super::stream::{self, Assemble, Delta, StreamEvent};
 use super::turn::{names, words};
 use super::{
     CallArguments, ExportError, Exported, Finish, HttpRequest, Lowered, Message, Provider,
-    ReadError, Reply, Request, RequestError, SentRequest, ToolAnswer, ToolCall, ToolChoice,
-    ToolResult, Turn, str_at,
+    ReadError, Reply, Request, RequestError, RequestLimit, SentRequest, ToolAnswer, ToolCall,
+    ToolChoice, ToolResult, Turn, str_at,
 };
 use crate::tool::Tool;
 
@@ -474,13 +474,13 @@ fn calls_in(content: &Value) -> Result<Vec<ToolCall>, ReadError> {
 
 fn check(provider: &'static str, entries: &[(&Tool, Exported)]) -> Result<(), ExportError> {
     if entries.len() > GEMINI_MAX_DECLARATIONS {
-        return Err(ExportError::Limit {
+        return Err(ExportError::over(
             provider,
-            message: format!(
-                "{} function declarations, over the limit of {GEMINI_MAX_DECLARATIONS}",
-                entries.len()
-            ),
-        });
+            RequestLimit::Tools,
+            entries.len(),
+            GEMINI_MAX_DECLARATIONS,
+            "Gemini takes at most 128 function declarations; defer some (`ToolSet::defer`) or offer fewer",
+        ));
     }
     // Gemini's parameter names: a letter or `_`, then letters, digits or `_`, at most 64.
     for (t, _) in entries {

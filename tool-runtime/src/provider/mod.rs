@@ -89,7 +89,7 @@ pub use request::{
     Cache, CacheTtl, HttpRequest, OutputFormat, PrefixMismatch, Request, RequestError, SentRequest,
     ToolChoice,
 };
-pub use schema::{ExportError, Exported, Lowered};
+pub use schema::{ExportError, Exported, Lowered, RequestLimit};
 pub use stream::{Assemble, Delta, MAX_RESPONSE_BYTES, ResponseStream, StreamError, StreamEvent};
 pub use turn::{
     CallArguments, Finish, Message, Reply, ToolAnswer, ToolCall, ToolResult, Turn, TurnUsage,

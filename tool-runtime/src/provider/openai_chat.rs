@@ -22,8 +22,8 @@ use super::stream::{self, Assemble, Delta, StreamEvent};
 use super::turn::{halves, names, words};
 use super::{
     CallArguments, ExportError, Exported, Finish, HttpRequest, Lowered, Message, Provider,
-    ReadError, Reply, Request, RequestError, SentRequest, ToolAnswer, ToolCall, ToolChoice,
-    ToolResult, Turn, str_at,
+    ReadError, Reply, Request, RequestError, RequestLimit, SentRequest, ToolAnswer, ToolCall,
+    ToolChoice, ToolResult, Turn, str_at,
 };
 use crate::tool::Tool;
 
@@ -37,13 +37,13 @@ pub(super) fn check_limits(
     entries: &[(&Tool, Exported)],
 ) -> Result<(), ExportError> {
     if entries.len() > OPENAI_MAX_TOOLS {
-        return Err(ExportError::Limit {
+        return Err(ExportError::over(
             provider,
-            message: format!(
-                "{} tools in one request, over the limit of {OPENAI_MAX_TOOLS} functions: defer some (`ToolSet::defer`) or offer fewer",
-                entries.len()
-            ),
-        });
+            RequestLimit::Tools,
+            entries.len(),
+            OPENAI_MAX_TOOLS,
+            "OpenAI takes at most 128 functions; defer some (`ToolSet::defer`) or offer fewer",
+        ));
     }
     Ok(())
 }

@@ -67,11 +67,17 @@ pub struct Exported {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ExportError {
-    /// The set breaks a per-request limit of the provider.
+    /// The set breaks a per-request limit of the provider: nothing was sent.
     Limit {
         /// The provider whose limit it is ([`Provider::name`](super::Provider::name)).
         provider: &'static str,
-        /// What the set has too many of, how many, and the limit.
+        /// Which limit.
+        limit: RequestLimit,
+        /// How many the request would have carried.
+        found: usize,
+        /// The most the provider takes.
+        allowed: usize,
+        /// What the set has too many of, how many, the limit, and what to do.
         message: String,
     },
     /// A name the provider does not accept.
@@ -83,10 +89,51 @@ pub enum ExportError {
     },
 }
 
+/// A per-request limit a provider enforces on the tools it is sent (its 400 when broken).
+/// Limits the toolkit can meet without refusing are met instead: Anthropic's on strict tools
+/// (20 a request) send the tools past them non-strict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum RequestLimit {
+    /// Tools in one request (OpenAI: 128 functions; Gemini: 128 function declarations).
+    Tools,
+}
+
+impl ExportError {
+    /// The error of a request carrying `found` of what `limit` counts, over `allowed`;
+    /// `advice` ends the message (what to do instead).
+    pub fn over(
+        provider: &'static str,
+        limit: RequestLimit,
+        found: usize,
+        allowed: usize,
+        advice: &str,
+    ) -> ExportError {
+        let what = match limit {
+            RequestLimit::Tools => "tools in one request",
+        };
+        let mut message = format!("{found} {what}, over the limit of {allowed}");
+        if !advice.is_empty() {
+            message.push_str(": ");
+            message.push_str(advice);
+        }
+        ExportError::Limit {
+            provider,
+            limit,
+            found,
+            allowed,
+            message,
+        }
+    }
+}
+
 impl fmt::Display for ExportError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ExportError::Limit { provider, message } | ExportError::Name { provider, message } => {
+            ExportError::Limit {
+                provider, message, ..
+            }
+            | ExportError::Name { provider, message } => {
                 write!(f, "{provider}: {message}")
             }
         }
@@ -96,7 +143,7 @@ impl fmt::Display for ExportError {
 impl std::error::Error for ExportError {}
 
 /// A deferred tool's entry for an API that searches itself: marked `defer_loading`, and not
-/// strict (Anthropic enforces at most 20 strict tools a request, deferred ones included; every
+/// strict (Anthropic takes at most 20 strict tools a request, deferred ones included; every
 /// call is still checked against the schema by the tool set's validator).
 fn deferred_entry(entry: &mut Exported) {
     entry.strict = false;

@@ -2,9 +2,17 @@
 //! Tokio's blocking pool, never on the async workers. Once a tool has shown it is fast (its last
 //! [`PROVEN`] calls each returned within [`Limits::inline_budget`]), its calls run on the worker
 //! that received them, without the two hand-offs between threads; never more at once than one
-//! fewer than there are workers, so a worker is always free. A call over the budget sends its
-//! tool back to the pool until twice as many calls in a row have been fast again: a tool slow now
-//! and then soon runs on the workers seldom, a tool delayed once by a busy machine comes back.
+//! fewer than there are workers, so a worker is always free. A slow call sends its tool back to
+//! the pool until twice as many calls in a row have been fast again (at most 1,024): a tool
+//! often slow stays on the pool, one slow now and then comes back.
+//!
+//! What makes a call slow is the tool's own doing, read from its thread's use (Linux): CPU time
+//! over the budget, or giving up the CPU (sleeping, waiting on a lock or on I/O) in a call that
+//! took ten budgets (a lock another thread held a moment is not a tool that blocks). A call that
+//! only waited because the machine gave its CPU to another thread is not slow: on a busy machine (a
+//! telemetry exporter's thread beside the server, a load generator on the same cores) counting
+//! such waits sent every tool back to the pool, and the hand-offs halved the server. Where the
+//! thread's use cannot be read (another OS, or the call moved threads) the wall time counts.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
@@ -15,8 +23,12 @@ use crate::limits::Limits;
 
 /// Calls within the budget, one after another, before a tool runs on the workers.
 pub(crate) const PROVEN: u32 = 64;
-/// The most a tool's slow calls can make it wait for.
-const MOST: u32 = 1 << 24;
+/// The most a tool's slow calls can make it wait for: sixteen times [`PROVEN`]. A tool slow on
+/// one call in ten never makes that many in a row; one slow now and then (a lock its thread
+/// waited on once, a cold cache) comes back within a few thousand calls. (It was 2^24: a few
+/// dozen such calls, as a telemetry exporter's locks cause, kept a fast tool off the workers
+/// for good, and halved the server.)
+const MOST: u32 = PROVEN * 16;
 
 /// What the server has seen of its sync tools' calls.
 pub(crate) struct Pace {
@@ -67,6 +79,56 @@ pub(crate) struct Timed {
     record: Arc<Record>,
     budget: Duration,
     started: Instant,
+    /// The thread's use when the call started, on the thread that runs it.
+    used: Option<(std::thread::ThreadId, Usage)>,
+}
+
+/// What a thread has used: CPU time, and how many times it gave up the CPU itself (it slept or
+/// waited) rather than had it taken away.
+#[derive(Clone, Copy)]
+struct Usage {
+    cpu: Duration,
+    waits: i64,
+}
+
+impl Usage {
+    /// This thread's use so far (Linux: its CPU clock, exact, where `getrusage`'s times are
+    /// counted in scheduler ticks; and `getrusage(RUSAGE_THREAD)`'s voluntary switches).
+    #[cfg(target_os = "linux")]
+    fn now() -> Option<Usage> {
+        let mut clock = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `clock_gettime` writes a `timespec` through the pointer, which points at one.
+        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut clock) } != 0 {
+            return None;
+        }
+        let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+        // SAFETY: `getrusage` writes a whole `rusage` through the pointer, which points at
+        // one, and reads nothing from it.
+        if unsafe { libc::getrusage(libc::RUSAGE_THREAD, usage.as_mut_ptr()) } != 0 {
+            return None;
+        }
+        // SAFETY: it succeeded, so it wrote the value (and it started zeroed).
+        let usage = unsafe { usage.assume_init() };
+        Some(Usage {
+            cpu: Duration::new(
+                clock.tv_sec.max(0) as u64,
+                clock.tv_nsec.clamp(0, 999_999_999) as u32,
+            ),
+            waits: usage.ru_nvcsw as i64,
+        })
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn now() -> Option<Usage> {
+        None
+    }
+
+    fn here() -> Option<(std::thread::ThreadId, Usage)> {
+        Usage::now().map(|u| (std::thread::current().id(), u))
+    }
 }
 
 impl Pace {
@@ -89,6 +151,7 @@ impl Pace {
             record,
             budget,
             started: Instant::now(),
+            used: Usage::here(),
         };
         if record.fast.load(Ordering::Relaxed) < record.needed.load(Ordering::Relaxed) {
             return Lane::Pool(Some(timed(record)));
@@ -134,14 +197,33 @@ impl Timed {
     pub(crate) fn restarted(self) -> Self {
         Timed {
             started: Instant::now(),
+            used: Usage::here(),
             ..self
         }
+    }
+
+    /// Whether the call was slow: it took longer than the budget, and its thread used more CPU
+    /// than the budget or waited (where that cannot be read, the time alone decides).
+    fn slow(&self) -> bool {
+        if self.started.elapsed() <= self.budget {
+            return false;
+        }
+        if let Some((thread, before)) = self.used
+            && thread == std::thread::current().id()
+            && let Some(after) = Usage::now()
+        {
+            // A short wait (a lock held a moment by another thread) does not hold a worker
+            // for long: waiting counts when the call also took ten budgets.
+            return after.cpu.saturating_sub(before.cpu) > self.budget
+                || (after.waits > before.waits && self.started.elapsed() > self.budget * 10);
+        }
+        self.started.elapsed() > self.budget
     }
 
     /// The call returned: its time counts for its tool.
     pub(crate) fn finish(self) {
         let record = &self.record;
-        if self.started.elapsed() > self.budget {
+        if self.slow() {
             record.fast.store(0, Ordering::Relaxed);
             let needed = record.needed.load(Ordering::Relaxed);
             record
@@ -225,5 +307,97 @@ mod tests {
                 _ => panic!("the only worker stays free"),
             }
         }
+    }
+
+    fn timed(budget: Duration) -> Timed {
+        Timed {
+            record: Arc::default(),
+            budget,
+            started: Instant::now(),
+            used: Usage::here(),
+        }
+    }
+
+    fn spin(time: Duration) {
+        let start = Instant::now();
+        while start.elapsed() < time {
+            std::hint::black_box(0u64);
+        }
+    }
+
+    #[test]
+    fn a_call_is_slow_when_it_computes_past_the_budget_or_waits() {
+        let t = timed(Duration::from_millis(1));
+        spin(Duration::from_millis(3));
+        assert!(t.slow(), "3 ms of CPU against a 1 ms budget");
+        let t = timed(Duration::from_micros(100));
+        std::thread::sleep(Duration::from_millis(3));
+        assert!(
+            t.slow(),
+            "it slept ten budgets: it would have held its worker"
+        );
+        let t = timed(Duration::from_millis(1));
+        std::thread::sleep(Duration::from_millis(2));
+        assert!(
+            !t.slow(),
+            "a short wait (two budgets) holds a worker only as long"
+        );
+        let t = timed(Duration::from_secs(60));
+        std::thread::sleep(Duration::from_millis(1));
+        assert!(!t.slow(), "within the budget, whatever it did");
+        let t = timed(Duration::from_millis(50));
+        spin(Duration::from_micros(200));
+        assert!(!t.slow());
+    }
+
+    /// Two threads on one CPU: the calls often wait for it (wall time past the budget), but
+    /// they neither compute past the budget nor wait of their own, so none is slow.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_call_that_only_waited_for_the_cpu_is_not_slow() {
+        fn pin_to_first_cpu() {
+            // SAFETY: a zeroed `cpu_set_t` is an empty set; the calls read and write only it.
+            unsafe {
+                let mut set: libc::cpu_set_t = std::mem::zeroed();
+                let mut mine: libc::cpu_set_t = std::mem::zeroed();
+                libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut mine);
+                let first = (0..libc::CPU_SETSIZE as usize)
+                    .find(|&c| libc::CPU_ISSET(c, &mine))
+                    .unwrap_or(0);
+                libc::CPU_SET(first, &mut set);
+                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+            }
+        }
+        let budget = Duration::from_millis(1);
+        let done = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                pin_to_first_cpu();
+                while !done.load(Ordering::Relaxed) {
+                    std::hint::black_box(0u64);
+                }
+            });
+            let (late, slow) = scope
+                .spawn(|| {
+                    pin_to_first_cpu();
+                    let (mut late, mut slow) = (0, 0);
+                    let until = Instant::now() + Duration::from_millis(400);
+                    while Instant::now() < until {
+                        let t = timed(budget);
+                        spin(Duration::from_micros(100));
+                        late += usize::from(t.started.elapsed() > budget);
+                        slow += usize::from(t.slow());
+                    }
+                    (late, slow)
+                })
+                .join()
+                .unwrap();
+            done.store(true, Ordering::Relaxed);
+            assert!(late > 0, "the two threads shared the CPU");
+            assert_eq!(
+                slow, 0,
+                "{late} calls waited for the CPU, none of their own"
+            );
+        });
     }
 }

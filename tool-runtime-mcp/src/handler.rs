@@ -27,15 +27,16 @@ impl McpServer {
         tool: Option<&str>,
         request: &Incoming,
     ) -> tracing::Span {
-        let carried = self
-            .propagator
-            .as_ref()
-            .and_then(|p| Some((p, request.trace_context()?)));
-        if let Some((propagator, carried)) = &carried {
-            propagator.before_span(carried);
-        }
+        let Some(propagator) = &self.propagator else {
+            return crate::telemetry::request_span(method, tool, request);
+        };
+        // A request that carried no context is told so too (an empty `traceparent`): a backend
+        // that samples when a trace starts decides before the span is built.
+        let carried = request.trace_context();
+        let none = crate::trace::TraceContext::new("");
+        propagator.before_span(carried.as_ref().unwrap_or(&none));
         let span = crate::telemetry::request_span(method, tool, request);
-        if let Some((propagator, carried)) = &carried {
+        if let Some(carried) = &carried {
             propagator.extract(&span, carried);
         }
         span

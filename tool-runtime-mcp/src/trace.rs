@@ -113,9 +113,11 @@ fn well_formed(traceparent: &str) -> bool {
 /// `tracing-opentelemetry`).
 pub trait Propagator: Send + Sync + 'static {
     /// Called on the request's thread just before its server span is made, with what the
-    /// request carried; [`extract`](Self::extract) on that span always follows. A backend that
-    /// samples a trace when its first span starts takes the remote parent's decision here, so a
-    /// span of a trace it does not keep is never built. By default nothing.
+    /// request carried (a context whose `traceparent` is empty when it carried none);
+    /// [`extract`](Self::extract) on that span follows when it carried one. A
+    /// backend that samples a trace when its first span starts decides here (from the remote
+    /// parent's decision, or its own when there is none), so a span of a trace it does not keep
+    /// is never built. By default nothing.
     fn before_span(&self, carried: &TraceContext) {
         let _ = carried;
     }

@@ -254,6 +254,14 @@ fn remote_parent(carried: &TraceContext) -> opentelemetry::trace::SpanContext {
 
 impl Propagator for W3c {
     fn before_span(&self, carried: &TraceContext) {
+        if carried.traceparent.is_empty() {
+            // The request carried none: the span starts its own trace.
+            spans::expect_parent(
+                opentelemetry::trace::SpanContext::empty_context(),
+                spans::Carried::default(),
+            );
+            return;
+        }
         let parent = remote_parent(carried);
         let carried = spans::Carried {
             trace_state: parent.trace_state().clone(),
@@ -265,6 +273,9 @@ impl Propagator for W3c {
     fn extract(&self, span: &tracing::Span, carried: &TraceContext) {
         // A span made after `before_span` took its parent already.
         spans::forget_parent();
+        if carried.traceparent.is_empty() {
+            return;
+        }
         let parent = remote_parent(carried);
         // Nothing to do for a span this crate's layer does not record.
         span.with_subscriber(|(id, dispatch)| {

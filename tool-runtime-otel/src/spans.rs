@@ -189,21 +189,38 @@ fn context(kept: &Kept) -> SpanContext {
     SpanContext::new(kept.trace_id, kept.span_id, flags, false, state)
 }
 
+/// What the next root span on this thread is told of its remote parent before it is made.
+pub(crate) enum Pending {
+    /// This one: the span continues its trace, and its sampling decision is the parent's.
+    Parent(SpanContext, Carried),
+    /// None will come: the span starts a trace, decided by the sampler there and then.
+    None,
+}
+
 thread_local! {
-    /// The remote parent the next root span on this thread takes (set by
+    /// What the next root span on this thread takes (set by
     /// [`W3c::before_span`](crate::W3c), taken by the span, cleared by `extract`).
-    static PENDING: std::cell::RefCell<Option<(SpanContext, Carried)>> =
+    static PENDING: std::cell::RefCell<Option<Pending>> =
         const { std::cell::RefCell::new(None) };
 }
 
-/// The remote parent of the next root span made on this thread.
+/// The remote parent of the next root span made on this thread (`parent` invalid: it has none).
 pub(crate) fn expect_parent(parent: SpanContext, carried: Carried) {
-    PENDING.with(|p| *p.borrow_mut() = parent.is_valid().then_some((parent, carried)));
+    let pending = if parent.is_valid() {
+        Pending::Parent(parent, carried)
+    } else {
+        Pending::None
+    };
+    PENDING.with(|p| *p.borrow_mut() = Some(pending));
 }
 
-/// Forgets the remote parent no span took.
+/// Forgets what no span took.
 pub(crate) fn forget_parent() {
     PENDING.with(|p| p.borrow_mut().take());
+}
+
+fn take_pending() -> Option<Pending> {
+    PENDING.with(|p| p.borrow_mut().take())
 }
 
 thread_local! {
@@ -262,19 +279,43 @@ where
             Some((trace_id, span_id, sampled, carried)) => {
                 (trace_id, Some((span_id, false)), sampled, false, carried)
             }
-            None => {
-                let trace_id = new_trace_id();
-                (
-                    trace_id,
-                    None,
-                    self.hooks.sampler.root(trace_id),
-                    true,
-                    None,
-                )
-            }
+            None => match take_pending() {
+                // Told before it was made: decided now, and a span of a trace not kept
+                // records nothing.
+                Some(Pending::Parent(remote, carried)) => {
+                    let trace_id = remote.trace_id();
+                    let sampled = self
+                        .hooks
+                        .sampler
+                        .with_parent(remote.is_sampled(), trace_id);
+                    let carried = Some(Arc::new(carried));
+                    (
+                        trace_id,
+                        Some((remote.span_id(), true)),
+                        sampled,
+                        false,
+                        carried,
+                    )
+                }
+                Some(Pending::None) => {
+                    let trace_id = new_trace_id();
+                    let sampled = self.hooks.sampler.root(trace_id);
+                    (trace_id, None, sampled, false, None)
+                }
+                None => {
+                    let trace_id = new_trace_id();
+                    (
+                        trace_id,
+                        None,
+                        self.hooks.sampler.root(trace_id),
+                        true,
+                        None,
+                    )
+                }
+            },
         };
-        // A root span records its fields whatever the first decision: its remote parent's
-        // decision may still come.
+        // A root span told nothing of its remote parent records its fields whatever the first
+        // decision: that parent's decision may still come (`extract`).
         let body = (sampled || root).then(|| {
             let metadata = attrs.metadata();
             let mut body = Box::new(Body {

@@ -238,6 +238,21 @@ fn a_remote_parent_decides_and_the_trace_goes_on_to_the_next_hop() {
         fresh.span_context.trace_id(),
         joined.span_context.trace_id()
     );
+
+    // `before_span` alone: the next span takes the parent, and its decision, when it starts
+    // (before it records anything); told there is none, it starts a trace of its own.
+    let s = setup(Sampler::ParentBased(Box::new(Sampler::AlwaysOff)));
+    s.run(|| {
+        W3c.before_span(&carried);
+        drop(tracing::info_span!("told"));
+        W3c.before_span(&TraceContext::new(""));
+        drop(tracing::info_span!("alone"));
+    });
+    let spans = s.finished();
+    let names: Vec<&str> = spans.iter().map(|s| &*s.name).collect();
+    assert_eq!(names, ["told"], "the trace of its own is not sampled here");
+    assert_eq!(spans[0].parent_span_id.to_string(), "00f067aa0ba902b7");
+    assert!(spans[0].parent_span_is_remote);
 }
 
 /// The layer alone in a subscriber, without the opt-in to arguments and results: the

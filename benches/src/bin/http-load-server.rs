@@ -88,9 +88,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
             .parse()?)
     };
     let toolkit = || {
-        McpServer::new(
+        let server = McpServer::new(
             ToolSet::new([tambah::tool(), tambah_cepat::tool()]).expect("one valid tool"),
-        )
+        );
+        // As a deployment that joins its callers' traces has it (W3C trace context).
+        #[cfg(feature = "otel")]
+        let server = server.with_propagator(tool_runtime_otel::W3c);
+        server
     };
     match args.get(1).map(String::as_str) {
         Some("toolkit") => Ok(HttpServer::new(toolkit())

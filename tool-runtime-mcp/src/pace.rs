@@ -112,6 +112,10 @@ impl Usage {
         }
         // SAFETY: it succeeded, so it wrote the value (and it started zeroed).
         let usage = unsafe { usage.assume_init() };
+        #[allow(
+            clippy::unnecessary_cast,
+            reason = "`c_long` is `i64` on 64-bit Linux only"
+        )]
         Some(Usage {
             cpu: Duration::new(
                 clock.tv_sec.max(0) as u64,

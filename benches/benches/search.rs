@@ -18,6 +18,18 @@ use tool_runtime::search::{ToolIndex, WordLlama};
 use tool_runtime::{Tool, ToolRef, ToolSet};
 
 const TOOLS: usize = 5_000;
+/// Tools when the test command runs the benchmark once, as a test (a debug build): enough to
+/// run every path.
+const TOOLS_AS_TEST: usize = 500;
+
+/// How many tools: 5,000 under `cargo bench`, fewer when run as a test.
+fn tool_count() -> usize {
+    if std::env::args().any(|a| a == "--bench") {
+        TOOLS
+    } else {
+        TOOLS_AS_TEST
+    }
+}
 
 /// What a company's records are about, in English and Indonesian.
 const RECORDS: [(&str, &str, &str); 12] = [
@@ -48,8 +60,8 @@ const VERBS: [(&str, &str, &str); 6] = [
     ("ekspor", "Export as CSV the", "Ekspor ke CSV semua"),
 ];
 
-fn tools() -> ToolSet {
-    let tools = (0..TOOLS).map(|i| {
+fn tools(count: usize) -> ToolSet {
+    let tools = (0..count).map(|i| {
         let (area, en, id) = RECORDS[i % RECORDS.len()];
         let (verb, en_verb, id_verb) = VERBS[(i / RECORDS.len()) % VERBS.len()];
         let description = if i % 2 == 0 {
@@ -95,10 +107,11 @@ fn package() -> PathBuf {
 }
 
 fn search(c: &mut Criterion) {
-    let set = tools();
+    let count = tool_count();
+    let set = tools(count);
     let dir = package();
     let model = Arc::new(WordLlama::from_package(&dir).expect("the model loads"));
-    let mut group = c.benchmark_group(format!("search_{TOOLS}"));
+    let mut group = c.benchmark_group(format!("search_{count}"));
     group.sample_size(10);
     group.bench_function("load_model", |b| {
         b.iter(|| black_box(WordLlama::from_package(&dir).unwrap()))

@@ -81,7 +81,7 @@ fn deferred_catalog(closed: &'static AtomicUsize) -> ToolSet {
 
 /// The tool entries of a written request's body, one per tool (Gemini's declarations, Bedrock's
 /// `toolSpec`s).
-fn entries(api: Api, body: &Value) -> Vec<Value> {
+pub(crate) fn entries(api: Api, body: &Value) -> Vec<Value> {
     let list = if api.id() == Api::BEDROCK_CONVERSE.id() {
         &body["toolConfig"]["tools"]
     } else {

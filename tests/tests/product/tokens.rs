@@ -157,27 +157,11 @@ fn a_sets_count_is_of_the_definitions_its_requests_send_in_its_wording() {
     assert_ne!(alone, in_set);
 }
 
-/// The tool entries of a written request's body, one per tool (Gemini's declarations, Bedrock's
-/// `toolSpec`s; Bedrock's cache point after them is not a tool).
+/// The tool entries of a written request's body, one per tool (Bedrock's cache point after
+/// them is not a tool).
 fn tool_entries(api: Api, body: &serde_json::Value) -> Vec<serde_json::Value> {
-    let list = if api.id() == Api::BEDROCK_CONVERSE.id() {
-        &body["toolConfig"]["tools"]
-    } else {
-        &body["tools"]
-    };
-    let list = list.as_array().cloned().unwrap_or_default();
-    if api.id() == Api::GEMINI.id() {
-        return list
-            .iter()
-            .flat_map(|t| {
-                t["functionDeclarations"]
-                    .as_array()
-                    .cloned()
-                    .unwrap_or_default()
-            })
-            .collect();
-    }
-    list.into_iter()
+    crate::deferred::entries(api, body)
+        .into_iter()
         .filter(|e| e.get("cachePoint").is_none())
         .collect()
 }

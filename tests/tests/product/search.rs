@@ -287,7 +287,6 @@ const MEANING_ID_AT5: usize = 40;
 /// Hugging Face `tokenizers` with the package's tokenizer file and numpy's average of rows.
 #[test]
 fn wordllama_tokenizes_and_embeds_as_the_python_package_does() {
-    use std::io::Write as _;
     let model = wordllama();
     let mut texts: Vec<String> = held_out().into_iter().map(|r| r.3).collect();
     texts.extend(catalog().iter().map(|t| t.description().to_owned()));
@@ -304,29 +303,8 @@ fn wordllama_tokenizes_and_embeds_as_the_python_package_does() {
         ]
         .map(str::to_owned),
     );
-    let mut child = crate::provision::python()
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/oracle/wordllama_oracle.py"
-        ))
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("python3 runs");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(&serde_json::to_vec(&texts).unwrap())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let oracle: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let oracle: serde_json::Value =
+        crate::provision::python_json("wordllama_oracle.py", &[], &texts);
     let oracle = oracle["texts"].as_array().unwrap();
     assert_eq!(oracle.len(), texts.len());
     let mut tokens = 0;

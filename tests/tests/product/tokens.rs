@@ -6,14 +6,12 @@
 //! the file they make hashes to the hash `tiktoken` expects of OpenAI's published file.
 
 use std::fmt::Write as _;
-use std::io::Write;
-use std::process::Stdio;
 
 use tool_runtime::Api;
 use tool_runtime::tokens::{self, Budget};
 
 use crate::big_catalog::catalog;
-use crate::provision::python;
+use crate::provision::python_json;
 
 /// How many ordinary tokens `o200k_base` has (ranks 0 to 199,997 without a gap; its special
 /// tokens come after).
@@ -48,25 +46,9 @@ fn tiktoken_counts(texts: &[String]) -> Vec<usize> {
     std::fs::create_dir_all(&dir).unwrap();
     let ranks = dir.join("o200k_base.hex");
     std::fs::write(&ranks, ranks_hex()).unwrap();
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/oracle/tiktoken_counts.py");
-    let mut child = python()
-        .arg(script)
-        .arg(&ranks)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("python3 runs");
-    let input = serde_json::to_vec(texts).unwrap();
-    child.stdin.take().unwrap().write_all(&input).unwrap();
-    let out = child.wait_with_output().unwrap();
+    let counts = python_json("tiktoken_counts.py", &[ranks.as_os_str()], &texts);
     let _ = std::fs::remove_dir_all(&dir);
-    assert!(
-        out.status.success(),
-        "tiktoken: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    counts
 }
 
 #[test]

@@ -8,14 +8,13 @@
 #  4. stateless 2026-07-28 calls (no session) on one server, and on two replicas sharing the
 #     load evenly (a wrk per replica, as a balancer would split it; both on this machine).
 # `scripts/load.sh` runs the full version on a release build (about 3 minutes);
-# `scripts/load.sh --short` a quick one on the debug build (CI: on the speed gate's release build).
+# `scripts/load.sh --short` a quick one on the debug build (CI: the one the test command built).
 . "$(dirname "$0")/lib/prelude.sh"
 if [ "${1:-}" = "--short" ]; then
     profile=debug; seconds=2; sessions=1500; slow=600; hold=3; calls=20000
-    # In CI the speed gate's release build has built it already.
-    if [ -n "${TOOLKIT_PREBUILT:-}" ] && [ -x "$target/perf/http-load-server" ]; then
-        profile=perf
-    else
+    # In CI the test command has built it (`benches` has integration tests, so its binaries
+    # are built with them).
+    if [ -z "${TOOLKIT_PREBUILT:-}" ] || [ ! -x "$target/debug/http-load-server" ]; then
         cargo build -q -p benches --bin http-load-server
     fi
 else
@@ -23,7 +22,7 @@ else
     cargo build -q --release -p benches --bin http-load-server
 fi
 command -v wrk >/dev/null || (apt-get install -y -qq wrk >/dev/null)
-server="$root/target/$profile/http-load-server"
+server="$target/$profile/http-load-server"
 
 measure() { # name port
     local session

@@ -15,7 +15,8 @@
 # First, instructions per call (callgrind, as the speed gate counts them): a dispatched call of the
 # three example tools, and a stateless HTTP call (server and client in one process), with no
 # subscriber and with tool-runtime-otel's layer recording everything, every span handed to a
-# processor that drops it (`perf-probe`, PROBE_TRACING=otel).
+# processor that drops it (`perf-probe`, PROBE_TRACING=otel), and for the HTTP call also with no
+# trace kept (PROBE_SAMPLER=off: what a request outside a 10% sample costs).
 . "$(dirname "$0")/lib/prelude.sh"
 seconds="${SECONDS_EACH:-10}"
 command -v wrk >/dev/null || (apt-get install -y -qq wrk >/dev/null)
@@ -41,8 +42,10 @@ http_calls() { # env...
 }
 plain_n=$(http_calls PROBE_TRACING=none)
 traced_n=$(http_calls PROBE_TRACING=otel)
-printf 'http stateless call               instructions/call: no subscriber %6s, spans and histograms recorded %7s (%s x)\n' \
-    "$plain_n" "$traced_n" "$(python3 -c "print(round($traced_n / $plain_n, 2))")"
+unsampled_n=$(http_calls PROBE_TRACING=otel PROBE_SAMPLER=off)
+printf 'http stateless call               instructions/call: no subscriber %6s, spans and histograms recorded %7s (%s x), trace not sampled %7s (%s x)\n' \
+    "$plain_n" "$traced_n" "$(python3 -c "print(round($traced_n / $plain_n, 2))")" \
+    "$unsampled_n" "$(python3 -c "print(round($unsampled_n / $plain_n, 2))")"
 for case in pesan-katering buat-laporan-penjualan buat-tiket; do
     per_call() { # env...
         probe_args=(dispatch "$case" toolkit 10000); local a; a=$(count "$@")

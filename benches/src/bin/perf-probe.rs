@@ -14,7 +14,9 @@
 //! `tool-runtime-otel`'s layer: every trace kept, each finished span handed to a processor that
 //! drops it, the histograms recorded into the SDK's aggregation (a reader that is never
 //! collected): what recording the conventions' spans and histograms costs a call, apart from
-//! exporting them (the speed gate's `dispatch-otel` row, `scripts/otel-overhead.sh`).
+//! exporting them (the speed gate's `dispatch-otel` row, `scripts/otel-overhead.sh`); `http`
+//! then serves with the W3C propagator, and `PROBE_SAMPLER=off` keeps no trace (what a request
+//! whose trace is not sampled costs).
 
 use std::error::Error;
 use std::hint::black_box;
@@ -113,7 +115,13 @@ fn otel() -> (
     let meter = opentelemetry_sdk::metrics::SdkMeterProvider::builder()
         .with_reader(reader)
         .build();
-    let telemetry = tool_runtime_otel::Telemetry::new(Some(Box::new(Dropped)), Some(meter));
+    // `PROBE_SAMPLER=off`: no trace kept (what a request of a trace not sampled costs).
+    let sampler = match std::env::var("PROBE_SAMPLER").as_deref() {
+        Ok("off") => tool_runtime_otel::Sampler::AlwaysOff,
+        _ => tool_runtime_otel::Sampler::AlwaysOn,
+    };
+    let telemetry = tool_runtime_otel::Telemetry::new(Some(Box::new(Dropped)), Some(meter))
+        .with_sampler(sampler);
     let subscriber = tracing_subscriber::registry().with(telemetry.layer());
     // `http` serves on the runtime's threads: the subscriber is every thread's there.
     let guard = if std::env::args().nth(1).as_deref() == Some("http") {
@@ -249,8 +257,16 @@ async fn http(n: usize) -> Result {
     // budget, and the count would depend on which went to the blocking pool.
     let mut limits = tool_runtime_mcp::Limits::default();
     limits.inline_budget = Some(std::time::Duration::from_secs(10));
+    let server = McpServer::new(tool_set).with_limits(limits);
+    // With telemetry, set up as a server exporting it is (the W3C propagator).
+    #[cfg(feature = "otel-probe")]
+    let server = if std::env::var("PROBE_TRACING").as_deref() == Ok("otel") {
+        server.with_propagator(tool_runtime_otel::W3c)
+    } else {
+        server
+    };
     let bound =
-        tool_runtime_mcp::http::HttpServer::new(McpServer::new(tool_set).with_limits(limits))
+        tool_runtime_mcp::http::HttpServer::new(server)
             .bind("127.0.0.1:0".parse()?)
             .await?;
     let addr = bound.local_addr()?;

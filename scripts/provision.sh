@@ -20,6 +20,8 @@
 #   provision.sh chromedriver Debian's ChromeDriver for Chromium (apt-get, as root); prints its path
 #   provision.sh postgres   Debian's PostgreSQL server (apt-get, as root); prints its bin dir
 #   provision.sh valgrind   Debian's valgrind (apt-get, as root), for the speed gate; prints its path
+#   provision.sh freedict-eng-ind Debian's English-Indonesian FreeDict dictionary (apt-get, as
+#                           root), the search tests' glossary; prints its path without extension
 #   provision.sh everything the official MCP reference server `@modelcontextprotocol/server-everything`
 #                           (npm, pinned) in target/npm-everything; prints the script to run with node
 #
@@ -87,6 +89,13 @@ valgrind)
         ( flock 9; command -v valgrind >/dev/null || apt_install valgrind ) 9>/tmp/tool-toolkit-valgrind.lock
     fi
     command -v valgrind
+    ;;
+freedict-eng-ind)
+    dictionary=/usr/share/dictd/freedict-eng-ind
+    if [ ! -f "$dictionary.index" ]; then
+        ( flock 9; [ -f "$dictionary.index" ] || apt_install dict-freedict-eng-ind ) 9>/tmp/tool-toolkit-freedict.lock
+    fi
+    echo "$dictionary"
     ;;
 everything)
     dir="$target/npm-everything"

@@ -3,10 +3,14 @@
 //!
 //! - `build/*`: building the index of 5,000 tools (`ToolIndex::new`, `with_embedder`);
 //! - `query/*`: one search for the five best tools, cycling over eight requests;
-//! - `load_model`: reading WordLlama's files (16 MB of weights, the tokenizer's 1.8 MB JSON).
+//! - `load_model`: reading WordLlama's files (16 MB of weights, the tokenizer's 1.8 MB JSON);
+//! - `load_glossary`: reading Debian's English-Indonesian FreeDict dictionary the other way
+//!   (`Glossary::from_freedict_reversed`), and `build/meaning+glossary` the index by meaning
+//!   with each tool's Indonesian words rendered in English.
 //!
-//! The model is the one the `wordllama` Python package ships, installed by
-//! `scripts/provision.sh python`. Run: `cargo bench -p benches --bench search`.
+//! The model is the one the `wordllama` Python package ships, the dictionary Debian's
+//! `dict-freedict-eng-ind`, installed by `scripts/provision.sh python` and `freedict-eng-ind`.
+//! Run: `cargo bench -p benches --bench search`.
 
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -14,7 +18,7 @@ use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
-use tool_runtime::search::{ToolIndex, WordLlama};
+use tool_runtime::search::{Glossary, INDONESIAN_FUNCTION_WORDS, Ranking, ToolIndex, WordLlama};
 use tool_runtime::{Tool, ToolRef, ToolSet};
 
 const TOOLS: usize = 5_000;
@@ -92,10 +96,11 @@ const REQUESTS: [&str; 8] = [
     "sign me up for a training",
 ];
 
-fn package() -> PathBuf {
+/// What `scripts/provision.sh what` installs (or finds): the path it prints.
+fn provision(what: &str) -> PathBuf {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/provision.sh");
     let out = std::process::Command::new("bash")
-        .args([script, "python"])
+        .args([script, what])
         .output()
         .expect("bash runs scripts/provision.sh");
     assert!(
@@ -103,24 +108,39 @@ fn package() -> PathBuf {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    PathBuf::from(String::from_utf8(out.stdout).unwrap().trim()).join("wordllama")
+    PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
+}
+
+fn glossary(dictionary: &std::path::Path) -> Glossary {
+    Glossary::from_freedict_reversed(dictionary)
+        .expect("the dictionary reads")
+        .keeping(INDONESIAN_FUNCTION_WORDS.iter().copied())
 }
 
 fn search(c: &mut Criterion) {
     let count = tool_count();
     let set = tools(count);
-    let dir = package();
+    let dir = provision("python").join("wordllama");
+    let dictionary = provision("freedict-eng-ind");
+    let loaded = Arc::new(glossary(&dictionary));
     let model = Arc::new(WordLlama::from_package(&dir).expect("the model loads"));
     let mut group = c.benchmark_group(format!("search_{count}"));
     group.sample_size(10);
     group.bench_function("load_model", |b| {
         b.iter(|| black_box(WordLlama::from_package(&dir).unwrap()))
     });
+    group.bench_function("load_glossary", |b| {
+        b.iter(|| black_box(glossary(&dictionary)))
+    });
     group.bench_function("build/lexical", |b| {
         b.iter(|| black_box(ToolIndex::new(&set)))
     });
     group.bench_function("build/meaning", |b| {
         b.iter(|| black_box(ToolIndex::with_embedder(&set, model.clone())))
+    });
+    let glossed = Ranking::lexical().embedder(model.clone()).glossary(loaded);
+    group.bench_function("build/meaning+glossary", |b| {
+        b.iter(|| black_box(ToolIndex::ranked_by(&set, glossed.clone())))
     });
     for (name, index) in [
         ("lexical", ToolIndex::new(&set)),

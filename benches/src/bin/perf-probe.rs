@@ -265,10 +265,9 @@ async fn http(n: usize) -> Result {
     } else {
         server
     };
-    let bound =
-        tool_runtime_mcp::http::HttpServer::new(server)
-            .bind("127.0.0.1:0".parse()?)
-            .await?;
+    let bound = tool_runtime_mcp::http::HttpServer::new(server)
+        .bind("127.0.0.1:0".parse()?)
+        .await?;
     let addr = bound.local_addr()?;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let served = tokio::spawn(bound.serve_until(async {

@@ -36,8 +36,10 @@ use crate::host::Annotations;
 use crate::set::{ToolRef, ToolSet, ToolSetError};
 use crate::tool::Tool;
 
+mod glossary;
 #[cfg(feature = "semantic")]
 mod wordllama;
+pub use glossary::{Glossary, GlossaryError, INDONESIAN_FUNCTION_WORDS};
 #[cfg(feature = "semantic")]
 pub use wordllama::{ModelError, WordLlama};
 
@@ -49,6 +51,63 @@ pub use wordllama::{ModelError, WordLlama};
 pub trait Embedder: Send + Sync {
     /// The vector of `text`.
     fn embed(&self, text: &str) -> Vec<f32>;
+}
+
+/// How a [`ToolIndex`] ranks tools: by the words they share with a request (BM25), the
+/// default; with an [`Embedder`], by meaning too; with a [`Glossary`], each tool's text is
+/// also read in the glossary's language (a tool described in Indonesian is found by an English
+/// request, through the words its description renders as).
+///
+/// ```
+/// use tool_runtime::{ToolSet, search::{Glossary, Ranking, ToolIndex}, tool};
+///
+/// #[tool(description = "Ambil sisa kuota cuti karyawan yang sedang login.")]
+/// fn cek_sisa_cuti() -> u32 { 12 }
+///
+/// #[tool(description = "Return the weather forecast for a city.")]
+/// fn cuaca(#[arg(description = "The city's name")] kota: String) -> String { kota }
+///
+/// let set = ToolSet::new([cek_sisa_cuti::tool(), cuaca::tool()]).unwrap();
+/// let glossary = Glossary::from_pairs([("cuti", "leave"), ("sisa", "remaining")]);
+/// let index = ToolIndex::ranked_by(&set, Ranking::lexical().glossary(glossary));
+/// assert_eq!(index.search("how much leave do I have remaining?", 1)[0].tool, "cek_sisa_cuti");
+/// ```
+#[derive(Clone, Default)]
+pub struct Ranking {
+    embedder: Option<Arc<dyn Embedder>>,
+    glossary: Option<Arc<Glossary>>,
+}
+
+impl Ranking {
+    /// By the words a request shares with each tool (BM25) alone.
+    pub fn lexical() -> Ranking {
+        Ranking::default()
+    }
+
+    /// By meaning too: `embedder` embeds each tool when the index is built and each query when
+    /// searched; a tool's score is the cosine of the two meanings plus one half of its BM25
+    /// score (scaled so the query's best is 1), so a request sharing no word with a tool can
+    /// find it.
+    pub fn embedder(mut self, embedder: Arc<dyn Embedder>) -> Ranking {
+        self.embedder = Some(embedder);
+        self
+    }
+
+    /// Each tool's name and description also rendered by `glossary`: the rendering is added
+    /// to the words the tool is found by and to the text the embedder reads.
+    pub fn glossary(mut self, glossary: impl Into<Arc<Glossary>>) -> Ranking {
+        self.glossary = Some(glossary.into());
+        self
+    }
+}
+
+impl std::fmt::Debug for Ranking {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ranking")
+            .field("embedder", &self.embedder.is_some())
+            .field("glossary", &self.glossary.as_ref().map(|g| g.len()))
+            .finish()
+    }
 }
 
 /// `v` scaled to length 1 (a zero vector stays zero).
@@ -190,7 +249,7 @@ fn text_of(tool: &Tool) -> (String, String) {
     (tool.name().replace(['-', '_'], " "), text)
 }
 
-fn document(tool: &Tool, embedder: Option<&dyn Embedder>) -> Doc {
+fn document(tool: &Tool, ranking: &Ranking) -> Doc {
     let mut terms: HashMap<String, u32> = HashMap::new();
     for w in words(tool.name()) {
         *terms.entry(w).or_default() += NAME_WEIGHT;
@@ -199,9 +258,23 @@ fn document(tool: &Tool, embedder: Option<&dyn Embedder>) -> Doc {
     for w in words(&text) {
         *terms.entry(w).or_default() += 1;
     }
+    // What the name and description render as in the glossary's language.
+    let rendered = ranking
+        .glossary
+        .as_ref()
+        .map(|g| g.render(&format!("{name} {}", tool.description())))
+        .unwrap_or_default();
+    for w in words(&rendered) {
+        *terms.entry(w).or_default() += 1;
+    }
     let len = terms.values().sum();
-    let meaning = embedder.map_or_else(Vec::new, |e| {
-        let mut v = e.embed(&format!("{name}. {}", tool.description()).to_lowercase());
+    let meaning = ranking.embedder.as_ref().map_or_else(Vec::new, |e| {
+        let mut text = format!("{name}. {}", tool.description());
+        if !rendered.is_empty() {
+            text.push(' ');
+            text.push_str(&rendered);
+        }
+        let mut v = e.embed(&text.to_lowercase());
         normalize(&mut v);
         v
     });
@@ -217,7 +290,12 @@ fn document(tool: &Tool, embedder: Option<&dyn Embedder>) -> Doc {
 impl ToolIndex {
     /// The index of every tool of `set`.
     pub fn new(set: &ToolSet) -> ToolIndex {
-        ToolIndex::of(set.iter().map(|t| &**t), None)
+        ToolIndex::ranked_by(set, Ranking::lexical())
+    }
+
+    /// The index of every tool of `set`, ranked as `ranking` says.
+    pub fn ranked_by(set: &ToolSet, ranking: Ranking) -> ToolIndex {
+        ToolIndex::of(set.iter().map(|t| &**t), ranking)
     }
 
     /// The index of every tool of `set`, ranking by meaning too: `embedder` embeds each tool
@@ -225,14 +303,11 @@ impl ToolIndex {
     /// a tool's score is its BM25 score (scaled so the query's best is 1) times one half plus
     /// the cosine of the two meanings, so a request sharing no word with a tool can find it.
     pub fn with_embedder(set: &ToolSet, embedder: Arc<dyn Embedder>) -> ToolIndex {
-        ToolIndex::of(set.iter().map(|t| &**t), Some(embedder))
+        ToolIndex::ranked_by(set, Ranking::lexical().embedder(embedder))
     }
 
-    fn of<'t>(
-        tools: impl Iterator<Item = &'t Tool>,
-        embedder: Option<Arc<dyn Embedder>>,
-    ) -> ToolIndex {
-        let docs: Vec<Doc> = tools.map(|t| document(t, embedder.as_deref())).collect();
+    fn of<'t>(tools: impl Iterator<Item = &'t Tool>, ranking: Ranking) -> ToolIndex {
+        let docs: Vec<Doc> = tools.map(|t| document(t, &ranking)).collect();
         let mut df: HashMap<String, u32> = HashMap::new();
         for d in &docs {
             for term in d.terms.keys() {
@@ -249,7 +324,7 @@ impl ToolIndex {
             docs,
             df,
             avg_len,
-            embedder,
+            embedder: ranking.embedder,
         }
     }
 
@@ -458,7 +533,7 @@ impl ToolSet {
     /// assert_eq!(names, ["cuaca", "search_tools", "call_tool"]);
     /// ```
     pub fn defer(self, which: impl Fn(&Tool) -> bool) -> Result<ToolSet, ToolSetError> {
-        self.deferring(which, None)
+        self.defer_ranked(which, Ranking::lexical())
     }
 
     /// [`defer`](ToolSet::defer), with a search tool that ranks by meaning too
@@ -469,13 +544,15 @@ impl ToolSet {
         which: impl Fn(&Tool) -> bool,
         embedder: Arc<dyn Embedder>,
     ) -> Result<ToolSet, ToolSetError> {
-        self.deferring(which, Some(embedder))
+        self.defer_ranked(which, Ranking::lexical().embedder(embedder))
     }
 
-    fn deferring(
+    /// [`defer`](ToolSet::defer), with a search tool that ranks as `ranking` says
+    /// ([`ToolIndex::ranked_by`]).
+    pub fn defer_ranked(
         self,
         which: impl Fn(&Tool) -> bool,
-        embedder: Option<Arc<dyn Embedder>>,
+        ranking: Ranking,
     ) -> Result<ToolSet, ToolSetError> {
         // Deferring again adds to what is deferred: one search tool over all of them.
         let before: Vec<String> = self
@@ -499,7 +576,7 @@ impl ToolSet {
             return Ok(base);
         }
         let catalog = Catalog {
-            index: ToolIndex::of(deferred.iter().map(|t| &**t), embedder),
+            index: ToolIndex::of(deferred.iter().map(|t| &**t), ranking),
             tools: deferred
                 .iter()
                 .map(|t| (t.name().to_owned(), t.clone()))
@@ -668,6 +745,32 @@ mod tests {
             .blocking()
             .unwrap()
             .into_value();
+        assert_eq!(answer["found"], json!([]), "{answer}");
+    }
+
+    #[test]
+    fn a_deferred_sets_search_tool_reads_its_tools_through_the_glossary() {
+        let tools = || {
+            ToolSet::new([
+                tool("cek-sisa-cuti", "Ambil sisa kuota cuti karyawan."),
+                tool("cek-gaji", "Ambil slip gaji karyawan."),
+            ])
+            .unwrap()
+        };
+        let glossary = Glossary::from_pairs([("cuti", "leave"), ("gaji", "salary")]);
+        let search = |set: &ToolSet| {
+            set.call(&Context::new(), SEARCH_TOOL, r#"{"query": "my leave"}"#)
+                .blocking()
+                .unwrap()
+                .into_value()
+        };
+        let glossed = tools()
+            .defer_ranked(|_| true, Ranking::lexical().glossary(glossary))
+            .unwrap();
+        let answer = search(&glossed);
+        assert_eq!(answer["found"][0]["name"], "cek-sisa-cuti", "{answer}");
+        assert_eq!(answer["found"].as_array().unwrap().len(), 1, "{answer}");
+        let answer = search(&tools().defer(|_| true).unwrap());
         assert_eq!(answer["found"], json!([]), "{answer}");
     }
 }

@@ -6,7 +6,7 @@
 //!
 //! The sampling decision is taken when a span starts: a span whose trace is not sampled keeps
 //! its ids (to carry its trace on) and nothing else, so its fields are never read, copied or
-//! stored. A root span is the one exception: its remote parent may arrive just after it starts
+//! stored, and the spans inside it are not built for this layer at all ([`Sampled`]). A root span is the one exception: its remote parent may arrive just after it starts
 //! ([`W3c`](crate::W3c) sets it from the request), and that parent's decision is the trace's,
 //! so a root span records its fields until then. Fields named `otel.name`, `otel.kind`,
 //! `otel.status_code` and `otel.status_description` set the span's name, kind and status;
@@ -25,9 +25,12 @@ use opentelemetry::trace::{
 use opentelemetry::{InstrumentationScope, Key, KeyValue, Value};
 use opentelemetry_sdk::trace::{SpanData, SpanEvents, SpanLinks, SpanProcessor};
 use tracing::field::{Field, Visit};
+use tracing::level_filters::LevelFilter;
 use tracing::span::{Attributes, Id, Record};
-use tracing::{Event, Subscriber};
-use tracing_subscriber::layer::Context;
+use tracing::subscriber::Interest;
+use tracing::{Event, Metadata, Subscriber};
+use tracing_subscriber::filter::Targets;
+use tracing_subscriber::layer::{Context, Filter};
 use tracing_subscriber::registry::LookupSpan;
 
 use crate::metrics::Histograms;
@@ -135,12 +138,15 @@ where
         }
     }
 
+    /// The context of `id`, or of its closest ancestor the layer keeps.
     fn context_of(dispatch: &tracing::Dispatch, id: &Id) -> Option<Traced> {
         let registry = dispatch.downcast_ref::<S>()?;
         let span = registry.span(id)?;
-        let extensions = span.extensions();
-        let kept = extensions.get::<Kept>()?;
-        Some((context(kept), kept.carried.clone()))
+        span.scope().find_map(|span| {
+            let extensions = span.extensions();
+            let kept = extensions.get::<Kept>()?;
+            Some((context(kept), kept.carried.clone()))
+        })
     }
 
     fn set_parent_of(
@@ -172,6 +178,40 @@ where
         if !kept.sampled {
             kept.body = None;
         }
+    }
+}
+
+/// The layer's filter: the targets it records, asked at each of the toolkit's spans whether
+/// it is inside a trace not kept ([`SpanLayer`]'s `enabled`).
+pub(crate) struct Sampled {
+    pub(crate) targets: Targets,
+}
+
+/// Whether a span is one of the toolkit's own (its target is one of the toolkit's crates).
+fn toolkit(metadata: &Metadata<'_>) -> bool {
+    metadata.is_span() && metadata.target().starts_with("tool_runtime")
+}
+
+impl<S> Filter<S> for Sampled
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    fn enabled(&self, metadata: &Metadata<'_>, cx: &Context<'_, S>) -> bool {
+        Filter::<S>::enabled(&self.targets, metadata, cx)
+    }
+
+    fn callsite_enabled(&self, metadata: &'static Metadata<'static>) -> Interest {
+        let interest = Filter::<S>::callsite_enabled(&self.targets, metadata);
+        if toolkit(metadata) && !interest.is_never() {
+            // Asked at each span: whether its trace is kept.
+            Interest::sometimes()
+        } else {
+            interest
+        }
+    }
+
+    fn max_level_hint(&self) -> Option<LevelFilter> {
+        Filter::<S>::max_level_hint(&self.targets)
     }
 }
 
@@ -262,6 +302,26 @@ impl<S> tracing_subscriber::Layer<S> for SpanLayer<S>
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
+    /// Sampling decided before a span is built: one of the toolkit's spans inside a trace not
+    /// kept is not made at all (for any layer: `tracing` makes a disabled span, which costs
+    /// nothing), so a request outside the sample costs its own span, not its children's. The
+    /// calls still count in the histograms (the toolkit times a call whose span is off when
+    /// they are recorded), and the trace still goes on to the next hop: [`W3c`](crate::W3c)
+    /// carries the context of the span around it, marked not sampled. A host's own spans are
+    /// left to the other layers.
+    fn enabled(&self, metadata: &Metadata<'_>, ctx: Context<'_, S>) -> bool {
+        if self.sink.is_none() || !toolkit(metadata) {
+            return true;
+        }
+        // The current span as this layer sees it (the closest ancestor it records).
+        ctx.lookup_current().is_none_or(|parent| {
+            parent
+                .extensions()
+                .get::<Kept>()
+                .is_none_or(|kept| kept.sampled || kept.root)
+        })
+    }
+
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
         if self.sink.is_none() {
             return;

@@ -165,6 +165,81 @@ fn a_trace_not_kept_records_nothing_and_its_children_follow_it() {
     }
 }
 
+/// How many calls the `gen_ai.execute_tool.duration` histogram counted.
+fn calls_counted(s: &Setup) -> u64 {
+    s.meter.force_flush().unwrap();
+    let exported = s.metrics.get_finished_metrics().unwrap();
+    let Some(metric) = exported
+        .iter()
+        .flat_map(|r| r.scope_metrics())
+        .flat_map(|m| m.metrics())
+        .find(|m| m.name() == "gen_ai.execute_tool.duration")
+    else {
+        return 0;
+    };
+    let AggregatedMetrics::F64(MetricData::Histogram(histogram)) = metric.data() else {
+        panic!("not an f64 histogram: {:?}", metric.data());
+    };
+    histogram.data_points().map(|p| p.count()).sum()
+}
+
+/// Sampling decided before a span is built: inside a request whose trace is not kept, the
+/// tool's span and a client span are not built at all (no layer wants them), the call still
+/// counts in the histogram, and the trace goes on to the next hop marked not sampled.
+#[test]
+fn inside_a_trace_not_kept_no_span_is_built_and_every_call_still_counts() {
+    let tools = ToolSet::new([hitung_porsi::tool()]).unwrap();
+    let s = setup(Sampler::AlwaysOff);
+    let (built, carried, request_trace) = s.run(|| {
+        // A request that carried no context: decided when its span starts.
+        W3c.before_span(&TraceContext::new(""));
+        let request = tracing::info_span!("request", otel.kind = "server");
+        let _entered = request.enter();
+        call(&tools, r#"{"orang": 25}"#);
+        // The toolkit's spans (their targets); a host's own is left to the other layers.
+        let inner = tracing::info_span!(target: "tool_runtime::call", "execute_tool");
+        let client = tracing::info_span!(target: "tool_runtime_mcp::remote", "tools/call remote");
+        assert!(!tracing::info_span!("the host's own").is_disabled());
+        (
+            [!inner.is_disabled(), !client.is_disabled()],
+            W3c.inject(&client),
+            W3c.inject(&request).map(|c| c.traceparent),
+        )
+    });
+    assert_eq!(
+        built,
+        [false, false],
+        "the toolkit's spans inside a trace not kept"
+    );
+    assert!(s.finished().is_empty());
+    assert_eq!(calls_counted(&s), 1, "the call's duration still counts");
+    let carried = carried.expect("the trace goes on");
+    assert!(
+        carried.traceparent.ends_with("-00"),
+        "not sampled: {}",
+        carried.traceparent
+    );
+    assert_eq!(
+        Some(carried.traceparent),
+        request_trace,
+        "the request's own context"
+    );
+
+    // Kept: the same spans are built and exported, children of the request.
+    let s = setup(Sampler::AlwaysOn);
+    let built = s.run(|| {
+        W3c.before_span(&TraceContext::new(""));
+        let request = tracing::info_span!("request", otel.kind = "server");
+        let _entered = request.enter();
+        call(&tools, r#"{"orang": 25}"#);
+        !tracing::info_span!(target: "tool_runtime::call", "execute_tool").is_disabled()
+    });
+    assert!(built);
+    let spans = s.finished();
+    assert_eq!(spans.len(), 3, "{spans:?}");
+    assert_eq!(calls_counted(&s), 1);
+}
+
 #[test]
 fn a_remote_parent_decides_and_the_trace_goes_on_to_the_next_hop() {
     const PARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";

@@ -377,6 +377,11 @@ impl Future for Running<'_> {
     }
 }
 
+/// Whether a subscriber records the toolkit's histograms (`tool_runtime::metrics` at `INFO`).
+fn metrics_wanted() -> bool {
+    tracing::enabled!(target: "tool_runtime::metrics", tracing::Level::INFO)
+}
+
 /// Whether the host asked for arguments and results (`tool_runtime::values` at `TRACE`).
 fn values_wanted() -> bool {
     tracing::enabled!(target: "tool_runtime::values", tracing::Level::TRACE)
@@ -400,8 +405,8 @@ fn values_wanted() -> bool {
 /// when redaction failed).
 struct Trace<'a> {
     span: tracing::Span,
-    /// When the call started and the tool's name; `None` when no subscriber wants the span:
-    /// then nothing is timed or recorded.
+    /// When the call started and the tool's name; `None` when no subscriber wants the span
+    /// nor the histograms: then nothing is timed or recorded.
     started: Option<(std::time::Instant, &'a str)>,
 }
 
@@ -425,7 +430,10 @@ impl<'a> Trace<'a> {
             outcome = tracing::field::Empty,
             duration_us = tracing::field::Empty,
         );
-        let started = (!span.is_disabled()).then(|| (std::time::Instant::now(), tool.name()));
+        // Timed when the span is recorded, or its duration counted without it (a subscriber
+        // that keeps only some traces still counts every call).
+        let timed = !span.is_disabled() || metrics_wanted();
+        let started = timed.then(|| (std::time::Instant::now(), tool.name()));
         Trace { span, started }
     }
 

@@ -3,7 +3,7 @@
 # (the sync sum of scripts/http-throughput.sh), calls/s and p50 with wrk on 1 and 50 connections,
 # for the same server four ways, each row run ROUNDS times (default 2) in turn so the machine's
 # drift falls on every row alike; each row's mean, and its ratio to the first:
-#   no subscriber     http-load-server as the speed gate builds it
+#   no subscriber     http-load-server built without `--features otel`
 #   subscriber        built with `tool-runtime-otel` (`--features otel`, W3C propagator set), OTEL_* unset: its
 #                     usual subscriber (logs at `error`), nothing exported
 #   OTLP export       the same binary with OTEL_EXPORTER_OTLP_ENDPOINT set: every call's

@@ -114,7 +114,7 @@ fn provision(what: &str) -> PathBuf {
 fn glossary(dictionary: &std::path::Path) -> Glossary {
     Glossary::from_freedict_reversed(dictionary)
         .expect("the dictionary reads")
-        .keeping(INDONESIAN_FUNCTION_WORDS.iter().copied())
+        .keeping(INDONESIAN_FUNCTION_WORDS)
 }
 
 fn search(c: &mut Criterion) {

@@ -74,7 +74,8 @@ impl McpServer {
         request: &Incoming,
     ) -> Result<ListToolsResult, ErrorData> {
         let span = self.span_of("tools/list", None, request);
-        let started = (!span.is_disabled()).then(std::time::Instant::now);
+        let started = (!span.is_disabled() || crate::telemetry::metrics_wanted())
+            .then(std::time::Instant::now);
         let listed = async {
             let (caller, cx) = self.context_for(request).await?;
             if tracing::enabled!(tracing::Level::DEBUG) {
@@ -108,7 +109,8 @@ impl McpServer {
         request: Incoming,
     ) -> Result<CallToolResponse, ErrorData> {
         let span = self.span_of("tools/call", Some(&params.name), &request);
-        let timed = (!span.is_disabled()).then(|| (std::time::Instant::now(), params.name.clone()));
+        let timed = (!span.is_disabled() || crate::telemetry::metrics_wanted())
+            .then(|| (std::time::Instant::now(), params.name.clone()));
         // rmcp moves each request's future into a task: boxing keeps that future a few words
         // instead of the whole call (and the approval round-trip) copied on every request.
         let answer = Box::pin(self.call(params, request))

@@ -125,7 +125,10 @@ pub trait Propagator: Send + Sync + 'static {
     /// Makes `carried` (what a request brought) the parent of `span` (its server span).
     fn extract(&self, span: &tracing::Span, carried: &TraceContext);
 
-    /// The context of `span` for the request a remote call sends; `None` when it has none.
+    /// The context of `span` (a remote call's client span) for the request the call sends;
+    /// `None` when it has none. Called also when the span is disabled (a backend may not make
+    /// the spans of a trace it does not keep, and still carry that trace on, marked not
+    /// sampled, so the next hop does not start one of its own).
     fn inject(&self, span: &tracing::Span) -> Option<TraceContext>;
 }
 

@@ -240,6 +240,71 @@ async fn every_hop_reports_its_duration_as_the_conventions_histograms() {
     );
 }
 
+/// A subscriber that keeps no span and records the histograms (a backend that keeps only some
+/// traces and counts every call): every hop still counts its duration, and a remote call still
+/// carries what the propagator gives for a span that was not made.
+#[tokio::test]
+async fn with_no_span_made_every_hop_still_counts_and_the_context_still_goes_on() {
+    use tracing_subscriber::filter::{LevelFilter, Targets};
+    let histograms = Histograms::default();
+    let metrics_only = Targets::new()
+        .with_target("tool_runtime::metrics", LevelFilter::INFO)
+        .with_target("tool_runtime_mcp::metrics", LevelFilter::INFO);
+    // A global filter: every other span and event is off for the whole subscriber.
+    let _subscriber = tracing::subscriber::set_default(
+        tracing_subscriber::registry()
+            .with(metrics_only)
+            .with(histograms.clone()),
+    );
+    tracing::callsite::rebuild_interest_cache();
+    let server_side = Recorder::default();
+    let addr = server(server_side.clone()).await;
+    let sent = TraceContext::new("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00");
+    let options = RemoteOptions {
+        propagator: Some(Arc::new(Recorder {
+            inject: Some(sent.clone()),
+            ..Recorder::default()
+        })),
+        approval: HashMap::from([("leave_left".to_owned(), false)]),
+        ..RemoteOptions::default()
+    };
+    let (_remote, set) = imported(addr, options).await;
+    assert!(tracing::info_span!(target: "tool_runtime_mcp::remote", "probe").is_disabled());
+    set.call(&Context::new(), "leave_left", "{}").await.unwrap();
+    assert_eq!(server_side.carried.lock().unwrap().clone(), [sent]);
+    let seen = histograms.0.lock().unwrap().clone();
+    let count = |metric: &str, method: Option<&str>| {
+        seen.iter()
+            .filter(|f| f.contains_key(metric))
+            .filter(|f| {
+                method.is_none_or(|m| f.get("mcp.method.name").map(String::as_str) == Some(m))
+            })
+            .count()
+    };
+    assert_eq!(
+        count(
+            "histogram.mcp.server.operation.duration",
+            Some("tools/call")
+        ),
+        1,
+        "{seen:#?}"
+    );
+    assert_eq!(
+        count(
+            "histogram.mcp.client.operation.duration",
+            Some("tools/call")
+        ),
+        1,
+        "{seen:#?}"
+    );
+    // The server's tool, and the client's remote tool.
+    assert_eq!(
+        count("histogram.gen_ai.execute_tool.duration", None),
+        2,
+        "{seen:#?}"
+    );
+}
+
 /// A span's name, its parent's name, and its fields.
 type SeenSpan = (String, Option<String>, HashMap<String, String>);
 

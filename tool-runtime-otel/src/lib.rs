@@ -23,8 +23,8 @@
 //! The layer writes each span straight from its fields into what the OTLP exporter sends, and
 //! decides whether a trace is kept when its first span starts: a span of a trace not kept costs
 //! its ids, nothing more, and the toolkit's spans inside it are not made (the calls still count
-//! in the histograms). Recording a tool call's span and histogram takes about 8,800 more
-//! instructions than the call without a subscriber (3x to 5.5x the three example tools' calls,
+//! in the histograms). Recording a tool call's span and histogram takes about 8,450 more
+//! instructions than the call without a subscriber (2.9x to 5.3x the three example tools' calls,
 //! of which the `tracing` registry and two filtered layers doing nothing take 3,800); a
 //! stateless MCP call over HTTP 1.24x, or 1.11x outside the sample
 //! (`scripts/otel-overhead.sh`).
@@ -167,6 +167,13 @@ impl Telemetry {
     /// The `tracing` layer that exports: spans (the toolkit's at `INFO`, and the host's own at
     /// `INFO` and above; rmcp's only from `WARN`) and the toolkit's duration histograms. Add
     /// it to a subscriber of the host's own; [`init`] does it for the usual one.
+    ///
+    /// Unless every trace is kept ([`Sampler::AlwaysOn`]), the toolkit's own spans (targets
+    /// `tool_runtime*`) inside a trace not kept are not made, for any layer of the subscriber:
+    /// a log line written inside one shows the request's span but not the tool's. Whether a
+    /// span is inside such a trace is read from the spans entered on its thread (the toolkit
+    /// makes its spans there; a span given another parent explicitly is judged by the current
+    /// one). The host's own spans are left to its layers.
     pub fn layer<S>(&self) -> impl Layer<S> + Send + Sync + 'static
     where
         S: Subscriber + for<'span> LookupSpan<'span> + Send + Sync,
@@ -194,7 +201,10 @@ impl Telemetry {
             }
             layers.push(Box::new(
                 spans::SpanLayer::new(self.spans.clone(), histograms, self.sampler.clone())
-                    .with_filter(spans::Sampled { targets }),
+                    .with_filter(spans::Sampled {
+                        targets,
+                        every_trace: matches!(self.sampler, Sampler::AlwaysOn),
+                    }),
             ));
         }
         // The toolkit records arguments and results only when some layer wants its target
@@ -290,14 +300,15 @@ impl Propagator for W3c {
     }
 
     fn inject(&self, span: &tracing::Span) -> Option<TraceContext> {
-        // A span not built (inside a trace not kept): the trace goes on from the span around
-        // it, marked not sampled, so the next hop does not start one of its own.
+        // A span not made (inside a trace not kept): the trace goes on from the span around
+        // it, marked not sampled, so the next hop does not start one of its own. A span off for
+        // any other reason has no context to carry.
         let current;
-        let span = if span.is_disabled() {
+        let (span, only_unsampled) = if span.is_disabled() {
             current = tracing::Span::current();
-            &current
+            (&current, true)
         } else {
-            span
+            (span, false)
         };
         let context = span
             .with_subscriber(|(id, dispatch)| {
@@ -307,6 +318,9 @@ impl Propagator for W3c {
             })
             .flatten()?;
         let (context, carried) = context;
+        if only_unsampled && context.is_sampled() {
+            return None;
+        }
         let cx = opentelemetry::Context::new().with_remote_span_context(context);
         let mut fields = HashMap::new();
         TraceContextPropagator::new().inject_context(&cx, &mut fields);

@@ -6,7 +6,7 @@
 //!
 //! The sampling decision is taken when a span starts: a span whose trace is not sampled keeps
 //! its ids (to carry its trace on) and nothing else, so its fields are never read, copied or
-//! stored, and the spans inside it are not built for this layer at all ([`Sampled`]). A root span is the one exception: its remote parent may arrive just after it starts
+//! stored, and the toolkit's spans inside it are not made at all (`SpanLayer`'s `enabled`). A root span is the one exception: its remote parent may arrive just after it starts
 //! ([`W3c`](crate::W3c) sets it from the request), and that parent's decision is the trace's,
 //! so a root span records its fields until then. Fields named `otel.name`, `otel.kind`,
 //! `otel.status_code` and `otel.status_description` set the span's name, kind and status;
@@ -181,10 +181,13 @@ where
     }
 }
 
-/// The layer's filter: the targets it records, asked at each of the toolkit's spans whether
-/// it is inside a trace not kept ([`SpanLayer`]'s `enabled`).
+/// The layer's filter: the targets it records; unless every trace is kept, each of the
+/// toolkit's span callsites is asked at each span (`SpanLayer`'s `enabled` then says whether
+/// the span is inside a trace not kept).
 pub(crate) struct Sampled {
     pub(crate) targets: Targets,
+    /// The sampler keeps every trace: no span is ever inside one not kept.
+    pub(crate) every_trace: bool,
 }
 
 /// Whether a span is one of the toolkit's own (its target is one of the toolkit's crates).
@@ -202,7 +205,7 @@ where
 
     fn callsite_enabled(&self, metadata: &'static Metadata<'static>) -> Interest {
         let interest = Filter::<S>::callsite_enabled(&self.targets, metadata);
-        if toolkit(metadata) && !interest.is_never() {
+        if !self.every_trace && toolkit(metadata) && !interest.is_never() {
             // Asked at each span: whether its trace is kept.
             Interest::sometimes()
         } else {
@@ -310,7 +313,10 @@ where
     /// carries the context of the span around it, marked not sampled. A host's own spans are
     /// left to the other layers.
     fn enabled(&self, metadata: &Metadata<'_>, ctx: Context<'_, S>) -> bool {
-        if self.sink.is_none() || !toolkit(metadata) {
+        if self.sink.is_none()
+            || matches!(self.hooks.sampler, Sampler::AlwaysOn)
+            || !toolkit(metadata)
+        {
             return true;
         }
         // The current span as this layer sees it (the closest ancestor it records).

@@ -227,14 +227,22 @@ fn inside_a_trace_not_kept_no_span_is_built_and_every_call_still_counts() {
 
     // Kept: the same spans are built and exported, children of the request.
     let s = setup(Sampler::AlwaysOn);
-    let built = s.run(|| {
+    let (built, off) = s.run(|| {
         W3c.before_span(&TraceContext::new(""));
         let request = tracing::info_span!("request", otel.kind = "server");
         let _entered = request.enter();
         call(&tools, r#"{"orang": 25}"#);
-        !tracing::info_span!(target: "tool_runtime::call", "execute_tool").is_disabled()
+        // A span off for another reason (no layer wants `DEBUG`) carries nothing: not the
+        // kept trace around it.
+        let off = tracing::debug_span!(target: "tool_runtime::call", "off");
+        assert!(off.is_disabled());
+        (
+            !tracing::info_span!(target: "tool_runtime::call", "execute_tool").is_disabled(),
+            W3c.inject(&off),
+        )
     });
     assert!(built);
+    assert_eq!(off, None);
     let spans = s.finished();
     assert_eq!(spans.len(), 3, "{spans:?}");
     assert_eq!(calls_counted(&s), 1);

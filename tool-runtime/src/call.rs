@@ -259,7 +259,9 @@ impl<'a> Run<'a> {
         };
         let trace = Trace::start(tool, self.call_id);
         let _entered = trace.span.enter();
-        if trace.started.is_some() && values_wanted() {
+        // Arguments only on a span that is recorded (a call timed for its histogram alone
+        // shows none).
+        if !trace.span.is_disabled() && values_wanted() {
             match &self.arguments.repr {
                 Repr::Text(t) => {
                     trace.span.record("gen_ai.tool.call.arguments", &**t);
@@ -482,6 +484,7 @@ impl<'a> Trace<'a> {
             error.r#type = error_type,
         );
         if let Ok(output) = &out
+            && !self.span.is_disabled()
             && values_wanted()
             && let Some(shown) = output.for_display()
         {

@@ -16,7 +16,7 @@
 //! collected): what recording the conventions' spans and histograms costs a call, apart from
 //! exporting them (the speed gate's `dispatch-otel` row, `scripts/otel-overhead.sh`); `http`
 //! then serves with the W3C propagator, and `PROBE_SAMPLER=off` keeps no trace (what a request
-//! whose trace is not sampled costs).
+//! whose trace is not sampled costs; `parent`: the default sampler, a remote parent's decision).
 
 use std::error::Error;
 use std::hint::black_box;
@@ -115,9 +115,12 @@ fn otel() -> (
     let meter = opentelemetry_sdk::metrics::SdkMeterProvider::builder()
         .with_reader(reader)
         .build();
-    // `PROBE_SAMPLER=off`: no trace kept (what a request of a trace not sampled costs).
+    // `PROBE_SAMPLER=off`: no trace kept (what a request of a trace not sampled costs);
+    // `parent`: the default of `from_env` (a remote parent decides, else every trace), under
+    // which each of the toolkit's spans asks whether its trace is kept.
     let sampler = match std::env::var("PROBE_SAMPLER").as_deref() {
         Ok("off") => tool_runtime_otel::Sampler::AlwaysOff,
+        Ok("parent") => tool_runtime_otel::Sampler::default(),
         _ => tool_runtime_otel::Sampler::AlwaysOn,
     };
     let telemetry = tool_runtime_otel::Telemetry::new(Some(Box::new(Dropped)), Some(meter))

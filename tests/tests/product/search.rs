@@ -205,7 +205,7 @@ fn wordllama() -> WordLlama {
 fn glossary() -> Arc<Glossary> {
     let path = crate::provision::provision("freedict-eng-ind");
     let glossary = Glossary::from_freedict_reversed(&path).unwrap_or_else(|e| panic!("{e}"));
-    Arc::new(glossary.keeping(INDONESIAN_FUNCTION_WORDS.iter().copied()))
+    Arc::new(glossary.keeping(INDONESIAN_FUNCTION_WORDS))
 }
 
 /// Recall at 1 and at 5 of `index` over `requests`, per language: (language, at 1, at 5, of).
@@ -313,12 +313,12 @@ const LEXICAL_EN_AT5: usize = 21;
 const LEXICAL_ID_AT5: usize = 40;
 const MEANING_EN_AT5: usize = 31;
 const MEANING_ID_AT5: usize = 40;
-/// With the FreeDict glossary (the catalog's Indonesian words rendered in English): lexical 25
-/// and 40, by meaning 40 and 40.
-const GLOSSED_EN_AT5: usize = 25;
+/// With the FreeDict glossary (the catalog's Indonesian words rendered in English): lexical 26
+/// and 40, by meaning 39 and 41.
+const GLOSSED_EN_AT5: usize = 26;
 const GLOSSED_ID_AT5: usize = 40;
-const MEANING_GLOSSED_EN_AT5: usize = 40;
-const MEANING_GLOSSED_ID_AT5: usize = 40;
+const MEANING_GLOSSED_EN_AT5: usize = 39;
+const MEANING_GLOSSED_ID_AT5: usize = 41;
 
 /// The model's tokens and vectors are the `wordllama` package's own: every held-out request,
 /// every tool text of the catalog, and texts a tokenizer gets wrong (spaces in runs, characters

@@ -47,9 +47,10 @@ impl Handler for RemoteTool {
             let mut params =
                 CallToolRequestParams::new(self.name.clone()).with_arguments(arguments);
             let span = client_span(&self.remote, &self.name);
-            // The caller's trace goes on at the remote server, under this call's client span.
+            // The caller's trace goes on at the remote server, under this call's client span
+            // (or, when the span was not made, as the propagator says: inside a trace not
+            // kept, that trace marked not sampled).
             if let Some(propagator) = &self.remote.options.propagator
-                && !span.is_disabled()
                 && let Some(context) = propagator.inject(&span)
             {
                 let mut meta = rmcp::model::RequestMetaObject::default();
@@ -98,14 +99,15 @@ impl Handler for RemoteTool {
             }
             .instrument(span.clone())
             .await;
-            if !span.is_disabled() {
-                let _entered = span.enter();
-                if let Err(e) = &outcome {
-                    span.record("error.type", error_type(e));
-                    span.record("otel.status_code", "ERROR");
-                }
-                metered.finish(&outcome);
+            let _entered = span.enter();
+            if !span.is_disabled()
+                && let Err(e) = &outcome
+            {
+                span.record("error.type", error_type(e));
+                span.record("otel.status_code", "ERROR");
             }
+            // Counted whether or not the span was made.
+            metered.finish(&outcome);
             outcome
         })
     }
@@ -368,7 +370,7 @@ struct Metered<'a> {
 
 impl<'a> Metered<'a> {
     fn start(tool: &'a str) -> Self {
-        let wanted = tracing::enabled!(target: "tool_runtime_mcp::metrics", tracing::Level::INFO);
+        let wanted = crate::telemetry::metrics_wanted();
         Metered {
             tool,
             started: wanted.then(std::time::Instant::now),

@@ -89,6 +89,12 @@ pub enum GlossaryError {
         /// Why.
         error: std::io::Error,
     },
+    /// The dictionary has no entry a glossary reads: a noun, verb, adjective or adverb of one
+    /// or two lowercase words, with translations of one or two words (the file).
+    Empty {
+        /// The dictionary's index.
+        path: PathBuf,
+    },
     /// A dictionary file is not in the dictd format (which, the line, what is wrong).
     Format {
         /// The file.
@@ -110,6 +116,12 @@ impl fmt::Display for GlossaryError {
                     path.display()
                 )
             }
+            GlossaryError::Empty { path } => write!(
+                f,
+                "{} has no entry a glossary reads (a noun, verb, adjective or adverb of one or \
+                 two lowercase words, with translations of one or two words)",
+                path.display()
+            ),
             GlossaryError::Format {
                 path,
                 line,
@@ -127,7 +139,7 @@ impl std::error::Error for GlossaryError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             GlossaryError::Io { error, .. } => Some(error),
-            GlossaryError::Format { .. } => None,
+            GlossaryError::Empty { .. } | GlossaryError::Format { .. } => None,
         }
     }
 }
@@ -135,7 +147,8 @@ impl std::error::Error for GlossaryError {
 /// Words (and two-word phrases) of one language with their rendering in another, for
 /// [`Ranking::glossary`](super::Ranking::glossary). Only an indexed tool's text is rendered
 /// (the request is read as written): the rendering is added to the words the tool is found by
-/// and to the text its meaning is taken from.
+/// and to the text its meaning is taken from. Words are runs of letters and digits, any
+/// script, compared lowercase; a word of one character or of digits only is never rendered.
 ///
 /// ```
 /// use tool_runtime::search::Glossary;
@@ -143,7 +156,7 @@ impl std::error::Error for GlossaryError {
 /// let glossary = Glossary::from_pairs([("cuti", "leave"), ("gaji", "salary")]);
 /// assert_eq!(glossary.render("Ambil sisa kuota cuti karyawan"), "leave");
 /// ```
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct Glossary {
     /// Each word's or phrase's rendering (lowercase).
     words: HashMap<String, String>,
@@ -153,21 +166,52 @@ pub struct Glossary {
     kept: HashSet<String>,
 }
 
+impl fmt::Debug for Glossary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Glossary")
+            .field("words", &self.words.len())
+            .field("kept", &self.kept.len())
+            .finish()
+    }
+}
+
+/// The words of `text` as a glossary reads them: runs of letters and digits, lowercase.
+fn words_of(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
 impl Glossary {
-    /// A glossary of `pairs`: a word or two-word phrase (any case), and its rendering.
+    /// A glossary of `pairs`: a word or a two-word phrase (any case; read as [`render`]
+    /// reads a text, so `Slip-Gaji` is the phrase `slip gaji`), and its rendering. A key of
+    /// more than two words never matches.
+    ///
+    /// [`render`]: Glossary::render
     pub fn from_pairs<W, R>(pairs: impl IntoIterator<Item = (W, R)>) -> Glossary
     where
         W: AsRef<str>,
         R: AsRef<str>,
     {
-        let mut glossary = Glossary::default();
+        Glossary::default().with_pairs(pairs)
+    }
+
+    /// This glossary with `pairs` added, each replacing the rendering it had (to correct a
+    /// dictionary's: `with_pairs([("cek", "check")])`), as in [`from_pairs`](Self::from_pairs).
+    pub fn with_pairs<W, R>(mut self, pairs: impl IntoIterator<Item = (W, R)>) -> Glossary
+    where
+        W: AsRef<str>,
+        R: AsRef<str>,
+    {
         for (word, rendering) in pairs {
-            glossary.insert(
-                &word.as_ref().to_lowercase(),
-                rendering.as_ref().to_lowercase(),
-            );
+            let key = words_of(word.as_ref()).join(" ");
+            if !key.is_empty() {
+                self.kept.remove(&key);
+                self.insert(&key, rendering.as_ref().to_lowercase());
+            }
         }
-        glossary
+        self
     }
 
     fn insert(&mut self, word: &str, rendering: String) {
@@ -180,8 +224,9 @@ impl Glossary {
 
     /// `words` left as they are (e.g. [`INDONESIAN_FUNCTION_WORDS`]): a phrase of two of them
     /// too.
-    pub fn keeping<'w>(mut self, words: impl IntoIterator<Item = &'w str>) -> Glossary {
-        self.kept.extend(words.into_iter().map(str::to_lowercase));
+    pub fn keeping(mut self, words: impl IntoIterator<Item = impl AsRef<str>>) -> Glossary {
+        self.kept
+            .extend(words.into_iter().map(|w| w.as_ref().to_lowercase()));
         self
     }
 
@@ -196,15 +241,22 @@ impl Glossary {
     }
 
     /// The glossary of a FreeDict dictionary from English into another language, read the
-    /// other way: that language's words rendered in English. `path` is the dictionary without
-    /// its extension (`/usr/share/dictd/freedict-eng-ind`, as Debian's `dict-freedict-eng-ind`
-    /// installs it): its `.index` and its `.dict.dz` (or `.dict`). Of each entry, a noun, verb,
-    /// adjective or adverb of one or two plain words, every translation of one or two plain
-    /// words renders as the English headword; where several headwords translate a word, the
-    /// one it is the first sense and the first translation of wins (`cuti` is `leave`). A word
-    /// that is an English headword itself is left as it is (`status`, `email`).
+    /// other way: that language's words rendered in English. `path` is the dictionary
+    /// (`/usr/share/dictd/freedict-eng-ind`, as Debian's `dict-freedict-eng-ind` installs it;
+    /// with or without the extension of one of its files): its `.index` and its `.dict.dz`
+    /// (or `.dict`). Of each entry, a noun, verb, adjective or adverb of one or two lowercase
+    /// words, every translation of one or two words renders as the English headword; where
+    /// several headwords translate a word, the one it is the first sense and the first
+    /// translation of wins (`cuti` is `leave`). A word an entry translates as itself is left as
+    /// it is (`status`).
     pub fn from_freedict_reversed(path: impl AsRef<Path>) -> Result<Glossary, GlossaryError> {
-        let path = path.as_ref();
+        let given = path.as_ref();
+        let name = given.to_string_lossy();
+        let path = [".index", ".dict.dz", ".dict"]
+            .iter()
+            .find_map(|extension| name.strip_suffix(extension))
+            .map_or_else(|| given.to_owned(), PathBuf::from);
+        let path = path.as_path();
         let index_path = with_extension(path, ".index");
         let index = std::fs::read_to_string(&index_path).map_err(|error| GlossaryError::Io {
             path: index_path.clone(),
@@ -216,11 +268,7 @@ impl Glossary {
 
     /// What `text`'s words render as, in order, separated by spaces (empty when none does).
     pub fn render(&self, text: &str) -> String {
-        let lower = text.to_lowercase();
-        let words: Vec<&str> = lower
-            .split(|c: char| !c.is_ascii_alphanumeric())
-            .filter(|w| !w.is_empty())
-            .collect();
+        let words = words_of(text);
         let mut out = String::new();
         let mut push = |s: &str| {
             if !out.is_empty() {
@@ -230,12 +278,12 @@ impl Glossary {
         };
         let mut i = 0;
         while i < words.len() {
-            let word = words[i];
+            let word = words[i].as_str();
             if let Some(next) = words
                 .get(i + 1)
                 .filter(|_| self.phrase_starts.contains(word))
             {
-                let both_kept = self.kept.contains(word) && self.kept.contains(*next);
+                let both_kept = self.kept.contains(word) && self.kept.contains(next);
                 if let Some(rendering) = self.words.get(&format!("{word} {next}"))
                     && !both_kept
                 {
@@ -244,8 +292,8 @@ impl Glossary {
                     continue;
                 }
             }
-            let renders = word.len() > 1
-                && !word.bytes().all(|b| b.is_ascii_digit())
+            let renders = word.chars().nth(1).is_some()
+                && !word.chars().all(|c| c.is_numeric())
                 && !self.kept.contains(word);
             if let Some(rendering) = self.words.get(word).filter(|_| renders) {
                 push(rendering);
@@ -287,6 +335,9 @@ fn dictionary_text(path: &Path) -> Result<Vec<u8>, GlossaryError> {
 
 /// A dictd index number: base 64, `A` to `/`, most significant digit first.
 fn base64_number(digits: &str) -> Option<usize> {
+    if digits.is_empty() {
+        return None;
+    }
     digits.bytes().try_fold(0usize, |n, b| {
         let digit = match b {
             b'A'..=b'Z' => b - b'A',
@@ -300,10 +351,10 @@ fn base64_number(digits: &str) -> Option<usize> {
     })
 }
 
-/// One or two words of lowercase ASCII letters.
+/// One or two words of letters, none uppercase.
 fn plain_words(s: &str) -> bool {
     let mut parts = s.split(' ');
-    let word = |w: &str| !w.is_empty() && w.bytes().all(|b| b.is_ascii_lowercase());
+    let word = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_alphabetic() && !c.is_uppercase());
     match (parts.next(), parts.next(), parts.next()) {
         (Some(a), None, _) => word(a),
         (Some(a), Some(b), None) => word(a) && word(b),
@@ -347,7 +398,7 @@ fn translations(line: &str) -> Vec<String> {
     without_remarks
         .split([',', ';'])
         .map(|t| t.trim().to_lowercase())
-        .filter(|t| t.len() >= 2 && plain_words(t))
+        .filter(|t| t.chars().nth(1).is_some() && plain_words(t))
         .collect()
 }
 
@@ -356,7 +407,8 @@ fn translations(line: &str) -> Vec<String> {
 type Rank = (usize, usize, usize, usize, String);
 
 fn read_freedict(index: &str, index_path: &Path, text: &[u8]) -> Result<Glossary, GlossaryError> {
-    let mut english: HashSet<String> = HashSet::new();
+    // Words an entry translates as themselves (`status`): left as they are.
+    let mut same: HashSet<String> = HashSet::new();
     let mut best: HashMap<String, Rank> = HashMap::new();
     for (n, line) in index.lines().enumerate() {
         let format = |message: String| GlossaryError::Format {
@@ -365,8 +417,9 @@ fn read_freedict(index: &str, index_path: &Path, text: &[u8]) -> Result<Glossary
             message,
         };
         let mut fields = line.split('\t');
-        let (Some(headword), Some(offset), Some(length), None) =
-            (fields.next(), fields.next(), fields.next(), fields.next())
+        // (A fourth field, the headword as first written, is ignored.)
+        let (Some(headword), Some(offset), Some(length)) =
+            (fields.next(), fields.next(), fields.next())
         else {
             return Err(format(format!(
                 "expected `headword<TAB>offset<TAB>length`, found {line:?}"
@@ -391,9 +444,6 @@ fn read_freedict(index: &str, index_path: &Path, text: &[u8]) -> Result<Glossary
         };
         let entry = String::from_utf8_lossy(entry);
         let headword = headword.trim();
-        if !headword.is_empty() && headword.bytes().all(|b| b.is_ascii_lowercase()) {
-            english.insert(headword.to_owned());
-        }
         let mut lines = entry.lines();
         let part_of_speech = lines
             .next()
@@ -415,6 +465,7 @@ fn read_freedict(index: &str, index_path: &Path, text: &[u8]) -> Result<Glossary
             let listed = translations(line);
             for (place, word) in listed.iter().enumerate() {
                 if word == headword {
+                    same.insert(word.clone());
                     continue;
                 }
                 let rank = (
@@ -434,11 +485,16 @@ fn read_freedict(index: &str, index_path: &Path, text: &[u8]) -> Result<Glossary
             }
         }
     }
+    if best.is_empty() {
+        return Err(GlossaryError::Empty {
+            path: index_path.to_owned(),
+        });
+    }
     let mut glossary = Glossary::default();
     for (word, (.., headword)) in best {
         glossary.insert(&word, headword);
     }
-    glossary.kept = english;
+    glossary.kept = same;
     Ok(glossary)
 }
 
@@ -512,7 +568,7 @@ mod tests {
         );
         assert_eq!(
             glossary
-                .keeping(INDONESIAN_FUNCTION_WORDS.iter().copied())
+                .keeping(INDONESIAN_FUNCTION_WORDS)
                 .render("Ajukan cuti untuk saya; cek slip gaji dan status buku 2026"),
             "leave pay slip book"
         );
@@ -536,6 +592,47 @@ mod tests {
                 .contains("/nonexistent/freedict-eng-xxx.index"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn any_script_a_hosts_corrections_and_the_dictionarys_edges() {
+        let glossary =
+            Glossary::from_pairs([("Überstunden", "overtime"), ("Slip-Gaji", "payslip")]);
+        assert_eq!(
+            glossary.render("Meine überstunden; slip gaji"),
+            "overtime payslip"
+        );
+        let (index, text) = dictd(&[
+            ("check", "check <v>\n1. periksa\nto inspect\n"),
+            ("cheque", "cheque <n>\ncek\na bank order\n"),
+        ]);
+        // A fourth field is ignored; an empty number is not a number.
+        let four = index.replace('\n', "\tas written\n");
+        let glossary = read_freedict(&four, Path::new("x.index"), &text).unwrap();
+        assert_eq!(glossary.render("cek periksa"), "cheque check");
+        let corrected = glossary.with_pairs([("cek", "check")]);
+        assert_eq!(corrected.render("cek periksa"), "check check");
+        let empty = format!("{index}leave\t\tB\n");
+        let e = read_freedict(&empty, Path::new("x.index"), &text).unwrap_err();
+        assert!(e.to_string().contains("line 3"), "{e}");
+        // Nothing a glossary reads: refused, not an empty glossary.
+        let (index, text) = dictd(&[("Jakarta", "Jakarta <prop>\nJakarta\n")]);
+        let e = read_freedict(&index, Path::new("x.index"), &text).unwrap_err();
+        assert!(matches!(e, GlossaryError::Empty { .. }), "{e}");
+    }
+
+    #[test]
+    fn a_dictionary_is_found_by_its_name_or_any_of_its_files() {
+        let dir = std::env::temp_dir().join(format!("glossary-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (index, text) = dictd(&[("leave", "leave <n>\ncuti\nabsence\n")]);
+        std::fs::write(dir.join("d.index"), index).unwrap();
+        std::fs::write(dir.join("d.dict"), text).unwrap();
+        for name in ["d", "d.index", "d.dict"] {
+            let glossary = Glossary::from_freedict_reversed(dir.join(name)).unwrap();
+            assert_eq!(glossary.render("cuti"), "leave", "{name}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

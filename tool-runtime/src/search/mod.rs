@@ -84,8 +84,8 @@ impl Ranking {
         Ranking::default()
     }
 
-    /// By meaning too: `embedder` embeds each tool when the index is built and each query when
-    /// searched; a tool's score is the cosine of the two meanings plus one half of its BM25
+    /// By meaning too: `embedder` embeds each tool (its name and description, and what a
+    /// glossary renders them as) when the index is built and each query when searched; a tool's score is the cosine of the two meanings plus one half of its BM25
     /// score (scaled so the query's best is 1), so a request sharing no word with a tool can
     /// find it.
     pub fn embedder(mut self, embedder: Arc<dyn Embedder>) -> Ranking {
@@ -298,10 +298,9 @@ impl ToolIndex {
         ToolIndex::of(set.iter().map(|t| &**t), ranking)
     }
 
-    /// The index of every tool of `set`, ranking by meaning too: `embedder` embeds each tool
-    /// now (its name, description and argument descriptions) and each query when searched;
-    /// a tool's score is its BM25 score (scaled so the query's best is 1) times one half plus
-    /// the cosine of the two meanings, so a request sharing no word with a tool can find it.
+    /// The index of every tool of `set`, ranking by meaning too
+    /// ([`Ranking::embedder`]): `embedder` embeds each tool now (its name and description) and
+    /// each query when searched.
     pub fn with_embedder(set: &ToolSet, embedder: Arc<dyn Embedder>) -> ToolIndex {
         ToolIndex::ranked_by(set, Ranking::lexical().embedder(embedder))
     }

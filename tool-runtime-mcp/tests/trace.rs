@@ -59,6 +59,19 @@ async fn imported(addr: SocketAddr, options: RemoteOptions) -> (Remote, ToolSet)
     (remote, set)
 }
 
+/// A remote's options whose propagator gives `sent` for every call (the tool needs no
+/// approval).
+fn injecting(sent: &TraceContext) -> RemoteOptions {
+    RemoteOptions {
+        propagator: Some(Arc::new(Recorder {
+            inject: Some(sent.clone()),
+            ..Recorder::default()
+        })),
+        approval: HashMap::from([("leave_left".to_owned(), false)]),
+        ..RemoteOptions::default()
+    }
+}
+
 fn subscriber() -> tracing::subscriber::DefaultGuard {
     let guard = tracing::subscriber::set_default(
         tracing_subscriber::registry().with(tracing_subscriber::filter::LevelFilter::INFO),
@@ -77,15 +90,7 @@ async fn a_remote_call_carries_the_callers_trace_to_the_server() {
     let mut sent = TraceContext::new(CALLER);
     sent.tracestate = Some("congo=t61rcWkgMzE".into());
     sent.baggage = Some("tenant=acme".into());
-    let options = RemoteOptions {
-        propagator: Some(Arc::new(Recorder {
-            inject: Some(sent.clone()),
-            ..Recorder::default()
-        })),
-        approval: HashMap::from([("leave_left".to_owned(), false)]),
-        ..RemoteOptions::default()
-    };
-    let (_remote, set) = imported(addr, options).await;
+    let (_remote, set) = imported(addr, injecting(&sent)).await;
     let out = set.call(&Context::new(), "leave_left", "{}").await.unwrap();
     assert_eq!(out.into_value(), serde_json::json!({"result": 7}));
     let carried = server_side.carried.lock().unwrap().clone();
@@ -260,15 +265,7 @@ async fn with_no_span_made_every_hop_still_counts_and_the_context_still_goes_on(
     let server_side = Recorder::default();
     let addr = server(server_side.clone()).await;
     let sent = TraceContext::new("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00");
-    let options = RemoteOptions {
-        propagator: Some(Arc::new(Recorder {
-            inject: Some(sent.clone()),
-            ..Recorder::default()
-        })),
-        approval: HashMap::from([("leave_left".to_owned(), false)]),
-        ..RemoteOptions::default()
-    };
-    let (_remote, set) = imported(addr, options).await;
+    let (_remote, set) = imported(addr, injecting(&sent)).await;
     assert!(tracing::info_span!(target: "tool_runtime_mcp::remote", "probe").is_disabled());
     set.call(&Context::new(), "leave_left", "{}").await.unwrap();
     assert_eq!(server_side.carried.lock().unwrap().clone(), [sent]);

@@ -1,8 +1,11 @@
 //! The histograms: the toolkit's duration events (`histogram.{name} = seconds`, on the
 //! targets `tool_runtime::metrics` and `tool_runtime_mcp::metrics`) recorded into histograms
 //! made once, with the conventions' unit (`s`) and advised bucket boundaries; the event's other
-//! fields are the measurement's attributes.
+//! fields are the measurement's attributes. A tool's calls carry the same few attribute values
+//! again and again: each thread keeps the attribute lists it made last and reuses one while an
+//! event's fields repeat it, so no value is copied per call.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::RwLock;
 
@@ -94,11 +97,138 @@ impl Histograms {
 impl Histograms {
     /// Records a duration event (of a metrics target) into its histogram.
     pub(crate) fn on_event(&self, event: &Event<'_>) {
-        let mut read = Measurement::default();
-        event.record(&mut read);
-        if let Some((name, value)) = read.value {
-            self.record(name, value, &read.attributes);
+        RECENT.with(|recent| match recent.try_borrow_mut() {
+            Ok(mut recent) => {
+                let recent = &mut *recent;
+                let mut read = Signature {
+                    bytes: &mut recent.signature,
+                    value: None,
+                };
+                read.bytes.clear();
+                event.record(&mut read);
+                let Some((name, value)) = read.value else {
+                    return;
+                };
+                let found = recent
+                    .lists
+                    .iter()
+                    .position(|(signature, _)| *signature == recent.signature);
+                let at = match found {
+                    Some(at) => at,
+                    None => {
+                        let mut measured = Measurement::default();
+                        event.record(&mut measured);
+                        recent.keep(measured.attributes)
+                    }
+                };
+                self.record(name, value, &recent.lists[at].1);
+            }
+            // Recording while this thread records (an SDK's own event): nothing reused.
+            Err(_) => {
+                let mut read = Measurement::default();
+                event.record(&mut read);
+                if let Some((name, value)) = read.value {
+                    self.record(name, value, &read.attributes);
+                }
+            }
+        })
+    }
+}
+
+/// How many attribute lists a thread keeps: a server's tools and outcomes in use at once.
+const RECENT_LISTS: usize = 64;
+
+thread_local! {
+    static RECENT: RefCell<Recent> = RefCell::new(Recent::default());
+}
+
+/// The attribute lists this thread made last, each with the signature of the fields it was
+/// made from.
+#[derive(Default)]
+struct Recent {
+    lists: Vec<(Vec<u8>, Vec<KeyValue>)>,
+    /// Where the next list goes when all places are taken.
+    next: usize,
+    /// The signature of the event being read.
+    signature: Vec<u8>,
+}
+
+impl Recent {
+    /// Keeps `attributes` under the current signature: its place.
+    fn keep(&mut self, attributes: Vec<KeyValue>) -> usize {
+        let entry = (self.signature.clone(), attributes);
+        if self.lists.len() < RECENT_LISTS {
+            self.lists.push(entry);
+            return self.lists.len() - 1;
         }
+        let at = self.next;
+        self.lists[at] = entry;
+        self.next = (at + 1) % RECENT_LISTS;
+        at
+    }
+}
+
+/// An event's fields written as bytes, to find the attribute list made from the same ones:
+/// each field's name and kind, then its value (a string's bytes, a number's eight), the
+/// histogram's name and value apart.
+struct Signature<'a> {
+    bytes: &'a mut Vec<u8>,
+    value: Option<(&'static str, f64)>,
+}
+
+impl Signature<'_> {
+    fn field(&mut self, field: &Field, kind: u8, value: &[u8]) {
+        self.bytes.extend_from_slice(field.name().as_bytes());
+        self.bytes.push(0xff);
+        self.bytes.push(kind);
+        self.bytes
+            .extend_from_slice(&(value.len() as u32).to_le_bytes());
+        self.bytes.extend_from_slice(value);
+    }
+
+    fn number(&mut self, field: &Field, value: f64) -> bool {
+        match field.name().strip_prefix("histogram.") {
+            Some(name) => {
+                // Which histogram is part of the signature; its value is not.
+                self.bytes.extend_from_slice(name.as_bytes());
+                self.bytes.push(0xfe);
+                self.value = Some((name, value));
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+impl Visit for Signature<'_> {
+    fn record_f64(&mut self, field: &Field, value: f64) {
+        if !self.number(field, value) {
+            self.field(field, b'f', &value.to_le_bytes());
+        }
+    }
+
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        if !self.number(field, value as f64) {
+            self.field(field, b'u', &value.to_le_bytes());
+        }
+    }
+
+    fn record_i64(&mut self, field: &Field, value: i64) {
+        if !self.number(field, value as f64) {
+            self.field(field, b'i', &value.to_le_bytes());
+        }
+    }
+
+    fn record_bool(&mut self, field: &Field, value: bool) {
+        self.field(field, b'b', &[u8::from(value)]);
+    }
+
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.field(field, b's', value.as_bytes());
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        self.field(field, b'd', format!("{value:?}").as_bytes());
     }
 }
 

@@ -20,6 +20,11 @@ fn hitung_porsi(
     Ok(orang)
 }
 
+#[tool(description = "Count the tables a catering order needs; changes nothing.")]
+fn hitung_meja(#[arg(description = "How many people", range = 1..=500)] orang: u32) -> u32 {
+    orang.div_ceil(8)
+}
+
 struct Setup {
     spans: InMemorySpanExporter,
     metrics: InMemoryMetricExporter,
@@ -181,6 +186,64 @@ fn calls_counted(s: &Setup) -> u64 {
         panic!("not an f64 histogram: {:?}", metric.data());
     };
     histogram.data_points().map(|p| p.count()).sum()
+}
+
+/// Each measurement keeps its own attributes, however often the same ones come back (a thread
+/// reuses the attribute lists it made while an event's fields repeat).
+#[test]
+fn repeated_and_different_attributes_each_count_where_they_belong() {
+    let tools = ToolSet::new([hitung_porsi::tool(), hitung_meja::tool()]).unwrap();
+    let s = setup(Sampler::AlwaysOn);
+    s.run(|| {
+        for (tool, orang) in [
+            ("hitung_porsi", 25),
+            ("hitung_porsi", 13),
+            ("hitung_meja", 25),
+            ("hitung_porsi", 40),
+            ("hitung_porsi", 13),
+            ("hitung_meja", 13),
+            ("hitung_porsi", 25),
+        ] {
+            let arguments = format!(r#"{{"orang": {orang}}}"#);
+            let _ = tools.call(&Context::new(), tool, &arguments).blocking();
+        }
+    });
+    s.meter.force_flush().unwrap();
+    let exported = s.metrics.get_finished_metrics().unwrap();
+    let metric = exported
+        .iter()
+        .flat_map(|r| r.scope_metrics())
+        .flat_map(|m| m.metrics())
+        .find(|m| m.name() == "gen_ai.execute_tool.duration")
+        .expect("the histogram");
+    let AggregatedMetrics::F64(MetricData::Histogram(histogram)) = metric.data() else {
+        panic!("not an f64 histogram: {:?}", metric.data());
+    };
+    let mut counts: Vec<(String, Option<String>, u64)> = histogram
+        .data_points()
+        .map(|p| {
+            let value = |key: &str| {
+                p.attributes()
+                    .find(|kv| kv.key.as_str() == key)
+                    .map(|kv| kv.value.to_string())
+            };
+            (
+                value("gen_ai.tool.name").unwrap_or_default(),
+                value("error.type"),
+                p.count(),
+            )
+        })
+        .collect();
+    counts.sort();
+    let tool_error = Some("tool_error".to_owned());
+    assert_eq!(
+        counts,
+        [
+            ("hitung_meja".to_owned(), None, 2),
+            ("hitung_porsi".to_owned(), None, 3),
+            ("hitung_porsi".to_owned(), tool_error, 2),
+        ]
+    );
 }
 
 /// Sampling decided before a span is built: inside a request whose trace is not kept, the

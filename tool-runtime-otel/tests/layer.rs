@@ -111,27 +111,62 @@ fn a_tool_call_is_the_conventions_span_and_histogram() {
     );
     assert_ne!(failed.span_context.trace_id(), ok.span_context.trace_id());
 
-    s.meter.force_flush().unwrap();
-    let exported = s.metrics.get_finished_metrics().unwrap();
-    let metric = exported
-        .iter()
-        .flat_map(|r| r.scope_metrics())
-        .flat_map(|m| m.metrics())
-        .find(|m| m.name() == "gen_ai.execute_tool.duration")
-        .expect("the histogram");
-    assert_eq!(metric.unit(), "s");
-    let AggregatedMetrics::F64(MetricData::Histogram(histogram)) = metric.data() else {
-        panic!("not an f64 histogram: {:?}", metric.data());
-    };
-    let points: Vec<_> = histogram.data_points().collect();
+    let (unit, points) = execute_tool_points(&s);
+    assert_eq!(unit, "s");
     assert_eq!(points.len(), 2, "one point per error.type");
     assert_eq!(
-        points[0].bounds().collect::<Vec<_>>(),
+        points[0].bounds,
         [
             0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92
         ]
     );
-    assert_eq!(points.iter().map(|p| p.count()).sum::<u64>(), 2);
+    assert_eq!(points.iter().map(|p| p.count).sum::<u64>(), 2);
+}
+
+/// One point of an exported histogram.
+struct Point {
+    attributes: Vec<(String, String)>,
+    count: u64,
+    bounds: Vec<f64>,
+}
+
+impl Point {
+    fn attribute(&self, key: &str) -> Option<String> {
+        self.attributes
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+    }
+}
+
+/// The `gen_ai.execute_tool.duration` histogram exported so far: its unit and its points
+/// (none when it was not exported).
+fn execute_tool_points(s: &Setup) -> (String, Vec<Point>) {
+    s.meter.force_flush().unwrap();
+    let exported = s.metrics.get_finished_metrics().unwrap();
+    let Some(metric) = exported
+        .iter()
+        .flat_map(|r| r.scope_metrics())
+        .flat_map(|m| m.metrics())
+        .find(|m| m.name() == "gen_ai.execute_tool.duration")
+    else {
+        return (String::new(), Vec::new());
+    };
+    let AggregatedMetrics::F64(MetricData::Histogram(histogram)) = metric.data() else {
+        panic!("not an f64 histogram: {:?}", metric.data());
+    };
+    let points = histogram
+        .data_points()
+        .map(|p| Point {
+            attributes: p
+                .attributes()
+                .map(|kv| (kv.key.to_string(), kv.value.to_string()))
+                .collect(),
+            count: p.count(),
+            bounds: p.bounds().collect(),
+        })
+        .collect();
+    (metric.unit().to_owned(), points)
 }
 
 #[test]
@@ -172,20 +207,7 @@ fn a_trace_not_kept_records_nothing_and_its_children_follow_it() {
 
 /// How many calls the `gen_ai.execute_tool.duration` histogram counted.
 fn calls_counted(s: &Setup) -> u64 {
-    s.meter.force_flush().unwrap();
-    let exported = s.metrics.get_finished_metrics().unwrap();
-    let Some(metric) = exported
-        .iter()
-        .flat_map(|r| r.scope_metrics())
-        .flat_map(|m| m.metrics())
-        .find(|m| m.name() == "gen_ai.execute_tool.duration")
-    else {
-        return 0;
-    };
-    let AggregatedMetrics::F64(MetricData::Histogram(histogram)) = metric.data() else {
-        panic!("not an f64 histogram: {:?}", metric.data());
-    };
-    histogram.data_points().map(|p| p.count()).sum()
+    execute_tool_points(s).1.iter().map(|p| p.count).sum()
 }
 
 /// Each measurement keeps its own attributes, however often the same ones come back (a thread
@@ -208,29 +230,14 @@ fn repeated_and_different_attributes_each_count_where_they_belong() {
             let _ = tools.call(&Context::new(), tool, &arguments).blocking();
         }
     });
-    s.meter.force_flush().unwrap();
-    let exported = s.metrics.get_finished_metrics().unwrap();
-    let metric = exported
+    let mut counts: Vec<(String, Option<String>, u64)> = execute_tool_points(&s)
+        .1
         .iter()
-        .flat_map(|r| r.scope_metrics())
-        .flat_map(|m| m.metrics())
-        .find(|m| m.name() == "gen_ai.execute_tool.duration")
-        .expect("the histogram");
-    let AggregatedMetrics::F64(MetricData::Histogram(histogram)) = metric.data() else {
-        panic!("not an f64 histogram: {:?}", metric.data());
-    };
-    let mut counts: Vec<(String, Option<String>, u64)> = histogram
-        .data_points()
         .map(|p| {
-            let value = |key: &str| {
-                p.attributes()
-                    .find(|kv| kv.key.as_str() == key)
-                    .map(|kv| kv.value.to_string())
-            };
             (
-                value("gen_ai.tool.name").unwrap_or_default(),
-                value("error.type"),
-                p.count(),
+                p.attribute("gen_ai.tool.name").unwrap_or_default(),
+                p.attribute("error.type"),
+                p.count,
             )
         })
         .collect();

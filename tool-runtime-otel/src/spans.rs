@@ -6,7 +6,8 @@
 //!
 //! The sampling decision is taken when a span starts: a span whose trace is not sampled keeps
 //! its ids (to carry its trace on) and nothing else, so its fields are never read, copied or
-//! stored, and the toolkit's spans inside it are not made at all (`SpanLayer`'s `enabled`). A root span is the one exception: its remote parent may arrive just after it starts
+//! stored, and the toolkit's spans inside it are not made at all (`SpanLayer`'s `enabled`). A
+//! root span is the one exception: its remote parent may arrive just after it starts
 //! ([`W3c`](crate::W3c) sets it from the request), and that parent's decision is the trace's,
 //! so a root span records its fields until then. Fields named `otel.name`, `otel.kind`,
 //! `otel.status_code` and `otel.status_description` set the span's name, kind and status;

@@ -85,9 +85,9 @@ impl Ranking {
     }
 
     /// By meaning too: `embedder` embeds each tool (its name and description, and what a
-    /// glossary renders them as) when the index is built and each query when searched; a tool's score is the cosine of the two meanings plus one half of its BM25
-    /// score (scaled so the query's best is 1), so a request sharing no word with a tool can
-    /// find it.
+    /// glossary renders them as) when the index is built and each query when searched; a
+    /// tool's score is the cosine of the two meanings plus one half of its BM25 score (scaled
+    /// so the query's best is 1), so a request sharing no word with a tool can find it.
     pub fn embedder(mut self, embedder: Arc<dyn Embedder>) -> Ranking {
         self.embedder = Some(embedder);
         self

@@ -473,11 +473,12 @@ impl<'a> Trace<'a> {
             }
         };
         self.record_outcome(outcome, error_type, elapsed);
-        let _entered = self.span.enter();
         // The conventions' histogram (seconds), as an event `tool-runtime-otel`'s
-        // layer reads: a `histogram.` field, the others its attributes.
+        // layer reads: a `histogram.` field, the others its attributes. Its parent is named
+        // rather than entered: entering and leaving a span are two more walks of the layers.
         tracing::event!(
             target: "tool_runtime::metrics",
+            parent: &self.span,
             tracing::Level::INFO,
             histogram.gen_ai.execute_tool.duration = took.as_secs_f64(),
             gen_ai.tool.name = tool,
@@ -490,7 +491,7 @@ impl<'a> Trace<'a> {
         {
             let shown = shown.to_string();
             self.span.record("gen_ai.tool.call.result", shown.as_str());
-            tracing::trace!(target: "tool_runtime::values", output = shown);
+            tracing::trace!(target: "tool_runtime::values", parent: &self.span, output = shown);
         }
         out
     }

@@ -136,23 +136,22 @@ fn otel() -> (
     (guard, telemetry)
 }
 
-/// The floor under any `tracing` layer: the registry and the same two filtered layers as
-/// `otel`, doing nothing (what the spans and the event cost before a layer records anything).
+/// The floor under any `tracing` layer: the registry and one layer doing nothing behind the
+/// same filter as `otel`'s (what the spans and the event cost before a layer records anything).
 #[cfg(feature = "otel-probe")]
 fn floor() -> tracing::subscriber::DefaultGuard {
     use tracing::level_filters::LevelFilter;
     use tracing_subscriber::Layer as _;
     use tracing_subscriber::filter::Targets;
     use tracing_subscriber::layer::{Identity, SubscriberExt as _};
-    let spans = Targets::new()
+    let targets = Targets::new()
         .with_default(LevelFilter::INFO)
-        .with_target("tool_runtime::metrics", LevelFilter::OFF)
-        .with_target("tool_runtime::values", LevelFilter::OFF);
-    let metrics = Targets::new().with_target("tool_runtime::metrics", LevelFilter::INFO);
+        .with_target("rmcp", LevelFilter::WARN)
+        .with_target("tool_runtime::values", LevelFilter::OFF)
+        .with_target("tool_runtime::metrics", LevelFilter::INFO)
+        .with_target("tool_runtime_mcp::metrics", LevelFilter::INFO);
     tracing::subscriber::set_default(
-        tracing_subscriber::registry()
-            .with(Identity::new().with_filter(spans))
-            .with(Identity::new().with_filter(metrics)),
+        tracing_subscriber::registry().with(Identity::new().with_filter(targets)),
     )
 }
 

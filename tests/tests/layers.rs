@@ -39,6 +39,8 @@ const CORE: &[&[&str]] = &[
     &["handler"],
     // A tool, a call, a tool set.
     &["tool"],
+    // What records a call beside `tracing` (a telemetry crate's observer).
+    &["observe"],
     &["call", "define"],
     // Which tools a request sends only once the model found them.
     &["defer"],

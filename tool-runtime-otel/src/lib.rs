@@ -23,11 +23,14 @@
 //! The layer writes each span straight from its fields into what the OTLP exporter sends, and
 //! decides whether a trace is kept when its first span starts: a span of a trace not kept costs
 //! its ids, nothing more, and the toolkit's spans inside it are not made (the calls still count
-//! in the histograms). Recording a tool call's span and histogram takes about 7,350 more
-//! instructions than the call without a subscriber (2.7x to 4.8x the three example tools' calls,
-//! of which the `tracing` registry and the layer's filter, doing nothing, take 1,900); a
-//! stateless MCP call over HTTP 1.20x, or 1.10x outside the sample
-//! (`scripts/otel-overhead.sh`).
+//! in the histograms). A tool call is not recorded through `tracing` at all: the layer exposes
+//! the core's [`Observer`](tool_runtime::observe::Observer), which the toolkit tells of each call
+//! directly, so a call's span and histogram cost no walk of the subscriber's layers and no
+//! lookup in its registry (the call's `tracing` span is still made for another layer that wants
+//! it, a log's; spans and events made while the call runs are still its children). Recording a
+//! tool call's span and histogram takes about 3,700 more instructions than the call without a
+//! subscriber (1.9x to 2.8x the three example tools' calls); a stateless MCP call over HTTP
+//! 1.18x, or 1.10x outside the sample (`scripts/otel-overhead.sh`).
 //!
 //! The variables read (OpenTelemetry's SDK configuration):
 //!
@@ -45,10 +48,12 @@
 
 #![deny(missing_docs)]
 
+mod calls;
 mod metrics;
 #[cfg(feature = "otlp")]
 mod otlp;
 mod sampler;
+mod span_data;
 mod spans;
 mod values;
 
@@ -116,7 +121,7 @@ impl std::error::Error for Error {}
 /// The exporters the environment asked for; dropping it flushes what is buffered and shuts
 /// them down (keep it alive for the program's life: `let _telemetry = ...`).
 pub struct Telemetry {
-    spans: Option<Arc<spans::Sink>>,
+    spans: Option<Arc<span_data::Sink>>,
     meter: Option<SdkMeterProvider>,
     sampler: Sampler,
     /// Arguments and results on the spans (the opt-in).
@@ -147,7 +152,7 @@ impl Telemetry {
     pub fn new(spans: Option<Box<dyn SpanProcessor>>, metrics: Option<SdkMeterProvider>) -> Self {
         Telemetry {
             spans: spans.map(|processor| {
-                Arc::new(spans::Sink {
+                Arc::new(span_data::Sink {
                     processor,
                     scope: scope(),
                 })
@@ -200,11 +205,16 @@ impl Telemetry {
                 targets = targets.with_target(target, metrics);
             }
             layers.push(Box::new(
-                spans::SpanLayer::new(self.spans.clone(), histograms, self.sampler.clone())
-                    .with_filter(spans::Sampled {
-                        targets,
-                        every_trace: matches!(self.sampler, Sampler::AlwaysOn),
-                    }),
+                spans::SpanLayer::new(
+                    self.spans.clone(),
+                    histograms,
+                    self.sampler.clone(),
+                    self.content,
+                )
+                .with_filter(spans::Sampled {
+                    targets,
+                    every_trace: matches!(self.sampler, Sampler::AlwaysOn),
+                }),
             ));
         }
         // The toolkit records arguments and results only when some layer wants its target
@@ -272,12 +282,12 @@ impl Propagator for W3c {
             // The request carried none: the span starts its own trace.
             spans::expect_parent(
                 opentelemetry::trace::SpanContext::empty_context(),
-                spans::Carried::default(),
+                span_data::Carried::default(),
             );
             return;
         }
         let parent = remote_parent(carried);
-        let carried = spans::Carried {
+        let carried = span_data::Carried {
             trace_state: parent.trace_state().clone(),
             baggage: carried.baggage.clone(),
         };

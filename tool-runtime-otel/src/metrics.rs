@@ -95,6 +95,25 @@ impl Histograms {
 }
 
 impl Histograms {
+    /// Records a tool call's duration (seconds), by the tool's name and, for a failure, the
+    /// error's type: the attributes of the toolkit's duration event for a call.
+    pub(crate) fn execute_tool(&self, seconds: f64, tool: &Value, error_type: Option<&str>) {
+        let name = KeyValue::new(Key::from_static_str("gen_ai.tool.name"), tool.clone());
+        match error_type {
+            None => self.known[0].record(seconds, &[name]),
+            Some(kind) => self.known[0].record(
+                seconds,
+                &[
+                    name,
+                    KeyValue::new(
+                        Key::from_static_str("error.type"),
+                        crate::values::text(kind),
+                    ),
+                ],
+            ),
+        }
+    }
+
     /// Records a duration event (of a metrics target) into its histogram.
     pub(crate) fn on_event(&self, event: &Event<'_>) {
         RECENT.with(|recent| match recent.try_borrow_mut() {

@@ -11,7 +11,7 @@ use tracing_subscriber::Layer as _;
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
 
-use crate::{Error, Sampler, Telemetry, scope, spans};
+use crate::{Error, Sampler, Telemetry, scope, span_data};
 
 /// What one signal's variables ask for.
 #[derive(Debug, PartialEq, Eq)]
@@ -97,7 +97,7 @@ impl Telemetry {
                     .map_err(|e| Error::Exporter(e.to_string()))?;
                 let mut processor = BatchSpanProcessor::builder(exporter).build();
                 processor.set_resource(&resource);
-                Some(Arc::new(spans::Sink {
+                Some(Arc::new(span_data::Sink {
                     processor: Box::new(processor),
                     scope: scope(),
                 }))

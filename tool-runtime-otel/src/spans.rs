@@ -2,7 +2,10 @@
 //! written straight from its fields into the [`SpanData`] the SDK's batch processor exports, and
 //! each duration event of the toolkit's metrics targets a histogram measurement (see
 //! [`metrics`](crate::metrics)). One layer for both: every span operation walks each layer
-//! of a subscriber, and a filtered layer looks the span up to know whether it is its own.
+//! of a subscriber, and a filtered layer looks the span up to know whether it is its own. The
+//! one span it does not take is a tool call's: the layer exposes the core's observer, which
+//! records calls directly ([`calls`](crate::calls)); a span or event made while a call runs on
+//! this thread is the call's.
 //!
 //! The sampling decision is taken when a span starts: a span whose trace is not sampled keeps
 //! its ids (to carry its trace on) and nothing else, so its fields are never read, copied or
@@ -15,7 +18,6 @@
 //! `ERROR` event marks the span's status as an error when nothing else set it).
 
 use std::borrow::Cow;
-use std::cell::Cell;
 use std::fmt;
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -23,8 +25,9 @@ use std::time::SystemTime;
 use opentelemetry::trace::{
     SpanContext, SpanId, SpanKind, Status, TraceFlags, TraceId, TraceState,
 };
-use opentelemetry::{InstrumentationScope, Key, KeyValue, Value};
-use opentelemetry_sdk::trace::{SpanData, SpanEvents, SpanLinks, SpanProcessor};
+use opentelemetry::{Key, KeyValue, Value};
+use opentelemetry_sdk::trace::{SpanData, SpanEvents, SpanLinks};
+use tool_runtime::observe::Observer;
 use tracing::field::{Field, Visit};
 use tracing::level_filters::LevelFilter;
 use tracing::span::{Attributes, Id, Record};
@@ -34,8 +37,11 @@ use tracing_subscriber::filter::Targets;
 use tracing_subscriber::layer::{Context, Filter};
 use tracing_subscriber::registry::LookupSpan;
 
+use crate::calls::{self, Calls};
 use crate::metrics::Histograms;
 use crate::sampler::Sampler;
+use crate::span_data::{Body, Carried, Sink, Traced};
+use crate::span_data::{new_span_id, new_trace_id};
 use crate::values::text;
 
 /// What the layer keeps of one span.
@@ -53,37 +59,14 @@ struct Kept {
     body: Option<Box<Body>>,
 }
 
-struct Body {
-    name: Cow<'static, str>,
-    kind: SpanKind,
-    status: Status,
-    start: SystemTime,
-    attributes: Vec<KeyValue>,
-    events: SpanEvents,
-}
-
-/// A span's context, and what its trace carried.
-pub(crate) type Traced = (SpanContext, Option<Arc<Carried>>);
-
-/// What a trace's remote parent carried, passed on to every hop after it.
-#[derive(Debug, Default)]
-pub(crate) struct Carried {
-    pub(crate) trace_state: TraceState,
-    pub(crate) baggage: Option<String>,
-}
-
-/// Where the spans go.
-pub(crate) struct Sink {
-    pub(crate) processor: Box<dyn SpanProcessor>,
-    pub(crate) scope: InstrumentationScope,
-}
-
 /// The layer (see the module's documentation).
 pub(crate) struct SpanLayer<S> {
     /// Where spans go; `None` when only metrics are exported.
     sink: Option<Arc<Sink>>,
-    histograms: Option<Histograms>,
+    histograms: Option<Arc<Histograms>>,
     hooks: Hooks,
+    /// What records the toolkit's tool calls (see [`calls`](crate::calls)).
+    observer: Observer,
     _subscriber: std::marker::PhantomData<fn(S)>,
 }
 
@@ -126,8 +109,18 @@ where
         sink: Option<Arc<Sink>>,
         histograms: Option<Histograms>,
         sampler: Sampler,
+        content: bool,
     ) -> Self {
+        let histograms = histograms.map(Arc::new);
+        let calls = Calls::new(
+            sink.clone(),
+            histograms.clone(),
+            sampler.clone(),
+            content,
+            Self::context_of,
+        );
         SpanLayer {
+            observer: Observer::new(Arc::new(calls)),
             histograms,
             hooks: Hooks {
                 sampler,
@@ -196,15 +189,26 @@ fn toolkit(metadata: &Metadata<'_>) -> bool {
     metadata.is_span() && metadata.target().starts_with("tool_runtime")
 }
 
+/// Whether a span is the toolkit's span of a tool call, which the layer records through the
+/// core's observer instead ([`calls`](crate::calls)).
+fn call_span(metadata: &Metadata<'_>) -> bool {
+    metadata.is_span()
+        && metadata.name() == "execute_tool"
+        && metadata.target() == "tool_runtime::call"
+}
+
 impl<S> Filter<S> for Sampled
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
     fn enabled(&self, metadata: &Metadata<'_>, cx: &Context<'_, S>) -> bool {
-        Filter::<S>::enabled(&self.targets, metadata, cx)
+        !call_span(metadata) && Filter::<S>::enabled(&self.targets, metadata, cx)
     }
 
     fn callsite_enabled(&self, metadata: &'static Metadata<'static>) -> Interest {
+        if call_span(metadata) {
+            return Interest::never();
+        }
         let interest = Filter::<S>::callsite_enabled(&self.targets, metadata);
         if !self.every_trace && toolkit(metadata) && !interest.is_never() {
             // Asked at each span: whether its trace is kept.
@@ -267,41 +271,6 @@ fn take_pending() -> Option<Pending> {
     PENDING.with(|p| p.borrow_mut().take())
 }
 
-thread_local! {
-    /// A fast generator of ids, seeded per thread from the standard library's random keys.
-    static IDS: Cell<u64> = Cell::new({
-        use std::hash::{BuildHasher, Hasher};
-        std::collections::hash_map::RandomState::new().build_hasher().finish() | 1
-    });
-}
-
-/// The next random 64 bits (SplitMix64): ids need to be unique and evenly spread (a trace's
-/// sampling reads its id), not secret.
-fn random() -> u64 {
-    IDS.with(|state| {
-        let next = state.get().wrapping_add(0x9E37_79B9_7F4A_7C15);
-        state.set(next);
-        let mut z = next;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    })
-}
-
-fn new_span_id() -> SpanId {
-    loop {
-        let id = random();
-        if id != 0 {
-            return SpanId::from(id);
-        }
-    }
-}
-
-fn new_trace_id() -> TraceId {
-    let high = u128::from(random()) << 64;
-    TraceId::from(high | u128::from(random().max(1)))
-}
-
 impl<S> tracing_subscriber::Layer<S> for SpanLayer<S>
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
@@ -320,6 +289,10 @@ where
         {
             return true;
         }
+        // Inside a call recorded directly: whether its trace is kept.
+        if let Some(call) = calls::running(ctx.current_span().id()) {
+            return call.sampled;
+        }
         // The current span as this layer sees it (the closest ancestor it records).
         ctx.lookup_current().is_none_or(|parent| {
             parent
@@ -330,18 +303,34 @@ where
     }
 
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
-        if self.sink.is_none() {
+        // A call's span is recorded through the observer. The filter turns it off, but a
+        // callsite's interest cached while another subscriber alone was set (scoped
+        // subscribers on other threads) can let one through: never recorded twice.
+        if self.sink.is_none() || call_span(attrs.metadata()) {
             return;
         }
         let Some(span) = ctx.span(id) else {
             return;
         };
-        let parent = span.parent().and_then(|p| {
-            let extensions = p.extensions();
-            extensions
-                .get::<Kept>()
-                .map(|k| (k.trace_id, k.span_id, k.sampled, k.carried.clone()))
-        });
+        // A span made inside a call recorded directly is the call's child.
+        let call = attrs
+            .is_contextual()
+            .then(|| calls::running(ctx.current_span().id()))
+            .flatten();
+        let parent = match call {
+            Some(call) => Some((
+                call.trace_id,
+                call.span_id,
+                call.sampled,
+                call.carried.clone(),
+            )),
+            None => span.parent().and_then(|p| {
+                let extensions = p.extensions();
+                extensions
+                    .get::<Kept>()
+                    .map(|k| (k.trace_id, k.span_id, k.sampled, k.carried.clone()))
+            }),
+        };
         let (trace_id, parent, sampled, root, carried) = match parent {
             Some((trace_id, span_id, sampled, carried)) => {
                 (trace_id, Some((span_id, false)), sampled, false, carried)
@@ -427,30 +416,23 @@ where
             }
             return;
         }
+        // An event inside a call recorded directly is the call's.
+        if event.is_contextual()
+            && let Some(call) = calls::running(ctx.current_span().id())
+        {
+            call.with_body(|body| add_event(body, event));
+            return;
+        }
         let Some(span) = ctx.event_span(event) else {
             return;
         };
         let mut extensions = span.extensions_mut();
-        let Some(Kept {
+        if let Some(Kept {
             body: Some(body), ..
         }) = extensions.get_mut::<Kept>()
-        else {
-            return;
-        };
-        let mut fields = EventFields::default();
-        event.record(&mut fields);
-        if *event.metadata().level() == tracing::Level::ERROR && body.status == Status::Unset {
-            body.status = Status::error(fields.message.clone().unwrap_or_default());
+        {
+            add_event(body, event);
         }
-        let name = fields
-            .message
-            .map_or(Cow::Borrowed(event.metadata().name()), Cow::Owned);
-        body.events.events.push(opentelemetry::trace::Event::new(
-            name,
-            SystemTime::now(),
-            fields.attributes,
-            0,
-        ));
     }
 
     fn on_close(&self, id: Id, ctx: Context<'_, S>) {
@@ -487,17 +469,38 @@ where
         });
     }
 
-    // SAFETY: the pointer returned for `Hooks` points at `self.hooks`, which lives as long as
-    // `self`; for `Self`, at `self`.
+    // SAFETY: the pointer returned for `Hooks` points at `self.hooks`, for `Observer` at
+    // `self.observer`, which live as long as `self`; for `Self`, at `self`.
     unsafe fn downcast_raw(&self, id: std::any::TypeId) -> Option<*const ()> {
         if id == std::any::TypeId::of::<Self>() {
             Some(self as *const Self as *const ())
         } else if id == std::any::TypeId::of::<Hooks>() {
             Some(&self.hooks as *const Hooks as *const ())
+        } else if id == std::any::TypeId::of::<Observer>() {
+            Some(&self.observer as *const Observer as *const ())
         } else {
             None
         }
     }
+}
+
+/// An event as a span event of `body` (an `ERROR` event marks the span's status as an error
+/// when nothing else set it).
+fn add_event(body: &mut Body, event: &Event<'_>) {
+    let mut fields = EventFields::default();
+    event.record(&mut fields);
+    if *event.metadata().level() == tracing::Level::ERROR && body.status == Status::Unset {
+        body.status = Status::error(fields.message.clone().unwrap_or_default());
+    }
+    let name = fields
+        .message
+        .map_or(Cow::Borrowed(event.metadata().name()), Cow::Owned);
+    body.events.events.push(opentelemetry::trace::Event::new(
+        name,
+        SystemTime::now(),
+        fields.attributes,
+        0,
+    ));
 }
 
 /// Reads a span's fields into its body.

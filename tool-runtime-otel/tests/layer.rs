@@ -267,7 +267,7 @@ fn inside_a_trace_not_kept_no_span_is_built_and_every_call_still_counts() {
         let _entered = request.enter();
         call(&tools, r#"{"orang": 25}"#);
         // The toolkit's spans (their targets); a host's own is left to the other layers.
-        let inner = tracing::info_span!(target: "tool_runtime::call", "execute_tool");
+        let inner = tracing::info_span!(target: "tool_runtime::agent", "chat");
         let client = tracing::info_span!(target: "tool_runtime_mcp::remote", "tools/call remote");
         assert!(!tracing::info_span!("the host's own").is_disabled());
         (
@@ -307,7 +307,7 @@ fn inside_a_trace_not_kept_no_span_is_built_and_every_call_still_counts() {
         let off = tracing::debug_span!(target: "tool_runtime::call", "off");
         assert!(off.is_disabled());
         (
-            !tracing::info_span!(target: "tool_runtime::call", "execute_tool").is_disabled(),
+            !tracing::info_span!(target: "tool_runtime::agent", "chat").is_disabled(),
             W3c.inject(&off),
         )
     });
@@ -418,4 +418,123 @@ fn the_layer_alone_leaves_spans_on() {
     let disabled =
         tracing::subscriber::with_default(subscriber, || tracing::info_span!("x").is_disabled());
     assert!(!disabled, "{telemetry:?}");
+}
+
+#[tool(description = "Count the portions of a catering order and note it; changes nothing.")]
+fn hitung_dan_catat(#[arg(description = "How many people", range = 1..=500)] orang: u32) -> u32 {
+    tracing::info!(orang, "counted");
+    let inner = tracing::info_span!("inner");
+    let _entered = inner.enter();
+    tracing::info!("inside inner");
+    orang
+}
+
+#[tool(description = "Wait for a kitchen's answer that never comes; changes nothing.")]
+async fn tunggu_dapur(#[arg(description = "How many people", range = 1..=500)] orang: u32) -> u32 {
+    std::future::pending::<()>().await;
+    orang
+}
+
+/// The names of the spans a layer was given (a log's layer, say, that wants every span).
+#[derive(Clone, Default)]
+struct Names(std::sync::Arc<std::sync::Mutex<Vec<&'static str>>>);
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Names {
+    fn on_new_span(
+        &self,
+        attrs: &tracing::span::Attributes<'_>,
+        _: &tracing::span::Id,
+        _: tracing_subscriber::layer::Context<'_, S>,
+    ) {
+        self.0.lock().unwrap().push(attrs.metadata().name());
+    }
+}
+
+fn named<'a>(spans: &'a [SpanData], name: &str) -> &'a SpanData {
+    spans
+        .iter()
+        .find(|s| s.name == name)
+        .unwrap_or_else(|| panic!("no span {name:?} in {spans:#?}"))
+}
+
+/// A call is recorded through the core's observer, not through `tracing`: what is made while
+/// it runs is still its own (a span its child, an event its span event), with or without
+/// another layer that makes the call's `tracing` span for itself, and its span goes out once.
+#[test]
+fn spans_and_events_made_inside_a_call_are_the_calls() {
+    let tools = ToolSet::new([hitung_dan_catat::tool()]).unwrap();
+    for other_layer in [false, true] {
+        let s = setup(Sampler::AlwaysOn);
+        let names = Names::default();
+        let run = || {
+            let request = tracing::info_span!("request", otel.kind = "server");
+            let _entered = request.enter();
+            tools
+                .call(&Context::new(), "hitung_dan_catat", r#"{"orang": 25}"#)
+                .blocking()
+                .unwrap();
+        };
+        if other_layer {
+            let subscriber = tracing_subscriber::registry()
+                .with(s.telemetry.layer())
+                .with(names.clone());
+            tracing::subscriber::with_default(subscriber, run);
+        } else {
+            s.run(run);
+        }
+        let spans = s.finished();
+        assert_eq!(spans.len(), 3, "{spans:#?}");
+        let request = named(&spans, "request");
+        let call = named(&spans, "execute_tool hitung_dan_catat");
+        let inner = named(&spans, "inner");
+        assert_eq!(call.parent_span_id, request.span_context.span_id());
+        assert_eq!(inner.parent_span_id, call.span_context.span_id());
+        let trace = request.span_context.trace_id();
+        assert!(
+            [call, inner]
+                .iter()
+                .all(|s| s.span_context.trace_id() == trace)
+        );
+        let events =
+            |s: &SpanData| -> Vec<String> { s.events.iter().map(|e| e.name.to_string()).collect() };
+        assert_eq!(events(call), ["counted"]);
+        assert_eq!(events(inner), ["inside inner"]);
+        assert!(events(request).is_empty());
+        assert_eq!(attribute(call, "outcome").as_deref(), Some("ok"));
+        // The other layer still had the call's `tracing` span.
+        let had = names.0.lock().unwrap().contains(&"execute_tool");
+        assert_eq!(had, other_layer);
+    }
+}
+
+/// A call dropped before it ends (its caller went away) still sends its span, with no outcome,
+/// and is not counted as a call that ended.
+#[test]
+fn a_call_dropped_before_it_ends_still_sends_its_span() {
+    use std::future::IntoFuture as _;
+    use std::task::{Context as TaskContext, Poll, Waker};
+    let tools = ToolSet::new([tunggu_dapur::tool()]).unwrap();
+    let s = setup(Sampler::AlwaysOn);
+    s.run(|| {
+        let cx = Context::new();
+        let mut call = std::pin::pin!(
+            tools
+                .call(&cx, "tunggu_dapur", r#"{"orang": 25}"#)
+                .into_future()
+        );
+        let polled = call
+            .as_mut()
+            .poll(&mut TaskContext::from_waker(Waker::noop()));
+        assert!(matches!(polled, Poll::Pending));
+    });
+    let spans = s.finished();
+    assert_eq!(spans.len(), 1, "{spans:#?}");
+    assert_eq!(spans[0].name, "execute_tool tunggu_dapur");
+    assert_eq!(attribute(&spans[0], "outcome"), None);
+    assert_eq!(
+        attribute(&spans[0], "gen_ai.tool.name").as_deref(),
+        Some("tunggu_dapur")
+    );
+    let (_, points) = execute_tool_points(&s);
+    assert_eq!(points.iter().map(|p| p.count).sum::<u64>(), 0);
 }

@@ -17,6 +17,7 @@ use crate::arguments::{Arguments, Repr};
 use crate::context::Context;
 use crate::error::ToolError;
 use crate::future::BoxFuture;
+use crate::observe::{CallEnd, ObservedCall, Observer};
 use crate::output::CallOutput;
 use crate::tool::{CatchUnwind, Step, Tool};
 
@@ -199,7 +200,7 @@ impl<'a> Call<'a> {
             Started::Boxed(f) => pollster::block_on(f),
             Started::Traced(mut f) => {
                 let out = {
-                    let _entered = f.trace.span.enter();
+                    let _entered = f.trace.enter();
                     pollster::block_on(&mut f.call)
                 };
                 f.trace.finish(out)
@@ -258,9 +259,17 @@ impl<'a> Run<'a> {
             Err(e) => return Started::Done(Err(*e)),
         };
         let trace = Trace::start(tool, self.call_id);
-        let _entered = trace.span.enter();
+        let _entered = trace.enter();
         // Arguments only on a span that is recorded (a call timed for its histogram alone
         // shows none).
+        if let Some(observed) = &trace.observed
+            && observed.wants_values()
+        {
+            match &self.arguments.repr {
+                Repr::Text(t) => observed.arguments(t),
+                Repr::Value(v) | Repr::NotAFunction(v) => observed.arguments(&v.to_string()),
+            }
+        }
         if !trace.span.is_disabled() && values_wanted() {
             match &self.arguments.repr {
                 Repr::Text(t) => {
@@ -405,15 +414,36 @@ fn values_wanted() -> bool {
 /// target and as the conventions' opt-in attributes `gen_ai.tool.call.arguments` and
 /// `gen_ai.tool.call.result`, the result as a person may see it (the tool's `redact` copy; none
 /// when redaction failed).
+///
+/// A subscriber whose layer exposes an [`Observer`] records the call through it instead (the
+/// span is still made for its other layers, and no duration event is sent).
 struct Trace<'a> {
     span: tracing::Span,
     /// When the call started and the tool's name; `None` when no subscriber wants the span
     /// nor the histograms: then nothing is timed or recorded.
     started: Option<(std::time::Instant, &'a str)>,
+    /// The call as the subscriber's observer records it.
+    observed: Option<Box<dyn ObservedCall>>,
+}
+
+/// A call running on this thread: its span entered, and its observer told.
+struct Entered<'t> {
+    observed: Option<&'t dyn ObservedCall>,
+    _span: tracing::span::Entered<'t>,
+}
+
+impl Drop for Entered<'_> {
+    fn drop(&mut self) {
+        // Left in the reverse order of entering: the observer first, then the span.
+        if let Some(observed) = self.observed {
+            observed.exit();
+        }
+    }
 }
 
 impl<'a> Trace<'a> {
     fn start(tool: &'a Tool, call_id: Option<&str>) -> Trace<'a> {
+        let observed = Observer::start(tool, call_id);
         let span = tracing::info_span!(
             "execute_tool",
             // Evaluated only when a subscriber wants the span, and recorded with it: each later
@@ -434,9 +464,26 @@ impl<'a> Trace<'a> {
         );
         // Timed when the span is recorded, or its duration counted without it (a subscriber
         // that keeps only some traces still counts every call).
-        let timed = !span.is_disabled() || metrics_wanted();
+        let timed = observed.is_some() || !span.is_disabled() || metrics_wanted();
         let started = timed.then(|| (std::time::Instant::now(), tool.name()));
-        Trace { span, started }
+        Trace {
+            span,
+            started,
+            observed,
+        }
+    }
+
+    /// Enters the call's span, then tells its observer.
+    fn enter(&self) -> Entered<'_> {
+        let span = self.span.enter();
+        let observed = self.observed.as_deref();
+        if let Some(observed) = observed {
+            observed.enter();
+        }
+        Entered {
+            observed,
+            _span: span,
+        }
     }
 
     /// The call's outcome, recorded on its span when a subscriber listens. Inlined: without
@@ -473,6 +520,36 @@ impl<'a> Trace<'a> {
             }
         };
         self.record_outcome(outcome, error_type, elapsed);
+        if let Some(observed) = &self.observed {
+            let shown = match &out {
+                Ok(output) if observed.wants_values() => {
+                    output.for_display().map(|shown| shown.to_string())
+                }
+                _ => None,
+            };
+            observed.finish(&CallEnd {
+                took,
+                outcome,
+                error_type,
+                result: shown.as_deref(),
+            });
+        } else {
+            self.duration_event(took, tool, error_type);
+        }
+        if let Ok(output) = &out
+            && !self.span.is_disabled()
+            && values_wanted()
+            && let Some(shown) = output.for_display()
+        {
+            let shown = shown.to_string();
+            self.span.record("gen_ai.tool.call.result", shown.as_str());
+            tracing::trace!(target: "tool_runtime::values", parent: &self.span, output = shown);
+        }
+        out
+    }
+
+    /// The duration as an event, for a subscriber without an observer.
+    fn duration_event(&self, took: std::time::Duration, tool: &str, error_type: Option<&str>) {
         // The conventions' histogram (seconds), as an event `tool-runtime-otel`'s
         // layer reads: a `histogram.` field, the others its attributes. Its parent is named
         // rather than entered: entering and leaving a span are two more walks of the layers.
@@ -484,16 +561,6 @@ impl<'a> Trace<'a> {
             gen_ai.tool.name = tool,
             error.r#type = error_type,
         );
-        if let Ok(output) = &out
-            && !self.span.is_disabled()
-            && values_wanted()
-            && let Some(shown) = output.for_display()
-        {
-            let shown = shown.to_string();
-            self.span.record("gen_ai.tool.call.result", shown.as_str());
-            tracing::trace!(target: "tool_runtime::values", parent: &self.span, output = shown);
-        }
-        out
     }
 }
 
@@ -574,7 +641,7 @@ impl Future for CallFuture<'_> {
         let out = match this {
             State::Running(f) => {
                 let out = {
-                    let _entered = f.trace.span.enter();
+                    let _entered = f.trace.enter();
                     Pin::new(&mut f.call).poll(task)
                 };
                 match out {

@@ -113,6 +113,7 @@ mod handler;
 mod host;
 pub mod json;
 pub mod lint;
+pub mod observe;
 mod output;
 mod progress;
 pub mod provider;

@@ -579,3 +579,141 @@ fn a_turns_cache_figures_are_on_its_span_and_in_the_runs_usage() {
         );
     }
 }
+
+/// What an observer was told, in order.
+#[derive(Clone, Default)]
+struct Told(Arc<Mutex<Vec<String>>>);
+
+struct TellingObserver(Told);
+
+struct TellingCall(Told);
+
+impl tool_runtime::observe::CallObserver for TellingObserver {
+    fn start(
+        &self,
+        call: &tool_runtime::observe::CallStart<'_>,
+    ) -> Option<Box<dyn tool_runtime::observe::ObservedCall>> {
+        self.0.0.lock().unwrap().push(format!(
+            "start {} {} {:?}",
+            call.tool.name(),
+            call.span_name,
+            call.call_id
+        ));
+        Some(Box::new(TellingCall(self.0.clone())))
+    }
+}
+
+impl tool_runtime::observe::ObservedCall for TellingCall {
+    fn enter(&self) {
+        self.0.0.lock().unwrap().push("enter".into());
+    }
+    fn exit(&self) {
+        self.0.0.lock().unwrap().push("exit".into());
+    }
+    fn wants_values(&self) -> bool {
+        true
+    }
+    fn arguments(&self, text: &str) {
+        self.0.0.lock().unwrap().push(format!("arguments {text}"));
+    }
+    fn finish(&self, end: &tool_runtime::observe::CallEnd<'_>) {
+        self.0.0.lock().unwrap().push(format!(
+            "finish {} {:?} {:?}",
+            end.outcome, end.error_type, end.result
+        ));
+    }
+}
+
+/// The collecting subscriber with an observer (as `tool-runtime-otel`'s layer exposes one).
+struct Observing {
+    observer: tool_runtime::observe::Observer,
+    collect: Collect,
+}
+
+impl Subscriber for Observing {
+    fn enabled(&self, m: &Metadata<'_>) -> bool {
+        self.collect.enabled(m)
+    }
+    fn new_span(&self, span: &Attributes<'_>) -> Id {
+        self.collect.new_span(span)
+    }
+    fn record(&self, span: &Id, values: &Record<'_>) {
+        self.collect.record(span, values)
+    }
+    fn record_follows_from(&self, span: &Id, follows: &Id) {
+        self.collect.record_follows_from(span, follows)
+    }
+    fn event(&self, event: &Event<'_>) {
+        self.collect.event(event)
+    }
+    fn enter(&self, span: &Id) {
+        self.collect.enter(span)
+    }
+    fn exit(&self, span: &Id) {
+        self.collect.exit(span)
+    }
+    fn current_span(&self) -> tracing_core::span::Current {
+        self.collect.current_span()
+    }
+    // SAFETY: the pointer returned for `Observer` points at `self.observer`, which lives as
+    // long as `self`; for `Self`, at `self`.
+    unsafe fn downcast_raw(&self, id: std::any::TypeId) -> Option<*const ()> {
+        if id == std::any::TypeId::of::<Self>() {
+            Some(self as *const Self as *const ())
+        } else if id == std::any::TypeId::of::<tool_runtime::observe::Observer>() {
+            Some(&self.observer as *const _ as *const ())
+        } else {
+            None
+        }
+    }
+}
+
+/// A subscriber with an observer: each call is told to it (started, entered and left around
+/// its run, its arguments and result when it wants values, its outcome), and no duration event
+/// is sent; the span is still made for the subscriber.
+#[test]
+fn a_subscriber_with_an_observer_is_told_each_call() {
+    let set = ToolSet::new([tambah::tool(), gagal::tool()]).unwrap();
+    let told = Told::default();
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let subscriber = Observing {
+        observer: tool_runtime::observe::Observer::new(Arc::new(TellingObserver(told.clone()))),
+        collect: Collect {
+            seen: seen.clone(),
+            entered: Mutex::default(),
+            values: false,
+        },
+    };
+    tracing::subscriber::with_default(subscriber, || {
+        let cx = Context::new();
+        set.call(&cx, "tambah", r#"{"a": 2, "b": 3}"#)
+            .blocking()
+            .unwrap();
+        set.call(&cx, "gagal", "{}").blocking().unwrap_err();
+    });
+    assert_eq!(
+        *told.0.lock().unwrap(),
+        [
+            "start tambah execute_tool tambah None",
+            "enter",
+            r#"arguments {"a": 2, "b": 3}"#,
+            "exit",
+            r#"finish ok None Some("5")"#,
+            "start gagal execute_tool gagal None",
+            "enter",
+            "arguments {}",
+            "exit",
+            r#"finish failed Some("tool_error") None"#,
+        ]
+    );
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.spans.len(), 2, "the spans are still made");
+    assert!(
+        !seen
+            .events
+            .iter()
+            .any(|(target, _)| target == "tool_runtime::metrics"),
+        "no duration event beside the observer: {:?}",
+        seen.events
+    );
+}

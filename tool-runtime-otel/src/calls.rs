@@ -1,0 +1,340 @@
+//! The toolkit's tool calls recorded directly (the core's
+//! [`Observer`](tool_runtime::observe::Observer)), not through `tracing`: each call's
+//! `execute_tool {tool}` span written into the exporter's data, and its duration into the
+//! `gen_ai.execute_tool.duration` histogram, with no walk of the subscriber's layers and no
+//! lookup in its registry. The layer turns the toolkit's `tracing` span of a call off for
+//! itself (another layer, a log's, may still make it).
+//!
+//! A call is not a `tracing` span, so the spans and events made while it runs find it here:
+//! each thread keeps the calls running on it, each with the `tracing` span that was current
+//! when it was entered. A span or event made while that span is still the current one is the
+//! call's (its child, its span event); one made inside a span entered after the call is that
+//! span's, as `tracing` says.
+
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use opentelemetry::trace::{SpanContext, SpanId, SpanKind, Status, TraceFlags, TraceId};
+use opentelemetry::{Key, KeyValue, Value};
+use opentelemetry_sdk::trace::{SpanData, SpanEvents, SpanLinks};
+use tool_runtime::observe::{CallEnd, CallObserver, CallStart, ObservedCall};
+use tracing::span::Id;
+
+use crate::metrics::Histograms;
+use crate::sampler::Sampler;
+use crate::span_data::{Body, Carried, Sink, Traced, new_span_id, new_trace_id};
+use crate::values::text;
+
+/// The observer the layer exposes.
+pub(crate) struct Calls {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    sink: Option<Arc<Sink>>,
+    histograms: Option<Arc<Histograms>>,
+    sampler: Sampler,
+    /// Arguments and results on the spans (the host's opt-in).
+    content: bool,
+    /// The context of a `tracing` span the layer records (or of its closest ancestor it does).
+    context: fn(&tracing::Dispatch, &Id) -> Option<Traced>,
+}
+
+/// One call's span, shared by the thread-local list of running calls while it runs.
+pub(crate) struct CallSpan {
+    pub(crate) trace_id: TraceId,
+    pub(crate) span_id: SpanId,
+    /// Whether its trace is kept: a call of a trace not kept records no span, and its children
+    /// none either.
+    pub(crate) sampled: bool,
+    pub(crate) carried: Option<Arc<Carried>>,
+    parent: Option<SpanId>,
+    /// Its name, fields and events; `None` when its trace is not kept.
+    body: Mutex<Option<Body>>,
+}
+
+impl CallSpan {
+    /// Adds to its body, if it records one.
+    pub(crate) fn with_body(&self, f: impl FnOnce(&mut Body)) {
+        let mut body = self.body.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(body) = body.as_mut() {
+            f(body);
+        }
+    }
+
+    /// Its context, to carry on to a child.
+    pub(crate) fn context(&self) -> SpanContext {
+        let flags = if self.sampled {
+            TraceFlags::SAMPLED
+        } else {
+            TraceFlags::default()
+        };
+        let state = self
+            .carried
+            .as_ref()
+            .map_or_else(Default::default, |c| c.trace_state.clone());
+        SpanContext::new(self.trace_id, self.span_id, flags, false, state)
+    }
+}
+
+thread_local! {
+    /// The calls running on this thread, innermost last, each with the `tracing` span that was
+    /// current when it was entered.
+    static RUNNING: RefCell<Vec<(Arc<CallSpan>, Option<Id>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The call a span or event made now belongs to: the innermost call running on this thread,
+/// if `current` (the current `tracing` span) is still the one current when it was entered.
+pub(crate) fn running(current: Option<&Id>) -> Option<Arc<CallSpan>> {
+    RUNNING
+        .try_with(|running| {
+            let running = running.try_borrow().ok()?;
+            let (call, over) = running.last()?;
+            (over.as_ref() == current).then(|| call.clone())
+        })
+        .ok()
+        .flatten()
+}
+
+/// The current `tracing` span's id.
+fn current_span() -> Option<Id> {
+    tracing::dispatcher::get_default(|dispatch| dispatch.current_span().id().cloned())
+}
+
+impl Calls {
+    pub(crate) fn new(
+        sink: Option<Arc<Sink>>,
+        histograms: Option<Arc<Histograms>>,
+        sampler: Sampler,
+        content: bool,
+        context: fn(&tracing::Dispatch, &Id) -> Option<Traced>,
+    ) -> Self {
+        Calls {
+            shared: Arc::new(Shared {
+                sink,
+                histograms,
+                sampler,
+                content,
+                context,
+            }),
+        }
+    }
+}
+
+impl CallObserver for Calls {
+    fn start(&self, call: &CallStart<'_>) -> Option<Box<dyn ObservedCall>> {
+        let shared = &self.shared;
+        let tool = text(call.tool.name());
+        let span = match &shared.sink {
+            None => None,
+            Some(_) => shared.span(call, &tool).map(Arc::new),
+        };
+        Some(Box::new(Recorded {
+            shared: shared.clone(),
+            span,
+            tool,
+            ended: AtomicBool::new(false),
+        }))
+    }
+}
+
+impl Shared {
+    /// The call's span, a child of the call or span current on this thread; none inside a
+    /// trace not kept (what is made inside the call follows that parent's decision). A call
+    /// that starts a trace not kept has one, recording nothing, so that what is made inside
+    /// it follows its decision rather than starting traces of its own.
+    fn span(&self, call: &CallStart<'_>, tool: &Value) -> Option<CallSpan> {
+        let current = call.dispatch.current_span().id().cloned();
+        let parent = match running(current.as_ref()) {
+            Some(call) => Some((call.context(), call.carried.clone())),
+            None => current
+                .as_ref()
+                .and_then(|id| (self.context)(call.dispatch, id)),
+        };
+        let (trace_id, parent, sampled, carried) = match parent {
+            Some((context, _)) if !context.is_sampled() => return None,
+            Some((context, carried)) => (
+                context.trace_id(),
+                Some(context.span_id()),
+                context.is_sampled(),
+                carried,
+            ),
+            None => {
+                let trace_id = new_trace_id();
+                (trace_id, None, self.sampler.root(trace_id), None)
+            }
+        };
+        let body = sampled.then(|| {
+            let mut attributes = Vec::with_capacity(10);
+            attributes.push(KeyValue::new(
+                Key::from_static_str("gen_ai.operation.name"),
+                Value::from("execute_tool"),
+            ));
+            attributes.push(KeyValue::new(
+                Key::from_static_str("gen_ai.tool.name"),
+                tool.clone(),
+            ));
+            attributes.push(KeyValue::new(
+                Key::from_static_str("gen_ai.tool.type"),
+                Value::from("function"),
+            ));
+            attributes.push(KeyValue::new(
+                Key::from_static_str("gen_ai.tool.description"),
+                text(call.tool.description()),
+            ));
+            if let Some(id) = call.call_id {
+                attributes.push(KeyValue::new(
+                    Key::from_static_str("gen_ai.tool.call.id"),
+                    text(id),
+                ));
+            }
+            Body {
+                name: Cow::Owned(call.span_name.to_owned()),
+                kind: SpanKind::Internal,
+                status: Status::Unset,
+                start: SystemTime::now(),
+                attributes,
+                events: SpanEvents::default(),
+            }
+        });
+        Some(CallSpan {
+            trace_id,
+            span_id: new_span_id(),
+            sampled,
+            carried,
+            parent,
+            body: Mutex::new(body),
+        })
+    }
+}
+
+/// One call recorded.
+struct Recorded {
+    shared: Arc<Shared>,
+    /// Its span, when spans are exported.
+    span: Option<Arc<CallSpan>>,
+    /// The tool's name, the histogram's attribute.
+    tool: Value,
+    /// Its span was sent with its outcome.
+    ended: AtomicBool,
+}
+
+impl ObservedCall for Recorded {
+    fn enter(&self) {
+        if let Some(span) = &self.span {
+            let current = current_span();
+            let _ = RUNNING.try_with(|running| {
+                if let Ok(mut running) = running.try_borrow_mut() {
+                    running.push((span.clone(), current));
+                }
+            });
+        }
+    }
+
+    fn exit(&self) {
+        if let Some(span) = &self.span {
+            let _ = RUNNING.try_with(|running| {
+                if let Ok(mut running) = running.try_borrow_mut()
+                    && let Some(at) = running.iter().rposition(|(s, _)| Arc::ptr_eq(s, span))
+                {
+                    running.remove(at);
+                }
+            });
+        }
+    }
+
+    fn wants_values(&self) -> bool {
+        self.shared.content && self.span.as_ref().is_some_and(|s| s.sampled)
+    }
+
+    fn arguments(&self, arguments: &str) {
+        if let Some(span) = &self.span {
+            span.with_body(|body| {
+                body.attributes.push(KeyValue::new(
+                    Key::from_static_str("gen_ai.tool.call.arguments"),
+                    Value::from(arguments.to_owned()),
+                ));
+            });
+        }
+    }
+
+    fn finish(&self, end: &CallEnd<'_>) {
+        if let Some(histograms) = &self.shared.histograms {
+            histograms.execute_tool(end.took.as_secs_f64(), &self.tool, end.error_type);
+        }
+        self.export(Some(end));
+        self.ended.store(true, Ordering::Relaxed);
+    }
+}
+
+impl Drop for Recorded {
+    /// A call dropped before it ended (its caller went away): its span still goes out, with
+    /// no outcome, as a `tracing` span closed early would.
+    fn drop(&mut self) {
+        if !*self.ended.get_mut() {
+            self.export(None);
+        }
+    }
+}
+
+impl Recorded {
+    /// Sends the call's span, once, with its outcome when it ended.
+    fn export(&self, end: Option<&CallEnd<'_>>) {
+        let (Some(span), Some(sink)) = (&self.span, &self.shared.sink) else {
+            return;
+        };
+        let body = span.body.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let Some(mut body) = body else {
+            return;
+        };
+        if let Some(end) = end {
+            ended(&mut body, end);
+        }
+        sink.processor.on_end(SpanData {
+            span_context: span.context(),
+            parent_span_id: span.parent.unwrap_or(SpanId::INVALID),
+            parent_span_is_remote: false,
+            span_kind: body.kind,
+            name: body.name,
+            start_time: body.start,
+            end_time: SystemTime::now(),
+            attributes: body.attributes,
+            dropped_attributes_count: 0,
+            events: body.events,
+            links: SpanLinks::default(),
+            status: body.status,
+            instrumentation_scope: sink.scope.clone(),
+        });
+    }
+}
+
+/// A call's outcome on its span: the result (when values are recorded), `error.type` and
+/// status `ERROR` for a failure, `outcome` and `duration_us`.
+fn ended(body: &mut Body, end: &CallEnd<'_>) {
+    if let Some(result) = end.result {
+        body.attributes.push(KeyValue::new(
+            Key::from_static_str("gen_ai.tool.call.result"),
+            Value::from(result.to_owned()),
+        ));
+    }
+    if let Some(kind) = end.error_type {
+        body.attributes.push(KeyValue::new(
+            Key::from_static_str("error.type"),
+            text(kind),
+        ));
+        if !matches!(body.status, Status::Error { .. }) {
+            body.status = Status::error("");
+        }
+    }
+    body.attributes.push(KeyValue::new(
+        Key::from_static_str("outcome"),
+        text(end.outcome),
+    ));
+    body.attributes.push(KeyValue::new(
+        Key::from_static_str("duration_us"),
+        Value::I64(i64::try_from(end.took.as_micros()).unwrap_or(i64::MAX)),
+    ));
+}

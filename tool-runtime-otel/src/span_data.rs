@@ -1,0 +1,73 @@
+//! What a recorded span is made of, whichever way it was recorded (a `tracing` span through
+//! the layer, or a tool call through the core's observer): its body, what its trace carried
+//! from another process, where it goes when it ends, and its ids.
+
+use std::borrow::Cow;
+use std::cell::Cell;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use opentelemetry::trace::{SpanContext, SpanId, SpanKind, Status, TraceId, TraceState};
+use opentelemetry::{InstrumentationScope, KeyValue};
+use opentelemetry_sdk::trace::{SpanEvents, SpanProcessor};
+
+/// A recorded span's name, kind, status, start, attributes and events.
+pub(crate) struct Body {
+    pub(crate) name: Cow<'static, str>,
+    pub(crate) kind: SpanKind,
+    pub(crate) status: Status,
+    pub(crate) start: SystemTime,
+    pub(crate) attributes: Vec<KeyValue>,
+    pub(crate) events: SpanEvents,
+}
+
+/// A span's context, and what its trace carried.
+pub(crate) type Traced = (SpanContext, Option<Arc<Carried>>);
+
+/// What a trace's remote parent carried, passed on to every hop after it.
+#[derive(Debug, Default)]
+pub(crate) struct Carried {
+    pub(crate) trace_state: TraceState,
+    pub(crate) baggage: Option<String>,
+}
+
+/// Where the spans go.
+pub(crate) struct Sink {
+    pub(crate) processor: Box<dyn SpanProcessor>,
+    pub(crate) scope: InstrumentationScope,
+}
+
+thread_local! {
+    /// A fast generator of ids, seeded per thread from the standard library's random keys.
+    static IDS: Cell<u64> = Cell::new({
+        use std::hash::{BuildHasher, Hasher};
+        std::collections::hash_map::RandomState::new().build_hasher().finish() | 1
+    });
+}
+
+/// The next random 64 bits (SplitMix64): ids need to be unique and evenly spread (a trace's
+/// sampling reads its id), not secret.
+fn random() -> u64 {
+    IDS.with(|state| {
+        let next = state.get().wrapping_add(0x9E37_79B9_7F4A_7C15);
+        state.set(next);
+        let mut z = next;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    })
+}
+
+pub(crate) fn new_span_id() -> SpanId {
+    loop {
+        let id = random();
+        if id != 0 {
+            return SpanId::from(id);
+        }
+    }
+}
+
+pub(crate) fn new_trace_id() -> TraceId {
+    let high = u128::from(random()) << 64;
+    TraceId::from(high | u128::from(random().max(1)))
+}

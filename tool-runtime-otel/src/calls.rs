@@ -13,7 +13,6 @@
 
 use std::borrow::Cow;
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
@@ -25,13 +24,20 @@ use tracing::span::Id;
 
 use crate::metrics::Histograms;
 use crate::sampler::Sampler;
-use crate::span_data::{Body, Carried, Sink, Traced, new_span_id, new_trace_id};
+use crate::span_data::{
+    Body, Carried, Pending, Sink, Traced, new_span_id, new_trace_id, take_pending,
+};
 use crate::values::text;
 
 /// The observer the layer exposes.
 pub(crate) struct Calls {
     shared: Arc<Shared>,
 }
+
+/// Which observer a running call is of: a thread may run calls under several subscribers (one
+/// set for a scope inside another's), and each layer finds only its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Owner(usize);
 
 struct Shared {
     sink: Option<Arc<Sink>>,
@@ -51,7 +57,8 @@ pub(crate) struct CallSpan {
     /// none either.
     pub(crate) sampled: bool,
     pub(crate) carried: Option<Arc<Carried>>,
-    parent: Option<SpanId>,
+    /// Its parent's id, and whether it came from another process.
+    parent: Option<(SpanId, bool)>,
     /// Its name, fields and events; `None` when its trace is not kept.
     body: Mutex<Option<Body>>,
 }
@@ -80,28 +87,32 @@ impl CallSpan {
     }
 }
 
-thread_local! {
-    /// The calls running on this thread, innermost last, each with the `tracing` span that was
-    /// current when it was entered.
-    static RUNNING: RefCell<Vec<(Arc<CallSpan>, Option<Id>)>> = const { RefCell::new(Vec::new()) };
+/// A call running on a thread.
+struct Running {
+    call: Arc<CallSpan>,
+    /// The `tracing` span current when it was entered.
+    over: Option<Id>,
+    /// The observer it is of.
+    owner: Owner,
 }
 
-/// The call a span or event made now belongs to: the innermost call running on this thread,
-/// if `current` (the current `tracing` span) is still the one current when it was entered.
-pub(crate) fn running(current: Option<&Id>) -> Option<Arc<CallSpan>> {
+thread_local! {
+    /// The calls running on this thread, innermost last.
+    static RUNNING: RefCell<Vec<Running>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The call a span or event made now belongs to: `owner`'s innermost call running on this
+/// thread, if `current` (the current `tracing` span) is still the one current when it was
+/// entered.
+pub(crate) fn running(owner: Owner, current: Option<&Id>) -> Option<Arc<CallSpan>> {
     RUNNING
         .try_with(|running| {
             let running = running.try_borrow().ok()?;
-            let (call, over) = running.last()?;
-            (over.as_ref() == current).then(|| call.clone())
+            let innermost = running.iter().rev().find(|r| r.owner == owner)?;
+            (innermost.over.as_ref() == current).then(|| innermost.call.clone())
         })
         .ok()
         .flatten()
-}
-
-/// The current `tracing` span's id.
-fn current_span() -> Option<Id> {
-    tracing::dispatcher::get_default(|dispatch| dispatch.current_span().id().cloned())
 }
 
 impl Calls {
@@ -122,33 +133,48 @@ impl Calls {
             }),
         }
     }
+
+    /// The mark of this observer's calls.
+    pub(crate) fn owner(&self) -> Owner {
+        Owner(Arc::as_ptr(&self.shared) as usize)
+    }
 }
 
 impl CallObserver for Calls {
     fn start(&self, call: &CallStart<'_>) -> Option<Box<dyn ObservedCall>> {
         let shared = &self.shared;
         let tool = text(call.tool.name());
-        let span = match &shared.sink {
-            None => None,
-            Some(_) => shared.span(call, &tool).map(Arc::new),
+        let (span, kept) = match &shared.sink {
+            // Only histograms: no trace to keep or not.
+            None => (None, true),
+            Some(_) => match shared.span(self.owner(), call, &tool) {
+                Some(span) => {
+                    let kept = span.sampled;
+                    (Some(Arc::new(span)), kept)
+                }
+                None => (None, false),
+            },
         };
         Some(Box::new(Recorded {
+            dispatch: span.as_ref().map(|_| call.dispatch.clone()),
+            owner: self.owner(),
             shared: shared.clone(),
             span,
+            kept,
             tool,
-            ended: AtomicBool::new(false),
         }))
     }
 }
 
 impl Shared {
-    /// The call's span, a child of the call or span current on this thread; none inside a
-    /// trace not kept (what is made inside the call follows that parent's decision). A call
-    /// that starts a trace not kept has one, recording nothing, so that what is made inside
-    /// it follows its decision rather than starting traces of its own.
-    fn span(&self, call: &CallStart<'_>, tool: &Value) -> Option<CallSpan> {
+    /// The call's span: a child of the call or span current on this thread, or of the remote
+    /// parent [`W3c`](crate::W3c) was told of (as a root span would be). None inside a local
+    /// trace not kept: what is made inside the call follows that parent's decision. A call
+    /// that starts a trace, kept or not, has one, so that what is made inside it follows its
+    /// decision rather than starting traces of its own.
+    fn span(&self, owner: Owner, call: &CallStart<'_>, tool: &Value) -> Option<CallSpan> {
         let current = call.dispatch.current_span().id().cloned();
-        let parent = match running(current.as_ref()) {
+        let parent = match running(owner, current.as_ref()) {
             Some(call) => Some((call.context(), call.carried.clone())),
             None => current
                 .as_ref()
@@ -158,14 +184,26 @@ impl Shared {
             Some((context, _)) if !context.is_sampled() => return None,
             Some((context, carried)) => (
                 context.trace_id(),
-                Some(context.span_id()),
-                context.is_sampled(),
+                Some((context.span_id(), false)),
+                true,
                 carried,
             ),
-            None => {
-                let trace_id = new_trace_id();
-                (trace_id, None, self.sampler.root(trace_id), None)
-            }
+            None => match take_pending() {
+                Some(Pending::Parent(remote, carried)) => {
+                    let trace_id = remote.trace_id();
+                    let sampled = self.sampler.with_parent(remote.is_sampled(), trace_id);
+                    (
+                        trace_id,
+                        Some((remote.span_id(), true)),
+                        sampled,
+                        Some(Arc::new(carried)),
+                    )
+                }
+                Some(Pending::None) | None => {
+                    let trace_id = new_trace_id();
+                    (trace_id, None, self.sampler.root(trace_id), None)
+                }
+            },
         };
         let body = sampled.then(|| {
             let mut attributes = Vec::with_capacity(10);
@@ -214,21 +252,32 @@ impl Shared {
 /// One call recorded.
 struct Recorded {
     shared: Arc<Shared>,
-    /// Its span, when spans are exported.
+    owner: Owner,
+    /// Its span, when spans are exported and its parent's trace is kept (or it has none).
     span: Option<Arc<CallSpan>>,
+    /// The dispatcher it started under (with a span): where the current span is read.
+    dispatch: Option<tracing::Dispatch>,
+    /// Whether its trace is kept.
+    kept: bool,
     /// The tool's name, the histogram's attribute.
     tool: Value,
-    /// Its span was sent with its outcome.
-    ended: AtomicBool,
 }
 
 impl ObservedCall for Recorded {
+    fn sampled(&self) -> bool {
+        self.kept
+    }
+
     fn enter(&self) {
-        if let Some(span) = &self.span {
-            let current = current_span();
+        if let (Some(span), Some(dispatch)) = (&self.span, &self.dispatch) {
+            let current = dispatch.current_span().id().cloned();
             let _ = RUNNING.try_with(|running| {
                 if let Ok(mut running) = running.try_borrow_mut() {
-                    running.push((span.clone(), current));
+                    running.push(Running {
+                        call: span.clone(),
+                        over: current,
+                        owner: self.owner,
+                    });
                 }
             });
         }
@@ -238,7 +287,7 @@ impl ObservedCall for Recorded {
         if let Some(span) = &self.span {
             let _ = RUNNING.try_with(|running| {
                 if let Ok(mut running) = running.try_borrow_mut()
-                    && let Some(at) = running.iter().rposition(|(s, _)| Arc::ptr_eq(s, span))
+                    && let Some(at) = running.iter().rposition(|r| Arc::ptr_eq(&r.call, span))
                 {
                     running.remove(at);
                 }
@@ -261,12 +310,13 @@ impl ObservedCall for Recorded {
         }
     }
 
-    fn finish(&self, end: &CallEnd<'_>) {
+    fn finish(mut self: Box<Self>, end: &CallEnd<'_>) {
         if let Some(histograms) = &self.shared.histograms {
             histograms.execute_tool(end.took.as_secs_f64(), &self.tool, end.error_type);
         }
         self.export(Some(end));
-        self.ended.store(true, Ordering::Relaxed);
+        // Sent: nothing left for `drop`.
+        self.span = None;
     }
 }
 
@@ -274,14 +324,12 @@ impl Drop for Recorded {
     /// A call dropped before it ended (its caller went away): its span still goes out, with
     /// no outcome, as a `tracing` span closed early would.
     fn drop(&mut self) {
-        if !*self.ended.get_mut() {
-            self.export(None);
-        }
+        self.export(None);
     }
 }
 
 impl Recorded {
-    /// Sends the call's span, once, with its outcome when it ended.
+    /// Sends the call's span, with its outcome when it ended.
     fn export(&self, end: Option<&CallEnd<'_>>) {
         let (Some(span), Some(sink)) = (&self.span, &self.shared.sink) else {
             return;
@@ -293,10 +341,12 @@ impl Recorded {
         if let Some(end) = end {
             ended(&mut body, end);
         }
+        let (parent_span_id, parent_span_is_remote) =
+            span.parent.unwrap_or((SpanId::INVALID, false));
         sink.processor.on_end(SpanData {
             span_context: span.context(),
-            parent_span_id: span.parent.unwrap_or(SpanId::INVALID),
-            parent_span_is_remote: false,
+            parent_span_id,
+            parent_span_is_remote,
             span_kind: body.kind,
             name: body.name,
             start_time: body.start,

@@ -12,8 +12,8 @@
 //!
 //! The toolkit's spans are `tracing` spans named and attributed as OpenTelemetry's GenAI and MCP
 //! semantic conventions say (`execute_tool {tool}`, `tools/call {tool}` of kind server or
-//! client); its durations are `tracing` events this crate records into the conventions'
-//! histograms (`gen_ai.execute_tool.duration`, `mcp.server.operation.duration`,
+//! client); its durations (a tool call's told to this crate directly, see below) are
+//! `tracing` events this crate records into the conventions' histograms (`gen_ai.execute_tool.duration`, `mcp.server.operation.duration`,
 //! `mcp.client.operation.duration`, in seconds, with the conventions' bucket boundaries). This
 //! crate is the bridge: [`Telemetry::from_env`] builds the exporters, [`Telemetry::layer`] is the
 //! `tracing` layer for a subscriber of the host's own, [`init`] installs one with logs to stderr,
@@ -27,10 +27,12 @@
 //! the core's [`Observer`](tool_runtime::observe::Observer), which the toolkit tells of each call
 //! directly, so a call's span and histogram cost no walk of the subscriber's layers and no
 //! lookup in its registry (the call's `tracing` span is still made for another layer that wants
-//! it, a log's; spans and events made while the call runs are still its children). Recording a
-//! tool call's span and histogram takes about 3,700 more instructions than the call without a
-//! subscriber (1.9x to 2.8x the three example tools' calls); a stateless MCP call over HTTP
-//! 1.18x, or 1.10x outside the sample (`scripts/otel-overhead.sh`).
+//! it, a log's; spans and events made on the thread while the call runs there are still its
+//! children, but `tracing::Span::current()` inside a tool is the span around the call: see
+//! [`Telemetry::with_call_observer`]). Recording a
+//! tool call's span and histogram takes about 3,800 more instructions than the call without a
+//! subscriber (1.9x to 2.9x the three example tools' calls); a stateless MCP call over HTTP
+//! 1.17x, or 1.10x outside the sample (`scripts/otel-overhead.sh`).
 //!
 //! The variables read (OpenTelemetry's SDK configuration):
 //!
@@ -126,6 +128,8 @@ pub struct Telemetry {
     sampler: Sampler,
     /// Arguments and results on the spans (the opt-in).
     content: bool,
+    /// Tool calls recorded through the core's observer (the default), not as `tracing` spans.
+    observe_calls: bool,
 }
 
 #[cfg(feature = "otlp")]
@@ -139,6 +143,7 @@ impl fmt::Debug for Telemetry {
             .field("sampler", &self.sampler)
             .field("metrics", &self.meter.is_some())
             .field("content", &self.content)
+            .field("observe_calls", &self.observe_calls)
             .finish()
     }
 }
@@ -160,12 +165,36 @@ impl Telemetry {
             meter: metrics,
             sampler: Sampler::AlwaysOn,
             content: false,
+            observe_calls: true,
         }
     }
 
     /// Which traces are kept (from `OTEL_TRACES_SAMPLER` with [`from_env`](Self::from_env)).
     pub fn with_sampler(mut self, sampler: Sampler) -> Self {
         self.sampler = sampler;
+        self
+    }
+
+    /// Whether tool calls' arguments and results go on their spans, as
+    /// `gen_ai.tool.call.arguments` and `gen_ai.tool.call.result` (the result as a person may
+    /// see it, after the tool's `redact`): the conventions' opt-in, off by default
+    /// (`OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true` with
+    /// [`from_env`](Self::from_env)).
+    pub fn with_message_content(mut self, captured: bool) -> Self {
+        self.content = captured;
+        self
+    }
+
+    /// Whether tool calls are told to the layer directly (the default), through the core's
+    /// [`Observer`](tool_runtime::observe::Observer), or recorded as `tracing` spans like any
+    /// other (`false`). Directly, a call costs about 3,600 fewer instructions (no walk of the
+    /// subscriber's layers, no lookup in its registry), but it is not a `tracing` span:
+    /// inside a tool, `tracing::Span::current()` is the span around the call, so work a tool
+    /// hands to another task with the current span is that span's, not the call's; and a
+    /// filter the host puts this layer behind does not apply to calls. Turn it off when either
+    /// matters.
+    pub fn with_call_observer(mut self, observed: bool) -> Self {
+        self.observe_calls = observed;
         self
     }
 
@@ -176,9 +205,12 @@ impl Telemetry {
     /// Unless every trace is kept ([`Sampler::AlwaysOn`]), the toolkit's own spans (targets
     /// `tool_runtime*`) inside a trace not kept are not made, for any layer of the subscriber:
     /// a log line written inside one shows the request's span but not the tool's. Whether a
-    /// span is inside such a trace is read from the spans entered on its thread (the toolkit
-    /// makes its spans there; a span given another parent explicitly is judged by the current
-    /// one). The host's own spans are left to its layers.
+    /// span is inside such a trace is read from the spans entered and the tool calls running
+    /// on its thread (the toolkit makes its spans there; a span given another parent
+    /// explicitly is judged by the current one). The host's own spans are left to its layers.
+    /// The layer records tool calls through the core's observer unless
+    /// [`with_call_observer(false)`](Self::with_call_observer); it is meant to be the only
+    /// one of this crate in a subscriber (a second one would see no tool call).
     pub fn layer<S>(&self) -> impl Layer<S> + Send + Sync + 'static
     where
         S: Subscriber + for<'span> LookupSpan<'span> + Send + Sync,
@@ -210,6 +242,7 @@ impl Telemetry {
                     histograms,
                     self.sampler.clone(),
                     self.content,
+                    self.observe_calls,
                 )
                 .with_filter(spans::Sampled {
                     targets,
@@ -280,7 +313,7 @@ impl Propagator for W3c {
     fn before_span(&self, carried: &TraceContext) {
         if carried.traceparent.is_empty() {
             // The request carried none: the span starts its own trace.
-            spans::expect_parent(
+            span_data::expect_parent(
                 opentelemetry::trace::SpanContext::empty_context(),
                 span_data::Carried::default(),
             );
@@ -291,12 +324,12 @@ impl Propagator for W3c {
             trace_state: parent.trace_state().clone(),
             baggage: carried.baggage.clone(),
         };
-        spans::expect_parent(parent, carried);
+        span_data::expect_parent(parent, carried);
     }
 
     fn extract(&self, span: &tracing::Span, carried: &TraceContext) {
         // A span made after `before_span` took its parent already.
-        spans::forget_parent();
+        span_data::forget_parent();
         if carried.traceparent.is_empty() {
             return;
         }
@@ -310,27 +343,31 @@ impl Propagator for W3c {
     }
 
     fn inject(&self, span: &tracing::Span) -> Option<TraceContext> {
-        // A span not made (inside a trace not kept): the trace goes on from the span around
-        // it, marked not sampled, so the next hop does not start one of its own. A span off for
-        // any other reason has no context to carry.
-        let current;
-        let (span, only_unsampled) = if span.is_disabled() {
-            current = tracing::Span::current();
-            (&current, true)
+        // A span not made (inside a trace not kept): the trace goes on from the call or span
+        // around it, marked not sampled, so the next hop does not start one of its own. A span
+        // off for any other reason has no context to carry.
+        let context = if span.is_disabled() {
+            let around = tracing::dispatcher::get_default(|dispatch| {
+                let hooks = dispatch.downcast_ref::<spans::Hooks>()?;
+                let current = dispatch.current_span().id().cloned();
+                match hooks.running(current.as_ref()) {
+                    Some(call) => Some((call.context(), call.carried.clone())),
+                    None => hooks.context(dispatch, current.as_ref()?),
+                }
+            })?;
+            if around.0.is_sampled() {
+                return None;
+            }
+            around
         } else {
-            (span, false)
-        };
-        let context = span
-            .with_subscriber(|(id, dispatch)| {
+            span.with_subscriber(|(id, dispatch)| {
                 dispatch
                     .downcast_ref::<spans::Hooks>()
                     .and_then(|hooks| hooks.context(dispatch, id))
             })
-            .flatten()?;
+            .flatten()?
+        };
         let (context, carried) = context;
-        if only_unsampled && context.is_sampled() {
-            return None;
-        }
         let cx = opentelemetry::Context::new().with_remote_span_context(context);
         let mut fields = HashMap::new();
         TraceContextPropagator::new().inject_context(&cx, &mut fields);

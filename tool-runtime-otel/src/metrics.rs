@@ -1,5 +1,6 @@
 //! The histograms: the toolkit's duration events (`histogram.{name} = seconds`, on the
-//! targets `tool_runtime::metrics` and `tool_runtime_mcp::metrics`) recorded into histograms
+//! targets `tool_runtime::metrics` and `tool_runtime_mcp::metrics`), and the durations of the
+//! tool calls the observer records ([`Histograms::execute_tool`]), recorded into histograms
 //! made once, with the conventions' unit (`s`) and advised bucket boundaries; the event's other
 //! fields are the measurement's attributes. A tool's calls carry the same few attribute values
 //! again and again: each thread keeps the attribute lists it made last and reuses one while an

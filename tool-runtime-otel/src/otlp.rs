@@ -126,6 +126,7 @@ impl Telemetry {
             meter,
             sampler: Sampler::from_vars(var)?,
             content,
+            observe_calls: true,
         }))
     }
 }

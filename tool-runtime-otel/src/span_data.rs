@@ -71,3 +71,37 @@ pub(crate) fn new_trace_id() -> TraceId {
     let high = u128::from(random()) << 64;
     TraceId::from(high | u128::from(random().max(1)))
 }
+
+/// What the next root span on this thread is told of its remote parent before it is made.
+pub(crate) enum Pending {
+    /// This one: the span continues its trace, and its sampling decision is the parent's.
+    Parent(SpanContext, Carried),
+    /// None will come: the span starts a trace, decided by the sampler there and then.
+    None,
+}
+
+thread_local! {
+    /// What the next root span on this thread takes (set by
+    /// [`W3c::before_span`](crate::W3c), taken by the span, cleared by `extract`).
+    static PENDING: std::cell::RefCell<Option<Pending>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// The remote parent of the next root span made on this thread (`parent` invalid: it has none).
+pub(crate) fn expect_parent(parent: SpanContext, carried: Carried) {
+    let pending = if parent.is_valid() {
+        Pending::Parent(parent, carried)
+    } else {
+        Pending::None
+    };
+    PENDING.with(|p| *p.borrow_mut() = Some(pending));
+}
+
+/// Forgets what no span took.
+pub(crate) fn forget_parent() {
+    PENDING.with(|p| p.borrow_mut().take());
+}
+
+pub(crate) fn take_pending() -> Option<Pending> {
+    PENDING.with(|p| p.borrow_mut().take())
+}

@@ -27,7 +27,7 @@ use opentelemetry::trace::{
 };
 use opentelemetry::{Key, KeyValue, Value};
 use opentelemetry_sdk::trace::{SpanData, SpanEvents, SpanLinks};
-use tool_runtime::observe::Observer;
+use tool_runtime::observe::{self, Observer};
 use tracing::field::{Field, Visit};
 use tracing::level_filters::LevelFilter;
 use tracing::span::{Attributes, Id, Record};
@@ -37,11 +37,11 @@ use tracing_subscriber::filter::Targets;
 use tracing_subscriber::layer::{Context, Filter};
 use tracing_subscriber::registry::LookupSpan;
 
-use crate::calls::{self, Calls};
+use crate::calls::{self, CallSpan, Calls, Owner};
 use crate::metrics::Histograms;
 use crate::sampler::Sampler;
 use crate::span_data::{Body, Carried, Sink, Traced};
-use crate::span_data::{new_span_id, new_trace_id};
+use crate::span_data::{Pending, new_span_id, new_trace_id, take_pending};
 use crate::values::text;
 
 /// What the layer keeps of one span.
@@ -65,8 +65,9 @@ pub(crate) struct SpanLayer<S> {
     sink: Option<Arc<Sink>>,
     histograms: Option<Arc<Histograms>>,
     hooks: Hooks,
-    /// What records the toolkit's tool calls (see [`calls`](crate::calls)).
-    observer: Observer,
+    /// What records the toolkit's tool calls (see [`calls`](crate::calls)); `None` when
+    /// the host asked for calls as `tracing` spans.
+    observer: Option<Observer>,
     _subscriber: std::marker::PhantomData<fn(S)>,
 }
 
@@ -74,11 +75,19 @@ pub(crate) struct SpanLayer<S> {
 /// is in (found with `downcast_ref`, as `tracing-error` and `tracing-opentelemetry` do).
 pub(crate) struct Hooks {
     sampler: Sampler,
+    /// The mark of the calls this layer's observer records.
+    calls: Option<Owner>,
     context: fn(&tracing::Dispatch, &Id) -> Option<Traced>,
     set_parent: fn(&tracing::Dispatch, &Id, &SpanContext, Carried, &Sampler),
 }
 
 impl Hooks {
+    /// The call of this layer's observer that a span or event made now belongs to (see
+    /// [`calls::running`]).
+    pub(crate) fn running(&self, current: Option<&Id>) -> Option<Arc<CallSpan>> {
+        calls::running(self.calls?, current)
+    }
+
     /// The span's context, and what its trace carried (to carry both to another process).
     pub(crate) fn context(&self, dispatch: &tracing::Dispatch, id: &Id) -> Option<Traced> {
         (self.context)(dispatch, id)
@@ -110,23 +119,27 @@ where
         histograms: Option<Histograms>,
         sampler: Sampler,
         content: bool,
+        observe_calls: bool,
     ) -> Self {
         let histograms = histograms.map(Arc::new);
-        let calls = Calls::new(
-            sink.clone(),
-            histograms.clone(),
-            sampler.clone(),
-            content,
-            Self::context_of,
-        );
+        let calls = observe_calls.then(|| {
+            Calls::new(
+                sink.clone(),
+                histograms.clone(),
+                sampler.clone(),
+                content,
+                Self::context_of,
+            )
+        });
         SpanLayer {
-            observer: Observer::new(Arc::new(calls)),
-            histograms,
             hooks: Hooks {
+                calls: calls.as_ref().map(Calls::owner),
                 sampler,
                 context: Self::context_of,
                 set_parent: Self::set_parent_of,
             },
+            observer: calls.map(Observer::new),
+            histograms,
             sink,
             _subscriber: std::marker::PhantomData,
         }
@@ -189,12 +202,13 @@ fn toolkit(metadata: &Metadata<'_>) -> bool {
     metadata.is_span() && metadata.target().starts_with("tool_runtime")
 }
 
-/// Whether a span is the toolkit's span of a tool call, which the layer records through the
-/// core's observer instead ([`calls`](crate::calls)).
-fn call_span(metadata: &Metadata<'_>) -> bool {
-    metadata.is_span()
-        && metadata.name() == "execute_tool"
-        && metadata.target() == "tool_runtime::call"
+/// Whether a span or event is an observed call's, made for the subscriber's other layers: this
+/// layer's observer records the call ([`calls`](crate::calls)).
+fn observed(metadata: &Metadata<'_>) -> bool {
+    matches!(
+        metadata.target(),
+        observe::SPAN_TARGET | observe::METRICS_TARGET
+    )
 }
 
 impl<S> Filter<S> for Sampled
@@ -202,11 +216,11 @@ where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
     fn enabled(&self, metadata: &Metadata<'_>, cx: &Context<'_, S>) -> bool {
-        !call_span(metadata) && Filter::<S>::enabled(&self.targets, metadata, cx)
+        !observed(metadata) && Filter::<S>::enabled(&self.targets, metadata, cx)
     }
 
     fn callsite_enabled(&self, metadata: &'static Metadata<'static>) -> Interest {
-        if call_span(metadata) {
+        if observed(metadata) {
             return Interest::never();
         }
         let interest = Filter::<S>::callsite_enabled(&self.targets, metadata);
@@ -237,40 +251,6 @@ fn context(kept: &Kept) -> SpanContext {
     SpanContext::new(kept.trace_id, kept.span_id, flags, false, state)
 }
 
-/// What the next root span on this thread is told of its remote parent before it is made.
-pub(crate) enum Pending {
-    /// This one: the span continues its trace, and its sampling decision is the parent's.
-    Parent(SpanContext, Carried),
-    /// None will come: the span starts a trace, decided by the sampler there and then.
-    None,
-}
-
-thread_local! {
-    /// What the next root span on this thread takes (set by
-    /// [`W3c::before_span`](crate::W3c), taken by the span, cleared by `extract`).
-    static PENDING: std::cell::RefCell<Option<Pending>> =
-        const { std::cell::RefCell::new(None) };
-}
-
-/// The remote parent of the next root span made on this thread (`parent` invalid: it has none).
-pub(crate) fn expect_parent(parent: SpanContext, carried: Carried) {
-    let pending = if parent.is_valid() {
-        Pending::Parent(parent, carried)
-    } else {
-        Pending::None
-    };
-    PENDING.with(|p| *p.borrow_mut() = Some(pending));
-}
-
-/// Forgets what no span took.
-pub(crate) fn forget_parent() {
-    PENDING.with(|p| p.borrow_mut().take());
-}
-
-fn take_pending() -> Option<Pending> {
-    PENDING.with(|p| p.borrow_mut().take())
-}
-
 impl<S> tracing_subscriber::Layer<S> for SpanLayer<S>
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
@@ -290,7 +270,7 @@ where
             return true;
         }
         // Inside a call recorded directly: whether its trace is kept.
-        if let Some(call) = calls::running(ctx.current_span().id()) {
+        if let Some(call) = self.hooks.running(ctx.current_span().id()) {
             return call.sampled;
         }
         // The current span as this layer sees it (the closest ancestor it records).
@@ -303,10 +283,10 @@ where
     }
 
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
-        // A call's span is recorded through the observer. The filter turns it off, but a
-        // callsite's interest cached while another subscriber alone was set (scoped
+        // An observed call is recorded through the observer. The filter turns its span off,
+        // but a callsite's interest cached while another subscriber alone was set (scoped
         // subscribers on other threads) can let one through: never recorded twice.
-        if self.sink.is_none() || call_span(attrs.metadata()) {
+        if self.sink.is_none() || observed(attrs.metadata()) {
             return;
         }
         let Some(span) = ctx.span(id) else {
@@ -315,7 +295,7 @@ where
         // A span made inside a call recorded directly is the call's child.
         let call = attrs
             .is_contextual()
-            .then(|| calls::running(ctx.current_span().id()))
+            .then(|| self.hooks.running(ctx.current_span().id()))
             .flatten();
         let parent = match call {
             Some(call) => Some((
@@ -410,6 +390,10 @@ where
     }
 
     fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
+        if observed(event.metadata()) {
+            // An observed call's duration: recorded by the observer.
+            return;
+        }
         if crate::METRIC_TARGETS.contains(&event.metadata().target()) {
             if let Some(histograms) = &self.histograms {
                 histograms.on_event(event);
@@ -418,7 +402,7 @@ where
         }
         // An event inside a call recorded directly is the call's.
         if event.is_contextual()
-            && let Some(call) = calls::running(ctx.current_span().id())
+            && let Some(call) = self.hooks.running(ctx.current_span().id())
         {
             call.with_body(|body| add_event(body, event));
             return;
@@ -477,7 +461,9 @@ where
         } else if id == std::any::TypeId::of::<Hooks>() {
             Some(&self.hooks as *const Hooks as *const ())
         } else if id == std::any::TypeId::of::<Observer>() {
-            Some(&self.observer as *const Observer as *const ())
+            self.observer
+                .as_ref()
+                .map(|observer| observer as *const Observer as *const ())
         } else {
             None
         }

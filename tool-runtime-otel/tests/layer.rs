@@ -25,6 +25,14 @@ fn hitung_meja(#[arg(description = "How many people", range = 1..=500)] orang: u
     orang.div_ceil(8)
 }
 
+/// Taken by every test: `tracing` caches whether a callsite is wanted across the subscribers
+/// alive at once, so tests that each set their own (on their own threads) can see another's
+/// answer; one at a time, each sees its own. (A program has one subscriber.)
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 struct Setup {
     spans: InMemorySpanExporter,
     metrics: InMemoryMetricExporter,
@@ -77,6 +85,7 @@ fn call(tools: &ToolSet, arguments: &str) {
 
 #[test]
 fn a_tool_call_is_the_conventions_span_and_histogram() {
+    let _serial = one_at_a_time();
     let tools = ToolSet::new([hitung_porsi::tool()]).unwrap();
     let s = setup(Sampler::AlwaysOn);
     s.run(|| {
@@ -171,6 +180,7 @@ fn execute_tool_points(s: &Setup) -> (String, Vec<Point>) {
 
 #[test]
 fn a_trace_not_kept_records_nothing_and_its_children_follow_it() {
+    let _serial = one_at_a_time();
     let tools = ToolSet::new([hitung_porsi::tool()]).unwrap();
     let s = setup(Sampler::TraceIdRatio(0.0));
     s.run(|| {
@@ -214,6 +224,7 @@ fn calls_counted(s: &Setup) -> u64 {
 /// reuses the attribute lists it made while an event's fields repeat).
 #[test]
 fn repeated_and_different_attributes_each_count_where_they_belong() {
+    let _serial = one_at_a_time();
     let tools = ToolSet::new([hitung_porsi::tool(), hitung_meja::tool()]).unwrap();
     let s = setup(Sampler::AlwaysOn);
     s.run(|| {
@@ -258,6 +269,7 @@ fn repeated_and_different_attributes_each_count_where_they_belong() {
 /// counts in the histogram, and the trace goes on to the next hop marked not sampled.
 #[test]
 fn inside_a_trace_not_kept_no_span_is_built_and_every_call_still_counts() {
+    let _serial = one_at_a_time();
     let tools = ToolSet::new([hitung_porsi::tool()]).unwrap();
     let s = setup(Sampler::AlwaysOff);
     let (built, carried, request_trace) = s.run(|| {
@@ -320,6 +332,7 @@ fn inside_a_trace_not_kept_no_span_is_built_and_every_call_still_counts() {
 
 #[test]
 fn a_remote_parent_decides_and_the_trace_goes_on_to_the_next_hop() {
+    let _serial = one_at_a_time();
     const PARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
     let mut carried = TraceContext::new(PARENT);
     carried.tracestate = Some("vendor=7".into());
@@ -413,6 +426,7 @@ fn a_remote_parent_decides_and_the_trace_goes_on_to_the_next_hop() {
 /// was off).
 #[test]
 fn the_layer_alone_leaves_spans_on() {
+    let _serial = one_at_a_time();
     let telemetry = setup(Sampler::AlwaysOn).telemetry;
     let subscriber = tracing_subscriber::registry().with(telemetry.layer());
     let disabled =
@@ -462,6 +476,7 @@ fn named<'a>(spans: &'a [SpanData], name: &str) -> &'a SpanData {
 /// another layer that makes the call's `tracing` span for itself, and its span goes out once.
 #[test]
 fn spans_and_events_made_inside_a_call_are_the_calls() {
+    let _serial = one_at_a_time();
     let tools = ToolSet::new([hitung_dan_catat::tool()]).unwrap();
     for other_layer in [false, true] {
         let s = setup(Sampler::AlwaysOn);
@@ -511,6 +526,7 @@ fn spans_and_events_made_inside_a_call_are_the_calls() {
 /// and is not counted as a call that ended.
 #[test]
 fn a_call_dropped_before_it_ends_still_sends_its_span() {
+    let _serial = one_at_a_time();
     use std::future::IntoFuture as _;
     use std::task::{Context as TaskContext, Poll, Waker};
     let tools = ToolSet::new([tunggu_dapur::tool()]).unwrap();
@@ -537,4 +553,186 @@ fn a_call_dropped_before_it_ends_still_sends_its_span() {
     );
     let (_, points) = execute_tool_points(&s);
     assert_eq!(points.iter().map(|p| p.count).sum::<u64>(), 0);
+}
+
+#[tool(
+    description = "Count the portions of a catering order through another tool; changes nothing."
+)]
+fn hitung_lewat_alat(
+    #[arg(description = "How many people", range = 1..=500)] orang: u32,
+) -> Result<u32, String> {
+    let inner = ToolSet::new([hitung_porsi::tool()]).map_err(|e| e.to_string())?;
+    let out = inner
+        .call(
+            &Context::new(),
+            "hitung_porsi",
+            format!(r#"{{"orang": {orang}}}"#),
+        )
+        .blocking()
+        .map_err(|e| e.to_string())?;
+    Ok(out.value().as_u64().unwrap_or_default() as u32)
+}
+
+#[tool(description = "Carry the trace to another server as a remote call would; changes nothing.")]
+fn bawa_jejak(
+    #[arg(description = "How many people", range = 1..=500)] orang: u32,
+) -> Result<String, String> {
+    let client = tracing::info_span!(target: "tool_runtime_mcp::remote", "tools/call remote");
+    let carried = W3c.inject(&client).ok_or("no context carried")?;
+    Ok(format!("{orang} {}", carried.traceparent))
+}
+
+/// Inside a trace not kept, a call makes no `tracing` span for any layer (a log's included),
+/// still counts, and what it carries to the next hop is its trace, marked not sampled.
+#[test]
+fn a_call_of_a_trace_not_kept_makes_no_span_for_any_layer_and_carries_its_trace_on() {
+    let _serial = one_at_a_time();
+    let tools = ToolSet::new([hitung_porsi::tool(), bawa_jejak::tool()]).unwrap();
+    for kept in [false, true] {
+        let s = setup(if kept {
+            Sampler::AlwaysOn
+        } else {
+            Sampler::AlwaysOff
+        });
+        let names = Names::default();
+        let subscriber = tracing_subscriber::registry()
+            .with(s.telemetry.layer())
+            .with(names.clone());
+        let carried = tracing::subscriber::with_default(subscriber, || {
+            {
+                let request = tracing::info_span!("request", otel.kind = "server");
+                let _entered = request.enter();
+                call(&tools, r#"{"orang": 25}"#);
+            }
+            // A call that starts its own trace, and carries it to the next hop.
+            let out = tools
+                .call(&Context::new(), "bawa_jejak", r#"{"orang": 25}"#)
+                .blocking()
+                .unwrap();
+            out.value().as_str().unwrap().to_owned()
+        });
+        let made = names.0.lock().unwrap().clone();
+        assert_eq!(
+            made.iter().filter(|n| **n == "execute_tool").count(),
+            if kept { 2 } else { 0 },
+            "{made:?}"
+        );
+        assert_eq!(calls_counted(&s), 2);
+        let flags = if kept { "-01" } else { "-00" };
+        assert!(carried.ends_with(flags), "{carried}");
+        if kept {
+            // Carried from the client span, a child of the call that started the trace.
+            let spans = s.finished();
+            let call = named(&spans, "execute_tool bawa_jejak");
+            assert!(carried.contains(&call.span_context.trace_id().to_string()));
+        }
+    }
+}
+
+/// A tool that calls another tool through a tool set: the inner call is the outer call's child.
+#[test]
+fn a_call_made_inside_a_call_is_its_child() {
+    let _serial = one_at_a_time();
+    let tools = ToolSet::new([hitung_lewat_alat::tool()]).unwrap();
+    let s = setup(Sampler::AlwaysOn);
+    s.run(|| {
+        tools
+            .call(&Context::new(), "hitung_lewat_alat", r#"{"orang": 25}"#)
+            .blocking()
+            .unwrap()
+    });
+    let spans = s.finished();
+    assert_eq!(spans.len(), 2, "{spans:#?}");
+    let outer = named(&spans, "execute_tool hitung_lewat_alat");
+    let inner = named(&spans, "execute_tool hitung_porsi");
+    assert_eq!(inner.parent_span_id, outer.span_context.span_id());
+    assert_eq!(inner.span_context.trace_id(), outer.span_context.trace_id());
+    assert_eq!(outer.parent_span_id, opentelemetry::trace::SpanId::INVALID);
+}
+
+/// A call started where `W3c` was told of a remote parent (with no request span between) is
+/// that parent's child, as a root span would be.
+#[test]
+fn a_call_with_no_span_around_it_takes_the_remote_parent_it_was_told_of() {
+    let _serial = one_at_a_time();
+    const PARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let tools = ToolSet::new([hitung_porsi::tool()]).unwrap();
+    let s = setup(Sampler::ParentBased(Box::new(Sampler::AlwaysOff)));
+    s.run(|| {
+        W3c.before_span(&TraceContext::new(PARENT));
+        call(&tools, r#"{"orang": 25}"#);
+    });
+    let spans = s.finished();
+    assert_eq!(spans.len(), 1, "{spans:#?}");
+    assert_eq!(
+        spans[0].span_context.trace_id().to_string(),
+        "4bf92f3577b34da6a3ce929d0e0e4736"
+    );
+    assert_eq!(spans[0].parent_span_id.to_string(), "00f067aa0ba902b7");
+    assert!(spans[0].parent_span_is_remote);
+}
+
+/// With the host's opt-in, a call's arguments and result are on its span.
+#[test]
+fn arguments_and_results_are_on_the_span_only_when_asked_for() {
+    let _serial = one_at_a_time();
+    let tools = ToolSet::new([hitung_porsi::tool()]).unwrap();
+    for asked in [false, true] {
+        let spans = InMemorySpanExporter::default();
+        let telemetry = Telemetry::new(
+            Some(Box::new(SimpleSpanProcessor::new(spans.clone()))),
+            None,
+        )
+        .with_message_content(asked);
+        let subscriber = tracing_subscriber::registry().with(telemetry.layer());
+        tracing::subscriber::with_default(subscriber, || call(&tools, r#"{"orang": 25}"#));
+        let finished = spans.get_finished_spans().unwrap();
+        let arguments = attribute(&finished[0], "gen_ai.tool.call.arguments");
+        let result = attribute(&finished[0], "gen_ai.tool.call.result");
+        if asked {
+            assert_eq!(arguments.as_deref(), Some(r#"{"orang": 25}"#));
+            assert_eq!(result.as_deref(), Some("25"));
+        } else {
+            assert_eq!((arguments, result), (None, None));
+        }
+    }
+}
+
+/// With the call observer off, a call is a `tracing` span like any other: the current span
+/// inside the tool is the call's, and what is exported is the same.
+#[test]
+fn with_the_call_observer_off_a_call_is_a_tracing_span() {
+    let _serial = one_at_a_time();
+    #[tool(description = "Name the span current inside a tool; changes nothing.")]
+    fn nama_rentang() -> String {
+        tracing::Span::current()
+            .metadata()
+            .map_or("none", |m| m.name())
+            .to_owned()
+    }
+    let tools = ToolSet::new([nama_rentang::tool()]).unwrap();
+    for observed in [true, false] {
+        let spans = InMemorySpanExporter::default();
+        let telemetry = Telemetry::new(
+            Some(Box::new(SimpleSpanProcessor::new(spans.clone()))),
+            None,
+        )
+        .with_call_observer(observed);
+        let subscriber = tracing_subscriber::registry().with(telemetry.layer());
+        let current = tracing::subscriber::with_default(subscriber, || {
+            let request = tracing::info_span!("request");
+            let _entered = request.enter();
+            let out = tools
+                .call(&Context::new(), "nama_rentang", "{}")
+                .blocking()
+                .unwrap();
+            out.value().as_str().unwrap().to_owned()
+        });
+        assert_eq!(current, if observed { "request" } else { "execute_tool" });
+        let finished = spans.get_finished_spans().unwrap();
+        let call = named(&finished, "execute_tool nama_rentang");
+        let request = named(&finished, "request");
+        assert_eq!(call.parent_span_id, request.span_context.span_id());
+        assert_eq!(attribute(call, "outcome").as_deref(), Some("ok"));
+    }
 }

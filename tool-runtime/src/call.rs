@@ -17,7 +17,7 @@ use crate::arguments::{Arguments, Repr};
 use crate::context::Context;
 use crate::error::ToolError;
 use crate::future::BoxFuture;
-use crate::observe::{CallEnd, ObservedCall, Observer};
+use crate::observe::{self, CallEnd, ObservedCall, Observer};
 use crate::output::CallOutput;
 use crate::tool::{CatchUnwind, Step, Tool};
 
@@ -258,7 +258,7 @@ impl<'a> Run<'a> {
             Ok(t) => t,
             Err(e) => return Started::Done(Err(*e)),
         };
-        let trace = Trace::start(tool, self.call_id);
+        let mut trace = Trace::start(tool, self.call_id);
         let _entered = trace.enter();
         // Arguments only on a span that is recorded (a call timed for its histogram alone
         // shows none).
@@ -408,15 +408,18 @@ fn values_wanted() -> bool {
 /// Also, for a `fmt` subscriber, `outcome` (`ok` or the error's kind) and `duration_us`; and
 /// the `gen_ai.execute_tool.duration` histogram (seconds) as an `INFO` event of the target
 /// `tool_runtime::metrics` with the field `histogram.gen_ai.execute_tool.duration`, which
-/// `tool-runtime-otel` (or `tracing-opentelemetry`'s metrics layer) reads.
+/// `tracing-opentelemetry`'s metrics layer (or `tool-runtime-otel`'s, with its observer off)
+/// reads.
 /// Arguments and results are recorded only when a host turns on the target
 /// `tool_runtime::values` at `TRACE` in its filter (its opt-in): then as `TRACE` events of that
 /// target and as the conventions' opt-in attributes `gen_ai.tool.call.arguments` and
 /// `gen_ai.tool.call.result`, the result as a person may see it (the tool's `redact` copy; none
 /// when redaction failed).
 ///
-/// A subscriber whose layer exposes an [`Observer`] records the call through it instead (the
-/// span is still made for its other layers, and no duration event is sent).
+/// A subscriber whose layer exposes an [`Observer`] records the call through it instead: the
+/// span and the duration event are still made for its other layers, under the targets
+/// [`observe::SPAN_TARGET`] and [`observe::METRICS_TARGET`], which the observing layer turns
+/// off for itself; a call the observer does not keep makes no span.
 struct Trace<'a> {
     span: tracing::Span,
     /// When the call started and the tool's name; `None` when no subscriber wants the span
@@ -443,25 +446,38 @@ impl Drop for Entered<'_> {
 
 impl<'a> Trace<'a> {
     fn start(tool: &'a Tool, call_id: Option<&str>) -> Trace<'a> {
+        /// The call's span, of one of two callsites (the same fields; evaluated only when a
+        /// subscriber wants the span, and recorded with it: each later `record` is a walk
+        /// through every layer).
+        macro_rules! call_span {
+            ($target:expr) => {
+                tracing::info_span!(
+                    target: $target,
+                    "execute_tool",
+                    otel.name = tool.span_name(),
+                    otel.kind = "internal",
+                    otel.status_code = tracing::field::Empty,
+                    gen_ai.operation.name = "execute_tool",
+                    gen_ai.tool.name = tool.name(),
+                    gen_ai.tool.type = "function",
+                    gen_ai.tool.description = tool.description(),
+                    gen_ai.tool.call.id = call_id,
+                    gen_ai.tool.call.arguments = tracing::field::Empty,
+                    gen_ai.tool.call.result = tracing::field::Empty,
+                    error.r#type = tracing::field::Empty,
+                    outcome = tracing::field::Empty,
+                    duration_us = tracing::field::Empty,
+                )
+            };
+        }
         let observed = Observer::start(tool, call_id);
-        let span = tracing::info_span!(
-            "execute_tool",
-            // Evaluated only when a subscriber wants the span, and recorded with it: each later
-            // `record` is a walk through every layer.
-            otel.name = tool.span_name(),
-            otel.kind = "internal",
-            otel.status_code = tracing::field::Empty,
-            gen_ai.operation.name = "execute_tool",
-            gen_ai.tool.name = tool.name(),
-            gen_ai.tool.type = "function",
-            gen_ai.tool.description = tool.description(),
-            gen_ai.tool.call.id = call_id,
-            gen_ai.tool.call.arguments = tracing::field::Empty,
-            gen_ai.tool.call.result = tracing::field::Empty,
-            error.r#type = tracing::field::Empty,
-            outcome = tracing::field::Empty,
-            duration_us = tracing::field::Empty,
-        );
+        let span = match &observed {
+            None => call_span!("tool_runtime::call"),
+            // Made for the subscriber's other layers; its observer turns this target off.
+            Some(observed) if observed.sampled() => call_span!(observe::SPAN_TARGET),
+            // A trace the observer does not keep: no span, for any layer.
+            Some(_) => tracing::Span::none(),
+        };
         // Timed when the span is recorded, or its duration counted without it (a subscriber
         // that keeps only some traces still counts every call).
         let timed = observed.is_some() || !span.is_disabled() || metrics_wanted();
@@ -489,16 +505,16 @@ impl<'a> Trace<'a> {
     /// The call's outcome, recorded on its span when a subscriber listens. Inlined: without
     /// one, the outcome only passes through.
     #[inline(always)]
-    fn finish(&self, out: Result<CallOutput, ToolError>) -> Result<CallOutput, ToolError> {
-        match &self.started {
+    fn finish(&mut self, out: Result<CallOutput, ToolError>) -> Result<CallOutput, ToolError> {
+        match self.started {
             None => out,
-            Some((started, tool)) => self.record(*started, tool, out),
+            Some((started, tool)) => self.record(started, tool, out),
         }
     }
 
     #[inline(never)]
     fn record(
-        &self,
+        &mut self,
         started: std::time::Instant,
         tool: &str,
         out: Result<CallOutput, ToolError>,
@@ -520,21 +536,23 @@ impl<'a> Trace<'a> {
             }
         };
         self.record_outcome(outcome, error_type, elapsed);
-        if let Some(observed) = &self.observed {
-            let shown = match &out {
-                Ok(output) if observed.wants_values() => {
-                    output.for_display().map(|shown| shown.to_string())
-                }
-                _ => None,
-            };
-            observed.finish(&CallEnd {
-                took,
-                outcome,
-                error_type,
-                result: shown.as_deref(),
-            });
-        } else {
-            self.duration_event(took, tool, error_type);
+        match self.observed.take() {
+            Some(observed) => {
+                let shown = match &out {
+                    Ok(output) if observed.wants_values() => {
+                        output.for_display().map(|shown| shown.to_string())
+                    }
+                    _ => None,
+                };
+                observed.finish(&CallEnd {
+                    took,
+                    outcome,
+                    error_type,
+                    result: shown.as_deref(),
+                });
+                self.duration_event(true, took, tool, error_type);
+            }
+            None => self.duration_event(false, took, tool, error_type),
         }
         if let Ok(output) = &out
             && !self.span.is_disabled()
@@ -548,19 +566,35 @@ impl<'a> Trace<'a> {
         out
     }
 
-    /// The duration as an event, for a subscriber without an observer.
-    fn duration_event(&self, took: std::time::Duration, tool: &str, error_type: Option<&str>) {
-        // The conventions' histogram (seconds), as an event `tool-runtime-otel`'s
-        // layer reads: a `histogram.` field, the others its attributes. Its parent is named
-        // rather than entered: entering and leaving a span are two more walks of the layers.
-        tracing::event!(
-            target: "tool_runtime::metrics",
-            parent: &self.span,
-            tracing::Level::INFO,
-            histogram.gen_ai.execute_tool.duration = took.as_secs_f64(),
-            gen_ai.tool.name = tool,
-            error.r#type = error_type,
-        );
+    /// The conventions' histogram (seconds), as an event `tool-runtime-otel`'s layer reads: a
+    /// `histogram.` field, the others its attributes. An observed call's is for the
+    /// subscriber's other layers, under its own target (its observer turns it off). Its parent
+    /// is named rather than entered: entering and leaving a span are two more walks of the
+    /// layers.
+    fn duration_event(
+        &self,
+        observed: bool,
+        took: std::time::Duration,
+        tool: &str,
+        error_type: Option<&str>,
+    ) {
+        macro_rules! duration {
+            ($target:expr) => {
+                tracing::event!(
+                    target: $target,
+                    parent: &self.span,
+                    tracing::Level::INFO,
+                    histogram.gen_ai.execute_tool.duration = took.as_secs_f64(),
+                    gen_ai.tool.name = tool,
+                    error.r#type = error_type,
+                )
+            };
+        }
+        if observed {
+            duration!(observe::METRICS_TARGET);
+        } else {
+            duration!("tool_runtime::metrics");
+        }
     }
 }
 
@@ -569,14 +603,16 @@ impl Trace<'_> {
     /// `record` is one): `outcome` and `duration_us`, and for a failure `error.type` and
     /// `otel.status_code`.
     fn record_outcome(&self, outcome: &str, error_type: Option<&str>, elapsed: u64) {
-        /// The four fields of the one `execute_tool` callsite, found once.
-        static FIELDS: std::sync::OnceLock<Option<[tracing::field::Field; 4]>> =
-            std::sync::OnceLock::new();
+        /// The four fields of each of the two `execute_tool` callsites (unobserved, observed),
+        /// found once: a field belongs to its callsite.
+        static FIELDS: [std::sync::OnceLock<Option<[tracing::field::Field; 4]>>; 2] =
+            [const { std::sync::OnceLock::new() }; 2];
         let Some(metadata) = self.span.metadata() else {
             return;
         };
         let fields = metadata.fields();
-        let found = FIELDS.get_or_init(|| {
+        let callsite = usize::from(metadata.target() == observe::SPAN_TARGET);
+        let found = FIELDS[callsite].get_or_init(|| {
             Some([
                 fields.field("outcome")?,
                 fields.field("duration_us")?,

@@ -5,18 +5,33 @@
 //! of its layers at each step (made, entered, left, recorded, closed) and a lookup in its
 //! registry at each, about twice what a cheap tool's call costs. A layer that records the
 //! toolkit's calls itself exposes an [`Observer`] (from its `downcast_raw`, as `tracing`
-//! layers expose their parts): the toolkit then tells it of each call directly, and records
-//! no duration event, while the `tracing` span is still made for any other layer that wants
-//! it (a log line inside a tool still shows the call's span). `tool-runtime-otel`'s layer is
-//! one.
+//! layers expose their parts): the toolkit then tells it of each call directly. The call's
+//! span and duration event are still made for the subscriber's other layers, under the targets
+//! [`SPAN_TARGET`] and [`METRICS_TARGET`], which the observing layer turns off for itself
+//! (a log line inside a tool still shows the call's span when a log's layer wants it). A call
+//! of a trace the observer does not keep ([`ObservedCall::sampled`]) makes no span, for any
+//! layer. `tool-runtime-otel`'s layer is an observer.
 //!
 //! The observer is the current `tracing` dispatcher's: a call made where no subscriber is set,
-//! or under one without such a layer, is observed by none.
+//! or under one without such a layer, is observed by none, and its span and event have their
+//! usual targets (`tool_runtime::call`, `tool_runtime::metrics`).
+//!
+//! What an observer cannot see, as it is not a `tracing` span: inside a tool,
+//! `tracing::Span::current()` is the span around the call (an MCP request's, say), so work a
+//! tool hands to another task with the current span is that span's, not the call's.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::tool::Tool;
+
+/// The target of an observed call's `tracing` span (the target of an unobserved one is
+/// `tool_runtime::call`): a filter on `tool_runtime::call` applies to both.
+pub const SPAN_TARGET: &str = "tool_runtime::call::observed";
+
+/// The target of an observed call's duration event (an unobserved one's is
+/// `tool_runtime::metrics`): a filter on `tool_runtime::metrics` applies to both.
+pub const METRICS_TARGET: &str = "tool_runtime::metrics::observed";
 
 /// What records the toolkit's calls (see the [module](self)).
 pub trait CallObserver: Send + Sync + 'static {
@@ -27,8 +42,18 @@ pub trait CallObserver: Send + Sync + 'static {
     fn start(&self, call: &CallStart<'_>) -> Option<Box<dyn ObservedCall>>;
 }
 
-/// One call an observer records.
-pub trait ObservedCall: Send + Sync {
+/// One call an observer records. The toolkit calls, in order: [`sampled`](Self::sampled) and
+/// [`wants_values`](Self::wants_values) (each may be asked again, and must answer the same),
+/// then for each run of the call [`enter`](Self::enter), [`arguments`](Self::arguments) the
+/// first time, and [`exit`](Self::exit), and at its end [`finish`](Self::finish). A call
+/// dropped before it ends (its caller went away) is dropped without `finish`.
+pub trait ObservedCall: Send {
+    /// Whether the call's trace is kept (the default: yes). A call of a trace not kept makes
+    /// no `tracing` span, for any layer.
+    fn sampled(&self) -> bool {
+        true
+    }
+
     /// The call runs on this thread until the matching [`exit`](Self::exit): each poll of an
     /// async tool's future, and the run of a sync tool, are inside one such pair (spans and
     /// events made there are the call's children).
@@ -48,7 +73,7 @@ pub trait ObservedCall: Send + Sync {
     }
 
     /// The call ended.
-    fn finish(&self, end: &CallEnd<'_>);
+    fn finish(self: Box<Self>, end: &CallEnd<'_>);
 }
 
 /// A call starting.
@@ -97,8 +122,8 @@ impl std::fmt::Debug for Observer {
 
 impl Observer {
     /// An observer of calls.
-    pub fn new(observer: Arc<dyn CallObserver>) -> Self {
-        Observer(observer)
+    pub fn new(observer: impl CallObserver) -> Self {
+        Observer(Arc::new(observer))
     }
 
     /// A call of `tool` starts: told to the current dispatcher's observer, if its subscriber

@@ -616,7 +616,7 @@ impl tool_runtime::observe::ObservedCall for TellingCall {
     fn arguments(&self, text: &str) {
         self.0.0.lock().unwrap().push(format!("arguments {text}"));
     }
-    fn finish(&self, end: &tool_runtime::observe::CallEnd<'_>) {
+    fn finish(self: Box<Self>, end: &tool_runtime::observe::CallEnd<'_>) {
         self.0.0.lock().unwrap().push(format!(
             "finish {} {:?} {:?}",
             end.outcome, end.error_type, end.result
@@ -677,7 +677,7 @@ fn a_subscriber_with_an_observer_is_told_each_call() {
     let told = Told::default();
     let seen = Arc::new(Mutex::new(Seen::default()));
     let subscriber = Observing {
-        observer: tool_runtime::observe::Observer::new(Arc::new(TellingObserver(told.clone()))),
+        observer: tool_runtime::observe::Observer::new(TellingObserver(told.clone())),
         collect: Collect {
             seen: seen.clone(),
             entered: Mutex::default(),
@@ -707,13 +707,58 @@ fn a_subscriber_with_an_observer_is_told_each_call() {
         ]
     );
     let seen = seen.lock().unwrap();
-    assert_eq!(seen.spans.len(), 2, "the spans are still made");
-    assert!(
-        !seen
-            .events
-            .iter()
-            .any(|(target, _)| target == "tool_runtime::metrics"),
-        "no duration event beside the observer: {:?}",
-        seen.events
-    );
+    // The span and the duration event are still made for the subscriber's other layers, under
+    // the targets an observing layer turns off for itself.
+    let targets: Vec<_> = seen.metadata.iter().map(|m| m.target()).collect();
+    assert_eq!(targets, [tool_runtime::observe::SPAN_TARGET; 2]);
+    assert_eq!(field(&seen.spans[0].1, "outcome"), Some("ok"));
+    assert_eq!(field(&seen.spans[1].1, "error.type"), Some("tool_error"));
+    let events: Vec<_> = seen
+        .events
+        .iter()
+        .map(|(target, _)| target.as_str())
+        .collect();
+    assert_eq!(events, [tool_runtime::observe::METRICS_TARGET; 2]);
+}
+
+/// A call the observer does not keep (its trace is not sampled) makes no span, for any layer.
+#[test]
+fn a_call_the_observer_does_not_keep_makes_no_span() {
+    struct NotKept;
+    impl tool_runtime::observe::CallObserver for NotKept {
+        fn start(
+            &self,
+            _: &tool_runtime::observe::CallStart<'_>,
+        ) -> Option<Box<dyn tool_runtime::observe::ObservedCall>> {
+            Some(Box::new(NotKeptCall))
+        }
+    }
+    struct NotKeptCall;
+    impl tool_runtime::observe::ObservedCall for NotKeptCall {
+        fn sampled(&self) -> bool {
+            false
+        }
+        fn enter(&self) {}
+        fn exit(&self) {}
+        fn finish(self: Box<Self>, _: &tool_runtime::observe::CallEnd<'_>) {}
+    }
+    let set = ToolSet::new([tambah::tool()]).unwrap();
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let subscriber = Observing {
+        observer: tool_runtime::observe::Observer::new(NotKept),
+        collect: Collect {
+            seen: seen.clone(),
+            entered: Mutex::default(),
+            values: false,
+        },
+    };
+    tracing::subscriber::with_default(subscriber, || {
+        set.call(&Context::new(), "tambah", r#"{"a": 2, "b": 3}"#)
+            .blocking()
+            .unwrap();
+    });
+    let seen = seen.lock().unwrap();
+    assert!(seen.spans.is_empty(), "{:?}", seen.spans);
+    // Its duration still goes to the other layers.
+    assert_eq!(seen.events.len(), 1, "{:?}", seen.events);
 }

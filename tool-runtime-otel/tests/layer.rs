@@ -736,3 +736,123 @@ fn with_the_call_observer_off_a_call_is_a_tracing_span() {
         assert_eq!(attribute(call, "outcome").as_deref(), Some("ok"));
     }
 }
+
+#[tool(
+    description = "Cancel a catering order; changes the order.",
+    destructive
+)]
+fn batalkan_pesanan(
+    #[arg(description = "The order's number", range = 1..=9999)] nomor: u32,
+) -> u32 {
+    nomor
+}
+
+/// A call held for a person's approval is not a failure; once approved, its call is another
+/// span, which runs the tool.
+#[test]
+fn a_call_held_for_approval_is_not_a_failure_and_its_resumed_call_runs() {
+    let _serial = one_at_a_time();
+    let tools = ToolSet::new([batalkan_pesanan::tool()]).unwrap();
+    let s = setup(Sampler::AlwaysOn);
+    s.run(|| {
+        let cx = Context::new();
+        let held = tools
+            .call(&cx, "batalkan_pesanan", r#"{"nomor": 7}"#)
+            .blocking()
+            .unwrap_err();
+        let tool_runtime::ToolError::ApprovalRequired(pending) = held else {
+            panic!("{held:?}")
+        };
+        tools.resume(&cx, &pending.ticket).blocking().unwrap();
+    });
+    let spans = s.finished();
+    assert_eq!(spans.len(), 2, "{spans:#?}");
+    assert_eq!(
+        attribute(&spans[0], "outcome").as_deref(),
+        Some("approval_required")
+    );
+    assert_eq!(spans[0].status, Status::Unset);
+    assert_eq!(attribute(&spans[0], "error.type"), None);
+    assert_eq!(attribute(&spans[1], "outcome").as_deref(), Some("ok"));
+    let (_, points) = execute_tool_points(&s);
+    assert_eq!(points.iter().map(|p| p.count).sum::<u64>(), 2);
+    assert!(points.iter().all(|p| p.attribute("error.type").is_none()));
+}
+
+/// Yields once: the first poll is pending.
+struct YieldOnce(bool);
+
+impl std::future::Future for YieldOnce {
+    type Output = ();
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        if self.0 {
+            return std::task::Poll::Ready(());
+        }
+        self.0 = true;
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    }
+}
+
+#[tool(description = "Ask the kitchen, which answers on a later poll; changes nothing.")]
+async fn tanya_dapur(#[arg(description = "How many people", range = 1..=500)] orang: u32) -> u32 {
+    tracing::info!("asked");
+    YieldOnce(false).await;
+    tracing::info!("answered");
+    orang
+}
+
+/// An async call polled on one thread, then on another: what it makes on each is its own, and
+/// neither thread keeps it once the poll is over.
+#[test]
+fn an_async_call_polled_on_two_threads_is_one_call() {
+    use std::future::IntoFuture as _;
+    use std::task::{Context as TaskContext, Poll, Waker};
+    let _serial = one_at_a_time();
+    let tools = ToolSet::new([tanya_dapur::tool()]).unwrap();
+    let s = setup(Sampler::AlwaysOn);
+    let dispatch = tracing::Dispatch::new(tracing_subscriber::registry().with(s.telemetry.layer()));
+    let cx = Context::new();
+    let mut call = Box::pin(
+        tools
+            .call(&cx, "tanya_dapur", r#"{"orang": 25}"#)
+            .into_future(),
+    );
+    let first = tracing::dispatcher::with_default(&dispatch, || {
+        call.as_mut()
+            .poll(&mut TaskContext::from_waker(Waker::noop()))
+    });
+    assert!(first.is_pending());
+    let second = std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                tracing::dispatcher::with_default(&dispatch, || {
+                    // Nothing of the call is left on this thread before or after its poll.
+                    tracing::info_span!("before").in_scope(|| {});
+                    let out = call
+                        .as_mut()
+                        .poll(&mut TaskContext::from_waker(Waker::noop()));
+                    tracing::info_span!("after").in_scope(|| {});
+                    out
+                })
+            })
+            .join()
+            .unwrap()
+    });
+    assert!(matches!(second, Poll::Ready(Ok(_))), "{second:?}");
+    drop(call);
+    let spans = s.finished();
+    let call = named(&spans, "execute_tool tanya_dapur");
+    let events: Vec<_> = call.events.iter().map(|e| e.name.to_string()).collect();
+    assert_eq!(events, ["asked", "answered"]);
+    for other in ["before", "after"] {
+        assert_eq!(
+            named(&spans, other).parent_span_id,
+            opentelemetry::trace::SpanId::INVALID,
+            "{other} is not the call's"
+        );
+    }
+}

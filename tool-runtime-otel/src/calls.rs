@@ -16,16 +16,16 @@ use std::cell::RefCell;
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
-use opentelemetry::trace::{SpanContext, SpanId, SpanKind, Status, TraceFlags, TraceId};
+use opentelemetry::trace::{SpanContext, SpanId, SpanKind, Status, TraceId};
 use opentelemetry::{Key, KeyValue, Value};
-use opentelemetry_sdk::trace::{SpanData, SpanEvents, SpanLinks};
+use opentelemetry_sdk::trace::SpanEvents;
 use tool_runtime::observe::{CallEnd, CallObserver, CallStart, ObservedCall};
 use tracing::span::Id;
 
 use crate::metrics::Histograms;
 use crate::sampler::Sampler;
 use crate::span_data::{
-    Body, Carried, Pending, Sink, Traced, new_span_id, new_trace_id, take_pending,
+    Body, Carried, Pending, Sink, Traced, new_span_id, new_trace_id, span_context, take_pending,
 };
 use crate::values::text;
 
@@ -74,16 +74,12 @@ impl CallSpan {
 
     /// Its context, to carry on to a child.
     pub(crate) fn context(&self) -> SpanContext {
-        let flags = if self.sampled {
-            TraceFlags::SAMPLED
-        } else {
-            TraceFlags::default()
-        };
-        let state = self
-            .carried
-            .as_ref()
-            .map_or_else(Default::default, |c| c.trace_state.clone());
-        SpanContext::new(self.trace_id, self.span_id, flags, false, state)
+        span_context(
+            self.trace_id,
+            self.span_id,
+            self.sampled,
+            self.carried.as_deref(),
+        )
     }
 }
 
@@ -341,23 +337,7 @@ impl Recorded {
         if let Some(end) = end {
             ended(&mut body, end);
         }
-        let (parent_span_id, parent_span_is_remote) =
-            span.parent.unwrap_or((SpanId::INVALID, false));
-        sink.processor.on_end(SpanData {
-            span_context: span.context(),
-            parent_span_id,
-            parent_span_is_remote,
-            span_kind: body.kind,
-            name: body.name,
-            start_time: body.start,
-            end_time: SystemTime::now(),
-            attributes: body.attributes,
-            dropped_attributes_count: 0,
-            events: body.events,
-            links: SpanLinks::default(),
-            status: body.status,
-            instrumentation_scope: sink.scope.clone(),
-        });
+        sink.send(span.context(), span.parent, body);
     }
 }
 

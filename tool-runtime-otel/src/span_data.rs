@@ -7,9 +7,11 @@ use std::cell::Cell;
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use opentelemetry::trace::{SpanContext, SpanId, SpanKind, Status, TraceId, TraceState};
+use opentelemetry::trace::{
+    SpanContext, SpanId, SpanKind, Status, TraceFlags, TraceId, TraceState,
+};
 use opentelemetry::{InstrumentationScope, KeyValue};
-use opentelemetry_sdk::trace::{SpanEvents, SpanProcessor};
+use opentelemetry_sdk::trace::{SpanData, SpanEvents, SpanLinks, SpanProcessor};
 
 /// A recorded span's name, kind, status, start, attributes and events.
 pub(crate) struct Body {
@@ -31,10 +33,51 @@ pub(crate) struct Carried {
     pub(crate) baggage: Option<String>,
 }
 
+/// A local span's context: its ids, whether its trace is kept, and the `tracestate` its trace
+/// carried from another process.
+pub(crate) fn span_context(
+    trace_id: TraceId,
+    span_id: SpanId,
+    sampled: bool,
+    carried: Option<&Carried>,
+) -> SpanContext {
+    let flags = if sampled {
+        TraceFlags::SAMPLED
+    } else {
+        TraceFlags::default()
+    };
+    let state = carried.map_or_else(TraceState::default, |c| c.trace_state.clone());
+    SpanContext::new(trace_id, span_id, flags, false, state)
+}
+
 /// Where the spans go.
 pub(crate) struct Sink {
     pub(crate) processor: Box<dyn SpanProcessor>,
     pub(crate) scope: InstrumentationScope,
+}
+
+impl Sink {
+    /// Sends a span that ended now: its context, its parent's id (and whether the parent came
+    /// from another process), its body.
+    #[inline]
+    pub(crate) fn send(&self, context: SpanContext, parent: Option<(SpanId, bool)>, body: Body) {
+        let (parent_span_id, parent_span_is_remote) = parent.unwrap_or((SpanId::INVALID, false));
+        self.processor.on_end(SpanData {
+            span_context: context,
+            parent_span_id,
+            parent_span_is_remote,
+            span_kind: body.kind,
+            name: body.name,
+            start_time: body.start,
+            end_time: SystemTime::now(),
+            attributes: body.attributes,
+            dropped_attributes_count: 0,
+            events: body.events,
+            links: SpanLinks::default(),
+            status: body.status,
+            instrumentation_scope: self.scope.clone(),
+        });
+    }
 }
 
 thread_local! {

@@ -22,11 +22,9 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use opentelemetry::trace::{
-    SpanContext, SpanId, SpanKind, Status, TraceFlags, TraceId, TraceState,
-};
+use opentelemetry::trace::{SpanContext, SpanId, SpanKind, Status, TraceId};
 use opentelemetry::{Key, KeyValue, Value};
-use opentelemetry_sdk::trace::{SpanData, SpanEvents, SpanLinks};
+use opentelemetry_sdk::trace::SpanEvents;
 use tool_runtime::observe::{self, Observer};
 use tracing::field::{Field, Visit};
 use tracing::level_filters::LevelFilter;
@@ -40,7 +38,7 @@ use tracing_subscriber::registry::LookupSpan;
 use crate::calls::{self, CallSpan, Calls, Owner};
 use crate::metrics::Histograms;
 use crate::sampler::Sampler;
-use crate::span_data::{Body, Carried, Sink, Traced};
+use crate::span_data::{Body, Carried, Sink, Traced, span_context};
 use crate::span_data::{Pending, new_span_id, new_trace_id, take_pending};
 use crate::values::text;
 
@@ -239,16 +237,12 @@ where
 
 /// The span context of a kept span.
 fn context(kept: &Kept) -> SpanContext {
-    let flags = if kept.sampled {
-        TraceFlags::SAMPLED
-    } else {
-        TraceFlags::default()
-    };
-    let state = kept
-        .carried
-        .as_ref()
-        .map_or_else(TraceState::default, |c| c.trace_state.clone());
-    SpanContext::new(kept.trace_id, kept.span_id, flags, false, state)
+    span_context(
+        kept.trace_id,
+        kept.span_id,
+        kept.sampled,
+        kept.carried.as_deref(),
+    )
 }
 
 impl<S> tracing_subscriber::Layer<S> for SpanLayer<S>
@@ -429,28 +423,10 @@ where
         let Some(body) = kept.body.take().filter(|_| kept.sampled) else {
             return;
         };
-        let body = *body;
-        let (parent_span_id, parent_span_is_remote) =
-            kept.parent.unwrap_or((SpanId::INVALID, false));
         let Some(sink) = &self.sink else {
             return;
         };
-        let span_context = context(&kept);
-        sink.processor.on_end(SpanData {
-            span_context,
-            parent_span_id,
-            parent_span_is_remote,
-            span_kind: body.kind,
-            name: body.name,
-            start_time: body.start,
-            end_time: SystemTime::now(),
-            attributes: body.attributes,
-            dropped_attributes_count: 0,
-            events: body.events,
-            links: SpanLinks::default(),
-            status: body.status,
-            instrumentation_scope: sink.scope.clone(),
-        });
+        sink.send(context(&kept), kept.parent, *body);
     }
 
     // SAFETY: the pointer returned for `Hooks` points at `self.hooks`, for `Observer` at

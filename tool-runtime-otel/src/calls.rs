@@ -2,8 +2,9 @@
 //! [`Observer`](tool_runtime::observe::Observer)), not through `tracing`: each call's
 //! `execute_tool {tool}` span written into the exporter's data, and its duration into the
 //! `gen_ai.execute_tool.duration` histogram, with no walk of the subscriber's layers and no
-//! lookup in its registry. The layer turns the toolkit's `tracing` span of a call off for
-//! itself (another layer, a log's, may still make it).
+//! lookup in its registry. The core still makes an observed call's `tracing` span and duration
+//! event for the subscriber's other layers (a log's), under targets of their own, which the
+//! layer turns off for itself.
 //!
 //! A call is not a `tracing` span, so the spans and events made while it runs find it here:
 //! each thread keeps the calls running on it, each with the `tracing` span that was current

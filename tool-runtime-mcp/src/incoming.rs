@@ -119,10 +119,17 @@ impl Incoming {
         if carried.is_none()
             && let Some(parts) = self.parts()
         {
+            // The three names made once: a header looked up by text is parsed each time.
+            static NAMES: [::http::HeaderName; 3] = [
+                ::http::HeaderName::from_static("traceparent"),
+                ::http::HeaderName::from_static("tracestate"),
+                ::http::HeaderName::from_static("baggage"),
+            ];
             return crate::trace::TraceContext::from_fields(|k| {
+                let name = NAMES.iter().find(|name| name.as_str() == k)?;
                 parts
                     .headers
-                    .get(k)
+                    .get(name)
                     .and_then(|v| v.to_str().ok())
                     .map(str::to_owned)
             });

@@ -27,7 +27,9 @@ pub struct Limits {
     /// hand-offs between threads (never more at once than one fewer than the workers, so one is
     /// always free), until a call takes longer, after which it needs twice as many fast calls (at
     /// most 1,024). On Linux a call is slow when its thread computes past this time, or waits
-    /// (sleeps, locks, I/O) in a call of ten times this; not when the machine is busy.
+    /// (sleeps, locks, I/O) in a call of ten times this, when another of its last 256 calls
+    /// waited too (one wait in thousands is a lock whose holder was preempted); not when the
+    /// machine is busy.
     /// A proven tool that turns slow (a cache miss, a lock) holds that one worker for the call,
     /// and the call's time limit cannot end it early there; set `None` for tools whose speed
     /// changes that much. `None`: always on the pool. Tools that say `#[tool(blocking = false)]` always run on the

@@ -13,6 +13,13 @@
 //! telemetry exporter's thread beside the server, a load generator on the same cores) counting
 //! such waits sent every tool back to the pool, and the hand-offs halved the server. Where the
 //! thread's use cannot be read (another OS, or the call moved threads) the wall time counts.
+//!
+//! A wait counts when it comes again within [`WAIT_WINDOW`] calls of the tool: one wait in
+//! thousands of calls is the machine (a lock shared with other threads, its holder preempted
+//! while two cores run five threads: with a telemetry exporter at 50 connections, once in about
+//! 8,000 calls, each sending the tool to the pool for hundreds of calls, a quarter of all calls);
+//! a tool that blocks waits again soon. A tool that waits on fewer than one call in a few hundred
+//! may run on a worker and hold it through such a wait, as its first slow call always did.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
@@ -29,6 +36,9 @@ pub(crate) const PROVEN: u32 = 64;
 /// dozen such calls, as a telemetry exporter's locks cause, kept a fast tool off the workers
 /// for good, and halved the server.)
 const MOST: u32 = PROVEN * 16;
+/// A call that waited is slow when the tool's previous call that waited was at most this many
+/// calls before it.
+pub(crate) const WAIT_WINDOW: u32 = PROVEN * 4;
 
 /// What the server has seen of its sync tools' calls.
 pub(crate) struct Pace {
@@ -46,6 +56,8 @@ pub(crate) struct Record {
     fast: AtomicU32,
     /// How many it takes to run on the workers: [`PROVEN`], doubled by each slow call.
     needed: AtomicU32,
+    /// Calls since its last call that waited (`u32::MAX`: none has).
+    since_wait: AtomicU32,
 }
 
 impl Default for Record {
@@ -53,6 +65,7 @@ impl Default for Record {
         Record {
             fast: AtomicU32::new(0),
             needed: AtomicU32::new(PROVEN),
+            since_wait: AtomicU32::new(u32::MAX),
         }
     }
 }
@@ -81,6 +94,17 @@ pub(crate) struct Timed {
     started: Instant,
     /// The thread's use when the call started, on the thread that runs it.
     used: Option<(std::thread::ThreadId, Usage)>,
+}
+
+/// How a call went against the budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Took {
+    /// Within the budget (or past it only for want of the CPU).
+    Fast,
+    /// Past the budget by its own computing (or by the clock, where the thread's use is unknown).
+    Slow,
+    /// Past ten budgets, having given up the CPU: slow when the tool waited recently too.
+    Waited,
 }
 
 /// What a thread has used: CPU time, and how many times it gave up the CPU itself (it slept or
@@ -206,28 +230,47 @@ impl Timed {
         }
     }
 
-    /// Whether the call was slow: it took longer than the budget, and its thread used more CPU
-    /// than the budget or waited (where that cannot be read, the time alone decides).
-    fn slow(&self) -> bool {
+    /// How the call went: within the budget, or past it and why (its thread used more CPU than
+    /// the budget, or waited; where that cannot be read, the time alone decides).
+    fn pace(&self) -> Took {
         if self.started.elapsed() <= self.budget {
-            return false;
+            return Took::Fast;
         }
         if let Some((thread, before)) = self.used
             && thread == std::thread::current().id()
             && let Some(after) = Usage::now()
         {
-            // A short wait (a lock held a moment by another thread) does not hold a worker
-            // for long: waiting counts when the call also took ten budgets.
-            return after.cpu.saturating_sub(before.cpu) > self.budget
-                || (after.waits > before.waits && self.started.elapsed() > self.budget * 10);
+            return if after.cpu.saturating_sub(before.cpu) > self.budget {
+                Took::Slow
+            } else if after.waits > before.waits && self.started.elapsed() > self.budget * 10 {
+                // A short wait (a lock held a moment by another thread) does not hold a worker
+                // for long: waiting counts when the call also took ten budgets.
+                Took::Waited
+            } else {
+                Took::Fast
+            };
         }
-        self.started.elapsed() > self.budget
+        Took::Slow
     }
 
     /// The call returned: its time counts for its tool.
     pub(crate) fn finish(self) {
         let record = &self.record;
-        if self.slow() {
+        let since_wait = record.since_wait.load(Ordering::Relaxed);
+        let slow = match self.pace() {
+            Took::Fast => {
+                record
+                    .since_wait
+                    .store(since_wait.saturating_add(1), Ordering::Relaxed);
+                false
+            }
+            Took::Slow => true,
+            Took::Waited => {
+                record.since_wait.store(0, Ordering::Relaxed);
+                since_wait < WAIT_WINDOW
+            }
+        };
+        if slow {
             record.fast.store(0, Ordering::Relaxed);
             let needed = record.needed.load(Ordering::Relaxed);
             record
@@ -344,25 +387,59 @@ mod tests {
     fn a_call_is_slow_when_it_computes_past_the_budget_or_waits() {
         let t = timed(Duration::from_millis(1));
         compute(Duration::from_millis(3));
-        assert!(t.slow(), "3 ms of CPU against a 1 ms budget");
+        assert_eq!(t.pace(), Took::Slow, "3 ms of CPU against a 1 ms budget");
         let t = timed(Duration::from_micros(100));
         std::thread::sleep(Duration::from_millis(3));
-        assert!(
-            t.slow(),
+        assert_eq!(
+            t.pace(),
+            Took::Waited,
             "it slept ten budgets: it would have held its worker"
         );
         let t = timed(Duration::from_millis(1));
         std::thread::sleep(Duration::from_millis(2));
-        assert!(
-            !t.slow(),
+        assert_eq!(
+            t.pace(),
+            Took::Fast,
             "a short wait (two budgets) holds a worker only as long"
         );
         let t = timed(Duration::from_secs(60));
         std::thread::sleep(Duration::from_millis(1));
-        assert!(!t.slow(), "within the budget, whatever it did");
+        assert_eq!(t.pace(), Took::Fast, "within the budget, whatever it did");
         let t = timed(Duration::from_millis(50));
         spin(Duration::from_micros(200));
-        assert!(!t.slow());
+        assert_eq!(t.pace(), Took::Fast);
+    }
+
+    /// A call that waited sends its tool to the pool only when another call waited shortly
+    /// before it: one such wait in thousands of calls is a lock whose holder was preempted.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_wait_counts_when_the_tool_waited_again_within_the_window() {
+        let record = Arc::<Record>::default();
+        let call = |budget| Timed {
+            record: record.clone(),
+            ..timed(budget)
+        };
+        let waited = || {
+            let t = call(Duration::from_micros(100));
+            std::thread::sleep(Duration::from_millis(2));
+            t.finish();
+        };
+        let needed = || record.needed.load(Ordering::Relaxed);
+        waited();
+        assert_eq!(needed(), PROVEN, "a first wait is not the tool's");
+        for _ in 0..WAIT_WINDOW {
+            call(Duration::from_secs(60)).finish();
+        }
+        waited();
+        assert_eq!(needed(), PROVEN, "nor one that long after another");
+        waited();
+        assert_eq!(
+            needed(),
+            PROVEN * 2,
+            "a wait again soon after is the tool's"
+        );
+        assert_eq!(record.fast.load(Ordering::Relaxed), 0);
     }
 
     /// Two threads on one CPU: the calls often wait for it (wall time past the budget), but
@@ -401,7 +478,7 @@ mod tests {
                         let t = timed(budget);
                         spin(Duration::from_micros(100));
                         late += usize::from(t.started.elapsed() > budget);
-                        slow += usize::from(t.slow());
+                        slow += usize::from(t.pace() != Took::Fast);
                     }
                     (late, slow)
                 })

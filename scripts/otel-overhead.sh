@@ -11,6 +11,9 @@
 #                     OTLP/HTTP (batched) to a local receiver that answers 200 to each batch
 #   OTLP 10% traces   the same with OTEL_TRACES_SAMPLER=traceidratio, OTEL_TRACES_SAMPLER_ARG=0.1
 #                     (one call in ten traced; the histograms still count every call)
+# Each row also gives the server's CPU time per call (its threads' user and system time from
+# /proc over the calls wrk made): on a shared 2-core machine the calls/s of one row move by 10 to
+# 20% between rounds, the CPU per call by a few percent.
 # Release code (`--profile perf`); SECONDS_EACH (default 10) per row. Installs wrk (Debian).
 # First, instructions per call (callgrind, as the speed gate counts them): a dispatched call of the
 # three example tools, and a stateless HTTP call (server and client in one process), with no
@@ -76,18 +79,25 @@ PY
 wait_port "$sink_port"
 rounds="${ROUNDS:-2}"
 results="$(mktemp)"
+cpu_ticks() { # pid: user + system time of all its threads, in clock ticks
+    awk '{print $14 + $15}' "/proc/$1/stat"
+}
+ticks_per_second=$(getconf CLK_TCK)
 row() { # label server [env...]
     local label=$1 server=$2 port=18981 pid
     shift 2
     env "$@" "$server" toolkit 127.0.0.1:$port & pid=$!
     wait_port $port
     for c in 1 50; do
-        local out
+        local out before after
+        before=$(cpu_ticks $pid)
         out=$(TOOL=tambah wrk -t"$([ $c = 1 ] && echo 1 || echo 2)" -c$c -d"${seconds}s" --latency \
             -s scripts/load/call2026.lua "http://127.0.0.1:$port/mcp" 2>&1)
         if grep -q "unexpected answer" <<<"$out"; then echo "$out"; exit 1; fi
-        printf '%s|%s|%s|%s\n' "$label" $c "$(awk '/Requests\/sec/ {print $2}' <<<"$out")" \
-            "$(awk '$1=="50%" {print $2}' <<<"$out")" >>"$results"
+        after=$(cpu_ticks $pid)
+        printf '%s|%s|%s|%s|%s|%s\n' "$label" $c "$(awk '/Requests\/sec/ {print $2}' <<<"$out")" \
+            "$(awk '$1=="50%" {print $2}' <<<"$out")" $((after - before)) \
+            "$(awk '/requests in/ {print $1}' <<<"$out")" >>"$results"
     done
     kill $pid
     wait $pid 2>/dev/null || true
@@ -100,15 +110,20 @@ for _ in $(seq "$rounds"); do
     row "OTLP 10% traces" "$with_otel" "${export_to[@]}" \
         OTEL_TRACES_SAMPLER=traceidratio OTEL_TRACES_SAMPLER_ARG=0.1
 done
-python3 - "$results" "$rounds" <<'PY'
+python3 - "$results" "$rounds" "$ticks_per_second" <<'PY'
 import sys
+tick_us = 1e6 / int(sys.argv[3])
 rows = {}
 for line in open(sys.argv[1]):
-    label, c, rate, p50 = line.rstrip("\n").split("|")
-    rows.setdefault((label, int(c)), []).append((float(rate), p50))
-base = {c: sum(r for r, _ in v) / len(v) for (label, c), v in rows.items() if label == "no subscriber"}
+    label, c, rate, p50, ticks, calls = line.rstrip("\n").split("|")
+    cpu = int(ticks) * tick_us / max(int(calls), 1)
+    rows.setdefault((label, int(c)), []).append((float(rate), p50, cpu))
+def mean(v, i):
+    return sum(r[i] for r in v) / len(v)
+base = {c: v for (label, c), v in rows.items() if label == "no subscriber"}
 for (label, c), v in rows.items():
-    mean = sum(r for r, _ in v) / len(v)
-    each = ", ".join(f"{r:.0f}" for r, _ in v)
-    print(f"{label:16} {c:2} connection(s): {mean:10.0f} calls/s ({each}; p50 {v[-1][1]})  {mean / base[c]:.2f}x")
+    rate, cpu = mean(v, 0), mean(v, 2)
+    each = ", ".join(f"{r[0]:.0f}" for r in v)
+    print(f"{label:16} {c:2} connection(s): {rate:10.0f} calls/s ({each}; p50 {v[-1][1]})  "
+          f"{rate / mean(base[c], 0):.2f}x; server CPU {cpu:5.1f} us/call ({cpu / mean(base[c], 2):.2f}x)")
 PY

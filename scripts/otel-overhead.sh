@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What exporting to OpenTelemetry costs a server: stateless `tools/call` over Streamable HTTP
 # (the sync sum of scripts/http-throughput.sh), calls/s and p50 with wrk on 1 and 50 connections,
-# for the same server four ways, each row run ROUNDS times (default 2) in turn so the machine's
+# for the same server five ways, each row run ROUNDS times (default 2) in turn so the machine's
 # drift falls on every row alike; each row's mean, and its ratio to the first:
 #   no subscriber     http-load-server built without `--features otel`
 #   subscriber        built with `tool-runtime-otel` (`--features otel`, W3C propagator set), OTEL_* unset: its
@@ -9,6 +9,8 @@
 #   OTLP export       the same binary with OTEL_EXPORTER_OTLP_ENDPOINT set: every call's
 #                     server span, execute_tool span and both histograms exported over
 #                     OTLP/HTTP (batched) to a local receiver that answers 200 to each batch
+#   OTLP, one span    the same with TOOL_RUNTIME_OTEL_ONE_SPAN_PER_CALL=true: each call recorded on
+#                     its `tools/call` span (the MCP conventions' advice), one span per call, not two
 #   OTLP 10% traces   the same with OTEL_TRACES_SAMPLER=traceidratio, OTEL_TRACES_SAMPLER_ARG=0.1
 #                     (one call in ten traced; the histograms still count every call)
 # Each row also gives the server's CPU time per call (its threads' user and system time from
@@ -107,6 +109,7 @@ for _ in $(seq "$rounds"); do
     row "no subscriber" "$plain"
     row "subscriber" "$with_otel"
     row "OTLP export" "$with_otel" "${export_to[@]}"
+    row "OTLP, one span" "$with_otel" "${export_to[@]}" TOOL_RUNTIME_OTEL_ONE_SPAN_PER_CALL=true
     row "OTLP 10% traces" "$with_otel" "${export_to[@]}" \
         OTEL_TRACES_SAMPLER=traceidratio OTEL_TRACES_SAMPLER_ARG=0.1
 done

@@ -11,6 +11,11 @@
 //! when it was entered. A span or event made while that span is still the current one is the
 //! call's (its child, its span event); one made inside a span entered after the call is that
 //! span's, as `tracing` says.
+//!
+//! With one span per call ([`Telemetry::with_one_span_per_call`](crate::Telemetry::with_one_span_per_call)),
+//! a call whose current span already traces its execution (the MCP server's `tools/call {tool}`)
+//! takes that span's ids and, when it ends, adds what it recorded to that span ([`Merge`])
+//! instead of sending a span of its own.
 
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -25,9 +30,7 @@ use tracing::span::Id;
 
 use crate::metrics::Histograms;
 use crate::sampler::Sampler;
-use crate::span_data::{
-    Body, Carried, Pending, Sink, Traced, new_span_id, new_trace_id, span_context, take_pending,
-};
+use crate::span_data::{self, Body, Carried, Sink, Traced, new_span_id, span_context};
 use crate::values::text;
 
 /// The observer the layer exposes.
@@ -48,6 +51,20 @@ struct Shared {
     content: bool,
     /// The context of a `tracing` span the layer records (or of its closest ancestor it does).
     context: fn(&tracing::Dispatch, &Id) -> Option<Traced>,
+    /// Set when a call is recorded on the `execute_tool` span it runs in, if there is one.
+    merge: Option<Merge>,
+}
+
+/// How a call is recorded on the `tracing` span it runs in when that span already traces its
+/// execution (see [`Telemetry::with_one_span_per_call`](crate::Telemetry::with_one_span_per_call)):
+/// what the layer does with its own spans, reached through the registry it is typed by.
+#[derive(Clone, Copy)]
+pub(crate) struct Merge {
+    /// The context of the span `id`, when it is a kept span executing the tool named.
+    pub(crate) target: fn(&tracing::Dispatch, &Id, &str) -> Option<Traced>,
+    /// Adds a call's attributes, events and status to the span `id`, if it is still the one
+    /// with that span id.
+    pub(crate) absorb: fn(&tracing::Dispatch, &Id, SpanId, Body),
 }
 
 /// One call's span, shared by the thread-local list of running calls while it runs.
@@ -62,6 +79,9 @@ pub(crate) struct CallSpan {
     parent: Option<(SpanId, bool)>,
     /// Its name, fields and events; `None` when its trace is not kept.
     body: Mutex<Option<Body>>,
+    /// The `tracing` span it is recorded on (and shares ids with), rather than a span of its
+    /// own.
+    into: Option<Id>,
 }
 
 impl CallSpan {
@@ -70,6 +90,29 @@ impl CallSpan {
         let mut body = self.body.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(body) = body.as_mut() {
             f(body);
+        }
+    }
+
+    /// A call recorded on the span `into` (of context `span`), which traces its execution
+    /// already, and is the MCP conventions' server span: the call adds only what that span's
+    /// definition allows (its arguments and result, when asked for) and the toolkit's own
+    /// `outcome` and `duration_us`.
+    fn recorded_on(into: Id, (span, carried): Traced) -> Self {
+        CallSpan {
+            trace_id: span.trace_id(),
+            span_id: span.span_id(),
+            sampled: true,
+            carried,
+            parent: None,
+            body: Mutex::new(Some(Body {
+                name: Cow::Borrowed(""),
+                kind: SpanKind::Internal,
+                status: Status::Unset,
+                start: SystemTime::UNIX_EPOCH,
+                attributes: Vec::new(),
+                events: SpanEvents::default(),
+            })),
+            into: Some(into),
         }
     }
 
@@ -119,6 +162,7 @@ impl Calls {
         sampler: Sampler,
         content: bool,
         context: fn(&tracing::Dispatch, &Id) -> Option<Traced>,
+        merge: Option<Merge>,
     ) -> Self {
         Calls {
             shared: Arc::new(Shared {
@@ -127,6 +171,7 @@ impl Calls {
                 sampler,
                 content,
                 context,
+                merge,
             }),
         }
     }
@@ -168,14 +213,22 @@ impl Shared {
     /// parent [`W3c`](crate::W3c) was told of (as a root span would be). None inside a local
     /// trace not kept: what is made inside the call follows that parent's decision. A call
     /// that starts a trace, kept or not, has one, so that what is made inside it follows its
-    /// decision rather than starting traces of its own.
+    /// decision rather than starting traces of its own. With [`Merge`], the span of the
+    /// `tracing` span around it, when that span executes the same tool.
     fn span(&self, owner: Owner, call: &CallStart<'_>, tool: &Value) -> Option<CallSpan> {
         let current = call.dispatch.current_span().id().cloned();
         let parent = match running(owner, current.as_ref()) {
             Some(call) => Some((call.context(), call.carried.clone())),
-            None => current
-                .as_ref()
-                .and_then(|id| (self.context)(call.dispatch, id)),
+            None => {
+                if let (Some(merge), Some(id)) = (&self.merge, &current)
+                    && let Some(span) = (merge.target)(call.dispatch, id, call.tool.name())
+                {
+                    return Some(CallSpan::recorded_on(id.clone(), span));
+                }
+                current
+                    .as_ref()
+                    .and_then(|id| (self.context)(call.dispatch, id))
+            }
         };
         let (trace_id, parent, sampled, carried) = match parent {
             Some((context, _)) if !context.is_sampled() => return None,
@@ -185,22 +238,10 @@ impl Shared {
                 true,
                 carried,
             ),
-            None => match take_pending() {
-                Some(Pending::Parent(remote, carried)) => {
-                    let trace_id = remote.trace_id();
-                    let sampled = self.sampler.with_parent(remote.is_sampled(), trace_id);
-                    (
-                        trace_id,
-                        Some((remote.span_id(), true)),
-                        sampled,
-                        Some(Arc::new(carried)),
-                    )
-                }
-                Some(Pending::None) | None => {
-                    let trace_id = new_trace_id();
-                    (trace_id, None, self.sampler.root(trace_id), None)
-                }
-            },
+            None => {
+                let start = span_data::root(&self.sampler);
+                (start.trace_id, start.parent, start.sampled, start.carried)
+            }
         };
         let body = sampled.then(|| {
             let mut attributes = Vec::with_capacity(10);
@@ -242,6 +283,7 @@ impl Shared {
             carried,
             parent,
             body: Mutex::new(body),
+            into: None,
         })
     }
 }
@@ -338,7 +380,12 @@ impl Recorded {
         if let Some(end) = end {
             ended(&mut body, end);
         }
-        sink.send(span.context(), span.parent, body);
+        match (&span.into, &self.shared.merge, &self.dispatch) {
+            (Some(into), Some(merge), Some(dispatch)) => {
+                (merge.absorb)(dispatch, into, span.span_id, body);
+            }
+            _ => sink.send(span.context(), span.parent, body),
+        }
     }
 }
 

@@ -47,6 +47,7 @@
 //! | `OTEL_BSP_*`, `OTEL_METRIC_EXPORT_INTERVAL` | batching and the metrics' export interval |
 //! | `OTEL_TRACES_SAMPLER`, `OTEL_TRACES_SAMPLER_ARG` | which traces are kept (the SDK's sampler) |
 //! | `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true` | the opt-in: tool calls' arguments and results (as a person may see them, after the tool's `redact`) on their spans, as `gen_ai.tool.call.arguments` / `.result`; off by default |
+//! | `TOOL_RUNTIME_OTEL_ONE_SPAN_PER_CALL=true` | a tool call the MCP server runs is recorded on its `tools/call {tool}` span, not as a child `execute_tool {tool}` span (the MCP conventions' advice; half the spans; [`Telemetry::with_one_span_per_call`]); off by default |
 
 #![deny(missing_docs)]
 
@@ -130,6 +131,8 @@ pub struct Telemetry {
     content: bool,
     /// Tool calls recorded through the core's observer (the default), not as `tracing` spans.
     observe_calls: bool,
+    /// A call recorded on the `execute_tool` span it runs in, rather than as its child.
+    one_span_per_call: bool,
 }
 
 #[cfg(feature = "otlp")]
@@ -144,6 +147,7 @@ impl fmt::Debug for Telemetry {
             .field("metrics", &self.meter.is_some())
             .field("content", &self.content)
             .field("observe_calls", &self.observe_calls)
+            .field("one_span_per_call", &self.one_span_per_call)
             .finish()
     }
 }
@@ -166,6 +170,7 @@ impl Telemetry {
             sampler: Sampler::AlwaysOn,
             content: false,
             observe_calls: true,
+            one_span_per_call: false,
         }
     }
 
@@ -195,6 +200,26 @@ impl Telemetry {
     /// matters.
     pub fn with_call_observer(mut self, observed: bool) -> Self {
         self.observe_calls = observed;
+        self
+    }
+
+    /// Whether a tool call that runs inside a span already tracing its execution (a span with
+    /// `gen_ai.operation.name = "execute_tool"` and the tool's `gen_ai.tool.name`, as the MCP
+    /// server's `tools/call {tool}` span is) is recorded on that span, rather than as a child
+    /// `execute_tool {tool}` span; off by default
+    /// (`TOOL_RUNTIME_OTEL_ONE_SPAN_PER_CALL=true` with [`from_env`](Self::from_env)). The
+    /// MCP conventions ask for it ("it SHOULD NOT create a separate span. Instead, it SHOULD
+    /// add MCP-specific attributes to the existing tool execution span"), and a traced MCP
+    /// call then exports one span instead of two: the call adds to the request's span only
+    /// what the conventions' MCP server span allows (its arguments and result, when asked
+    /// for) and the toolkit's `outcome` and `duration_us`, its events, and an error status
+    /// when it failed; the span's owner records `error.type` its way. The tool's type and
+    /// description, which an `execute_tool` span carries, are left out. Spans and calls made inside the tool
+    /// are that span's children. It needs the call observer
+    /// ([`with_call_observer`](Self::with_call_observer)); a call of another tool, or with no
+    /// such span around it, keeps its own span.
+    pub fn with_one_span_per_call(mut self, merged: bool) -> Self {
+        self.one_span_per_call = merged;
         self
     }
 
@@ -243,6 +268,7 @@ impl Telemetry {
                     self.sampler.clone(),
                     self.content,
                     self.observe_calls,
+                    self.one_span_per_call,
                 )
                 .with_filter(spans::Sampled {
                     targets,

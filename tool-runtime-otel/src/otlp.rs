@@ -119,16 +119,20 @@ impl Telemetry {
                 )
             }
         };
-        let content = var("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT")
-            .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
         Ok(Some(Telemetry {
             spans,
             meter,
             sampler: Sampler::from_vars(var)?,
-            content,
+            content: flag(var, "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"),
             observe_calls: true,
+            one_span_per_call: flag(var, "TOOL_RUNTIME_OTEL_ONE_SPAN_PER_CALL"),
         }))
     }
+}
+
+/// Whether the variable `name` is `true` (in any case).
+fn flag(var: &dyn Fn(&str) -> Option<String>, name: &str) -> bool {
+    var(name).is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
 }
 
 /// The resource: `OTEL_SERVICE_NAME` / `OTEL_RESOURCE_ATTRIBUTES` as the SDK reads them, and
@@ -237,6 +241,21 @@ mod tests {
         assert!(!wanted(&[ENDPOINT]));
         assert!(!wanted(&[ENDPOINT, (CONTENT, "false")]));
         assert!(wanted(&[ENDPOINT, (CONTENT, "true")]));
+    }
+
+    #[test]
+    fn one_span_per_call_is_asked_for_by_its_variable() {
+        let asked = |pairs: &'static [(&'static str, &'static str)]| {
+            Telemetry::from_vars(&vars(pairs))
+                .unwrap()
+                .unwrap()
+                .one_span_per_call
+        };
+        const ENDPOINT: (&str, &str) = ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9");
+        const MERGE: &str = "TOOL_RUNTIME_OTEL_ONE_SPAN_PER_CALL";
+        assert!(!asked(&[ENDPOINT]));
+        assert!(!asked(&[ENDPOINT, (MERGE, "no")]));
+        assert!(asked(&[ENDPOINT, (MERGE, " TRUE ")]));
     }
 
     #[test]

@@ -13,6 +13,8 @@ use opentelemetry::trace::{
 use opentelemetry::{InstrumentationScope, KeyValue};
 use opentelemetry_sdk::trace::{SpanData, SpanEvents, SpanLinks, SpanProcessor};
 
+use crate::sampler::Sampler;
+
 /// A recorded span's name, kind, status, start, attributes and events.
 pub(crate) struct Body {
     pub(crate) name: Cow<'static, str>,
@@ -110,13 +112,13 @@ pub(crate) fn new_span_id() -> SpanId {
     }
 }
 
-pub(crate) fn new_trace_id() -> TraceId {
+fn new_trace_id() -> TraceId {
     let high = u128::from(random()) << 64;
     TraceId::from(high | u128::from(random().max(1)))
 }
 
 /// What the next root span on this thread is told of its remote parent before it is made.
-pub(crate) enum Pending {
+enum Pending {
     /// This one: the span continues its trace, and its sampling decision is the parent's.
     Parent(SpanContext, Carried),
     /// None will come: the span starts a trace, decided by the sampler there and then.
@@ -145,6 +147,43 @@ pub(crate) fn forget_parent() {
     PENDING.with(|p| p.borrow_mut().take());
 }
 
-pub(crate) fn take_pending() -> Option<Pending> {
-    PENDING.with(|p| p.borrow_mut().take())
+/// How a span with no local parent starts.
+pub(crate) struct Root {
+    pub(crate) trace_id: TraceId,
+    /// The remote parent's id (and `true`: it came from another process), if it has one.
+    pub(crate) parent: Option<(SpanId, bool)>,
+    pub(crate) sampled: bool,
+    /// What the remote parent carried on for the trace.
+    pub(crate) carried: Option<Arc<Carried>>,
+    /// Whether it was told of its remote parent, or of having none, before it was made: if
+    /// not, one may still be set, and that parent's decision would be the trace's.
+    pub(crate) told: bool,
+}
+
+/// Starts a span with no local parent: it continues the remote parent this thread was told
+/// of (with that parent's decision, by the sampler's rule), else starts a trace the sampler
+/// decides now.
+pub(crate) fn root(sampler: &Sampler) -> Root {
+    match PENDING.with(|p| p.borrow_mut().take()) {
+        Some(Pending::Parent(remote, carried)) => {
+            let trace_id = remote.trace_id();
+            Root {
+                trace_id,
+                parent: Some((remote.span_id(), true)),
+                sampled: sampler.with_parent(remote.is_sampled(), trace_id),
+                carried: Some(Arc::new(carried)),
+                told: true,
+            }
+        }
+        pending => {
+            let trace_id = new_trace_id();
+            Root {
+                trace_id,
+                parent: None,
+                sampled: sampler.root(trace_id),
+                carried: None,
+                told: pending.is_some(),
+            }
+        }
+    }
 }

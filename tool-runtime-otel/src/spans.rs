@@ -35,11 +35,10 @@ use tracing_subscriber::filter::Targets;
 use tracing_subscriber::layer::{Context, Filter};
 use tracing_subscriber::registry::LookupSpan;
 
-use crate::calls::{self, CallSpan, Calls, Owner};
+use crate::calls::{self, CallSpan, Calls, Merge, Owner};
 use crate::metrics::Histograms;
 use crate::sampler::Sampler;
-use crate::span_data::{Body, Carried, Sink, Traced, span_context};
-use crate::span_data::{Pending, new_span_id, new_trace_id, take_pending};
+use crate::span_data::{self, Body, Carried, Sink, Traced, new_span_id, span_context};
 use crate::values::text;
 
 /// What the layer keeps of one span.
@@ -118,8 +117,13 @@ where
         sampler: Sampler,
         content: bool,
         observe_calls: bool,
+        one_span_per_call: bool,
     ) -> Self {
         let histograms = histograms.map(Arc::new);
+        let merge = one_span_per_call.then_some(Merge {
+            target: Self::target_of,
+            absorb: Self::absorb_of,
+        });
         let calls = observe_calls.then(|| {
             Calls::new(
                 sink.clone(),
@@ -127,6 +131,7 @@ where
                 sampler.clone(),
                 content,
                 Self::context_of,
+                merge,
             )
         });
         SpanLayer {
@@ -152,6 +157,53 @@ where
             let kept = extensions.get::<Kept>()?;
             Some((context(kept), kept.carried.clone()))
         })
+    }
+
+    /// The context of `id` when the layer keeps it and it traces the execution of `tool`
+    /// (its `gen_ai.operation.name` is `execute_tool`, its `gen_ai.tool.name` the tool's).
+    fn target_of(dispatch: &tracing::Dispatch, id: &Id, tool: &str) -> Option<Traced> {
+        let registry = dispatch.downcast_ref::<S>()?;
+        let span = registry.span(id)?;
+        let extensions = span.extensions();
+        let kept = extensions.get::<Kept>()?;
+        let body = kept.body.as_deref().filter(|_| kept.sampled)?;
+        let is = |key: &str, value: &str| {
+            body.attributes
+                .iter()
+                .any(|kv| kv.key.as_str() == key && kv.value.as_str() == value)
+        };
+        (is("gen_ai.operation.name", "execute_tool") && is("gen_ai.tool.name", tool))
+            .then(|| (context(kept), kept.carried.clone()))
+    }
+
+    /// Adds a call's attributes (those the span does not have, and not its `error.type`: the
+    /// span's owner records the outcome its way), events and status to `id`, if it is still
+    /// the span `span_id` (a closed span's id is reused).
+    fn absorb_of(dispatch: &tracing::Dispatch, id: &Id, span_id: SpanId, call: Body) {
+        let Some(span) = dispatch.downcast_ref::<S>().and_then(|r| r.span(id)) else {
+            return;
+        };
+        let mut extensions = span.extensions_mut();
+        let Some(Kept {
+            body: Some(body),
+            span_id: kept_id,
+            ..
+        }) = extensions.get_mut::<Kept>()
+        else {
+            return;
+        };
+        if *kept_id != span_id {
+            return;
+        }
+        for kv in call.attributes {
+            if kv.key.as_str() != "error.type" && !body.attributes.iter().any(|a| a.key == kv.key) {
+                body.attributes.push(kv);
+            }
+        }
+        body.events.events.extend(call.events.events);
+        if body.status == Status::Unset {
+            body.status = call.status;
+        }
     }
 
     fn set_parent_of(
@@ -309,40 +361,16 @@ where
             Some((trace_id, span_id, sampled, carried)) => {
                 (trace_id, Some((span_id, false)), sampled, false, carried)
             }
-            None => match take_pending() {
-                // Told before it was made: decided now, and a span of a trace not kept
-                // records nothing.
-                Some(Pending::Parent(remote, carried)) => {
-                    let trace_id = remote.trace_id();
-                    let sampled = self
-                        .hooks
-                        .sampler
-                        .with_parent(remote.is_sampled(), trace_id);
-                    let carried = Some(Arc::new(carried));
-                    (
-                        trace_id,
-                        Some((remote.span_id(), true)),
-                        sampled,
-                        false,
-                        carried,
-                    )
-                }
-                Some(Pending::None) => {
-                    let trace_id = new_trace_id();
-                    let sampled = self.hooks.sampler.root(trace_id);
-                    (trace_id, None, sampled, false, None)
-                }
-                None => {
-                    let trace_id = new_trace_id();
-                    (
-                        trace_id,
-                        None,
-                        self.hooks.sampler.root(trace_id),
-                        true,
-                        None,
-                    )
-                }
-            },
+            None => {
+                let start = span_data::root(&self.hooks.sampler);
+                (
+                    start.trace_id,
+                    start.parent,
+                    start.sampled,
+                    !start.told,
+                    start.carried,
+                )
+            }
         };
         // A root span told nothing of its remote parent records its fields whatever the first
         // decision: that parent's decision may still come (`extract`).

@@ -522,6 +522,88 @@ fn spans_and_events_made_inside_a_call_are_the_calls() {
     }
 }
 
+/// With one span per call, a call running inside a span that traces its execution already (the
+/// MCP server's `tools/call {tool}`) is recorded on that span: the call's attributes and events
+/// go there, what it makes is that span's child, and the span's owner keeps its outcome. A call
+/// of another tool in the same span keeps a span of its own.
+#[test]
+fn with_one_span_per_call_a_call_is_recorded_on_the_span_executing_it() {
+    let _serial = one_at_a_time();
+    let tools = ToolSet::new([
+        hitung_dan_catat::tool(),
+        hitung_porsi::tool(),
+        hitung_meja::tool(),
+    ])
+    .unwrap();
+    for merged in [false, true] {
+        let s = setup(Sampler::AlwaysOn);
+        let s = Setup {
+            telemetry: s.telemetry.with_one_span_per_call(merged),
+            ..s
+        };
+        let request = |tool: &str| {
+            tracing::info_span!(
+                "mcp.server",
+                otel.name = format!("tools/call {tool}"),
+                otel.kind = "server",
+                gen_ai.operation.name = "execute_tool",
+                gen_ai.tool.name = tool,
+                error.r#type = tracing::field::Empty,
+            )
+        };
+        s.run(|| {
+            request("hitung_dan_catat").in_scope(|| {
+                let cx = Context::new();
+                tools
+                    .call(&cx, "hitung_dan_catat", r#"{"orang": 25}"#)
+                    .blocking()
+                    .unwrap();
+                tools
+                    .call(&cx, "hitung_meja", r#"{"orang": 25}"#)
+                    .blocking()
+                    .unwrap();
+            });
+            request("hitung_porsi").in_scope(|| call(&tools, r#"{"orang": 13}"#));
+        });
+        let spans = s.finished();
+        let names: Vec<&str> = spans.iter().map(|s| s.name.as_ref()).collect();
+        let request = named(&spans, "tools/call hitung_dan_catat");
+        let failed = named(&spans, "tools/call hitung_porsi");
+        let meja = named(&spans, "execute_tool hitung_meja");
+        let inner = named(&spans, "inner");
+        assert_eq!(meja.parent_span_id, request.span_context.span_id());
+        let events =
+            |s: &SpanData| -> Vec<String> { s.events.iter().map(|e| e.name.to_string()).collect() };
+        if !merged {
+            assert_eq!(spans.len(), 6, "{names:?}");
+            let call = named(&spans, "execute_tool hitung_dan_catat");
+            assert_eq!(call.parent_span_id, request.span_context.span_id());
+            assert_eq!(inner.parent_span_id, call.span_context.span_id());
+            assert!(attribute(request, "outcome").is_none());
+            continue;
+        }
+        assert_eq!(spans.len(), 4, "{names:?}");
+        assert_eq!(inner.parent_span_id, request.span_context.span_id());
+        assert_eq!(events(request), ["counted"]);
+        // Only what the MCP server span's definition allows, and the toolkit's own.
+        assert!(attribute(request, "gen_ai.tool.description").is_none());
+        assert!(attribute(request, "gen_ai.tool.type").is_none());
+        assert_eq!(attribute(request, "outcome").as_deref(), Some("ok"));
+        assert!(attribute(request, "duration_us").is_some());
+        let tool_names = request
+            .attributes
+            .iter()
+            .filter(|kv| kv.key.as_str() == "gen_ai.tool.name")
+            .count();
+        assert_eq!(tool_names, 1, "{:?}", request.attributes);
+        // The failed call's status is on the span; its `error.type` is the owner's to record.
+        assert!(matches!(failed.status, Status::Error { .. }), "{failed:#?}");
+        assert_eq!(attribute(failed, "outcome").as_deref(), Some("failed"));
+        assert!(attribute(failed, "error.type").is_none());
+        assert!(spans.iter().all(|s| s.name != "execute_tool hitung_porsi"));
+    }
+}
+
 /// A call dropped before it ends (its caller went away) still sends its span, with no outcome,
 /// and is not counted as a call that ended.
 #[test]

@@ -50,7 +50,7 @@ fn script(name: &str) -> String {
     format!("{}/tests/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Every process's telemetry settings: the standard variables only.
+/// Every process's telemetry settings: the standard variables.
 fn otel(cmd: &mut Command, endpoint: &str, service: &str) {
     cmd.env("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
         .env("OTEL_SERVICE_NAME", service)
@@ -130,6 +130,9 @@ async fn one_trace_runs_from_a_foreign_client_through_the_gateway_to_both_remote
         .stdout(Stdio::null())
         .stderr(Stdio::inherit());
     otel(&mut remote, &endpoint, "hr-http");
+    // The HTTP remote records each call on its `tools/call` span (the MCP conventions' advice);
+    // the stdio one, as by default, as that span's `execute_tool` child.
+    remote.env("TOOL_RUNTIME_OTEL_ONE_SPAN_PER_CALL", "true");
     let mut remote = Process(remote.spawn().unwrap());
     wait_for(remote_addr).await;
 
@@ -232,6 +235,15 @@ async fn one_trace_runs_from_a_foreign_client_through_the_gateway_to_both_remote
         assert_eq!(a["gen_ai.tool.name"], tool, "{a}");
         assert_eq!(a["network.transport"], transport, "{a}");
         assert!(a["jsonrpc.request.id"].is_string(), "{a}");
+        let own_span = spans
+            .0
+            .iter()
+            .any(|s| s["service"] == service && s["name"] == format!("execute_tool {tool}"));
+        assert_eq!(own_span, service == "hr-stdio", "{}", spans.names());
+        if service == "hr-http" {
+            assert_eq!(a["outcome"], "ok", "{a}");
+            assert!(a["duration_us"].is_number(), "{a}");
+        }
         let chain = spans.ancestors(remote_server);
         let described: Vec<String> = chain
             .iter()

@@ -175,15 +175,19 @@ pub(crate) fn root(sampler: &Sampler) -> Root {
                 told: true,
             }
         }
-        pending => {
-            let trace_id = new_trace_id();
-            Root {
-                trace_id,
-                parent: None,
-                sampled: sampler.root(trace_id),
-                carried: None,
-                told: pending.is_some(),
-            }
-        }
+        Some(Pending::None) => new_root(sampler, true),
+        None => new_root(sampler, false),
+    }
+}
+
+/// A span that starts a trace, decided by the sampler now.
+fn new_root(sampler: &Sampler, told: bool) -> Root {
+    let trace_id = new_trace_id();
+    Root {
+        trace_id,
+        parent: None,
+        sampled: sampler.root(trace_id),
+        carried: None,
+        told,
     }
 }

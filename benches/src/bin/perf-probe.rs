@@ -127,11 +127,11 @@ fn otel() -> (
     };
     // `PROBE_SPANS=none`: the histograms alone; `one`: a call recorded on its request's span.
     let spans = std::env::var("PROBE_SPANS").ok();
-    let processor: Option<Box<dyn opentelemetry_sdk::trace::SpanProcessor>> =
-        match spans.as_deref() {
-            Some("none") => None,
-            _ => Some(Box::new(Dropped)),
-        };
+    let processor: Option<Box<dyn opentelemetry_sdk::trace::SpanProcessor>> = match spans.as_deref()
+    {
+        Some("none") => None,
+        _ => Some(Box::new(Dropped)),
+    };
     let telemetry = tool_runtime_otel::Telemetry::new(processor, Some(meter))
         .with_sampler(sampler)
         .with_one_span_per_call(spans.as_deref() == Some("one"));

@@ -47,7 +47,7 @@
 //! | `OTEL_BSP_*`, `OTEL_METRIC_EXPORT_INTERVAL` | batching and the metrics' export interval |
 //! | `OTEL_TRACES_SAMPLER`, `OTEL_TRACES_SAMPLER_ARG` | which traces are kept (the SDK's sampler) |
 //! | `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true` | the opt-in: tool calls' arguments and results (as a person may see them, after the tool's `redact`) on their spans, as `gen_ai.tool.call.arguments` / `.result`; off by default |
-//! | `TOOL_RUNTIME_OTEL_ONE_SPAN_PER_CALL=true` | a tool call the MCP server runs is recorded on its `tools/call {tool}` span, not as a child `execute_tool {tool}` span (the MCP conventions' advice; half the spans; [`Telemetry::with_one_span_per_call`]); off by default |
+//! | `TOOL_RUNTIME_OTEL_ONE_SPAN_PER_CALL=false` | a tool call the MCP server runs gets a child `execute_tool {tool}` span of its own; by default it is recorded on the server's `tools/call {tool}` span (the MCP conventions' advice; half the spans; [`Telemetry::with_one_span_per_call`]) |
 
 #![deny(missing_docs)]
 
@@ -170,7 +170,7 @@ impl Telemetry {
             sampler: Sampler::AlwaysOn,
             content: false,
             observe_calls: true,
-            one_span_per_call: false,
+            one_span_per_call: true,
         }
     }
 
@@ -206,8 +206,9 @@ impl Telemetry {
     /// Whether a tool call that runs inside a span already tracing its execution (a span with
     /// `gen_ai.operation.name = "execute_tool"` and the tool's `gen_ai.tool.name`, as the MCP
     /// server's `tools/call {tool}` span is) is recorded on that span, rather than as a child
-    /// `execute_tool {tool}` span; off by default
-    /// (`TOOL_RUNTIME_OTEL_ONE_SPAN_PER_CALL=true` with [`from_env`](Self::from_env)). The
+    /// `execute_tool {tool}` span; on by default
+    /// (`TOOL_RUNTIME_OTEL_ONE_SPAN_PER_CALL=false` turns it off with
+    /// [`from_env`](Self::from_env)). The
     /// MCP conventions ask for it ("it SHOULD NOT create a separate span. Instead, it SHOULD
     /// add MCP-specific attributes to the existing tool execution span"), and a traced MCP
     /// call then exports one span instead of two: the call adds to the request's span only

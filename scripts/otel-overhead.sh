@@ -7,11 +7,10 @@
 #   subscriber        built with `tool-runtime-otel` (`--features otel`, W3C propagator set), OTEL_* unset: its
 #                     usual subscriber (logs at `error`), nothing exported
 #   OTLP export       the same binary with OTEL_EXPORTER_OTLP_ENDPOINT set: every call's
-#                     server span (the tool's call recorded on it, the default) and both
-#                     histograms exported over OTLP/HTTP (batched) to a local receiver that
-#                     answers 200 to each batch
-#   OTLP, two spans   the same with TOOL_RUNTIME_OTEL_ONE_SPAN_PER_CALL=false: the call in an
-#                     `execute_tool` span of its own under the server span
+#                     server span, execute_tool span and both histograms exported over
+#                     OTLP/HTTP (batched) to a local receiver that answers 200 to each batch
+#   OTLP, one span    the same with TOOL_RUNTIME_OTEL_ONE_SPAN_PER_CALL=true: each call recorded
+#                     on its `tools/call` span, one span a call, not two
 #   OTLP 10% traces   the same with OTEL_TRACES_SAMPLER=traceidratio, OTEL_TRACES_SAMPLER_ARG=0.1
 #                     (one call in ten traced; the histograms still count every call)
 # Each row also gives the server's CPU time per call (its threads' user and system time from
@@ -110,7 +109,7 @@ for _ in $(seq "$rounds"); do
     row "no subscriber" "$plain"
     row "subscriber" "$with_otel"
     row "OTLP export" "$with_otel" "${export_to[@]}"
-    row "OTLP, two spans" "$with_otel" "${export_to[@]}" TOOL_RUNTIME_OTEL_ONE_SPAN_PER_CALL=false
+    row "OTLP, one span" "$with_otel" "${export_to[@]}" TOOL_RUNTIME_OTEL_ONE_SPAN_PER_CALL=true
     row "OTLP 10% traces" "$with_otel" "${export_to[@]}" \
         OTEL_TRACES_SAMPLER=traceidratio OTEL_TRACES_SAMPLER_ARG=0.1
 done

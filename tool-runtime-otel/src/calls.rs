@@ -80,7 +80,7 @@ pub(crate) struct CallSpan {
     /// Its name, fields and events; `None` when its trace is not kept.
     body: Mutex<Option<Body>>,
     /// The `tracing` span it is recorded on (and shares ids with), rather than a span of its
-    /// own.
+    /// own: held open (a reference the call closes when it has added what it recorded).
     into: Option<Id>,
 }
 
@@ -95,8 +95,8 @@ impl CallSpan {
 
     /// A call recorded on the span `into` (of context `span`), which traces its execution
     /// already, and is the MCP conventions' server span: the call adds only what that span's
-    /// definition allows (its arguments and result, when asked for) and the toolkit's own
-    /// `outcome` and `duration_us`.
+    /// definition allows (its arguments and result, when asked for), the toolkit's own
+    /// `outcome` and `duration_us`, and its events.
     fn recorded_on(into: Id, (span, carried): Traced) -> Self {
         CallSpan {
             trace_id: span.trace_id(),
@@ -223,7 +223,9 @@ impl Shared {
                 if let (Some(merge), Some(id)) = (&self.merge, &current)
                     && let Some(span) = (merge.target)(call.dispatch, id, call.tool.name())
                 {
-                    return Some(CallSpan::recorded_on(id.clone(), span));
+                    // Held open until the call has added what it recorded.
+                    let held = call.dispatch.clone_span(id);
+                    return Some(CallSpan::recorded_on(held, span));
                 }
                 current
                     .as_ref()
@@ -383,6 +385,7 @@ impl Recorded {
         match (&span.into, &self.shared.merge, &self.dispatch) {
             (Some(into), Some(merge), Some(dispatch)) => {
                 (merge.absorb)(dispatch, into, span.span_id, body);
+                dispatch.try_close(into.clone());
             }
             _ => sink.send(span.context(), span.parent, body),
         }

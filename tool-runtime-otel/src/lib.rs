@@ -47,7 +47,7 @@
 //! | `OTEL_BSP_*`, `OTEL_METRIC_EXPORT_INTERVAL` | batching and the metrics' export interval |
 //! | `OTEL_TRACES_SAMPLER`, `OTEL_TRACES_SAMPLER_ARG` | which traces are kept (the SDK's sampler) |
 //! | `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true` | the opt-in: tool calls' arguments and results (as a person may see them, after the tool's `redact`) on their spans, as `gen_ai.tool.call.arguments` / `.result`; off by default |
-//! | `TOOL_RUNTIME_OTEL_ONE_SPAN_PER_CALL=false` | a tool call the MCP server runs gets a child `execute_tool {tool}` span of its own; by default it is recorded on the server's `tools/call {tool}` span (the MCP conventions' advice; half the spans; [`Telemetry::with_one_span_per_call`]) |
+//! | `TOOL_RUNTIME_OTEL_ONE_SPAN_PER_CALL=true` | a tool call the MCP server runs is recorded on the server's `tools/call {tool}` span rather than in a child `execute_tool {tool}` span ([`Telemetry::with_one_span_per_call`]: one span a `tools/call` request, not two); off by default |
 
 #![deny(missing_docs)]
 
@@ -170,7 +170,7 @@ impl Telemetry {
             sampler: Sampler::AlwaysOn,
             content: false,
             observe_calls: true,
-            one_span_per_call: true,
+            one_span_per_call: false,
         }
     }
 
@@ -203,20 +203,22 @@ impl Telemetry {
         self
     }
 
-    /// Whether a tool call that runs inside a span already tracing its execution (a span with
-    /// `gen_ai.operation.name = "execute_tool"` and the tool's `gen_ai.tool.name`, as the MCP
-    /// server's `tools/call {tool}` span is) is recorded on that span, rather than as a child
-    /// `execute_tool {tool}` span; on by default
-    /// (`TOOL_RUNTIME_OTEL_ONE_SPAN_PER_CALL=false` turns it off with
-    /// [`from_env`](Self::from_env)). The
-    /// MCP conventions ask for it ("it SHOULD NOT create a separate span. Instead, it SHOULD
-    /// add MCP-specific attributes to the existing tool execution span"), and a traced MCP
-    /// call then exports one span instead of two: the call adds to the request's span only
-    /// what the conventions' MCP server span allows (its arguments and result, when asked
-    /// for) and the toolkit's `outcome` and `duration_us`, its events, and an error status
-    /// when it failed; the span's owner records `error.type` its way. The tool's type and
-    /// description, which an `execute_tool` span carries, are left out. Spans and calls made inside the tool
-    /// are that span's children. It needs the call observer
+    /// Whether a tool call that runs inside a span already describing its execution (a span
+    /// with `gen_ai.operation.name = "execute_tool"` and the tool's `gen_ai.tool.name`, as the
+    /// MCP server's `tools/call {tool}` span is) is recorded on that span rather than in a
+    /// child `execute_tool {tool}` span; off by default
+    /// (`TOOL_RUNTIME_OTEL_ONE_SPAN_PER_CALL=true` with [`from_env`](Self::from_env)). A traced
+    /// `tools/call` request then exports one span instead of two. The MCP server span's
+    /// definition allows no `gen_ai.tool.type`, `.description` or `.call.id`, so the call adds
+    /// only its arguments and result (when asked for,
+    /// [`with_message_content`](Self::with_message_content)), the toolkit's `outcome` and
+    /// `duration_us`, and its events; how the request ended (`error.type`, the status) is the
+    /// span's owner's to say. Spans and calls made inside the tool are that span's children.
+    /// The first call in the span is recorded on it; another in the same request (a call
+    /// resumed after an approval, or run again after a question) gets its own span. The
+    /// conventions leave the choice open: the MCP client span's note lets an instrumentation
+    /// fold into an outer `execute_tool` span, behind an option, and says nothing of the
+    /// server's side. It needs the call observer
     /// ([`with_call_observer`](Self::with_call_observer)); a call of another tool, or with no
     /// such span around it, keeps its own span.
     pub fn with_one_span_per_call(mut self, merged: bool) -> Self {

@@ -125,8 +125,7 @@ impl Telemetry {
             sampler: Sampler::from_vars(var)?,
             content: flag(var, "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"),
             observe_calls: true,
-            one_span_per_call: !var("TOOL_RUNTIME_OTEL_ONE_SPAN_PER_CALL")
-                .is_some_and(|v| v.trim().eq_ignore_ascii_case("false")),
+            one_span_per_call: flag(var, "TOOL_RUNTIME_OTEL_ONE_SPAN_PER_CALL"),
         }))
     }
 }
@@ -245,7 +244,7 @@ mod tests {
     }
 
     #[test]
-    fn one_span_per_call_unless_its_variable_says_false() {
+    fn one_span_per_call_is_asked_for_by_its_variable() {
         let asked = |pairs: &'static [(&'static str, &'static str)]| {
             Telemetry::from_vars(&vars(pairs))
                 .unwrap()
@@ -254,9 +253,9 @@ mod tests {
         };
         const ENDPOINT: (&str, &str) = ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9");
         const MERGE: &str = "TOOL_RUNTIME_OTEL_ONE_SPAN_PER_CALL";
-        assert!(asked(&[ENDPOINT]));
-        assert!(asked(&[ENDPOINT, (MERGE, "true")]));
-        assert!(!asked(&[ENDPOINT, (MERGE, " FALSE ")]));
+        assert!(!asked(&[ENDPOINT]));
+        assert!(!asked(&[ENDPOINT, (MERGE, "no")]));
+        assert!(asked(&[ENDPOINT, (MERGE, " TRUE ")]));
     }
 
     #[test]

@@ -50,6 +50,8 @@ struct Kept {
     sampled: bool,
     /// No parent, local or remote, yet: a remote one may still be set.
     root: bool,
+    /// A tool call is recorded on it (one span per call): a second call gets its own span.
+    claimed: bool,
     /// What the remote parent carried on for the trace (its `tracestate`, the baggage).
     carried: Option<Arc<Carried>>,
     /// Its name, kind, fields and start; `None` when its trace is not sampled.
@@ -159,26 +161,35 @@ where
         })
     }
 
-    /// The context of `id` when the layer keeps it and it traces the execution of `tool`
-    /// (its `gen_ai.operation.name` is `execute_tool`, its `gen_ai.tool.name` the tool's).
+    /// Claims `id` for a call of `tool`, and gives its context: when the layer keeps it, it
+    /// traces the execution of `tool` (its `gen_ai.operation.name` is `execute_tool`, its
+    /// `gen_ai.tool.name` the tool's), and no call claimed it before (a call resumed after an
+    /// approval, or run again after a question, in the same request gets a span of its own).
     fn target_of(dispatch: &tracing::Dispatch, id: &Id, tool: &str) -> Option<Traced> {
         let registry = dispatch.downcast_ref::<S>()?;
         let span = registry.span(id)?;
-        let extensions = span.extensions();
-        let kept = extensions.get::<Kept>()?;
-        let body = kept.body.as_deref().filter(|_| kept.sampled)?;
+        let mut extensions = span.extensions_mut();
+        let kept = extensions.get_mut::<Kept>()?;
+        let body = kept
+            .body
+            .as_deref()
+            .filter(|_| kept.sampled && !kept.claimed)?;
         let is = |key: &str, value: &str| {
             body.attributes
                 .iter()
                 .any(|kv| kv.key.as_str() == key && kv.value.as_str() == value)
         };
-        (is("gen_ai.operation.name", "execute_tool") && is("gen_ai.tool.name", tool))
-            .then(|| (context(kept), kept.carried.clone()))
+        if !(is("gen_ai.operation.name", "execute_tool") && is("gen_ai.tool.name", tool)) {
+            return None;
+        }
+        kept.claimed = true;
+        Some((context(kept), kept.carried.clone()))
     }
 
-    /// Adds a call's attributes (those the span does not have, and not its `error.type`: the
-    /// span's owner records the outcome its way), events and status to `id`, if it is still
-    /// the span `span_id` (a closed span's id is reused).
+    /// Adds a call's attributes (those the span does not have, and not its `error.type`) and
+    /// events to `id`, if it is still the span `span_id`. Not the call's status: the span's
+    /// owner records how its request ended (a tool's error answered as a result, or a
+    /// question asked and the call run again, is not the request's failure).
     fn absorb_of(dispatch: &tracing::Dispatch, id: &Id, span_id: SpanId, call: Body) {
         let Some(span) = dispatch.downcast_ref::<S>().and_then(|r| r.span(id)) else {
             return;
@@ -201,9 +212,6 @@ where
             }
         }
         body.events.events.extend(call.events.events);
-        if body.status == Status::Unset {
-            body.status = call.status;
-        }
     }
 
     fn set_parent_of(
@@ -393,6 +401,7 @@ where
             parent,
             sampled,
             root,
+            claimed: false,
             carried,
             body,
         });

@@ -17,8 +17,8 @@
 //! exporting them (the speed gate's `dispatch-otel` row, `scripts/otel-overhead.sh`); `http`
 //! then serves with the W3C propagator, and `PROBE_SAMPLER=off` keeps no trace (what a request
 //! whose trace is not sampled costs; `parent`: the default sampler, a remote parent's decision);
-//! `PROBE_SPANS=none` records the histograms alone, `PROBE_SPANS=two` gives a call under a
-//! request a span of its own (`with_one_span_per_call(false)`).
+//! `PROBE_SPANS=none` records the histograms alone, `PROBE_SPANS=one` each call on its
+//! request's span (`with_one_span_per_call`).
 
 use std::error::Error;
 use std::hint::black_box;
@@ -125,7 +125,7 @@ fn otel() -> (
         Ok("parent") => tool_runtime_otel::Sampler::default(),
         _ => tool_runtime_otel::Sampler::AlwaysOn,
     };
-    // `PROBE_SPANS=none`: the histograms alone; `two`: a call under a request gets its own span.
+    // `PROBE_SPANS=none`: the histograms alone; `one`: a call recorded on its request's span.
     let spans = std::env::var("PROBE_SPANS").ok();
     let processor: Option<Box<dyn opentelemetry_sdk::trace::SpanProcessor>> = match spans.as_deref()
     {
@@ -134,7 +134,7 @@ fn otel() -> (
     };
     let telemetry = tool_runtime_otel::Telemetry::new(processor, Some(meter))
         .with_sampler(sampler)
-        .with_one_span_per_call(spans.as_deref() != Some("two"));
+        .with_one_span_per_call(spans.as_deref() == Some("one"));
     let subscriber = tracing_subscriber::registry().with(telemetry.layer());
     // `http` serves on the runtime's threads: the subscriber is every thread's there.
     let guard = if std::env::args().nth(1).as_deref() == Some("http") {

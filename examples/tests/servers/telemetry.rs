@@ -130,9 +130,10 @@ async fn one_trace_runs_from_a_foreign_client_through_the_gateway_to_both_remote
         .stdout(Stdio::null())
         .stderr(Stdio::inherit());
     otel(&mut remote, &endpoint, "hr-http");
-    // The HTTP remote records each call on its `tools/call` span (the default: the MCP
-    // conventions' advice); the gateway and its stdio child give each call an `execute_tool`
-    // span of its own, under that span.
+    // The HTTP remote records each call on its `tools/call` span (one span per call); the
+    // gateway and its stdio child, as by default, give each call an `execute_tool` span of its
+    // own under that span.
+    remote.env("TOOL_RUNTIME_OTEL_ONE_SPAN_PER_CALL", "true");
     let mut remote = Process(remote.spawn().unwrap());
     wait_for(remote_addr).await;
 
@@ -152,7 +153,6 @@ async fn one_trace_runs_from_a_foreign_client_through_the_gateway_to_both_remote
         .stdout(Stdio::null())
         .stderr(Stdio::inherit());
     otel(&mut gateway, &endpoint, "gateway");
-    gateway.env("TOOL_RUNTIME_OTEL_ONE_SPAN_PER_CALL", "false");
     let mut gateway = Process(gateway.spawn().unwrap());
     wait_for(addr).await;
 

@@ -9,7 +9,8 @@
 //! request failed `error.type` (the code, or `tool_error` for a result with `isError`) and
 //! `otel.status_code` `ERROR`; the codes that say the caller's request could not be served
 //! (-32700, -32600, -32601, -32602, -32002) are not the server's failure. The tool's own
-//! `execute_tool` span runs inside it. Each request's duration is also the
+//! `execute_tool` span runs inside it (`tool-runtime-otel` can record the call on this span
+//! instead: its `with_one_span_per_call`). Each request's duration is also the
 //! `mcp.server.operation.duration` histogram (see [`record_duration`]). Without a subscriber
 //! nothing is formatted or recorded.
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What exporting to OpenTelemetry costs a server: stateless `tools/call` over Streamable HTTP
 # (the sync sum of scripts/http-throughput.sh), calls/s and p50 with wrk on 1 and 50 connections,
-# for the same server five ways, each row run ROUNDS times (default 2) in turn so the machine's
+# for the same server seven ways, each row run ROUNDS times (default 2) in turn so the machine's
 # drift falls on every row alike; each row's mean, and its ratio to the first:
 #   no subscriber     http-load-server built without `--features otel`
 #   subscriber        built with `tool-runtime-otel` (`--features otel`, W3C propagator set), OTEL_* unset: its
@@ -13,6 +13,9 @@
 #                     on its `tools/call` span, one span a call, not two
 #   OTLP 10% traces   the same with OTEL_TRACES_SAMPLER=traceidratio, OTEL_TRACES_SAMPLER_ARG=0.1
 #                     (one call in ten traced; the histograms still count every call)
+#   no trace kept     the same with OTEL_TRACES_SAMPLER=always_off: what a request outside the
+#                     sample costs, with the histograms
+#   metrics only      OTEL_TRACES_EXPORTER=none: the two histograms, no span made
 # Each row also gives the server's CPU time per call (its threads' user and system time from
 # /proc over the calls wrk made): on a shared 2-core machine the calls/s of one row move by 10 to
 # 20% between rounds, the CPU per call by a few percent.
@@ -112,6 +115,8 @@ for _ in $(seq "$rounds"); do
     row "OTLP, one span" "$with_otel" "${export_to[@]}" TOOL_RUNTIME_OTEL_ONE_SPAN_PER_CALL=true
     row "OTLP 10% traces" "$with_otel" "${export_to[@]}" \
         OTEL_TRACES_SAMPLER=traceidratio OTEL_TRACES_SAMPLER_ARG=0.1
+    row "no trace kept" "$with_otel" "${export_to[@]}" OTEL_TRACES_SAMPLER=always_off
+    row "metrics only" "$with_otel" "${export_to[@]}" OTEL_TRACES_EXPORTER=none
 done
 python3 - "$results" "$rounds" "$ticks_per_second" <<'PY'
 import sys

@@ -51,7 +51,8 @@ struct Shared {
     content: bool,
     /// The context of a `tracing` span the layer records (or of its closest ancestor it does).
     context: fn(&tracing::Dispatch, &Id) -> Option<Traced>,
-    /// Set when a call is recorded on the `execute_tool` span it runs in, if there is one.
+    /// Set with one span per call: a call is then recorded on the span around it when that
+    /// span describes its execution.
     merge: Option<Merge>,
 }
 
@@ -62,8 +63,8 @@ struct Shared {
 pub(crate) struct Merge {
     /// The context of the span `id`, when it is a kept span executing the tool named.
     pub(crate) target: fn(&tracing::Dispatch, &Id, &str) -> Option<Traced>,
-    /// Adds a call's attributes, events and status to the span `id`, if it is still the one
-    /// with that span id.
+    /// Adds a call's attributes and events to the span `id`, if it is still the one with that
+    /// span id.
     pub(crate) absorb: fn(&tracing::Dispatch, &Id, SpanId, Body),
 }
 

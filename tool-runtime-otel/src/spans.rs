@@ -566,13 +566,22 @@ impl Visit for Fields<'_> {
     }
 
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        let written = format!("{value:?}");
+        let written = written(value);
         if field.name() == "otel.name" {
             self.0.name = Cow::Owned(written);
         } else if !self.special(field, &written) {
             self.set(field, Value::from(written));
         }
     }
+}
+
+/// A value written out (a name, an id, an address: a first buffer long enough for most, where
+/// `format!` would start empty and grow it a few times).
+fn written(value: &dyn fmt::Debug) -> String {
+    use fmt::Write as _;
+    let mut written = String::with_capacity(32);
+    let _ = write!(written, "{value:?}");
+    written
 }
 
 /// An event's message and its other fields.

@@ -80,6 +80,59 @@ pub fn tool(tools: &Arc<ToolSet>, tool: &Tool, cx: &Arc<Context>) -> Option<Dyna
     ))
 }
 
+/// A rig embedding model (OpenAI's, Gemini's, Cohere's, Ollama's, any provider rig speaks
+/// to) as the embedding service of a tool search (feature `search`): a deferred set's search
+/// tool, or [`ToolIndex::search_async`](tool_runtime::search::ToolIndex::search_async), ranks
+/// tools by what the model says a request means, as well as by the words they share.
+///
+/// ```no_run
+/// # fn run(tools: tool_runtime::ToolSet) -> Result<(), Box<dyn std::error::Error>> {
+/// use std::sync::Arc;
+/// use rig_core::providers::openai::{OpenAI, TEXT_EMBEDDING_3_SMALL};
+/// use tool_runtime::search::Ranking;
+/// use tool_runtime_rig::Embeddings;
+///
+/// let model = OpenAI::from_env()?.embedding(TEXT_EMBEDDING_3_SMALL, None);
+/// let ranking = Ranking::lexical().service(Arc::new(Embeddings::new(model)));
+/// let tools = tools.defer_ranked(|_| true, ranking)?;
+/// # let _ = tools;
+/// # Ok(()) }
+/// ```
+#[cfg(feature = "search")]
+#[derive(Clone, Debug)]
+pub struct Embeddings {
+    model: rig_core::DynModel<rig_core::operation::Embedding>,
+}
+
+#[cfg(feature = "search")]
+impl Embeddings {
+    /// The service of `model` (a rig embedding model, or one already erased).
+    pub fn new(model: impl Into<rig_core::DynModel<rig_core::operation::Embedding>>) -> Self {
+        Embeddings {
+            model: model.into(),
+        }
+    }
+}
+
+#[cfg(feature = "search")]
+impl tool_runtime::search::EmbeddingService for Embeddings {
+    fn embed<'a>(
+        &'a self,
+        texts: &'a [String],
+    ) -> tool_runtime::BoxFuture<'a, Result<Vec<Vec<f32>>, tool_runtime::search::EmbedError>> {
+        let asked = self.model.call(texts.to_vec());
+        Box::pin(async move {
+            let response = asked.await?;
+            // The index compares vectors of 32-bit floats; rig hands 64-bit ones.
+            Ok(response
+                .embeddings
+                .into_iter()
+                .map(|e| e.vec.into_iter().map(|x| x as f32).collect())
+                .collect())
+        })
+    }
+}
+
 /// The toolkit's error as rig's, with the toolkit's message as what the model sees.
 async fn refusal(set: &ToolSet, e: ToolError) -> ToolExecutionError {
     let message = set.model_message(&e);

@@ -157,3 +157,127 @@ async fn a_tool_defined_at_run_time_is_a_rig_tool_under_the_same_rules() {
         "the bad call never ran"
     );
 }
+
+/// The stand-in embedding model's concepts: a request and a tool mean the same when they name
+/// one, in English or Indonesian.
+const CONCEPTS: &[&[&str]] = &[
+    &["gaji", "wage", "salary", "payslip"],
+    &["faktur", "bill", "invoice"],
+    &["cuti", "vacation", "holiday", "leave", "libur"],
+];
+
+/// A stand-in for OpenAI's embeddings API (`POST /v1/embeddings`): each input's vector counts
+/// the concepts it names; every request's inputs are kept. Answers 503 while `down` is set.
+async fn embeddings(
+    State((seen, down)): State<(Seen, Arc<std::sync::atomic::AtomicBool>)>,
+    Json(body): Json<Value>,
+) -> Result<Json<Value>, axum::http::StatusCode> {
+    seen.lock().unwrap().push(body["input"].clone());
+    if down.load(std::sync::atomic::Ordering::SeqCst) {
+        return Err(axum::http::StatusCode::SERVICE_UNAVAILABLE);
+    }
+    let data: Vec<Value> = body["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+        .map(|(index, text)| {
+            let text = text.as_str().unwrap().to_lowercase();
+            let mut vector: Vec<f64> = CONCEPTS
+                .iter()
+                .map(|words| words.iter().filter(|w| text.contains(*w)).count() as f64)
+                .collect();
+            vector.push(0.1);
+            json!({"object": "embedding", "index": index, "embedding": vector})
+        })
+        .collect();
+    Ok(Json(
+        json!({"object": "list", "data": data, "model": "stand-in",
+        "usage": {"prompt_tokens": 1, "total_tokens": 1}}),
+    ))
+}
+
+#[tool(name = "daftar-gaji", description = "Tampilkan slip gaji karyawan.")]
+fn daftar_gaji() -> u32 {
+    1
+}
+
+#[tool(name = "daftar-faktur", description = "Tampilkan faktur penjualan.")]
+fn daftar_faktur() -> u32 {
+    2
+}
+
+#[tool(
+    name = "cek-sisa-cuti",
+    description = "Ambil sisa kuota cuti karyawan."
+)]
+fn cek_sisa_cuti() -> u32 {
+    12
+}
+
+#[tokio::test]
+async fn a_rig_embedding_model_over_http_ranks_a_deferred_sets_search() {
+    let seen: Seen = Arc::default();
+    let down = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let app = Router::new()
+        .route("/v1/embeddings", post(embeddings))
+        .with_state((seen.clone(), down.clone()));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let model = OpenAIConfig::new("sk-test")
+        .with_base_url(format!("http://{addr}/v1"))
+        .client()
+        .embedding("stand-in", None);
+    let service = Arc::new(tool_runtime_rig::Embeddings::new(model));
+    let set = ToolSet::new([
+        daftar_gaji::tool(),
+        daftar_faktur::tool(),
+        cek_sisa_cuti::tool(),
+    ])
+    .unwrap()
+    .defer_ranked(
+        |_| true,
+        tool_runtime::search::Ranking::lexical().service(service),
+    )
+    .unwrap();
+    let cx = Context::new();
+    let search = |query: &str| {
+        let arguments = json!({"query": query, "limit": 1});
+        let (set, cx) = (&set, &cx);
+        async move {
+            let answer = set
+                .call(cx, tool_runtime::search::SEARCH_TOOL, arguments)
+                .await
+                .unwrap()
+                .into_value();
+            answer["found"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["name"].as_str().unwrap().to_owned())
+                .collect::<Vec<_>>()
+        }
+    };
+    // Requests sharing no word with the tools, in English: found by what they mean.
+    assert_eq!(
+        search("How much vacation do I have left?").await,
+        ["cek-sisa-cuti"]
+    );
+    assert_eq!(search("my wage statements").await, ["daftar-gaji"]);
+    {
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.len(), 3, "the tools once, then each query: {seen:?}");
+        assert_eq!(
+            seen[0].as_array().unwrap().len(),
+            3,
+            "the three tools in one request"
+        );
+        assert_eq!(seen[2], json!(["my wage statements"]));
+    }
+    // The service down: the search still answers, by the words alone.
+    down.store(true, std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(search("faktur penjualan").await, ["daftar-faktur"]);
+    assert!(search("my wage statements").await.is_empty());
+}

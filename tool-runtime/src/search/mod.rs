@@ -45,16 +45,62 @@ pub use wordllama::{ModelError, WordLlama};
 
 /// What turns a text into a vector whose direction is its meaning, for ranking tools by what
 /// a request means rather than the words it shares with them: a model run in the process
-/// ([`WordLlama`] with feature `semantic`), or a host's own (an embedding service's client,
-/// with a cache: every tool is embedded once when the index is built, each query once per
-/// search). Vectors of one embedder have one length; the index normalizes them.
+/// ([`WordLlama`] with feature `semantic`, or a host's own), asked on the caller's thread:
+/// every tool is embedded once when the index is built, each query once per search. A model
+/// behind a network call is an [`EmbeddingService`] instead (asked asynchronously, and allowed
+/// to fail). Vectors of one embedder have one length; the index normalizes them.
 pub trait Embedder: Send + Sync {
     /// The vector of `text`.
     fn embed(&self, text: &str) -> Vec<f32>;
 }
 
+/// Why an [`EmbeddingService`] gave no vectors (its client's error, boxed).
+pub type EmbedError = Box<dyn std::error::Error + Send + Sync>;
+
+/// A model that embeds texts behind a network call: a provider's embeddings API (through
+/// `tool-runtime-rig`'s `Embeddings`, any provider rig speaks to), a local embedding server,
+/// a host's own client. Unlike an [`Embedder`] it is asked asynchronously, many texts at a
+/// time, and may fail: a search whose service fails ranks by the words alone (and says so in
+/// a `WARN` event of the target `tool_runtime::search`). The tools are embedded by the first
+/// search that asks ([`ToolIndex::search_async`], or the search tool of a set deferred with
+/// this ranking), in requests of 64 texts, eight at a time, and kept; each search embeds its
+/// query.
+///
+/// ```
+/// use std::sync::Arc;
+/// use tool_runtime::BoxFuture;
+/// use tool_runtime::search::{EmbedError, EmbeddingService, Ranking, ToolIndex};
+/// use tool_runtime::{ToolSet, tool};
+///
+/// /// A stand-in for a service: `gaji` and `wage` mean the same here.
+/// struct Service;
+///
+/// impl EmbeddingService for Service {
+///     fn embed<'a>(&'a self, texts: &'a [String]) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
+///         let pay = |t: &String| if t.contains("gaji") || t.contains("wage") { 1.0 } else { 0.0 };
+///         Box::pin(async move { Ok(texts.iter().map(|t| vec![pay(t), 1.0 - pay(t)]).collect()) })
+///     }
+/// }
+///
+/// #[tool(description = "Tampilkan slip gaji karyawan.")]
+/// fn daftar_gaji() -> u32 { 1 }
+///
+/// #[tool(description = "Return the weather forecast for a city.")]
+/// fn cuaca(#[arg(description = "The city's name")] kota: String) -> String { kota }
+///
+/// let set = ToolSet::new([daftar_gaji::tool(), cuaca::tool()]).unwrap();
+/// let index = ToolIndex::ranked_by(&set, Ranking::lexical().service(Arc::new(Service)));
+/// let found = pollster::block_on(index.search_async("my wage statements", 1));
+/// assert_eq!(found[0].tool, "daftar_gaji");
+/// ```
+pub trait EmbeddingService: Send + Sync {
+    /// The vectors of `texts`, one per text, in their order, all of one length.
+    fn embed<'a>(&'a self, texts: &'a [String])
+    -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>>;
+}
+
 /// How a [`ToolIndex`] ranks tools: by the words they share with a request (BM25), the
-/// default; with an [`Embedder`], by meaning too; with a [`Glossary`], each tool's text is
+/// default; with an [`Embedder`] or an [`EmbeddingService`], by meaning too; with a [`Glossary`], each tool's text is
 /// also read in the glossary's language (a tool described in Indonesian is found by an English
 /// request, through the words its description renders as).
 ///
@@ -75,6 +121,7 @@ pub trait Embedder: Send + Sync {
 #[derive(Clone, Default)]
 pub struct Ranking {
     embedder: Option<Arc<dyn Embedder>>,
+    service: Option<Arc<dyn EmbeddingService>>,
     glossary: Option<Arc<Glossary>>,
 }
 
@@ -90,6 +137,17 @@ impl Ranking {
     /// so the query's best is 1), so a request sharing no word with a tool can find it.
     pub fn embedder(mut self, embedder: Arc<dyn Embedder>) -> Ranking {
         self.embedder = Some(embedder);
+        self.service = None;
+        self
+    }
+
+    /// By meaning too, as [`embedder`](Self::embedder) says, with the vectors from `service`:
+    /// asked by [`ToolIndex::search_async`] and a deferred set's search tool (the
+    /// [`EmbeddingService`]'s rules), while [`ToolIndex::search`] ranks by the words alone.
+    /// Replaces an embedder given before (and `embedder` replaces a service).
+    pub fn service(mut self, service: Arc<dyn EmbeddingService>) -> Ranking {
+        self.service = Some(service);
+        self.embedder = None;
         self
     }
 
@@ -105,6 +163,7 @@ impl std::fmt::Debug for Ranking {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Ranking")
             .field("embedder", &self.embedder.is_some())
+            .field("service", &self.service.is_some())
             .field("glossary", &self.glossary.as_ref().map(|g| g.len()))
             .finish()
     }
@@ -126,6 +185,11 @@ const LEXICAL_WEIGHT: f64 = 0.5;
 /// The name of the tool a set with [deferred](ToolSet::defer) tools offers the model to find
 /// them.
 pub const SEARCH_TOOL: &str = crate::defer::SEARCH_TOOL;
+
+/// How many texts one request to an [`EmbeddingService`] carries at most (Cohere takes 96 a
+/// request, Gemini 100), and how many such requests run at once when the tools are embedded.
+const SERVICE_BATCH: usize = 64;
+const SERVICE_REQUESTS: usize = 8;
 
 /// Tools one search returns when the model does not say, and at most.
 const FOUND_BY_DEFAULT: usize = 5;
@@ -174,6 +238,82 @@ pub struct ToolIndex {
     df: HashMap<String, u32>,
     avg_len: f64,
     embedder: Option<Arc<dyn Embedder>>,
+    service: Option<Service>,
+}
+
+/// An index's embedding service, the text of each tool it embeds, and their vectors once a
+/// search has had them.
+struct Service {
+    client: Arc<dyn EmbeddingService>,
+    texts: Vec<String>,
+    vectors: std::sync::OnceLock<Vec<Vec<f32>>>,
+}
+
+impl Service {
+    /// The tools' vectors (normalized), asked for the first time if no search had them yet.
+    async fn tool_vectors(&self) -> Result<&[Vec<f32>], EmbedError> {
+        if let Some(vectors) = self.vectors.get() {
+            return Ok(vectors);
+        }
+        use futures_util::{StreamExt as _, TryStreamExt as _};
+        // Boxed here, each with its batch: a closure mapping the stream would not be `Send`
+        // for every lifetime the search tool's future needs.
+        let requests: Vec<BoxFuture<'_, Result<Vec<Vec<f32>>, EmbedError>>> = self
+            .texts
+            .chunks(SERVICE_BATCH)
+            .map(|batch| Box::pin(embedded(&*self.client, batch)) as BoxFuture<'_, _>)
+            .collect();
+        let batches: Vec<Vec<Vec<f32>>> = futures_util::stream::iter(requests)
+            .buffered(SERVICE_REQUESTS)
+            .try_collect()
+            .await?;
+        let vectors: Vec<Vec<f32>> = batches.into_iter().flatten().collect();
+        if let Some(first) = vectors.first()
+            && let Some(other) = vectors.iter().find(|v| v.len() != first.len())
+        {
+            return Err(format!(
+                "the embedding service gave vectors of {} and of {} numbers",
+                first.len(),
+                other.len()
+            )
+            .into());
+        }
+        Ok(self.vectors.get_or_init(|| vectors))
+    }
+
+    /// The query's vector, normalized, of the tools' length.
+    async fn query_vector(&self, query: &str, length: usize) -> Result<Vec<f32>, EmbedError> {
+        let texts = [query.to_lowercase()];
+        let mut vector = embedded(&*self.client, &texts).await?.remove(0);
+        if vector.len() != length {
+            return Err(format!(
+                "the embedding service gave the query a vector of {} numbers, the tools {length}",
+                vector.len()
+            )
+            .into());
+        }
+        normalize(&mut vector);
+        Ok(vector)
+    }
+}
+
+/// The service's vectors of `texts`, normalized: one per text, or an error saying how many
+/// came back.
+async fn embedded(
+    client: &dyn EmbeddingService,
+    texts: &[String],
+) -> Result<Vec<Vec<f32>>, EmbedError> {
+    let mut vectors = client.embed(texts).await?;
+    if vectors.len() != texts.len() {
+        return Err(format!(
+            "the embedding service gave {} vectors for {} texts",
+            vectors.len(),
+            texts.len()
+        )
+        .into());
+    }
+    vectors.iter_mut().for_each(|v| normalize(v));
+    Ok(vectors)
 }
 
 impl std::fmt::Debug for ToolIndex {
@@ -182,6 +322,7 @@ impl std::fmt::Debug for ToolIndex {
             .field("tools", &self.docs.len())
             .field("terms", &self.df.len())
             .field("embedder", &self.embedder.is_some())
+            .field("service", &self.service.is_some())
             .finish()
     }
 }
@@ -249,7 +390,19 @@ fn text_of(tool: &Tool) -> (String, String) {
     (tool.name().replace(['-', '_'], " "), text)
 }
 
-fn document(tool: &Tool, ranking: &Ranking) -> Doc {
+/// The text whose meaning an embedder or a service takes of a tool: its name, description and
+/// what a glossary renders them as, lowercase.
+fn meaning_text(name: &str, description: &str, rendered: &str) -> String {
+    let mut text = format!("{name}. {description}");
+    if !rendered.is_empty() {
+        text.push(' ');
+        text.push_str(rendered);
+    }
+    text.to_lowercase()
+}
+
+/// A tool as the index keeps it, and the text its ranking's service embeds (when it has one).
+fn document(tool: &Tool, ranking: &Ranking) -> (Doc, Option<String>) {
     let mut terms: HashMap<String, u32> = HashMap::new();
     for w in words(tool.name()) {
         *terms.entry(w).or_default() += NAME_WEIGHT;
@@ -269,22 +422,22 @@ fn document(tool: &Tool, ranking: &Ranking) -> Doc {
     }
     let len = terms.values().sum();
     let meaning = ranking.embedder.as_ref().map_or_else(Vec::new, |e| {
-        let mut text = format!("{name}. {}", tool.description());
-        if !rendered.is_empty() {
-            text.push(' ');
-            text.push_str(&rendered);
-        }
-        let mut v = e.embed(&text.to_lowercase());
+        let mut v = e.embed(&meaning_text(&name, tool.description(), &rendered));
         normalize(&mut v);
         v
     });
-    Doc {
+    let doc = Doc {
         tool: tool.name().to_owned(),
         family: family(tool.name()).to_owned(),
         terms,
         len,
         meaning,
-    }
+    };
+    let text = ranking
+        .service
+        .as_ref()
+        .map(|_| meaning_text(&name, tool.description(), &rendered));
+    (doc, text)
 }
 
 impl ToolIndex {
@@ -306,7 +459,8 @@ impl ToolIndex {
     }
 
     fn of<'t>(tools: impl Iterator<Item = &'t Tool>, ranking: Ranking) -> ToolIndex {
-        let docs: Vec<Doc> = tools.map(|t| document(t, &ranking)).collect();
+        let (docs, texts): (Vec<Doc>, Vec<Option<String>>) =
+            tools.map(|t| document(t, &ranking)).unzip();
         let mut df: HashMap<String, u32> = HashMap::new();
         for d in &docs {
             for term in d.terms.keys() {
@@ -319,11 +473,17 @@ impl ToolIndex {
         } else {
             total as f64 / docs.len() as f64
         };
+        let service = ranking.service.map(|client| Service {
+            client,
+            texts: texts.into_iter().flatten().collect(),
+            vectors: std::sync::OnceLock::new(),
+        });
         ToolIndex {
             docs,
             df,
             avg_len,
             embedder: ranking.embedder,
+            service,
         }
     }
 
@@ -339,13 +499,65 @@ impl ToolIndex {
 
     /// At most `limit` tools matching `query`, best first (ties by name), one of each family
     /// before a second of any; without an embedder, tools sharing no word with it are not
-    /// found.
+    /// found. An index ranking with an [`EmbeddingService`] ranks by the words alone here: its
+    /// service is asked by [`search_async`](Self::search_async).
     pub fn search(&self, query: &str, limit: usize) -> Vec<Hit> {
         self.diversified(self.ranked(query), limit)
     }
 
+    /// [`search`](Self::search), asking the index's [`EmbeddingService`] for the meaning of
+    /// the query (and of the tools, the first time): by meaning and words as with an
+    /// [`Embedder`]; by the words alone when the service fails. The same as `search` for an
+    /// index without a service.
+    pub async fn search_async(&self, query: &str, limit: usize) -> Vec<Hit> {
+        self.diversified(self.ranked_async(query).await, limit)
+    }
+
+    /// [`ranked`](Self::ranked), with the meanings from the index's service.
+    async fn ranked_async(&self, query: &str) -> Vec<(usize, f64)> {
+        let Some(service) = self.service.as_ref().filter(|_| !self.docs.is_empty()) else {
+            return self.ranked(query);
+        };
+        let meanings = async {
+            let tools = service.tool_vectors().await?;
+            let length = tools.first().map_or(0, Vec::len);
+            let query = service.query_vector(query, length).await?;
+            Ok::<_, EmbedError>((query, tools))
+        };
+        match meanings.await {
+            Ok((query_meaning, tools)) => self.fused(query, Some((&query_meaning, tools))),
+            Err(error) => {
+                tracing::warn!(
+                    target: "tool_runtime::search",
+                    error = %error,
+                    "the embedding service failed: tools ranked by the words they share with the request"
+                );
+                self.fused::<&[f32]>(query, None)
+            }
+        }
+    }
+
     /// Every tool matching `query`, best first (ties by name), families not yet spread.
     fn ranked(&self, query: &str) -> Vec<(usize, f64)> {
+        match &self.embedder {
+            None => self.fused::<&[f32]>(query, None),
+            Some(embedder) => {
+                let mut meaning = embedder.embed(&query.to_lowercase());
+                normalize(&mut meaning);
+                let tools: Vec<&[f32]> = self.docs.iter().map(|d| d.meaning.as_slice()).collect();
+                self.fused(query, Some((&meaning, &tools)))
+            }
+        }
+    }
+
+    /// Every tool matching `query` by the words it shares with it (BM25), and by meaning when
+    /// `meanings` gives the query's vector and each tool's (normalized): best first (ties by
+    /// name), families not yet spread.
+    fn fused<T: AsRef<[f32]>>(
+        &self,
+        query: &str,
+        meanings: Option<(&[f32], &[T])>,
+    ) -> Vec<(usize, f64)> {
         let mut query_words: Vec<String> = Vec::new();
         for word in words(query) {
             let most = typo_distance(&word);
@@ -387,27 +599,26 @@ impl ToolIndex {
                     .sum()
             })
             .collect();
-        let mut scored: Vec<(usize, f64)> = match &self.embedder {
+        let mut scored: Vec<(usize, f64)> = match meanings {
             None => lexical
                 .into_iter()
                 .enumerate()
                 .filter(|(_, s)| *s > 0.0)
                 .collect(),
-            Some(embedder) => {
-                let mut meaning = embedder.embed(&query.to_lowercase());
-                normalize(&mut meaning);
+            Some((meaning, tools)) => {
                 let best = lexical.iter().copied().fold(0.0, f64::max);
                 let scale = if best > 0.0 {
                     LEXICAL_WEIGHT / best
                 } else {
                     0.0
                 };
-                self.docs
+                tools
                     .iter()
                     .zip(lexical)
                     .enumerate()
-                    .map(|(i, (d, lexical))| {
-                        let cosine: f32 = d.meaning.iter().zip(&meaning).map(|(a, b)| a * b).sum();
+                    .map(|(i, (tool, lexical))| {
+                        let cosine: f32 =
+                            tool.as_ref().iter().zip(meaning).map(|(a, b)| a * b).sum();
                         (i, f64::from(cosine) + lexical * scale)
                     })
                     .filter(|(_, s)| *s > 0.0)
@@ -452,44 +663,46 @@ impl Handler for Catalog {
         cx: &'a Context,
         arguments: Value,
     ) -> BoxFuture<'a, Result<Value, ToolError>> {
-        let query = arguments["query"].as_str().unwrap_or_default();
-        let limit = arguments["limit"]
-            .as_u64()
-            .map_or(FOUND_BY_DEFAULT, |l| (l as usize).min(MOST_FOUND));
-        // What this caller may call is filtered first, so a family it may not call leaves its
-        // places to the others.
-        let callable: Vec<(usize, f64)> = self
-            .index
-            .ranked(query)
-            .into_iter()
-            .filter(|(i, _)| {
-                self.tools
-                    .get(&self.index.docs[*i].tool)
-                    .is_some_and(|tool| {
-                        tool.permits(cx)
-                            && cx
-                                .get::<Offered>()
-                                .is_none_or(|offered| offered.0.iter().any(|o| o == tool.name()))
-                    })
-            })
-            .collect();
-        let found = self
-            .index
-            .diversified(callable, limit)
-            .into_iter()
-            .filter_map(|hit| self.tools.get(&hit.tool));
-        let schemas = cx.get::<SchemasInAnswers>().is_some();
-        let found = found
-            .map(|t| {
-                let mut entry = json!({"name": t.name(), "description": t.description()});
-                if schemas {
-                    entry["input_schema"] = t.input_schema().clone();
-                }
-                entry
-            })
-            .collect();
-        let answer = Deferral::answer(found);
-        Box::pin(std::future::ready(Ok(answer)))
+        Box::pin(async move {
+            let query = arguments["query"].as_str().unwrap_or_default();
+            let limit = arguments["limit"]
+                .as_u64()
+                .map_or(FOUND_BY_DEFAULT, |l| (l as usize).min(MOST_FOUND));
+            // What this caller may call is filtered first, so a family it may not call leaves
+            // its places to the others.
+            let callable: Vec<(usize, f64)> = self
+                .index
+                .ranked_async(query)
+                .await
+                .into_iter()
+                .filter(|(i, _)| {
+                    self.tools
+                        .get(&self.index.docs[*i].tool)
+                        .is_some_and(|tool| {
+                            tool.permits(cx)
+                                && cx.get::<Offered>().is_none_or(|offered| {
+                                    offered.0.iter().any(|o| o == tool.name())
+                                })
+                        })
+                })
+                .collect();
+            let found = self
+                .index
+                .diversified(callable, limit)
+                .into_iter()
+                .filter_map(|hit| self.tools.get(&hit.tool));
+            let schemas = cx.get::<SchemasInAnswers>().is_some();
+            let found = found
+                .map(|t| {
+                    let mut entry = json!({"name": t.name(), "description": t.description()});
+                    if schemas {
+                        entry["input_schema"] = t.input_schema().clone();
+                    }
+                    entry
+                })
+                .collect();
+            Ok(Deferral::answer(found))
+        })
     }
 }
 
@@ -745,6 +958,118 @@ mod tests {
             .unwrap()
             .into_value();
         assert_eq!(answer["found"], json!([]), "{answer}");
+    }
+
+    /// A host's embedding service: [`Synonyms`]'s vectors, asked asynchronously; it fails while
+    /// `down`, and counts the texts it was asked for.
+    #[derive(Default)]
+    struct Service {
+        down: std::sync::atomic::AtomicBool,
+        asked: std::sync::atomic::AtomicUsize,
+        /// Answers one vector too few.
+        short: bool,
+    }
+
+    impl EmbeddingService for Service {
+        fn embed<'a>(
+            &'a self,
+            texts: &'a [String],
+        ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
+            use std::sync::atomic::Ordering::SeqCst;
+            self.asked.fetch_add(texts.len(), SeqCst);
+            Box::pin(async move {
+                if self.down.load(SeqCst) {
+                    return Err("503 Service Unavailable".into());
+                }
+                let mut vectors: Vec<Vec<f32>> = texts.iter().map(|t| Synonyms.embed(t)).collect();
+                if self.short {
+                    vectors.pop();
+                }
+                Ok(vectors)
+            })
+        }
+    }
+
+    fn payslips_and_invoices() -> ToolSet {
+        ToolSet::new([
+            tool("payslips", "List the caller's payslips."),
+            tool("invoices", "List the caller's invoices."),
+        ])
+        .unwrap()
+    }
+
+    #[test]
+    fn a_hosts_service_finds_a_tool_sharing_no_word_and_embeds_the_tools_once() {
+        use std::sync::atomic::Ordering::SeqCst;
+        let service = Arc::new(Service::default());
+        let index = ToolIndex::ranked_by(
+            &payslips_and_invoices(),
+            Ranking::lexical().service(service.clone()),
+        );
+        // Asked by the async search only: the sync one ranks by the words.
+        assert!(index.search("wage", 1).is_empty());
+        assert_eq!(service.asked.load(SeqCst), 0);
+        let found = pollster::block_on(index.search_async("wage", 1));
+        assert_eq!(found[0].tool, "payslips");
+        assert_eq!(service.asked.load(SeqCst), 3, "two tools, then the query");
+        let found = pollster::block_on(index.search_async("bill", 1));
+        assert_eq!(found[0].tool, "invoices");
+        assert_eq!(
+            service.asked.load(SeqCst),
+            4,
+            "the tools are kept; the query is asked"
+        );
+        // The words shared still count.
+        let found = pollster::block_on(index.search_async("wage invoices", 1));
+        assert_eq!(found[0].tool, "invoices");
+    }
+
+    #[test]
+    fn a_failing_service_leaves_the_words_to_rank_and_is_asked_again() {
+        use std::sync::atomic::Ordering::SeqCst;
+        let service = Arc::new(Service::default());
+        service.down.store(true, SeqCst);
+        let index = ToolIndex::ranked_by(
+            &payslips_and_invoices(),
+            Ranking::lexical().service(service.clone()),
+        );
+        assert!(pollster::block_on(index.search_async("wage", 1)).is_empty());
+        let found = pollster::block_on(index.search_async("the invoices", 1));
+        assert_eq!(found[0].tool, "invoices", "by the words alone");
+        service.down.store(false, SeqCst);
+        let found = pollster::block_on(index.search_async("wage", 1));
+        assert_eq!(found[0].tool, "payslips", "asked again once it answers");
+
+        // A service answering fewer vectors than texts is a failure too.
+        let short = Arc::new(Service {
+            short: true,
+            ..Service::default()
+        });
+        let index =
+            ToolIndex::ranked_by(&payslips_and_invoices(), Ranking::lexical().service(short));
+        assert!(pollster::block_on(index.search_async("wage", 1)).is_empty());
+        assert_eq!(
+            pollster::block_on(index.search_async("payslips", 1))[0].tool,
+            "payslips"
+        );
+    }
+
+    #[test]
+    fn a_deferred_sets_search_tool_asks_the_hosts_service() {
+        let service = Arc::new(Service::default());
+        let set = payslips_and_invoices()
+            .defer_ranked(|_| true, Ranking::lexical().service(service))
+            .unwrap();
+        let answer = set
+            .call(
+                &Context::new(),
+                SEARCH_TOOL,
+                r#"{"query": "salary", "limit": 1}"#,
+            )
+            .blocking()
+            .unwrap()
+            .into_value();
+        assert_eq!(answer["found"][0]["name"], "payslips", "{answer}");
     }
 
     #[test]

@@ -23,9 +23,14 @@
 //! A tool that needs a person's approval is not run: rig has no way to ask, so the model is
 //! told it was not carried out (use [`tool_runtime::agent`] for approvals).
 //!
+//! With feature `search`, `Embeddings` is any rig embedding model as the embedding service of
+//! a tool search: a deferred set's search tool then ranks tools by what the model says a
+//! request means (`tool_runtime::search::EmbeddingService`).
+//!
 //! rig-core is pinned to 0.44: 0.45 and later need Rust 1.97.
 
 #![warn(missing_docs, unreachable_pub)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
@@ -83,7 +88,11 @@ pub fn tool(tools: &Arc<ToolSet>, tool: &Tool, cx: &Arc<Context>) -> Option<Dyna
 /// A rig embedding model (OpenAI's, Gemini's, Cohere's, Ollama's, any provider rig speaks
 /// to) as the embedding service of a tool search (feature `search`): a deferred set's search
 /// tool, or [`ToolIndex::search_async`](tool_runtime::search::ToolIndex::search_async), ranks
-/// tools by what the model says a request means, as well as by the words they share.
+/// tools by what the model says a request means, as well as by the words they share (the
+/// rules of [`EmbeddingService`](tool_runtime::search::EmbeddingService): asked
+/// asynchronously, with a timeout, the words alone when it fails). A call of more texts than
+/// the model takes a request is split. rig's clients need its `reqwest` feature:
+/// `rig-core = { version = "=0.44.0", features = ["reqwest"] }` beside this crate.
 ///
 /// ```no_run
 /// # fn run(tools: tool_runtime::ToolSet) -> Result<(), Box<dyn std::error::Error>> {
@@ -99,6 +108,7 @@ pub fn tool(tools: &Arc<ToolSet>, tool: &Tool, cx: &Arc<Context>) -> Option<Dyna
 /// # Ok(()) }
 /// ```
 #[cfg(feature = "search")]
+#[cfg_attr(docsrs, doc(cfg(feature = "search")))]
 #[derive(Clone, Debug)]
 pub struct Embeddings {
     model: rig_core::DynModel<rig_core::operation::Embedding>,
@@ -120,15 +130,28 @@ impl tool_runtime::search::EmbeddingService for Embeddings {
         &'a self,
         texts: &'a [String],
     ) -> tool_runtime::BoxFuture<'a, Result<Vec<Vec<f32>>, tool_runtime::search::EmbedError>> {
-        let asked = self.model.call(texts.to_vec());
+        // At most as many texts a request as the model takes (0: it does not say).
+        let most = match self.model.capabilities().max_documents {
+            0 => texts.len().max(1),
+            most => most,
+        };
+        let requests: Vec<_> = texts
+            .chunks(most)
+            .map(|chunk| self.model.call(chunk.to_vec()))
+            .collect();
         Box::pin(async move {
-            let response = asked.await?;
-            // The index compares vectors of 32-bit floats; rig hands 64-bit ones.
-            Ok(response
-                .embeddings
-                .into_iter()
-                .map(|e| e.vec.into_iter().map(|x| x as f32).collect())
-                .collect())
+            let mut vectors = Vec::with_capacity(texts.len());
+            for request in requests {
+                // The index compares vectors of 32-bit floats; rig hands 64-bit ones.
+                vectors.extend(
+                    request
+                        .await?
+                        .embeddings
+                        .into_iter()
+                        .map(|e| e.vec.into_iter().map(|x| x as f32).collect::<Vec<f32>>()),
+                );
+            }
+            Ok(vectors)
         })
     }
 }

@@ -280,4 +280,37 @@ async fn a_rig_embedding_model_over_http_ranks_a_deferred_sets_search() {
     down.store(true, std::sync::atomic::Ordering::SeqCst);
     assert_eq!(search("faktur penjualan").await, ["daftar-faktur"]);
     assert!(search("my wage statements").await.is_empty());
+
+    // Down from a set's first search: the tools could not be embedded; the search answers by
+    // the words, and the next one leaves the service alone for the pause.
+    let model = OpenAIConfig::new("sk-test")
+        .with_base_url(format!("http://{addr}/v1"))
+        .client()
+        .embedding("stand-in", None);
+    let fresh = ToolSet::new([daftar_gaji::tool(), daftar_faktur::tool()])
+        .unwrap()
+        .defer_ranked(
+            |_| true,
+            tool_runtime::search::Ranking::lexical()
+                .service(Arc::new(tool_runtime_rig::Embeddings::new(model))),
+        )
+        .unwrap();
+    let asked_before = seen.lock().unwrap().len();
+    for _ in 0..2 {
+        let answer = fresh
+            .call(
+                &cx,
+                tool_runtime::search::SEARCH_TOOL,
+                json!({"query": "slip gaji", "limit": 1}),
+            )
+            .await
+            .unwrap()
+            .into_value();
+        assert_eq!(answer["found"][0]["name"], "daftar-gaji", "{answer}");
+    }
+    assert_eq!(
+        seen.lock().unwrap().len(),
+        asked_before + 1,
+        "the tools asked for once, then left alone"
+    );
 }

@@ -1,7 +1,8 @@
 //! Finding tools by what a person asks: BM25 ranking over each tool's name, description (with
 //! its boundary sentence) and argument descriptions, for catalogs too large to send whole;
-//! fused with an [`Embedder`]'s sense of meaning where the host gives one (feature `semantic`:
-//! [`WordLlama`], offline, from the files a Python package ships). Near-identical tools of
+//! fused with a model's sense of meaning where the host gives one: an [`Embedder`] run in the
+//! process (feature `semantic`: [`WordLlama`], offline, from the files a Python package ships),
+//! or an [`EmbeddingService`] behind a network call. Near-identical tools of
 //! one family (names that differ only in a trailing number, `cek-gaji-1`, `cek-gaji-2`) take
 //! one place each until every family found has one. The index only ranks: what a caller may
 //! see and call is still the tool set's rules (search a set made with [`ToolSet::visible_to`],
@@ -60,11 +61,21 @@ pub type EmbedError = Box<dyn std::error::Error + Send + Sync>;
 /// A model that embeds texts behind a network call: a provider's embeddings API (through
 /// `tool-runtime-rig`'s `Embeddings`, any provider rig speaks to), a local embedding server,
 /// a host's own client. Unlike an [`Embedder`] it is asked asynchronously, many texts at a
-/// time, and may fail: a search whose service fails ranks by the words alone (and says so in
-/// a `WARN` event of the target `tool_runtime::search`). The tools are embedded by the first
-/// search that asks ([`ToolIndex::search_async`], or the search tool of a set deferred with
-/// this ranking), in requests of 64 texts, eight at a time, and kept; each search embeds its
-/// query.
+/// time, and may fail.
+///
+/// - Who asks: [`ToolIndex::search_async`], and the search tool of a set deferred with this
+///   ranking (not sent to Anthropic's API, which gets the deferred tools with its own search
+///   tool instead: there the service is never asked). [`ToolIndex::search`] does not.
+/// - What it is asked: the tools' texts (name, description and what a glossary renders them
+///   as, as written) by the first search, in calls of at most 64 texts, eight at a time, the
+///   other searches waiting for them; then each search's query, as the model wrote it, in a
+///   call of its own. The queries go to whoever runs the service.
+/// - When it fails (an error, no answer within the [timeout](Ranking::service_timeout), a
+///   vector missing, empty, of another length or with a number that is not finite), that
+///   search ranks by the words alone and says so in a `WARN` event of the target
+///   `tool_runtime::search`. After the tools could not be embedded, searches leave the service
+///   alone for as long as the timeout before asking again.
+/// - The tools' vectors are kept by the index: an index built per request embeds them again.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -122,6 +133,7 @@ pub trait EmbeddingService: Send + Sync {
 pub struct Ranking {
     embedder: Option<Arc<dyn Embedder>>,
     service: Option<Arc<dyn EmbeddingService>>,
+    service_timeout: Option<std::time::Duration>,
     glossary: Option<Arc<Glossary>>,
 }
 
@@ -151,8 +163,16 @@ impl Ranking {
         self
     }
 
+    /// How long one call of the [service](Self::service) may take before its search ranks by
+    /// the words alone (10 seconds unless set), and how long searches leave the service alone
+    /// after the tools could not be embedded.
+    pub fn service_timeout(mut self, timeout: std::time::Duration) -> Ranking {
+        self.service_timeout = Some(timeout);
+        self
+    }
+
     /// Each tool's name and description also rendered by `glossary`: the rendering is added
-    /// to the words the tool is found by and to the text the embedder reads.
+    /// to the words the tool is found by and to the text the embedder (or service) reads.
     pub fn glossary(mut self, glossary: impl Into<Arc<Glossary>>) -> Ranking {
         self.glossary = Some(glossary.into());
         self
@@ -164,6 +184,7 @@ impl std::fmt::Debug for Ranking {
         f.debug_struct("Ranking")
             .field("embedder", &self.embedder.is_some())
             .field("service", &self.service.is_some())
+            .field("service_timeout", &self.service_timeout)
             .field("glossary", &self.glossary.as_ref().map(|g| g.len()))
             .finish()
     }
@@ -190,6 +211,9 @@ pub const SEARCH_TOOL: &str = crate::defer::SEARCH_TOOL;
 /// request, Gemini 100), and how many such requests run at once when the tools are embedded.
 const SERVICE_BATCH: usize = 64;
 const SERVICE_REQUESTS: usize = 8;
+
+/// How long one call of an [`EmbeddingService`] may take unless the ranking says.
+const SERVICE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Tools one search returns when the model does not say, and at most.
 const FOUND_BY_DEFAULT: usize = 5;
@@ -226,8 +250,9 @@ struct Doc {
 pub struct Hit {
     /// The tool's name.
     pub tool: String,
-    /// Its score for the query: BM25, plus the cosine of their meanings where the index has
-    /// an [`Embedder`].
+    /// Its score for the query: BM25; where the index ranks by meaning too (an [`Embedder`],
+    /// or an [`EmbeddingService`] that answered), the cosine of their meanings plus half the
+    /// BM25 score scaled so the query's best is 1.
     pub score: f64,
 }
 
@@ -245,23 +270,56 @@ pub struct ToolIndex {
 /// search has had them.
 struct Service {
     client: Arc<dyn EmbeddingService>,
+    /// How long one request may take, and how long searches leave the service alone after the
+    /// tools could not be embedded.
+    timeout: std::time::Duration,
     texts: Vec<String>,
     vectors: std::sync::OnceLock<Vec<Vec<f32>>>,
+    /// One search embeds the tools at a time; the others wait for its vectors.
+    embedding: futures_util::lock::Mutex<()>,
+    /// When the tools last could not be embedded.
+    failed: std::sync::Mutex<Option<std::time::Instant>>,
 }
 
 impl Service {
-    /// The tools' vectors (normalized), asked for the first time if no search had them yet.
+    /// The tools' vectors (normalized): embedded by the first search that asks (the others
+    /// wait for it), or an error; after a failure, an error at once until the pause is over.
     async fn tool_vectors(&self) -> Result<&[Vec<f32>], EmbedError> {
         if let Some(vectors) = self.vectors.get() {
             return Ok(vectors);
         }
+        let _embedding = self.embedding.lock().await;
+        if let Some(vectors) = self.vectors.get() {
+            return Ok(vectors);
+        }
+        let paused = self
+            .failed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some_and(|at| at.elapsed() < self.timeout);
+        if paused {
+            return Err(Paused.into());
+        }
+        match self.embed_tools().await {
+            Ok(vectors) => Ok(self.vectors.get_or_init(|| vectors)),
+            Err(error) => {
+                *self.failed.lock().unwrap_or_else(|e| e.into_inner()) =
+                    Some(std::time::Instant::now());
+                Err(error)
+            }
+        }
+    }
+
+    /// Every tool's vector, asked in requests of [`SERVICE_BATCH`] texts,
+    /// [`SERVICE_REQUESTS`] at a time.
+    async fn embed_tools(&self) -> Result<Vec<Vec<f32>>, EmbedError> {
         use futures_util::{StreamExt as _, TryStreamExt as _};
         // Boxed here, each with its batch: a closure mapping the stream would not be `Send`
         // for every lifetime the search tool's future needs.
         let requests: Vec<BoxFuture<'_, Result<Vec<Vec<f32>>, EmbedError>>> = self
             .texts
             .chunks(SERVICE_BATCH)
-            .map(|batch| Box::pin(embedded(&*self.client, batch)) as BoxFuture<'_, _>)
+            .map(|batch| Box::pin(self.embedded(batch)) as BoxFuture<'_, _>)
             .collect();
         let batches: Vec<Vec<Vec<f32>>> = futures_util::stream::iter(requests)
             .buffered(SERVICE_REQUESTS)
@@ -278,13 +336,12 @@ impl Service {
             )
             .into());
         }
-        Ok(self.vectors.get_or_init(|| vectors))
+        Ok(vectors)
     }
 
     /// The query's vector, normalized, of the tools' length.
     async fn query_vector(&self, query: &str, length: usize) -> Result<Vec<f32>, EmbedError> {
-        let texts = [query.to_lowercase()];
-        let mut vector = embedded(&*self.client, &texts).await?.remove(0);
+        let vector = self.embedded(&[query.to_owned()]).await?.remove(0);
         if vector.len() != length {
             return Err(format!(
                 "the embedding service gave the query a vector of {} numbers, the tools {length}",
@@ -292,29 +349,59 @@ impl Service {
             )
             .into());
         }
-        normalize(&mut vector);
         Ok(vector)
+    }
+
+    /// The service's vectors of `texts`, normalized: one per text, each of finite numbers,
+    /// within the timeout; else an error saying what came back.
+    async fn embedded(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        use futures_util::future::{Either, select};
+        let deadline = futures_timer::Delay::new(self.timeout);
+        let mut vectors = match select(self.client.embed(texts), deadline).await {
+            Either::Left((answer, _)) => answer?,
+            Either::Right(_) => {
+                return Err(format!(
+                    "the embedding service did not answer within {:?}",
+                    self.timeout
+                )
+                .into());
+            }
+        };
+        if vectors.len() != texts.len() {
+            return Err(format!(
+                "the embedding service gave {} vectors for {} texts",
+                vectors.len(),
+                texts.len()
+            )
+            .into());
+        }
+        if let Some(bad) = vectors
+            .iter()
+            .position(|v| v.is_empty() || v.iter().any(|x| !x.is_finite()))
+        {
+            return Err(format!(
+                "the embedding service gave {:?} an empty vector or one with a number that is \
+                 not finite",
+                texts[bad]
+            )
+            .into());
+        }
+        vectors.iter_mut().for_each(|v| normalize(v));
+        Ok(vectors)
     }
 }
 
-/// The service's vectors of `texts`, normalized: one per text, or an error saying how many
-/// came back.
-async fn embedded(
-    client: &dyn EmbeddingService,
-    texts: &[String],
-) -> Result<Vec<Vec<f32>>, EmbedError> {
-    let mut vectors = client.embed(texts).await?;
-    if vectors.len() != texts.len() {
-        return Err(format!(
-            "the embedding service gave {} vectors for {} texts",
-            vectors.len(),
-            texts.len()
-        )
-        .into());
+/// Searches leave the service alone for a while after the tools could not be embedded.
+#[derive(Debug)]
+struct Paused;
+
+impl std::fmt::Display for Paused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the embedding service failed a moment ago: not asked again yet")
     }
-    vectors.iter_mut().for_each(|v| normalize(v));
-    Ok(vectors)
 }
+
+impl std::error::Error for Paused {}
 
 impl std::fmt::Debug for ToolIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -391,14 +478,14 @@ fn text_of(tool: &Tool) -> (String, String) {
 }
 
 /// The text whose meaning an embedder or a service takes of a tool: its name, description and
-/// what a glossary renders them as, lowercase.
+/// what a glossary renders them as (an [`Embedder`] reads it lowercase).
 fn meaning_text(name: &str, description: &str, rendered: &str) -> String {
     let mut text = format!("{name}. {description}");
     if !rendered.is_empty() {
         text.push(' ');
         text.push_str(rendered);
     }
-    text.to_lowercase()
+    text
 }
 
 /// A tool as the index keeps it, and the text its ranking's service embeds (when it has one).
@@ -422,7 +509,7 @@ fn document(tool: &Tool, ranking: &Ranking) -> (Doc, Option<String>) {
     }
     let len = terms.values().sum();
     let meaning = ranking.embedder.as_ref().map_or_else(Vec::new, |e| {
-        let mut v = e.embed(&meaning_text(&name, tool.description(), &rendered));
+        let mut v = e.embed(&meaning_text(&name, tool.description(), &rendered).to_lowercase());
         normalize(&mut v);
         v
     });
@@ -475,8 +562,11 @@ impl ToolIndex {
         };
         let service = ranking.service.map(|client| Service {
             client,
+            timeout: ranking.service_timeout.unwrap_or(SERVICE_TIMEOUT),
             texts: texts.into_iter().flatten().collect(),
             vectors: std::sync::OnceLock::new(),
+            embedding: futures_util::lock::Mutex::new(()),
+            failed: std::sync::Mutex::new(None),
         });
         ToolIndex {
             docs,
@@ -515,7 +605,11 @@ impl ToolIndex {
 
     /// [`ranked`](Self::ranked), with the meanings from the index's service.
     async fn ranked_async(&self, query: &str) -> Vec<(usize, f64)> {
-        let Some(service) = self.service.as_ref().filter(|_| !self.docs.is_empty()) else {
+        let Some(service) = self
+            .service
+            .as_ref()
+            .filter(|_| !self.docs.is_empty() && !query.trim().is_empty())
+        else {
             return self.ranked(query);
         };
         let meanings = async {
@@ -526,6 +620,10 @@ impl ToolIndex {
         };
         match meanings.await {
             Ok((query_meaning, tools)) => self.fused(query, Some((&query_meaning, tools))),
+            Err(error) if error.is::<Paused>() => {
+                tracing::debug!(target: "tool_runtime::search", "{error}");
+                self.fused::<&[f32]>(query, None)
+            }
             Err(error) => {
                 tracing::warn!(
                     target: "tool_runtime::search",
@@ -968,6 +1066,10 @@ mod tests {
         asked: std::sync::atomic::AtomicUsize,
         /// Answers one vector too few.
         short: bool,
+        /// Answers a number that is not one.
+        nan: bool,
+        /// Never answers.
+        stalled: bool,
     }
 
     impl EmbeddingService for Service {
@@ -978,12 +1080,29 @@ mod tests {
             use std::sync::atomic::Ordering::SeqCst;
             self.asked.fetch_add(texts.len(), SeqCst);
             Box::pin(async move {
+                // Answers on a later poll, as a service over the network does.
+                let mut yielded = false;
+                std::future::poll_fn(|cx| {
+                    if std::mem::replace(&mut yielded, true) {
+                        std::task::Poll::Ready(())
+                    } else {
+                        cx.waker().wake_by_ref();
+                        std::task::Poll::Pending
+                    }
+                })
+                .await;
+                if self.stalled {
+                    std::future::pending::<()>().await;
+                }
                 if self.down.load(SeqCst) {
                     return Err("503 Service Unavailable".into());
                 }
                 let mut vectors: Vec<Vec<f32>> = texts.iter().map(|t| Synonyms.embed(t)).collect();
                 if self.short {
                     vectors.pop();
+                }
+                if self.nan {
+                    vectors[0][0] = f32::NAN;
                 }
                 Ok(vectors)
             })
@@ -1025,33 +1144,76 @@ mod tests {
     }
 
     #[test]
-    fn a_failing_service_leaves_the_words_to_rank_and_is_asked_again() {
+    fn a_failing_service_leaves_the_words_to_rank_and_is_asked_again_after_a_pause() {
         use std::sync::atomic::Ordering::SeqCst;
         let service = Arc::new(Service::default());
         service.down.store(true, SeqCst);
+        let pause = std::time::Duration::from_millis(100);
+        let ranking = Ranking::lexical()
+            .service(service.clone())
+            .service_timeout(pause);
+        let index = ToolIndex::ranked_by(&payslips_and_invoices(), ranking);
+        assert!(pollster::block_on(index.search_async("wage", 1)).is_empty());
+        assert_eq!(service.asked.load(SeqCst), 2, "the tools, which failed");
+        let found = pollster::block_on(index.search_async("the invoices", 1));
+        assert_eq!(found[0].tool, "invoices", "by the words alone");
+        service.down.store(false, SeqCst);
+        assert!(pollster::block_on(index.search_async("wage", 1)).is_empty());
+        assert_eq!(service.asked.load(SeqCst), 2, "left alone during the pause");
+        std::thread::sleep(pause);
+        let found = pollster::block_on(index.search_async("wage", 1));
+        assert_eq!(found[0].tool, "payslips", "asked again after it");
+    }
+
+    #[test]
+    fn a_service_answering_wrong_or_not_at_all_leaves_the_words_to_rank() {
+        let wrong = [
+            Service {
+                short: true,
+                ..Service::default()
+            },
+            Service {
+                nan: true,
+                ..Service::default()
+            },
+            Service {
+                stalled: true,
+                ..Service::default()
+            },
+        ];
+        for service in wrong {
+            let ranking = Ranking::lexical()
+                .service(Arc::new(service))
+                .service_timeout(std::time::Duration::from_millis(50));
+            let index = ToolIndex::ranked_by(&payslips_and_invoices(), ranking);
+            assert!(pollster::block_on(index.search_async("wage", 1)).is_empty());
+            assert_eq!(
+                pollster::block_on(index.search_async("payslips", 1))[0].tool,
+                "payslips"
+            );
+        }
+    }
+
+    #[test]
+    fn searches_at_once_embed_the_tools_once() {
+        use std::sync::atomic::Ordering::SeqCst;
+        let service = Arc::new(Service::default());
         let index = ToolIndex::ranked_by(
             &payslips_and_invoices(),
             Ranking::lexical().service(service.clone()),
         );
-        assert!(pollster::block_on(index.search_async("wage", 1)).is_empty());
-        let found = pollster::block_on(index.search_async("the invoices", 1));
-        assert_eq!(found[0].tool, "invoices", "by the words alone");
-        service.down.store(false, SeqCst);
-        let found = pollster::block_on(index.search_async("wage", 1));
-        assert_eq!(found[0].tool, "payslips", "asked again once it answers");
-
-        // A service answering fewer vectors than texts is a failure too.
-        let short = Arc::new(Service {
-            short: true,
-            ..Service::default()
-        });
-        let index =
-            ToolIndex::ranked_by(&payslips_and_invoices(), Ranking::lexical().service(short));
-        assert!(pollster::block_on(index.search_async("wage", 1)).is_empty());
+        let (wage, bill) = pollster::block_on(futures_util::future::join(
+            index.search_async("wage", 1),
+            index.search_async("bill", 1),
+        ));
         assert_eq!(
-            pollster::block_on(index.search_async("payslips", 1))[0].tool,
-            "payslips"
+            (wage[0].tool.as_str(), bill[0].tool.as_str()),
+            ("payslips", "invoices")
         );
+        assert_eq!(service.asked.load(SeqCst), 4, "two tools once, two queries");
+        // A blank query is not sent.
+        assert!(pollster::block_on(index.search_async("  ", 1)).is_empty());
+        assert_eq!(service.asked.load(SeqCst), 4);
     }
 
     #[test]

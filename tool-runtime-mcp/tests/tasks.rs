@@ -62,7 +62,9 @@ async fn ekspor_gaji(
     format!("exported in {ms} ms")
 }
 
-/// Payslips sent, by how long sending was to take (each test its own duration).
+/// Payslips being sent and sent, by how long sending was to take (each test its own
+/// duration).
+static SLIPS_STARTED: std::sync::Mutex<Vec<u64>> = std::sync::Mutex::new(Vec::new());
 static SLIPS_SENT: std::sync::Mutex<Vec<u64>> = std::sync::Mutex::new(Vec::new());
 
 #[tool(
@@ -72,6 +74,7 @@ static SLIPS_SENT: std::sync::Mutex<Vec<u64>> = std::sync::Mutex::new(Vec::new()
 async fn kirim_slip(
     #[arg(description = "How long sending takes, in milliseconds", range = 0..=60_000)] ms: u64,
 ) -> String {
+    SLIPS_STARTED.lock().unwrap().push(ms);
     tokio::time::sleep(Duration::from_millis(ms)).await;
     SLIPS_SENT.lock().unwrap().push(ms);
     format!("sent in {ms} ms")
@@ -1008,6 +1011,15 @@ async fn a_cancel_on_another_replica_stops_the_running_tool() {
 async fn a_cancel_after_a_tool_started_its_change_lets_it_finish_and_says_so() {
     let (a, b) = two_replicas().await;
     let id = task_id(&call(a, SARI, "kirim_slip", json!({"ms": 700}), true).await);
+    // The task is answered before its tool runs: the cancels come once it has started.
+    let started = std::time::Instant::now();
+    while !SLIPS_STARTED.lock().unwrap().contains(&700) {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "the tool never started"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
     for replica in [b, a] {
         let asked = std::time::Instant::now();
         let ack = rpc(replica, SARI, "tasks/cancel", json!({"taskId": id}), true).await;

@@ -106,18 +106,24 @@ pub(crate) enum Loading {
     Search,
 }
 
-/// The deferred tools of a set, by name.
+/// The deferred tools of a set, by name, and the index its search tool ranks them with.
 #[derive(Debug)]
 #[cfg_attr(not(feature = "search"), allow(dead_code))]
 pub(crate) struct Deferral {
     names: HashSet<String>,
+    #[cfg(feature = "search")]
+    pub(crate) index: std::sync::Arc<crate::search::ToolIndex>,
 }
 
 #[cfg_attr(not(feature = "search"), allow(dead_code))]
 impl Deferral {
-    /// These tools deferred.
-    pub(crate) fn new(names: HashSet<String>) -> Self {
-        Deferral { names }
+    /// These tools deferred, found through `index`.
+    #[cfg(feature = "search")]
+    pub(crate) fn new(
+        names: HashSet<String>,
+        index: std::sync::Arc<crate::search::ToolIndex>,
+    ) -> Self {
+        Deferral { names, index }
     }
 
     /// How a request offers the tool named `name`.

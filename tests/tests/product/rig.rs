@@ -260,6 +260,9 @@ async fn a_rig_embedding_model_over_http_ranks_a_deferred_sets_search() {
                 .collect::<Vec<_>>()
         }
     };
+    // At start-up: the tools embedded before any search.
+    set.prepare_search().await.unwrap();
+    assert_eq!(seen.lock().unwrap().len(), 1);
     // Requests sharing no word with the tools, in English: found by what they mean.
     assert_eq!(
         search("How much vacation do I have left?").await,

@@ -67,9 +67,10 @@ pub type EmbedError = Box<dyn std::error::Error + Send + Sync>;
 ///   ranking (not sent to Anthropic's API, which gets the deferred tools with its own search
 ///   tool instead: there the service is never asked). [`ToolIndex::search`] does not.
 /// - What it is asked: the tools' texts (name, description and what a glossary renders them
-///   as, as written) by the first search, in calls of at most 64 texts, eight at a time, the
-///   other searches waiting for them; then each search's query, as the model wrote it, in a
-///   call of its own. The queries go to whoever runs the service.
+///   as, as written) by the first search, or before it by [`ToolSet::prepare_search`] /
+///   [`ToolIndex::prepare`], in calls of at most 64 texts, eight at a time, the other searches
+///   waiting for them; then each search's query, as the model wrote it, in a call of its own.
+///   The queries go to whoever runs the service.
 /// - When it fails (an error, no answer within the [timeout](Ranking::service_timeout), a
 ///   vector missing, empty, of another length or with a number that is not finite), that
 ///   search ranks by the words alone and says so in a `WARN` event of the target
@@ -285,6 +286,11 @@ impl Service {
     /// The tools' vectors (normalized): embedded by the first search that asks (the others
     /// wait for it), or an error; after a failure, an error at once until the pause is over.
     async fn tool_vectors(&self) -> Result<&[Vec<f32>], EmbedError> {
+        self.tools_now(false).await
+    }
+
+    /// [`tool_vectors`](Self::tool_vectors); `asked` by the host, whatever the pause.
+    async fn tools_now(&self, asked: bool) -> Result<&[Vec<f32>], EmbedError> {
         if let Some(vectors) = self.vectors.get() {
             return Ok(vectors);
         }
@@ -297,7 +303,7 @@ impl Service {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .is_some_and(|at| at.elapsed() < self.timeout);
-        if paused {
+        if paused && !asked {
             return Err(Paused.into());
         }
         match self.embed_tools().await {
@@ -603,6 +609,17 @@ impl ToolIndex {
         self.diversified(self.ranked_async(query).await, limit)
     }
 
+    /// Has the index's [`EmbeddingService`] embed its tools now, rather than at the first
+    /// [`search_async`](Self::search_async), and says whether it could (why not, when it
+    /// could not); the [pause](Ranking::service_timeout) after a failure does not apply.
+    /// `Ok` at once for an index without a service, or whose tools are embedded.
+    pub async fn prepare(&self) -> Result<(), EmbedError> {
+        match &self.service {
+            Some(service) if !self.docs.is_empty() => service.tools_now(true).await.map(|_| ()),
+            _ => Ok(()),
+        }
+    }
+
     /// [`ranked`](Self::ranked), with the meanings from the index's service.
     async fn ranked_async(&self, query: &str) -> Vec<(usize, f64)> {
         let Some(service) = self
@@ -750,7 +767,7 @@ impl ToolIndex {
 
 /// What the search tool searches: the deferred tools and their index.
 struct Catalog {
-    index: ToolIndex,
+    index: Arc<ToolIndex>,
     tools: HashMap<String, ToolRef>,
 }
 
@@ -886,16 +903,30 @@ impl ToolSet {
             return Ok(base);
         }
         let catalog = Catalog {
-            index: ToolIndex::of(deferred.iter().map(|t| &**t), ranking),
+            index: Arc::new(ToolIndex::of(deferred.iter().map(|t| &**t), ranking)),
             tools: deferred
                 .iter()
                 .map(|t| (t.name().to_owned(), t.clone()))
                 .collect(),
         };
         let names = catalog.tools.keys().cloned().collect();
+        let index = catalog.index.clone();
         let mut set = base.with_tools([search_tool(catalog)])?;
-        set.deferred = Some(Arc::new(Deferral::new(names)));
+        set.deferred = Some(Arc::new(Deferral::new(names, index)));
         Ok(set)
+    }
+
+    /// Has the [`EmbeddingService`] of the set's search tool (a set deferred with
+    /// [`Ranking::service`]) embed the deferred tools now, rather than at the first search,
+    /// and says whether it could: a host calls it at start-up to fail fast on a wrong key or
+    /// address, and to spare the first search the wait. `Ok` for a set without a service or
+    /// without deferred tools; the [pause](Ranking::service_timeout) after a failure does not
+    /// apply. See [`ToolIndex::prepare`].
+    pub async fn prepare_search(&self) -> Result<(), EmbedError> {
+        match &self.deferred {
+            Some(deferral) => deferral.index.prepare().await,
+            None => Ok(()),
+        }
     }
 }
 
@@ -1217,21 +1248,46 @@ mod tests {
     }
 
     #[test]
+    fn a_set_prepared_at_start_up_embeds_its_tools_before_any_search_and_says_why_not() {
+        use std::sync::atomic::Ordering::SeqCst;
+        let service = Arc::new(Service::default());
+        service.down.store(true, SeqCst);
+        let set = payslips_and_invoices()
+            .defer_ranked(|_| true, Ranking::lexical().service(service.clone()))
+            .unwrap();
+        let why = pollster::block_on(set.prepare_search()).unwrap_err();
+        assert_eq!(why.to_string(), "503 Service Unavailable");
+        // Asked by the host: no pause.
+        service.down.store(false, SeqCst);
+        pollster::block_on(set.prepare_search()).unwrap();
+        assert_eq!(service.asked.load(SeqCst), 4, "the two tools, twice");
+        pollster::block_on(set.prepare_search()).unwrap();
+        assert_eq!(first_found(&set, "wage"), "payslips");
+        assert_eq!(service.asked.load(SeqCst), 5, "kept: the query alone");
+        // Nothing to prepare without a service, or without deferred tools.
+        pollster::block_on(payslips_and_invoices().prepare_search()).unwrap();
+        let lexical = payslips_and_invoices().defer(|_| true).unwrap();
+        pollster::block_on(lexical.prepare_search()).unwrap();
+    }
+
+    #[test]
     fn a_deferred_sets_search_tool_asks_the_hosts_service() {
         let service = Arc::new(Service::default());
         let set = payslips_and_invoices()
             .defer_ranked(|_| true, Ranking::lexical().service(service))
             .unwrap();
+        assert_eq!(first_found(&set, "salary"), "payslips");
+    }
+
+    /// The first tool a deferred set's search tool finds for `query`.
+    fn first_found(set: &ToolSet, query: &str) -> Value {
+        let arguments = json!({"query": query, "limit": 1});
         let answer = set
-            .call(
-                &Context::new(),
-                SEARCH_TOOL,
-                r#"{"query": "salary", "limit": 1}"#,
-            )
+            .call(&Context::new(), SEARCH_TOOL, arguments)
             .blocking()
             .unwrap()
             .into_value();
-        assert_eq!(answer["found"][0]["name"], "payslips", "{answer}");
+        answer["found"][0]["name"].clone()
     }
 
     #[test]

@@ -106,24 +106,31 @@ pub(crate) enum Loading {
     Search,
 }
 
-/// The deferred tools of a set, by name, and the index its search tool ranks them with.
+/// What a set's search tool ranks with, as far as the set sees it: made ready before the
+/// first search (`search::ToolIndex`).
+#[cfg(feature = "search")]
+pub(crate) trait Ranker: Send + Sync + std::fmt::Debug {
+    /// Readies it now (an embedding service asked for the tools), or says why it could not.
+    fn prepare(
+        &self,
+    ) -> crate::future::BoxFuture<'_, Result<(), Box<dyn std::error::Error + Send + Sync>>>;
+}
+
+/// The deferred tools of a set, by name, and what its search tool ranks them with.
 #[derive(Debug)]
 #[cfg_attr(not(feature = "search"), allow(dead_code))]
 pub(crate) struct Deferral {
     names: HashSet<String>,
     #[cfg(feature = "search")]
-    pub(crate) index: std::sync::Arc<crate::search::ToolIndex>,
+    pub(crate) ranker: std::sync::Arc<dyn Ranker>,
 }
 
 #[cfg_attr(not(feature = "search"), allow(dead_code))]
 impl Deferral {
-    /// These tools deferred, found through `index`.
+    /// These tools deferred, found through `ranker`.
     #[cfg(feature = "search")]
-    pub(crate) fn new(
-        names: HashSet<String>,
-        index: std::sync::Arc<crate::search::ToolIndex>,
-    ) -> Self {
-        Deferral { names, index }
+    pub(crate) fn new(names: HashSet<String>, ranker: std::sync::Arc<dyn Ranker>) -> Self {
+        Deferral { names, ranker }
     }
 
     /// How a request offers the tool named `name`.

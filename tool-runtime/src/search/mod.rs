@@ -29,7 +29,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use crate::context::Context;
-use crate::defer::{Deferral, Offered, SchemasInAnswers};
+use crate::defer::{Deferral, Offered, Ranker, SchemasInAnswers};
 use crate::error::ToolError;
 use crate::future::BoxFuture;
 use crate::handler::Handler;
@@ -765,6 +765,16 @@ impl ToolIndex {
     }
 }
 
+/// A deferred set's index, as the set sees it.
+#[derive(Debug)]
+struct SetIndex(Arc<ToolIndex>);
+
+impl Ranker for SetIndex {
+    fn prepare(&self) -> BoxFuture<'_, Result<(), EmbedError>> {
+        Box::pin(self.0.prepare())
+    }
+}
+
 /// What the search tool searches: the deferred tools and their index.
 struct Catalog {
     index: Arc<ToolIndex>,
@@ -910,7 +920,7 @@ impl ToolSet {
                 .collect(),
         };
         let names = catalog.tools.keys().cloned().collect();
-        let index = catalog.index.clone();
+        let index: Arc<dyn Ranker> = Arc::new(SetIndex(catalog.index.clone()));
         let mut set = base.with_tools([search_tool(catalog)])?;
         set.deferred = Some(Arc::new(Deferral::new(names, index)));
         Ok(set)
@@ -924,7 +934,7 @@ impl ToolSet {
     /// apply. See [`ToolIndex::prepare`].
     pub async fn prepare_search(&self) -> Result<(), EmbedError> {
         match &self.deferred {
-            Some(deferral) => deferral.index.prepare().await,
+            Some(deferral) => deferral.ranker.prepare().await,
             None => Ok(()),
         }
     }

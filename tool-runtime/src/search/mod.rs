@@ -112,9 +112,9 @@ pub trait EmbeddingService: Send + Sync {
 }
 
 /// How a [`ToolIndex`] ranks tools: by the words they share with a request (BM25), the
-/// default; with an [`Embedder`] or an [`EmbeddingService`], by meaning too; with a [`Glossary`], each tool's text is
-/// also read in the glossary's language (a tool described in Indonesian is found by an English
-/// request, through the words its description renders as).
+/// default; with an [`Embedder`] or an [`EmbeddingService`], by meaning too; with a
+/// [`Glossary`], each tool's text is also read in the glossary's language (a tool described in
+/// Indonesian is found by an English request, through the words its description renders as).
 ///
 /// ```
 /// use tool_runtime::{ToolSet, search::{Glossary, Ranking, ToolIndex}, tool};

@@ -226,40 +226,28 @@ async fn a_rig_embedding_model_over_http_ranks_a_deferred_sets_search() {
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await });
 
-    let model = OpenAIConfig::new("sk-test")
-        .with_base_url(format!("http://{addr}/v1"))
-        .client()
-        .embedding("stand-in", None);
-    let service = Arc::new(tool_runtime_rig::Embeddings::new(model));
-    let set = ToolSet::new([
+    // Tools deferred behind a search tool ranking with rig's client of the stand-in.
+    let deferred = |tools: Vec<&'static tool_runtime::Tool>| {
+        let model = OpenAIConfig::new("sk-test")
+            .with_base_url(format!("http://{addr}/v1"))
+            .client()
+            .embedding("stand-in", None);
+        let service = Arc::new(tool_runtime_rig::Embeddings::new(model));
+        ToolSet::new(tools)
+            .unwrap()
+            .defer_ranked(
+                |_| true,
+                tool_runtime::search::Ranking::lexical().service(service),
+            )
+            .unwrap()
+    };
+    let set = deferred(vec![
         daftar_gaji::tool(),
         daftar_faktur::tool(),
         cek_sisa_cuti::tool(),
-    ])
-    .unwrap()
-    .defer_ranked(
-        |_| true,
-        tool_runtime::search::Ranking::lexical().service(service),
-    )
-    .unwrap();
+    ]);
     let cx = Context::new();
-    let search = |query: &str| {
-        let arguments = json!({"query": query, "limit": 1});
-        let (set, cx) = (&set, &cx);
-        async move {
-            let answer = set
-                .call(cx, tool_runtime::search::SEARCH_TOOL, arguments)
-                .await
-                .unwrap()
-                .into_value();
-            answer["found"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|t| t["name"].as_str().unwrap().to_owned())
-                .collect::<Vec<_>>()
-        }
-    };
+    let search = |query: &'static str| found(&set, &cx, query);
     // At start-up: the tools embedded before any search.
     set.prepare_search().await.unwrap();
     assert_eq!(seen.lock().unwrap().len(), 1);
@@ -286,34 +274,30 @@ async fn a_rig_embedding_model_over_http_ranks_a_deferred_sets_search() {
 
     // Down from a set's first search: the tools could not be embedded; the search answers by
     // the words, and the next one leaves the service alone for the pause.
-    let model = OpenAIConfig::new("sk-test")
-        .with_base_url(format!("http://{addr}/v1"))
-        .client()
-        .embedding("stand-in", None);
-    let fresh = ToolSet::new([daftar_gaji::tool(), daftar_faktur::tool()])
-        .unwrap()
-        .defer_ranked(
-            |_| true,
-            tool_runtime::search::Ranking::lexical()
-                .service(Arc::new(tool_runtime_rig::Embeddings::new(model))),
-        )
-        .unwrap();
+    let fresh = deferred(vec![daftar_gaji::tool(), daftar_faktur::tool()]);
     let asked_before = seen.lock().unwrap().len();
     for _ in 0..2 {
-        let answer = fresh
-            .call(
-                &cx,
-                tool_runtime::search::SEARCH_TOOL,
-                json!({"query": "slip gaji", "limit": 1}),
-            )
-            .await
-            .unwrap()
-            .into_value();
-        assert_eq!(answer["found"][0]["name"], "daftar-gaji", "{answer}");
+        assert_eq!(found(&fresh, &cx, "slip gaji").await, ["daftar-gaji"]);
     }
     assert_eq!(
         seen.lock().unwrap().len(),
         asked_before + 1,
         "the tools asked for once, then left alone"
     );
+}
+
+/// The names of what a deferred set's search tool finds first for `query`.
+async fn found(set: &ToolSet, cx: &Context, query: &str) -> Vec<String> {
+    let arguments = json!({"query": query, "limit": 1});
+    let answer = set
+        .call(cx, tool_runtime::search::SEARCH_TOOL, arguments)
+        .await
+        .unwrap()
+        .into_value();
+    answer["found"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
 }

@@ -91,7 +91,9 @@ pub fn tool(tools: &Arc<ToolSet>, tool: &Tool, cx: &Arc<Context>) -> Option<Dyna
 /// tools by what the model says a request means, as well as by the words they share (the
 /// rules of [`EmbeddingService`](tool_runtime::search::EmbeddingService): asked
 /// asynchronously, with a timeout, the words alone when it fails). A call of more texts than
-/// the model takes a request is split. rig's clients need its `reqwest` feature:
+/// the model takes a request is split. Sets or indexes built per request share one behind an
+/// [`EmbeddingCache`](tool_runtime::search::EmbeddingCache), so the tools are embedded once.
+/// rig's clients need its `reqwest` feature:
 /// `rig-core = { version = "=0.44.0", features = ["reqwest"] }` beside this crate.
 ///
 /// ```no_run

@@ -215,8 +215,12 @@ fn cek_sisa_cuti() -> u32 {
     12
 }
 
-#[tokio::test]
-async fn a_rig_embedding_model_over_http_ranks_a_deferred_sets_search() {
+/// The stand-in's address, what it was asked, and its switch to answer 503.
+async fn stand_in() -> (
+    std::net::SocketAddr,
+    Seen,
+    Arc<std::sync::atomic::AtomicBool>,
+) {
     let seen: Seen = Arc::default();
     let down = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let app = Router::new()
@@ -225,22 +229,36 @@ async fn a_rig_embedding_model_over_http_ranks_a_deferred_sets_search() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await });
+    (addr, seen, down)
+}
 
-    // Tools deferred behind a search tool ranking with rig's client of the stand-in.
-    let deferred = |tools: Vec<&'static tool_runtime::Tool>| {
-        let model = OpenAIConfig::new("sk-test")
-            .with_base_url(format!("http://{addr}/v1"))
-            .client()
-            .embedding("stand-in", None);
-        let service = Arc::new(tool_runtime_rig::Embeddings::new(model));
-        ToolSet::new(tools)
-            .unwrap()
-            .defer_ranked(
-                |_| true,
-                tool_runtime::search::Ranking::lexical().service(service),
-            )
-            .unwrap()
-    };
+/// rig's OpenAI client of the stand-in at `addr`, as an embedding service.
+fn rig_embeddings(addr: std::net::SocketAddr) -> tool_runtime_rig::Embeddings {
+    let model = OpenAIConfig::new("sk-test")
+        .with_base_url(format!("http://{addr}/v1"))
+        .client()
+        .embedding("stand-in", None);
+    tool_runtime_rig::Embeddings::new(model)
+}
+
+/// `tools`, deferred behind a search tool ranking with `service`.
+fn deferred(
+    tools: Vec<&'static tool_runtime::Tool>,
+    service: Arc<dyn tool_runtime::search::EmbeddingService>,
+) -> ToolSet {
+    ToolSet::new(tools)
+        .unwrap()
+        .defer_ranked(
+            |_| true,
+            tool_runtime::search::Ranking::lexical().service(service),
+        )
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_rig_embedding_model_over_http_ranks_a_deferred_sets_search() {
+    let (addr, seen, down) = stand_in().await;
+    let deferred = |tools| deferred(tools, Arc::new(rig_embeddings(addr)));
     let set = deferred(vec![
         daftar_gaji::tool(),
         daftar_faktur::tool(),
@@ -284,6 +302,41 @@ async fn a_rig_embedding_model_over_http_ranks_a_deferred_sets_search() {
         asked_before + 1,
         "the tools asked for once, then left alone"
     );
+}
+
+#[tokio::test]
+async fn sets_built_per_request_behind_one_cache_embed_the_tools_once() {
+    let (addr, seen, _) = stand_in().await;
+    let cache = Arc::new(tool_runtime::search::EmbeddingCache::new(
+        rig_embeddings(addr),
+        1_000,
+    ));
+    let cx = Context::new();
+    let requests = [
+        ("my wage statements", "daftar-gaji"),
+        ("How much vacation do I have left?", "cek-sisa-cuti"),
+        ("my wage statements", "daftar-gaji"),
+    ];
+    for (query, tool) in requests {
+        let set = deferred(
+            vec![
+                daftar_gaji::tool(),
+                daftar_faktur::tool(),
+                cek_sisa_cuti::tool(),
+            ],
+            cache.clone(),
+        );
+        assert_eq!(found(&set, &cx, query).await, [tool]);
+    }
+    let seen = seen.lock().unwrap();
+    assert_eq!(
+        seen.len(),
+        3,
+        "the tools once for three sets, each query once: {seen:?}"
+    );
+    assert_eq!(seen[0].as_array().unwrap().len(), 3, "the three tools");
+    assert_eq!(seen[1], json!(["my wage statements"]));
+    assert_eq!(seen[2], json!(["How much vacation do I have left?"]));
 }
 
 /// The names of what a deferred set's search tool finds first for `query`.

@@ -38,9 +38,12 @@ use crate::set::{ToolRef, ToolSet, ToolSetError};
 use crate::tool::Tool;
 
 mod glossary;
+mod service;
 #[cfg(feature = "semantic")]
 mod wordllama;
 pub use glossary::{Glossary, GlossaryError, INDONESIAN_FUNCTION_WORDS};
+pub use service::{EmbedError, EmbeddingCache, EmbeddingService};
+use service::{Paused, SERVICE_TIMEOUT, Service};
 #[cfg(feature = "semantic")]
 pub use wordllama::{ModelError, WordLlama};
 
@@ -53,62 +56,6 @@ pub use wordllama::{ModelError, WordLlama};
 pub trait Embedder: Send + Sync {
     /// The vector of `text`.
     fn embed(&self, text: &str) -> Vec<f32>;
-}
-
-/// Why an [`EmbeddingService`] gave no vectors (its client's error, boxed).
-pub type EmbedError = Box<dyn std::error::Error + Send + Sync>;
-
-/// A model that embeds texts behind a network call: a provider's embeddings API (through
-/// `tool-runtime-rig`'s `Embeddings`, any provider rig speaks to), a local embedding server,
-/// a host's own client. Unlike an [`Embedder`] it is asked asynchronously, many texts at a
-/// time, and may fail.
-///
-/// - Who asks: [`ToolIndex::search_async`], and the search tool of a set deferred with this
-///   ranking (not sent to Anthropic's API, which gets the deferred tools with its own search
-///   tool instead: there the service is never asked). [`ToolIndex::search`] does not.
-/// - What it is asked: the tools' texts (name, description and what a glossary renders them
-///   as, as written) by the first search, or before it by [`ToolSet::prepare_search`] /
-///   [`ToolIndex::prepare`], in calls of at most 64 texts, eight at a time, the other searches
-///   waiting for them; then each search's query, as the model wrote it, in a call of its own.
-///   The queries go to whoever runs the service.
-/// - When it fails (an error, no answer within the [timeout](Ranking::service_timeout), a
-///   vector missing, empty, of another length or with a number that is not finite), that
-///   search ranks by the words alone and says so in a `WARN` event of the target
-///   `tool_runtime::search`. After the tools could not be embedded, searches leave the service
-///   alone for as long as the timeout before asking again.
-/// - The tools' vectors are kept by the index: an index built per request embeds them again.
-///
-/// ```
-/// use std::sync::Arc;
-/// use tool_runtime::BoxFuture;
-/// use tool_runtime::search::{EmbedError, EmbeddingService, Ranking, ToolIndex};
-/// use tool_runtime::{ToolSet, tool};
-///
-/// /// A stand-in for a service: `gaji` and `wage` mean the same here.
-/// struct Service;
-///
-/// impl EmbeddingService for Service {
-///     fn embed<'a>(&'a self, texts: &'a [String]) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
-///         let pay = |t: &String| if t.contains("gaji") || t.contains("wage") { 1.0 } else { 0.0 };
-///         Box::pin(async move { Ok(texts.iter().map(|t| vec![pay(t), 1.0 - pay(t)]).collect()) })
-///     }
-/// }
-///
-/// #[tool(description = "Tampilkan slip gaji karyawan.")]
-/// fn daftar_gaji() -> u32 { 1 }
-///
-/// #[tool(description = "Return the weather forecast for a city.")]
-/// fn cuaca(#[arg(description = "The city's name")] kota: String) -> String { kota }
-///
-/// let set = ToolSet::new([daftar_gaji::tool(), cuaca::tool()]).unwrap();
-/// let index = ToolIndex::ranked_by(&set, Ranking::lexical().service(Arc::new(Service)));
-/// let found = pollster::block_on(index.search_async("my wage statements", 1));
-/// assert_eq!(found[0].tool, "daftar_gaji");
-/// ```
-pub trait EmbeddingService: Send + Sync {
-    /// The vectors of `texts`, one per text, in their order, all of one length.
-    fn embed<'a>(&'a self, texts: &'a [String])
-    -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>>;
 }
 
 /// How a [`ToolIndex`] ranks tools: by the words they share with a request (BM25), the
@@ -208,14 +155,6 @@ const LEXICAL_WEIGHT: f64 = 0.5;
 /// them.
 pub const SEARCH_TOOL: &str = crate::defer::SEARCH_TOOL;
 
-/// How many texts one request to an [`EmbeddingService`] carries at most (Cohere takes 96 a
-/// request, Gemini 100), and how many such requests run at once when the tools are embedded.
-const SERVICE_BATCH: usize = 64;
-const SERVICE_REQUESTS: usize = 8;
-
-/// How long one call of an [`EmbeddingService`] may take unless the ranking says.
-const SERVICE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
-
 /// Tools one search returns when the model does not say, and at most.
 const FOUND_BY_DEFAULT: usize = 5;
 const MOST_FOUND: usize = 10;
@@ -266,148 +205,6 @@ pub struct ToolIndex {
     embedder: Option<Arc<dyn Embedder>>,
     service: Option<Service>,
 }
-
-/// An index's embedding service, the text of each tool it embeds, and their vectors once a
-/// search has had them.
-struct Service {
-    client: Arc<dyn EmbeddingService>,
-    /// How long one request may take, and how long searches leave the service alone after the
-    /// tools could not be embedded.
-    timeout: std::time::Duration,
-    texts: Vec<String>,
-    vectors: std::sync::OnceLock<Vec<Vec<f32>>>,
-    /// One search embeds the tools at a time; the others wait for its vectors.
-    embedding: futures_util::lock::Mutex<()>,
-    /// When the tools last could not be embedded.
-    failed: std::sync::Mutex<Option<std::time::Instant>>,
-}
-
-impl Service {
-    /// The tools' vectors (normalized): embedded by the first search that asks (the others
-    /// wait for it), or an error; after a failure, an error at once until the pause is over.
-    async fn tool_vectors(&self) -> Result<&[Vec<f32>], EmbedError> {
-        self.tools_now(false).await
-    }
-
-    /// [`tool_vectors`](Self::tool_vectors); `asked` by the host, whatever the pause.
-    async fn tools_now(&self, asked: bool) -> Result<&[Vec<f32>], EmbedError> {
-        if let Some(vectors) = self.vectors.get() {
-            return Ok(vectors);
-        }
-        let _embedding = self.embedding.lock().await;
-        if let Some(vectors) = self.vectors.get() {
-            return Ok(vectors);
-        }
-        let paused = self
-            .failed
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .is_some_and(|at| at.elapsed() < self.timeout);
-        if paused && !asked {
-            return Err(Paused.into());
-        }
-        match self.embed_tools().await {
-            Ok(vectors) => Ok(self.vectors.get_or_init(|| vectors)),
-            Err(error) => {
-                *self.failed.lock().unwrap_or_else(|e| e.into_inner()) =
-                    Some(std::time::Instant::now());
-                Err(error)
-            }
-        }
-    }
-
-    /// Every tool's vector, asked in requests of [`SERVICE_BATCH`] texts,
-    /// [`SERVICE_REQUESTS`] at a time.
-    async fn embed_tools(&self) -> Result<Vec<Vec<f32>>, EmbedError> {
-        use futures_util::{StreamExt as _, TryStreamExt as _};
-        // Boxed here, each with its batch: a closure mapping the stream would not be `Send`
-        // for every lifetime the search tool's future needs.
-        let requests: Vec<BoxFuture<'_, Result<Vec<Vec<f32>>, EmbedError>>> = self
-            .texts
-            .chunks(SERVICE_BATCH)
-            .map(|batch| Box::pin(self.embedded(batch)) as BoxFuture<'_, _>)
-            .collect();
-        let batches: Vec<Vec<Vec<f32>>> = futures_util::stream::iter(requests)
-            .buffered(SERVICE_REQUESTS)
-            .try_collect()
-            .await?;
-        let vectors: Vec<Vec<f32>> = batches.into_iter().flatten().collect();
-        if let Some(first) = vectors.first()
-            && let Some(other) = vectors.iter().find(|v| v.len() != first.len())
-        {
-            return Err(format!(
-                "the embedding service gave vectors of {} and of {} numbers",
-                first.len(),
-                other.len()
-            )
-            .into());
-        }
-        Ok(vectors)
-    }
-
-    /// The query's vector, normalized, of the tools' length.
-    async fn query_vector(&self, query: &str, length: usize) -> Result<Vec<f32>, EmbedError> {
-        let vector = self.embedded(&[query.to_owned()]).await?.remove(0);
-        if vector.len() != length {
-            return Err(format!(
-                "the embedding service gave the query a vector of {} numbers, the tools {length}",
-                vector.len()
-            )
-            .into());
-        }
-        Ok(vector)
-    }
-
-    /// The service's vectors of `texts`, normalized: one per text, each of finite numbers,
-    /// within the timeout; else an error saying what came back.
-    async fn embedded(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        use futures_util::future::{Either, select};
-        let deadline = futures_timer::Delay::new(self.timeout);
-        let mut vectors = match select(self.client.embed(texts), deadline).await {
-            Either::Left((answer, _)) => answer?,
-            Either::Right(_) => {
-                return Err(format!(
-                    "the embedding service did not answer within {:?}",
-                    self.timeout
-                )
-                .into());
-            }
-        };
-        if vectors.len() != texts.len() {
-            return Err(format!(
-                "the embedding service gave {} vectors for {} texts",
-                vectors.len(),
-                texts.len()
-            )
-            .into());
-        }
-        if let Some(bad) = vectors
-            .iter()
-            .position(|v| v.is_empty() || v.iter().any(|x| !x.is_finite()))
-        {
-            return Err(format!(
-                "the embedding service gave {:?} an empty vector or one with a number that is \
-                 not finite",
-                texts[bad]
-            )
-            .into());
-        }
-        vectors.iter_mut().for_each(|v| normalize(v));
-        Ok(vectors)
-    }
-}
-
-/// Searches leave the service alone for a while after the tools could not be embedded.
-#[derive(Debug)]
-struct Paused;
-
-impl std::fmt::Display for Paused {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("the embedding service failed a moment ago: not asked again yet")
-    }
-}
-
-impl std::error::Error for Paused {}
 
 impl std::fmt::Debug for ToolIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -566,13 +363,9 @@ impl ToolIndex {
         } else {
             total as f64 / docs.len() as f64
         };
-        let service = ranking.service.map(|client| Service {
-            client,
-            timeout: ranking.service_timeout.unwrap_or(SERVICE_TIMEOUT),
-            texts: texts.into_iter().flatten().collect(),
-            vectors: std::sync::OnceLock::new(),
-            embedding: futures_util::lock::Mutex::new(()),
-            failed: std::sync::Mutex::new(None),
+        let service = ranking.service.map(|client| {
+            let timeout = ranking.service_timeout.unwrap_or(SERVICE_TIMEOUT);
+            Service::new(client, timeout, texts.into_iter().flatten().collect())
         });
         ToolIndex {
             docs,
@@ -615,7 +408,7 @@ impl ToolIndex {
     /// `Ok` at once for an index without a service, or whose tools are embedded.
     pub async fn prepare(&self) -> Result<(), EmbedError> {
         match &self.service {
-            Some(service) if !self.docs.is_empty() => service.tools_now(true).await.map(|_| ()),
+            Some(service) if !self.docs.is_empty() => service.prepare().await,
             _ => Ok(()),
         }
     }
@@ -629,14 +422,8 @@ impl ToolIndex {
         else {
             return self.ranked(query);
         };
-        let meanings = async {
-            let tools = service.tool_vectors().await?;
-            let length = tools.first().map_or(0, Vec::len);
-            let query = service.query_vector(query, length).await?;
-            Ok::<_, EmbedError>((query, tools))
-        };
-        match meanings.await {
-            Ok((query_meaning, tools)) => self.fused(query, Some((&query_meaning, tools))),
+        match service.meanings(query).await {
+            Ok((query_meaning, tools)) => self.fused(query, Some((&query_meaning, &tools))),
             Err(error) if error.is::<Paused>() => {
                 tracing::debug!(target: "tool_runtime::search", "{error}");
                 self.fused::<&[f32]>(query, None)
@@ -1111,6 +898,10 @@ mod tests {
         nan: bool,
         /// Never answers.
         stalled: bool,
+        /// Zeros added to every vector: another model, of another length.
+        padding: std::sync::atomic::AtomicUsize,
+        /// Gives a call of one text (a query) one number more than the others.
+        queries_longer: bool,
     }
 
     impl EmbeddingService for Service {
@@ -1145,6 +936,11 @@ mod tests {
                 if self.nan {
                     vectors[0][0] = f32::NAN;
                 }
+                let padding = self.padding.load(SeqCst)
+                    + usize::from(self.queries_longer && texts.len() == 1);
+                vectors
+                    .iter_mut()
+                    .for_each(|v| v.resize(v.len() + padding, 0.0));
                 Ok(vectors)
             })
         }
@@ -1233,6 +1029,56 @@ mod tests {
                 "payslips"
             );
         }
+    }
+
+    #[test]
+    fn a_service_whose_vectors_change_length_has_the_tools_embedded_again_once() {
+        use std::sync::atomic::Ordering::SeqCst;
+        let service = Arc::new(Service::default());
+        let index = ToolIndex::ranked_by(
+            &payslips_and_invoices(),
+            Ranking::lexical().service(service.clone()),
+        );
+        assert_eq!(
+            pollster::block_on(index.search_async("wage", 1))[0].tool,
+            "payslips"
+        );
+        assert_eq!(service.asked.load(SeqCst), 3);
+        // Another model behind the service: the query's vector is longer than the tools'.
+        service.padding.store(5, SeqCst);
+        assert_eq!(
+            pollster::block_on(index.search_async("bill", 1))[0].tool,
+            "invoices"
+        );
+        assert_eq!(
+            service.asked.load(SeqCst),
+            6,
+            "the query, then the tools again"
+        );
+        assert_eq!(
+            pollster::block_on(index.search_async("wage", 1))[0].tool,
+            "payslips"
+        );
+        assert_eq!(service.asked.load(SeqCst), 7, "kept again: the query alone");
+    }
+
+    #[test]
+    fn a_service_giving_queries_another_length_than_tools_is_left_alone_for_the_pause() {
+        use std::sync::atomic::Ordering::SeqCst;
+        let service = Arc::new(Service {
+            queries_longer: true,
+            ..Service::default()
+        });
+        let ranking = Ranking::lexical()
+            .service(service.clone())
+            .service_timeout(std::time::Duration::from_secs(60));
+        let index = ToolIndex::ranked_by(&payslips_and_invoices(), ranking);
+        // The tools embedded by this search: not embedded again for its query.
+        assert!(pollster::block_on(index.search_async("wage", 1)).is_empty());
+        assert_eq!(service.asked.load(SeqCst), 3);
+        let found = pollster::block_on(index.search_async("the invoices", 1));
+        assert_eq!(found[0].tool, "invoices", "by the words alone");
+        assert_eq!(service.asked.load(SeqCst), 3, "left alone during the pause");
     }
 
     #[test]

@@ -3,14 +3,16 @@
 //! tool calls the observer records ([`Histograms::execute_tool`]), recorded into histograms
 //! made once, with the conventions' unit (`s`) and advised bucket boundaries; the event's other
 //! fields are the measurement's attributes. A tool's calls carry the same few attribute values
-//! again and again: each thread keeps the attribute lists it made last and reuses one while an
-//! event's fields repeat it, so no value is copied per call.
+//! again and again: each thread keeps the histograms it recorded into last, each bound to its
+//! attributes (the SDK's bound instruments), and reuses one while an event's fields repeat
+//! them, so no value is copied, hashed or looked up in the SDK's shared map per call.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::RwLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-use opentelemetry::metrics::{Histogram, Meter, MeterProvider as _};
+use opentelemetry::metrics::{BoundHistogram, Histogram, Meter, MeterProvider as _};
 use opentelemetry::{Key, KeyValue, Value};
 use opentelemetry_sdk::metrics::SdkMeterProvider;
 use tracing::Event;
@@ -48,6 +50,8 @@ const KNOWN: [(&str, &str, &[f64]); 3] = [
 
 /// The histograms (see the module's documentation).
 pub(crate) struct Histograms {
+    /// Tells this provider's histograms from another's in a thread's [`Recent`].
+    id: u64,
     meter: Meter,
     known: [Histogram<f64>; 3],
     /// Histograms of other names, made when first seen (no unit: only the name says it).
@@ -65,17 +69,19 @@ impl Histograms {
                 .with_boundaries(boundaries.to_vec())
                 .build()
         });
+        static IDS: AtomicU64 = AtomicU64::new(0);
         Histograms {
+            id: IDS.fetch_add(1, Ordering::Relaxed),
             meter,
             known,
             others: RwLock::default(),
         }
     }
 
-    fn record(&self, name: &'static str, value: f64, attributes: &[KeyValue]) {
+    /// The histogram named `name`: one of the toolkit's, or one made when first seen.
+    fn histogram(&self, name: &'static str) -> Histogram<f64> {
         if let Some(i) = KNOWN.iter().position(|(known, ..)| *known == name) {
-            self.known[i].record(value, attributes);
-            return;
+            return self.known[i].clone();
         }
         let found = self
             .others
@@ -83,15 +89,14 @@ impl Histograms {
             .unwrap_or_else(|e| e.into_inner())
             .get(name)
             .cloned();
-        let histogram = found.unwrap_or_else(|| {
+        found.unwrap_or_else(|| {
             let made = self.meter.f64_histogram(name).build();
             self.others
                 .write()
                 .unwrap_or_else(|e| e.into_inner())
                 .insert(name, made.clone());
             made
-        });
-        histogram.record(value, attributes);
+        })
     }
 }
 
@@ -99,20 +104,37 @@ impl Histograms {
     /// Records a tool call's duration (seconds), by the tool's name and, for a failure, the
     /// error's type: the attributes of the toolkit's duration event for a call.
     pub(crate) fn execute_tool(&self, seconds: f64, tool: &Value, error_type: Option<&str>) {
-        let name = KeyValue::new(Key::from_static_str("gen_ai.tool.name"), tool.clone());
-        match error_type {
-            None => self.known[0].record(seconds, &[name]),
-            Some(kind) => self.known[0].record(
-                seconds,
-                &[
+        let attributes = || {
+            let name = KeyValue::new(Key::from_static_str("gen_ai.tool.name"), tool.clone());
+            match error_type {
+                None => vec![name],
+                Some(kind) => vec![
                     name,
                     KeyValue::new(
                         Key::from_static_str("error.type"),
                         crate::values::text(kind),
                     ),
                 ],
-            ),
-        }
+            }
+        };
+        RECENT.with(|recent| match recent.try_borrow_mut() {
+            Ok(mut recent) => {
+                let signature = &mut recent.signature;
+                signature.clear();
+                signature.extend_from_slice(&self.id.to_le_bytes());
+                // Apart from any event's: an event's signature goes on with a field's name.
+                signature.push(0xfd);
+                signature.extend_from_slice(tool.as_str().as_bytes());
+                if let Some(kind) = error_type {
+                    signature.push(0xff);
+                    signature.extend_from_slice(kind.as_bytes());
+                }
+                recent
+                    .bound(|| self.known[0].bind(&attributes()))
+                    .record(seconds);
+            }
+            Err(_) => self.known[0].record(seconds, &attributes()),
+        })
     }
 
     /// Records a duration event (of a metrics target) into its histogram.
@@ -120,71 +142,73 @@ impl Histograms {
         RECENT.with(|recent| match recent.try_borrow_mut() {
             Ok(mut recent) => {
                 let recent = &mut *recent;
+                recent.signature.clear();
+                recent.signature.extend_from_slice(&self.id.to_le_bytes());
                 let mut read = Signature {
                     bytes: &mut recent.signature,
                     value: None,
                 };
-                read.bytes.clear();
                 event.record(&mut read);
                 let Some((name, value)) = read.value else {
                     return;
                 };
-                let found = recent
-                    .lists
-                    .iter()
-                    .position(|(signature, _)| *signature == recent.signature);
-                let at = match found {
-                    Some(at) => at,
-                    None => {
-                        let mut measured = Measurement::default();
-                        event.record(&mut measured);
-                        recent.keep(measured.attributes)
-                    }
+                let bind = || {
+                    let mut measured = Measurement::default();
+                    event.record(&mut measured);
+                    self.histogram(name).bind(&measured.attributes)
                 };
-                self.record(name, value, &recent.lists[at].1);
+                recent.bound(bind).record(value);
             }
             // Recording while this thread records (an SDK's own event): nothing reused.
             Err(_) => {
                 let mut read = Measurement::default();
                 event.record(&mut read);
                 if let Some((name, value)) = read.value {
-                    self.record(name, value, &read.attributes);
+                    self.histogram(name).record(value, &read.attributes);
                 }
             }
         })
     }
 }
 
-/// How many attribute lists a thread keeps: a server's tools and outcomes in use at once.
-const RECENT_LISTS: usize = 64;
+/// How many bound histograms a thread keeps: a server's tools and outcomes in use at once.
+const RECENT_BOUND: usize = 64;
 
 thread_local! {
     static RECENT: RefCell<Recent> = RefCell::new(Recent::default());
 }
 
-/// The attribute lists this thread made last, each with the signature of the fields it was
-/// made from.
+/// The histograms this thread recorded into last, each bound to its attributes, with the
+/// signature of what they were bound from (the provider's id, then the event's fields or the
+/// tool call's name and error type).
 #[derive(Default)]
 struct Recent {
-    lists: Vec<(Vec<u8>, Vec<KeyValue>)>,
-    /// Where the next list goes when all places are taken.
+    bound: Vec<(Vec<u8>, BoundHistogram<f64>)>,
+    /// Where the next one goes when all places are taken.
     next: usize,
-    /// The signature of the event being read.
+    /// The signature of what is being recorded.
     signature: Vec<u8>,
 }
 
 impl Recent {
-    /// Keeps `attributes` under the current signature: its place.
-    fn keep(&mut self, attributes: Vec<KeyValue>) -> usize {
-        let entry = (self.signature.clone(), attributes);
-        if self.lists.len() < RECENT_LISTS {
-            self.lists.push(entry);
-            return self.lists.len() - 1;
-        }
-        let at = self.next;
-        self.lists[at] = entry;
-        self.next = (at + 1) % RECENT_LISTS;
-        at
+    /// The histogram bound under the current signature, or the one `bind` makes, kept.
+    fn bound(&mut self, bind: impl FnOnce() -> BoundHistogram<f64>) -> &BoundHistogram<f64> {
+        let at = match self.bound.iter().position(|(s, _)| *s == self.signature) {
+            Some(at) => at,
+            None => {
+                let entry = (self.signature.clone(), bind());
+                if self.bound.len() < RECENT_BOUND {
+                    self.bound.push(entry);
+                    self.bound.len() - 1
+                } else {
+                    let at = self.next;
+                    self.bound[at] = entry;
+                    self.next = (at + 1) % RECENT_BOUND;
+                    at
+                }
+            }
+        };
+        &self.bound[at].1
     }
 }
 

@@ -264,6 +264,22 @@ fn repeated_and_different_attributes_each_count_where_they_belong() {
     );
 }
 
+/// A thread keeps the histograms it recorded into, bound to their attributes: a second
+/// provider's calls on the same thread count in the second's, not the first's.
+#[test]
+fn two_providers_on_one_thread_each_count_their_own_calls() {
+    let _serial = one_at_a_time();
+    let tools = ToolSet::new([hitung_porsi::tool()]).unwrap();
+    let first = setup(Sampler::AlwaysOn);
+    first.run(|| call(&tools, r#"{"orang": 25}"#));
+    let second = setup(Sampler::AlwaysOn);
+    second.run(|| {
+        call(&tools, r#"{"orang": 25}"#);
+        call(&tools, r#"{"orang": 25}"#);
+    });
+    assert_eq!((calls_counted(&first), calls_counted(&second)), (1, 2));
+}
+
 /// Sampling decided before a span is built: inside a request whose trace is not kept, the
 /// tool's span and a client span are not built at all (no layer wants them), the call still
 /// counts in the histogram, and the trace goes on to the next hop marked not sampled.

@@ -171,16 +171,16 @@ pub(crate) fn record_outcome(span: &tracing::Span, error: Option<&ErrorData>, to
     }
 }
 
-/// A request's duration as the MCP conventions' `mcp.server.operation.duration` histogram
-/// (seconds): an `INFO` event of the target `tool_runtime_mcp::metrics` with the field
-/// `histogram.mcp.server.operation.duration`, which `tool-runtime-otel`
-/// reads (its other fields are the attributes). Emitted inside the request's span.
 /// Whether a subscriber records the server's and client's histograms: a request is timed when
 /// its span is recorded or they are (a subscriber keeping only some traces counts every call).
 pub(crate) fn metrics_wanted() -> bool {
     tracing::enabled!(target: "tool_runtime_mcp::metrics", tracing::Level::INFO)
 }
 
+/// A request's duration as the MCP conventions' `mcp.server.operation.duration` histogram
+/// (seconds): an `INFO` event of the target `tool_runtime_mcp::metrics` with the field
+/// `histogram.mcp.server.operation.duration`, which `tool-runtime-otel`
+/// reads (its other fields are the attributes). Emitted inside the request's span.
 pub(crate) fn record_duration(
     started: std::time::Instant,
     method: &'static str,

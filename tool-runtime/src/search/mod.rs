@@ -901,7 +901,7 @@ mod tests {
         /// Zeros added to every vector: another model, of another length.
         padding: std::sync::atomic::AtomicUsize,
         /// Gives a call of one text (a query) one number more than the others.
-        queries_longer: bool,
+        queries_longer: std::sync::atomic::AtomicBool,
     }
 
     impl EmbeddingService for Service {
@@ -937,7 +937,7 @@ mod tests {
                     vectors[0][0] = f32::NAN;
                 }
                 let padding = self.padding.load(SeqCst)
-                    + usize::from(self.queries_longer && texts.len() == 1);
+                    + usize::from(self.queries_longer.load(SeqCst) && texts.len() == 1);
                 vectors
                     .iter_mut()
                     .for_each(|v| v.resize(v.len() + padding, 0.0));
@@ -1066,7 +1066,7 @@ mod tests {
     fn a_service_giving_queries_another_length_than_tools_is_left_alone_for_the_pause() {
         use std::sync::atomic::Ordering::SeqCst;
         let service = Arc::new(Service {
-            queries_longer: true,
+            queries_longer: true.into(),
             ..Service::default()
         });
         let ranking = Ranking::lexical()
@@ -1079,6 +1079,107 @@ mod tests {
         let found = pollster::block_on(index.search_async("the invoices", 1));
         assert_eq!(found[0].tool, "invoices", "by the words alone");
         assert_eq!(service.asked.load(SeqCst), 3, "left alone during the pause");
+    }
+
+    #[test]
+    fn kept_tools_embedded_again_still_of_another_length_leave_the_words_to_rank() {
+        use std::sync::atomic::Ordering::SeqCst;
+        let service = Arc::new(Service::default());
+        let ranking = Ranking::lexical()
+            .service(service.clone())
+            .service_timeout(std::time::Duration::from_secs(60));
+        let index = ToolIndex::ranked_by(&payslips_and_invoices(), ranking);
+        assert_eq!(
+            pollster::block_on(index.search_async("wage", 1))[0].tool,
+            "payslips"
+        );
+        service.queries_longer.store(true, SeqCst);
+        assert!(pollster::block_on(index.search_async("wage", 1)).is_empty());
+        assert_eq!(
+            service.asked.load(SeqCst),
+            6,
+            "the query, then the tools again"
+        );
+        let found = pollster::block_on(index.search_async("the invoices", 1));
+        assert_eq!(found[0].tool, "invoices", "by the words alone");
+        assert_eq!(service.asked.load(SeqCst), 6, "left alone during the pause");
+    }
+
+    #[test]
+    fn a_service_that_failed_once_and_then_answered_is_not_paused_when_its_model_changes() {
+        use std::sync::atomic::Ordering::SeqCst;
+        let service = Arc::new(Service::default());
+        let ranking = Ranking::lexical()
+            .service(service.clone())
+            .service_timeout(std::time::Duration::from_secs(60));
+        let index = ToolIndex::ranked_by(&payslips_and_invoices(), ranking);
+        service.down.store(true, SeqCst);
+        assert!(pollster::block_on(index.prepare()).is_err());
+        service.down.store(false, SeqCst);
+        pollster::block_on(index.prepare()).unwrap();
+        service.padding.store(5, SeqCst);
+        assert_eq!(
+            pollster::block_on(index.search_async("wage", 1))[0].tool,
+            "payslips"
+        );
+    }
+
+    #[test]
+    fn searches_at_once_finding_another_length_embed_the_tools_again_once() {
+        use std::sync::atomic::Ordering::SeqCst;
+        let service = Arc::new(Service::default());
+        let index = ToolIndex::ranked_by(
+            &payslips_and_invoices(),
+            Ranking::lexical().service(service.clone()),
+        );
+        pollster::block_on(index.prepare()).unwrap();
+        service.padding.store(5, SeqCst);
+        let (wage, bill) = pollster::block_on(futures_util::future::join(
+            index.search_async("wage", 1),
+            index.search_async("bill", 1),
+        ));
+        assert_eq!(
+            (wage[0].tool.as_str(), bill[0].tool.as_str()),
+            ("payslips", "invoices")
+        );
+        assert_eq!(
+            service.asked.load(SeqCst),
+            6,
+            "two tools twice, two queries"
+        );
+    }
+
+    #[test]
+    fn a_shared_cache_answering_some_tools_from_the_old_model_is_asked_again() {
+        use std::sync::atomic::Ordering::SeqCst;
+        let service = Arc::new(Service::default());
+        let cache = Arc::new(EmbeddingCache::new(service.clone(), 1_000));
+        // More tools than one request carries: the index asks in two requests.
+        let fillers: Vec<ToolRef> = (0..service::SERVICE_BATCH)
+            .map(|i| tool(&format!("report-{i}"), "Print a report of the day."))
+            .collect();
+        let catalog = |extra: Option<ToolRef>| {
+            let mut tools = fillers.clone();
+            tools.extend(payslips_and_invoices().iter().cloned());
+            tools.extend(extra);
+            ToolIndex::ranked_by(
+                &ToolSet::new(tools).unwrap(),
+                Ranking::lexical().service(cache.clone()),
+            )
+        };
+        let first = catalog(None);
+        assert_eq!(
+            pollster::block_on(first.search_async("wage", 1))[0].tool,
+            "payslips"
+        );
+        // Another model; a catalog with one tool more: its first request is all in the
+        // cache (the old model's), its second asks the service (the new one's).
+        service.padding.store(5, SeqCst);
+        let second = catalog(Some(tool("holidays", "List the public holidays.")));
+        assert_eq!(
+            pollster::block_on(second.search_async("wage", 1))[0].tool,
+            "payslips"
+        );
     }
 
     #[test]

@@ -13,26 +13,30 @@ pub type EmbedError = Box<dyn std::error::Error + Send + Sync>;
 
 /// A model that embeds texts behind a network call: a provider's embeddings API (through
 /// `tool-runtime-rig`'s `Embeddings`, any provider rig speaks to), a local embedding server,
-/// a host's own client. Unlike an [`Embedder`](super::Embedder) it is asked asynchronously, many texts at a
-/// time, and may fail.
+/// a host's own client. Unlike an [`Embedder`](super::Embedder) it is asked asynchronously,
+/// many texts at a time, and may fail.
 ///
-/// - Who asks: [`ToolIndex::search_async`](super::ToolIndex::search_async), and the search tool of a set deferred with this
-///   ranking (not sent to Anthropic's API, which gets the deferred tools with its own search
-///   tool instead: there the service is never asked). [`ToolIndex::search`](super::ToolIndex::search) does not.
+/// - Who asks: [`ToolIndex::search_async`](super::ToolIndex::search_async), and the search
+///   tool of a set deferred with this ranking (not sent to Anthropic's API, which gets the
+///   deferred tools with its own search tool instead: there the service is never asked).
+///   [`ToolIndex::search`](super::ToolIndex::search) does not.
 /// - What it is asked: the tools' texts (name, description and what a glossary renders them
-///   as, as written) by the first search, or before it by [`ToolSet::prepare_search`](crate::ToolSet::prepare_search) /
-///   [`ToolIndex::prepare`](super::ToolIndex::prepare), in calls of at most 64 texts, eight at a time, the other searches
-///   waiting for them; then each search's query, as the model wrote it, in a call of its own.
-///   The queries go to whoever runs the service.
+///   as, as written) by the first search, or before it by
+///   [`ToolSet::prepare_search`](crate::ToolSet::prepare_search) /
+///   [`ToolIndex::prepare`](super::ToolIndex::prepare), in calls of at most 64 texts, eight at
+///   a time, the other searches waiting for them; then each search's query, as the model wrote
+///   it, in a call of its own. The queries go to whoever runs the service.
 /// - When it fails (an error, no answer within the [timeout](super::Ranking::service_timeout), a
 ///   vector missing, empty, of another length or with a number that is not finite), that
 ///   search ranks by the words alone and says so in a `WARN` event of the target
-///   `tool_runtime::search`. After the tools could not be embedded, searches leave the service
-///   alone for as long as the timeout before asking again.
+///   `tool_runtime::search`. After the tools could not be embedded (or their vectors and the
+///   query's stayed of two lengths), searches leave the service alone for as long as the
+///   timeout before asking again.
 /// - The tools' vectors are kept by the index. An index built per request embeds them again,
 ///   unless the indexes share an [`EmbeddingCache`] in front of the service. When the
 ///   service's vectors change length (another model behind it), the index embeds its tools
-///   again, once.
+///   again, once. Another model of the same length cannot be told from the first: a host that
+///   changes the model builds its indexes (and caches) again.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -78,7 +82,7 @@ impl<T: EmbeddingService + ?Sized> EmbeddingService for Arc<T> {
 
 /// How many texts one request to an [`EmbeddingService`] carries at most (Cohere takes 96 a
 /// request, Gemini 100), and how many such requests run at once when the tools are embedded.
-const SERVICE_BATCH: usize = 64;
+pub(super) const SERVICE_BATCH: usize = 64;
 const SERVICE_REQUESTS: usize = 8;
 
 /// How long one call of an [`EmbeddingService`] may take unless the ranking says.
@@ -133,13 +137,14 @@ impl Service {
         &self,
         query: &str,
     ) -> Result<(Vec<f32>, Arc<[Vec<f32>]>), EmbedError> {
-        let (mut tools, mut fresh) = self.tools_now(false).await?;
+        let (mut tools, fresh) = self.tools_now(false).await?;
         let query = self.embedded(&[query.to_owned()]).await?.remove(0);
         let length = |tools: &[Vec<f32>]| tools.first().map_or(0, Vec::len);
-        if query.len() != length(&tools) && !fresh {
+        let retried = query.len() != length(&tools) && !fresh;
+        if retried {
             let kept = length(&tools);
             self.forget(&tools);
-            (tools, fresh) = self.tools_now(false).await?;
+            tools = self.tools_now(false).await?.0;
             if query.len() == length(&tools) {
                 tracing::info!(
                     target: "tool_runtime::search",
@@ -156,7 +161,7 @@ impl Service {
                 "the embedding service gave the query a vector of {} numbers, the tools {}{}",
                 query.len(),
                 length(&tools),
-                if fresh { "" } else { ", embedded again" }
+                if retried { " (embedded again)" } else { "" }
             )
             .into());
         }
@@ -184,6 +189,7 @@ impl Service {
         }
         match self.embed_tools().await {
             Ok(vectors) => {
+                *self.failed.lock().unwrap_or_else(PoisonError::into_inner) = None;
                 let vectors: Arc<[Vec<f32>]> = vectors.into();
                 *self.vectors.lock().unwrap_or_else(PoisonError::into_inner) =
                     Some(vectors.clone());
@@ -217,8 +223,16 @@ impl Service {
     }
 
     /// Every tool's vector, asked in requests of [`SERVICE_BATCH`] texts,
-    /// [`SERVICE_REQUESTS`] at a time.
+    /// [`SERVICE_REQUESTS`] at a time; asked once more when the requests' vectors are of two
+    /// lengths (the model changed while they ran, or a cache answered some from the old one).
     async fn embed_tools(&self) -> Result<Vec<Vec<f32>>, EmbedError> {
+        match self.embed_tools_once().await {
+            Err(Mixed::Lengths(_)) => self.embed_tools_once().await.map_err(EmbedError::from),
+            answer => answer.map_err(EmbedError::from),
+        }
+    }
+
+    async fn embed_tools_once(&self) -> Result<Vec<Vec<f32>>, Mixed> {
         use futures_util::{StreamExt as _, TryStreamExt as _};
         // Boxed here, each with its batch: a closure mapping the stream would not be `Send`
         // for every lifetime the search tool's future needs.
@@ -230,17 +244,17 @@ impl Service {
         let batches: Vec<Vec<Vec<f32>>> = futures_util::stream::iter(requests)
             .buffered(SERVICE_REQUESTS)
             .try_collect()
-            .await?;
+            .await
+            .map_err(Mixed::Failed)?;
         let vectors: Vec<Vec<f32>> = batches.into_iter().flatten().collect();
         if let Some(first) = vectors.first()
             && let Some(other) = vectors.iter().find(|v| v.len() != first.len())
         {
-            return Err(format!(
+            return Err(Mixed::Lengths(format!(
                 "the embedding service gave vectors of {} and of {} numbers",
                 first.len(),
                 other.len()
-            )
-            .into());
+            )));
         }
         Ok(vectors)
     }
@@ -276,6 +290,23 @@ impl Service {
     }
 }
 
+/// Why the tools' vectors could not be had.
+enum Mixed {
+    /// A request failed.
+    Failed(EmbedError),
+    /// The requests' vectors are of two lengths.
+    Lengths(String),
+}
+
+impl From<Mixed> for EmbedError {
+    fn from(why: Mixed) -> EmbedError {
+        match why {
+            Mixed::Failed(error) => error,
+            Mixed::Lengths(message) => message.into(),
+        }
+    }
+}
+
 /// Whether a vector can be ranked with: not empty, every number finite.
 fn usable(vector: &[f32]) -> bool {
     !vector.is_empty() && vector.iter().all(|x| x.is_finite())
@@ -301,10 +332,13 @@ impl std::error::Error for Paused {}
 /// asked for and asks its service only for the others: indexes built per request (per
 /// caller, per conversation) over one catalog share it, and its tools are embedded once.
 ///
-/// - It keeps at most `most` texts' vectors; past that, those used longest ago are forgotten.
+/// - It keeps the vectors of at most `capacity` texts: enough for every tool text of the
+///   catalogs it serves and the queries in between, or the tools are embedded again. Past
+///   that, it forgets down to three quarters, those used longest ago first.
 /// - When its service's vectors change length (another model behind it), it forgets every
-///   vector it kept and asks again for the texts it had answered from them, so one answer
-///   never mixes two models.
+///   vector it kept and asks again for the whole call, so one answer never mixes two models.
+///   Another model of the same length cannot be told from the first: [`clear`](Self::clear)
+///   it when the model changes.
 /// - Vectors that cannot be ranked with (empty, or with a number that is not finite) are
 ///   passed on, never kept; a service's error is passed on.
 /// - Two indexes asking at once for a text it does not hold both ask the service.
@@ -347,7 +381,7 @@ impl std::error::Error for Paused {}
 /// ```
 pub struct EmbeddingCache<S> {
     service: S,
-    most: usize,
+    capacity: usize,
     kept: Mutex<Kept>,
 }
 
@@ -372,9 +406,9 @@ impl Kept {
         })
     }
 
-    /// Keeps the usable of `vectors` (of `texts`), at most `most` texts' in all; vectors of
-    /// another length than those kept replace them all.
-    fn keep(&mut self, texts: &[&String], vectors: &[Vec<f32>], most: usize) {
+    /// Keeps the usable of `vectors` (of `texts`), at most `capacity` texts' in all; vectors
+    /// of another length than those kept replace them all.
+    fn keep(&mut self, texts: &[&String], vectors: &[Vec<f32>], capacity: usize) {
         for (text, vector) in texts.iter().zip(vectors).filter(|(_, v)| usable(v)) {
             if self.length.is_some_and(|length| length != vector.len()) {
                 self.vectors.clear();
@@ -384,11 +418,12 @@ impl Kept {
             self.vectors
                 .insert((*text).clone(), (vector.clone(), self.clock));
         }
-        if self.vectors.len() > most {
-            // Down to three quarters at once, so the sort is paid once every many texts.
+        if self.vectors.len() > capacity {
+            // Down to three quarters at once, so the sort is paid once every many texts; the
+            // text used last is never forgotten while one may be kept.
             let mut uses: Vec<u64> = self.vectors.values().map(|(_, used)| *used).collect();
             uses.sort_unstable();
-            let forget = self.vectors.len() - most * 3 / 4;
+            let forget = self.vectors.len() - (capacity - capacity / 4);
             let last_forgotten = uses[forget - 1];
             self.vectors.retain(|_, (_, used)| *used > last_forgotten);
         }
@@ -396,11 +431,11 @@ impl Kept {
 }
 
 impl<S: EmbeddingService> EmbeddingCache<S> {
-    /// `service`, with the vectors of at most `most` texts kept.
-    pub fn new(service: S, most: usize) -> EmbeddingCache<S> {
+    /// `service`, with the vectors of at most `capacity` texts kept.
+    pub fn new(service: S, capacity: usize) -> EmbeddingCache<S> {
         EmbeddingCache {
             service,
-            most,
+            capacity,
             kept: Mutex::new(Kept::default()),
         }
     }
@@ -415,6 +450,19 @@ impl<S: EmbeddingService> EmbeddingCache<S> {
         self.len() == 0
     }
 
+    /// How many texts' vectors it keeps at most.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Forgets every vector it holds: for a model changed behind the service, when the new
+    /// one's vectors are of the old one's length.
+    pub fn clear(&self) {
+        let mut kept = self.lock();
+        kept.vectors.clear();
+        kept.length = None;
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Kept> {
         self.kept.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -424,14 +472,14 @@ impl<S: EmbeddingService> EmbeddingCache<S> {
             let mut kept = self.lock();
             texts.iter().map(|t| kept.get(t)).collect()
         };
-        let mut missing: Vec<&String> = texts
+        // In the caller's order, each once.
+        let mut asked_for = std::collections::HashSet::new();
+        let missing: Vec<&String> = texts
             .iter()
             .zip(&answer)
-            .filter(|(_, kept)| kept.is_none())
+            .filter(|(text, kept)| kept.is_none() && asked_for.insert(*text))
             .map(|(text, _)| text)
             .collect();
-        missing.sort_unstable();
-        missing.dedup();
         if missing.is_empty() {
             return Ok(answer.into_iter().flatten().collect());
         }
@@ -451,7 +499,7 @@ impl<S: EmbeddingService> EmbeddingCache<S> {
                 return Err(wrong_count(fresh.len(), texts.len()));
             }
             let texts: Vec<&String> = texts.iter().collect();
-            self.lock().keep(&texts, &fresh, self.most);
+            self.lock().keep(&texts, &fresh, self.capacity);
             return Ok(fresh);
         }
         let by_text: HashMap<&String, &Vec<f32>> = missing.iter().copied().zip(&fresh).collect();
@@ -460,7 +508,7 @@ impl<S: EmbeddingService> EmbeddingCache<S> {
                 *slot = by_text.get(text).map(|v| (*v).clone());
             }
         }
-        self.lock().keep(&missing, &fresh, self.most);
+        self.lock().keep(&missing, &fresh, self.capacity);
         Ok(answer.into_iter().flatten().collect())
     }
 }
@@ -478,7 +526,7 @@ impl<S> std::fmt::Debug for EmbeddingCache<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
         f.debug_struct("EmbeddingCache")
-            .field("most", &self.most)
+            .field("capacity", &self.capacity)
             .field("kept", &kept.vectors.len())
             .field("length", &kept.length)
             .finish_non_exhaustive()
@@ -566,6 +614,25 @@ mod tests {
         assert!(log.asked().is_empty());
         embed(&cache, &["t2"]);
         assert_eq!(log.asked(), ["t2"]);
+    }
+
+    #[test]
+    fn a_cache_of_one_keeps_the_text_used_last_and_of_none_keeps_nothing() {
+        let log = Arc::new(Log::default());
+        let one = EmbeddingCache::new(log.clone(), 1);
+        embed(&one, &["a"]);
+        embed(&one, &["b"]);
+        assert_eq!(one.len(), 1);
+        log.asked();
+        embed(&one, &["b"]);
+        assert!(log.asked().is_empty());
+        let none = EmbeddingCache::new(log.clone(), 0);
+        assert_eq!(embed(&none, &["aa", "b"]), [vec![2.0, 1.0], vec![1.0, 1.0]]);
+        assert!(none.is_empty());
+        // Cleared: asked again.
+        one.clear();
+        embed(&one, &["b"]);
+        assert_eq!(log.asked(), ["aa", "b", "b"]);
     }
 
     #[test]

@@ -1024,10 +1024,7 @@ mod tests {
                 .service_timeout(std::time::Duration::from_millis(50));
             let index = ToolIndex::ranked_by(&payslips_and_invoices(), ranking);
             assert!(pollster::block_on(index.search_async("wage", 1)).is_empty());
-            assert_eq!(
-                pollster::block_on(index.search_async("payslips", 1))[0].tool,
-                "payslips"
-            );
+            assert_eq!(first_by_meaning(&index, "payslips"), "payslips");
         }
     }
 
@@ -1039,26 +1036,17 @@ mod tests {
             &payslips_and_invoices(),
             Ranking::lexical().service(service.clone()),
         );
-        assert_eq!(
-            pollster::block_on(index.search_async("wage", 1))[0].tool,
-            "payslips"
-        );
+        assert_eq!(first_by_meaning(&index, "wage"), "payslips");
         assert_eq!(service.asked.load(SeqCst), 3);
         // Another model behind the service: the query's vector is longer than the tools'.
         service.padding.store(5, SeqCst);
-        assert_eq!(
-            pollster::block_on(index.search_async("bill", 1))[0].tool,
-            "invoices"
-        );
+        assert_eq!(first_by_meaning(&index, "bill"), "invoices");
         assert_eq!(
             service.asked.load(SeqCst),
             6,
             "the query, then the tools again"
         );
-        assert_eq!(
-            pollster::block_on(index.search_async("wage", 1))[0].tool,
-            "payslips"
-        );
+        assert_eq!(first_by_meaning(&index, "wage"), "payslips");
         assert_eq!(service.asked.load(SeqCst), 7, "kept again: the query alone");
     }
 
@@ -1069,30 +1057,59 @@ mod tests {
             queries_longer: true.into(),
             ..Service::default()
         });
-        let ranking = Ranking::lexical()
-            .service(service.clone())
-            .service_timeout(std::time::Duration::from_secs(60));
-        let index = ToolIndex::ranked_by(&payslips_and_invoices(), ranking);
+        let index = paused_for_a_minute(&service);
         // The tools embedded by this search: not embedded again for its query.
         assert!(pollster::block_on(index.search_async("wage", 1)).is_empty());
         assert_eq!(service.asked.load(SeqCst), 3);
+        assert_words_alone_and_left_alone(&index, &service);
+    }
+
+    /// Two searches at once find, by meaning, the tools they mean.
+    fn assert_wage_and_bill_found_at_once(index: &ToolIndex) {
+        let (wage, bill) = pollster::block_on(futures_util::future::join(
+            index.search_async("wage", 1),
+            index.search_async("bill", 1),
+        ));
+        assert_eq!(
+            (wage[0].tool.as_str(), bill[0].tool.as_str()),
+            ("payslips", "invoices")
+        );
+    }
+
+    /// The first tool `index` finds for `query`, asking its service.
+    fn first_by_meaning(index: &ToolIndex, query: &str) -> String {
+        pollster::block_on(index.search_async(query, 1))[0]
+            .tool
+            .clone()
+    }
+
+    /// The payslips and invoices, ranked by `service`, left alone a minute after a failure.
+    fn paused_for_a_minute(service: &Arc<Service>) -> ToolIndex {
+        let ranking = Ranking::lexical()
+            .service(service.clone())
+            .service_timeout(std::time::Duration::from_secs(60));
+        ToolIndex::ranked_by(&payslips_and_invoices(), ranking)
+    }
+
+    /// A search of `index` (paused) finds by the words alone and does not ask `service`.
+    fn assert_words_alone_and_left_alone(index: &ToolIndex, service: &Service) {
+        use std::sync::atomic::Ordering::SeqCst;
+        let asked = service.asked.load(SeqCst);
         let found = pollster::block_on(index.search_async("the invoices", 1));
         assert_eq!(found[0].tool, "invoices", "by the words alone");
-        assert_eq!(service.asked.load(SeqCst), 3, "left alone during the pause");
+        assert_eq!(
+            service.asked.load(SeqCst),
+            asked,
+            "left alone during the pause"
+        );
     }
 
     #[test]
     fn kept_tools_embedded_again_still_of_another_length_leave_the_words_to_rank() {
         use std::sync::atomic::Ordering::SeqCst;
         let service = Arc::new(Service::default());
-        let ranking = Ranking::lexical()
-            .service(service.clone())
-            .service_timeout(std::time::Duration::from_secs(60));
-        let index = ToolIndex::ranked_by(&payslips_and_invoices(), ranking);
-        assert_eq!(
-            pollster::block_on(index.search_async("wage", 1))[0].tool,
-            "payslips"
-        );
+        let index = paused_for_a_minute(&service);
+        assert_eq!(first_by_meaning(&index, "wage"), "payslips");
         service.queries_longer.store(true, SeqCst);
         assert!(pollster::block_on(index.search_async("wage", 1)).is_empty());
         assert_eq!(
@@ -1100,28 +1117,20 @@ mod tests {
             6,
             "the query, then the tools again"
         );
-        let found = pollster::block_on(index.search_async("the invoices", 1));
-        assert_eq!(found[0].tool, "invoices", "by the words alone");
-        assert_eq!(service.asked.load(SeqCst), 6, "left alone during the pause");
+        assert_words_alone_and_left_alone(&index, &service);
     }
 
     #[test]
     fn a_service_that_failed_once_and_then_answered_is_not_paused_when_its_model_changes() {
         use std::sync::atomic::Ordering::SeqCst;
         let service = Arc::new(Service::default());
-        let ranking = Ranking::lexical()
-            .service(service.clone())
-            .service_timeout(std::time::Duration::from_secs(60));
-        let index = ToolIndex::ranked_by(&payslips_and_invoices(), ranking);
+        let index = paused_for_a_minute(&service);
         service.down.store(true, SeqCst);
         assert!(pollster::block_on(index.prepare()).is_err());
         service.down.store(false, SeqCst);
         pollster::block_on(index.prepare()).unwrap();
         service.padding.store(5, SeqCst);
-        assert_eq!(
-            pollster::block_on(index.search_async("wage", 1))[0].tool,
-            "payslips"
-        );
+        assert_eq!(first_by_meaning(&index, "wage"), "payslips");
     }
 
     #[test]
@@ -1134,14 +1143,7 @@ mod tests {
         );
         pollster::block_on(index.prepare()).unwrap();
         service.padding.store(5, SeqCst);
-        let (wage, bill) = pollster::block_on(futures_util::future::join(
-            index.search_async("wage", 1),
-            index.search_async("bill", 1),
-        ));
-        assert_eq!(
-            (wage[0].tool.as_str(), bill[0].tool.as_str()),
-            ("payslips", "invoices")
-        );
+        assert_wage_and_bill_found_at_once(&index);
         assert_eq!(
             service.asked.load(SeqCst),
             6,
@@ -1168,18 +1170,12 @@ mod tests {
             )
         };
         let first = catalog(None);
-        assert_eq!(
-            pollster::block_on(first.search_async("wage", 1))[0].tool,
-            "payslips"
-        );
+        assert_eq!(first_by_meaning(&first, "wage"), "payslips");
         // Another model; a catalog with one tool more: its first request is all in the
         // cache (the old model's), its second asks the service (the new one's).
         service.padding.store(5, SeqCst);
         let second = catalog(Some(tool("holidays", "List the public holidays.")));
-        assert_eq!(
-            pollster::block_on(second.search_async("wage", 1))[0].tool,
-            "payslips"
-        );
+        assert_eq!(first_by_meaning(&second, "wage"), "payslips");
     }
 
     #[test]
@@ -1190,14 +1186,7 @@ mod tests {
             &payslips_and_invoices(),
             Ranking::lexical().service(service.clone()),
         );
-        let (wage, bill) = pollster::block_on(futures_util::future::join(
-            index.search_async("wage", 1),
-            index.search_async("bill", 1),
-        ));
-        assert_eq!(
-            (wage[0].tool.as_str(), bill[0].tool.as_str()),
-            ("payslips", "invoices")
-        );
+        assert_wage_and_bill_found_at_once(&index);
         assert_eq!(service.asked.load(SeqCst), 4, "two tools once, two queries");
         // A blank query is not sent.
         assert!(pollster::block_on(index.search_async("  ", 1)).is_empty());

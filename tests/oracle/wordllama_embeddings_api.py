@@ -1,0 +1,49 @@
+"""An OpenAI-compatible embeddings API (`POST /v1/embeddings`) serving the WordLlama model the
+`wordllama` package ships, computed as tests/oracle/wordllama_oracle.py does (Hugging Face
+`tokenizers`, numpy over the package's weights): the model behind a network call, offline, for
+scripts/search-embeddings.sh.
+
+Usage: wordllama_embeddings_api.py PORT (the `wordllama` package is found on PYTHONPATH)."""
+import json
+import os
+import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import numpy as np
+import wordllama
+from safetensors.numpy import load_file
+from tokenizers import Tokenizer
+
+package = os.path.dirname(wordllama.__file__)
+tokenizer = Tokenizer.from_file(os.path.join(package, "tokenizers", "l2_supercat_tokenizer_config.json"))
+(table,) = load_file(os.path.join(package, "weights", "l2_supercat_256.safetensors")).values()
+table = table.astype(np.float32)
+
+
+def embed(text):
+    ids = tokenizer.encode(text, add_special_tokens=False).ids
+    v = table[ids].mean(axis=0) if ids else np.zeros(table.shape[1], np.float32)
+    norm = np.linalg.norm(v)
+    return [float(x) for x in (v / norm if norm > 0 else v)]
+
+
+class Api(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+        texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        data = [{"object": "embedding", "index": i, "embedding": embed(t)} for i, t in enumerate(texts)]
+        answer = json.dumps({"object": "list", "data": data, "model": body.get("model", "wordllama"),
+                             "usage": {"prompt_tokens": 0, "total_tokens": 0}}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(answer)))
+        self.end_headers()
+        self.wfile.write(answer)
+
+    def log_message(self, *args):
+        pass
+
+
+ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Api).serve_forever()

@@ -5,7 +5,8 @@
 //! fields are the measurement's attributes. A tool's calls carry the same few attribute values
 //! again and again: each thread keeps the histograms it recorded into last, each bound to its
 //! attributes (the SDK's bound instruments), and reuses one while an event's fields repeat
-//! them, so no value is copied, hashed or looked up in the SDK's shared map per call.
+//! them, so no attribute list is built, hashed or looked up in the SDK's map (shared by every
+//! thread, under a lock) per call; threads recording into one series still share its lock.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -50,7 +51,8 @@ const KNOWN: [(&str, &str, &[f64]); 3] = [
 
 /// The histograms (see the module's documentation).
 pub(crate) struct Histograms {
-    /// Tells this provider's histograms from another's in a thread's [`Recent`].
+    /// Tells these histograms (one [`Telemetry`](crate::Telemetry)'s) from another's in a
+    /// thread's [`Recent`].
     id: u64,
     meter: Meter,
     known: [Histogram<f64>; 3],
@@ -117,8 +119,8 @@ impl Histograms {
                 ],
             }
         };
-        RECENT.with(|recent| match recent.try_borrow_mut() {
-            Ok(mut recent) => {
+        with_recent(
+            |recent| {
                 let signature = &mut recent.signature;
                 signature.clear();
                 signature.extend_from_slice(&self.id.to_le_bytes());
@@ -132,16 +134,15 @@ impl Histograms {
                 recent
                     .bound(|| self.known[0].bind(&attributes()))
                     .record(seconds);
-            }
-            Err(_) => self.known[0].record(seconds, &attributes()),
-        })
+            },
+            || self.known[0].record(seconds, &attributes()),
+        );
     }
 
     /// Records a duration event (of a metrics target) into its histogram.
     pub(crate) fn on_event(&self, event: &Event<'_>) {
-        RECENT.with(|recent| match recent.try_borrow_mut() {
-            Ok(mut recent) => {
-                let recent = &mut *recent;
+        with_recent(
+            |recent| {
                 recent.signature.clear();
                 recent.signature.extend_from_slice(&self.id.to_le_bytes());
                 let mut read = Signature {
@@ -158,32 +159,53 @@ impl Histograms {
                     self.histogram(name).bind(&measured.attributes)
                 };
                 recent.bound(bind).record(value);
-            }
-            // Recording while this thread records (an SDK's own event): nothing reused.
-            Err(_) => {
+            },
+            || {
                 let mut read = Measurement::default();
                 event.record(&mut read);
                 if let Some((name, value)) = read.value {
                     self.histogram(name).record(value, &read.attributes);
                 }
-            }
+            },
+        );
+    }
+}
+
+/// Runs `bound` with this thread's [`Recent`]; `unbound` when there is none to have: while
+/// this thread records (an SDK's own event), or once its locals are torn down.
+fn with_recent(bound: impl FnOnce(&mut Recent), unbound: impl FnOnce()) {
+    let ran = RECENT
+        .try_with(|recent| {
+            recent
+                .try_borrow_mut()
+                .map(|mut recent| bound(&mut recent))
+                .is_ok()
         })
+        .unwrap_or(false);
+    if !ran {
+        unbound();
     }
 }
 
 /// How many bound histograms a thread keeps: a server's tools and outcomes in use at once.
 const RECENT_BOUND: usize = 64;
 
+/// How many measurements a kept histogram takes before it is bound again: a series bound while
+/// its histogram was at the SDK's cardinality limit (so recording into the overflow series)
+/// gets its own once there is room, and under delta temporality a series stops being held
+/// past the collections it had no measurement in.
+const REBIND_AFTER: u32 = 1 << 16;
+
 thread_local! {
     static RECENT: RefCell<Recent> = RefCell::new(Recent::default());
 }
 
 /// The histograms this thread recorded into last, each bound to its attributes, with the
-/// signature of what they were bound from (the provider's id, then the event's fields or the
-/// tool call's name and error type).
+/// signature of what they were bound from (the [`Histograms`]' id, then the event's fields or
+/// the tool call's name and error type) and how many measurements it took since.
 #[derive(Default)]
 struct Recent {
-    bound: Vec<(Vec<u8>, BoundHistogram<f64>)>,
+    bound: Vec<(Vec<u8>, BoundHistogram<f64>, u32)>,
     /// Where the next one goes when all places are taken.
     next: usize,
     /// The signature of what is being recorded.
@@ -191,12 +213,21 @@ struct Recent {
 }
 
 impl Recent {
-    /// The histogram bound under the current signature, or the one `bind` makes, kept.
+    /// The histogram bound under the current signature (bound again every [`REBIND_AFTER`]
+    /// measurements), or the one `bind` makes, kept.
     fn bound(&mut self, bind: impl FnOnce() -> BoundHistogram<f64>) -> &BoundHistogram<f64> {
-        let at = match self.bound.iter().position(|(s, _)| *s == self.signature) {
-            Some(at) => at,
+        let at = match self.bound.iter().position(|(s, ..)| *s == self.signature) {
+            Some(at) => {
+                let (_, histogram, uses) = &mut self.bound[at];
+                *uses += 1;
+                if *uses >= REBIND_AFTER {
+                    *histogram = bind();
+                    *uses = 0;
+                }
+                at
+            }
             None => {
-                let entry = (self.signature.clone(), bind());
+                let entry = (self.signature.clone(), bind(), 0);
                 if self.bound.len() < RECENT_BOUND {
                     self.bound.push(entry);
                     self.bound.len() - 1
@@ -212,9 +243,10 @@ impl Recent {
     }
 }
 
-/// An event's fields written as bytes, to find the attribute list made from the same ones:
-/// each field's name and kind, then its value (a string's bytes, a number's eight), the
-/// histogram's name and value apart.
+/// An event's fields written as bytes, to find the histogram bound from the same ones:
+/// each field's name, `0xff` and its kind, then its value's length (four bytes) and the value
+/// (a string's bytes, a number's eight); the histogram's name followed by `0xfe`, its value
+/// apart. No field name holds those bytes, which are never in UTF-8.
 struct Signature<'a> {
     bytes: &'a mut Vec<u8>,
     value: Option<(&'static str, f64)>,

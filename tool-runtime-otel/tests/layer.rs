@@ -3,7 +3,10 @@
 
 use opentelemetry::trace::{SpanKind, Status, TraceId};
 use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
-use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
+use opentelemetry_sdk::metrics::{
+    InMemoryMetricExporter, InMemoryMetricExporterBuilder, PeriodicReader, SdkMeterProvider,
+    Temporality,
+};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SimpleSpanProcessor, SpanData};
 use tool_runtime::{Context, ToolSet, tool};
 use tool_runtime_mcp::trace::{Propagator as _, TraceContext};
@@ -41,8 +44,14 @@ struct Setup {
 }
 
 fn setup(sampler: Sampler) -> Setup {
+    setup_with(sampler, Temporality::Cumulative)
+}
+
+fn setup_with(sampler: Sampler, temporality: Temporality) -> Setup {
     let spans = InMemorySpanExporter::default();
-    let metrics = InMemoryMetricExporter::default();
+    let metrics = InMemoryMetricExporterBuilder::new()
+        .with_temporality(temporality)
+        .build();
     let meter = SdkMeterProvider::builder()
         .with_reader(PeriodicReader::builder(metrics.clone()).build())
         .build();
@@ -278,6 +287,46 @@ fn two_providers_on_one_thread_each_count_their_own_calls() {
         call(&tools, r#"{"orang": 25}"#);
     });
     assert_eq!((calls_counted(&first), calls_counted(&second)), (1, 2));
+}
+
+/// Under delta temporality each collection counts the calls since the one before, however
+/// long a thread keeps the histogram it recorded into bound.
+#[test]
+fn under_delta_temporality_each_collection_counts_the_calls_since_the_last() {
+    let _serial = one_at_a_time();
+    let tools = ToolSet::new([hitung_porsi::tool()]).unwrap();
+    let s = setup_with(Sampler::AlwaysOn, Temporality::Delta);
+    let collected = |s: &Setup| {
+        s.meter.force_flush().unwrap();
+        let counts: Vec<u64> = s
+            .metrics
+            .get_finished_metrics()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                r.scope_metrics()
+                    .flat_map(|m| m.metrics())
+                    .filter(|m| m.name() == "gen_ai.execute_tool.duration")
+                    .map(|m| match m.data() {
+                        AggregatedMetrics::F64(MetricData::Histogram(h)) => {
+                            h.data_points().map(|p| p.count()).sum::<u64>()
+                        }
+                        other => panic!("not an f64 histogram: {other:?}"),
+                    })
+                    .sum()
+            })
+            .collect();
+        s.metrics.reset();
+        counts
+    };
+    s.run(|| {
+        call(&tools, r#"{"orang": 25}"#);
+        call(&tools, r#"{"orang": 25}"#);
+    });
+    assert_eq!(collected(&s), [2]);
+    assert_eq!(collected(&s).iter().sum::<u64>(), 0, "nothing since");
+    s.run(|| call(&tools, r#"{"orang": 25}"#));
+    assert_eq!(collected(&s), [1]);
 }
 
 /// Sampling decided before a span is built: inside a request whose trace is not kept, the

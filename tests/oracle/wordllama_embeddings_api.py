@@ -1,5 +1,5 @@
 """An OpenAI-compatible embeddings API (`POST /v1/embeddings`) serving the WordLlama model the
-`wordllama` package ships, computed as tests/oracle/wordllama_oracle.py does (Hugging Face
+`wordllama` package ships, computed by wordllama_oracle.py's `embedded` (Hugging Face
 `tokenizers`, numpy over the package's weights): the model behind a network call, offline, for
 scripts/search-embeddings.sh.
 
@@ -9,22 +9,12 @@ import os
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-import numpy as np
-import wordllama
-from safetensors.numpy import load_file
-from tokenizers import Tokenizer
-
-package = os.path.dirname(wordllama.__file__)
-tokenizer = Tokenizer.from_file(os.path.join(package, "tokenizers", "l2_supercat_tokenizer_config.json"))
-(table,) = load_file(os.path.join(package, "weights", "l2_supercat_256.safetensors")).values()
-table = table.astype(np.float32)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from wordllama_oracle import embedded  # noqa: E402
 
 
 def embed(text):
-    ids = tokenizer.encode(text, add_special_tokens=False).ids
-    v = table[ids].mean(axis=0) if ids else np.zeros(table.shape[1], np.float32)
-    norm = np.linalg.norm(v)
-    return [float(x) for x in (v / norm if norm > 0 else v)]
+    return embedded(text)[1]
 
 
 class Api(BaseHTTPRequestHandler):

@@ -420,9 +420,11 @@ mod tests {
             record: record.clone(),
             ..timed(budget)
         };
+        // A budget of 1 ms: a test thread's first call may spend more than 100 µs of CPU
+        // (its thread handle made, a page touched) on a busy machine, and would be slow.
         let waited = || {
-            let t = call(Duration::from_micros(100));
-            std::thread::sleep(Duration::from_millis(2));
+            let t = call(Duration::from_millis(1));
+            std::thread::sleep(Duration::from_millis(20));
             t.finish();
         };
         let needed = || record.needed.load(Ordering::Relaxed);

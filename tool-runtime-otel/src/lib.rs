@@ -30,9 +30,9 @@
 //! it, a log's; spans and events made on the thread while the call runs there are still its
 //! children, but `tracing::Span::current()` inside a tool is the span around the call: see
 //! [`Telemetry::with_call_observer`]). Recording a
-//! tool call's span and histogram takes about 3,800 more instructions than the call without a
-//! subscriber (1.9x to 2.9x the three example tools' calls); a stateless MCP call over HTTP
-//! 1.17x, or 1.10x outside the sample (`scripts/otel-overhead.sh`).
+//! tool call's span and histogram takes about 3,300 more instructions than the call without a
+//! subscriber (1.7x to 2.6x the three example tools' calls); a stateless MCP call over HTTP
+//! 1.14x, or 1.07x outside the sample (`scripts/otel-overhead.sh`).
 //!
 //! The variables read (OpenTelemetry's SDK configuration):
 //!

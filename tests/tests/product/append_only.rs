@@ -771,3 +771,53 @@ fn a_budget_stops_a_run_which_goes_on_with_a_larger_one() {
     assert!(model.requests().len() > last);
     assert_eq!(model.prefix_kept(), 1.0);
 }
+
+/// A provider's token counts are untrusted: sums past `u64::MAX` stay at it, in what a
+/// response reads and in a run's usage, so a budget still stops the run (before, a debug build
+/// panicked in the agent, and a release build wrapped the sum to a small number under any
+/// budget).
+#[test]
+fn token_counts_past_the_largest_number_stay_at_it_and_a_budget_still_stops() {
+    use tool_runtime::agent::{AgentError, Budget, Limit};
+    use tool_runtime::provider::TurnUsage;
+    let max = u64::MAX;
+    let anthropic = json!({"usage": {"input_tokens": max, "cache_read_input_tokens": 1,
+        "cache_creation_input_tokens": 1, "output_tokens": 0}});
+    let info = Api::ANTHROPIC.provider().read_info(&anthropic);
+    assert_eq!(info.input_tokens, Some(max));
+    let gemini = json!({"usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": max,
+        "thoughtsTokenCount": 1}});
+    assert_eq!(
+        Api::GEMINI.provider().read_info(&gemini).output_tokens,
+        Some(max)
+    );
+    // Two turns of just over half the largest number each: their sum passes it.
+    let half = max / 2 + 1;
+    let tools = tools();
+    let request = Request::new("model").tools(&tools);
+    let model = TestModel::scripted(
+        Api::OPENAI_CHAT,
+        [
+            Turn::call("lookup_price", json!({"order": "ORD-1"}))
+                .with_usage(TurnUsage::new(half, half)),
+            Turn::call("lookup_price", json!({"order": "ORD-2"}))
+                .with_usage(TurnUsage::new(half, half)),
+            Turn::text("Both cost 4."),
+        ],
+    );
+    let agent = Agent::new(&tools).budget(Budget::new().input_tokens(max - 1));
+    let err =
+        pollster::block_on(model.run(&agent, &Context::new(), "Prices?", &request)).unwrap_err();
+    let AgentError::OverBudget(stopped) = err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(
+        stopped.limit,
+        Limit::InputTokens {
+            allowed: max - 1,
+            used: max
+        }
+    );
+    assert_eq!(stopped.usage.output_tokens, max);
+    assert_eq!(stopped.usage.requests, 2);
+}

@@ -31,17 +31,22 @@ pub struct Usage {
 impl Usage {
     /// The usage with one more response's figures.
     pub(crate) fn add_response(&mut self, info: &ResponseInfo) {
-        self.requests += 1;
-        self.input_tokens += info.input_tokens.unwrap_or(0);
-        self.output_tokens += info.output_tokens.unwrap_or(0);
-        self.cache_read_tokens += info.cache_read_tokens.unwrap_or(0);
-        self.cache_write_tokens += info.cache_write_tokens.unwrap_or(0);
+        // A provider's figures are untrusted, and a stopped run's usage may come back from
+        // storage: a count past `u64::MAX` stays at it (over any budget), never wraps.
+        self.requests = self.requests.saturating_add(1);
+        let add = |sum: &mut u64, n: Option<u64>| *sum = sum.saturating_add(n.unwrap_or(0));
+        add(&mut self.input_tokens, info.input_tokens);
+        add(&mut self.output_tokens, info.output_tokens);
+        add(&mut self.cache_read_tokens, info.cache_read_tokens);
+        add(&mut self.cache_write_tokens, info.cache_write_tokens);
     }
 
     /// The prompt tokens neither read from nor written to the cache.
     pub fn uncached_input_tokens(&self) -> u64 {
-        self.input_tokens
-            .saturating_sub(self.cache_read_tokens + self.cache_write_tokens)
+        self.input_tokens.saturating_sub(
+            self.cache_read_tokens
+                .saturating_add(self.cache_write_tokens),
+        )
     }
 
     /// What the tokens cost at `prices`.

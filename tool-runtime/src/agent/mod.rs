@@ -890,7 +890,7 @@ impl<'a> Agent<'a> {
                 });
             }
             let allowed = self.calls_allowed(&usage, turn.calls.len());
-            usage.tool_calls += allowed as u64;
+            usage.tool_calls = usage.tool_calls.saturating_add(allowed as u64);
             let outcomes = run_all(
                 self.tools,
                 cx,

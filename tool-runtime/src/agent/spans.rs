@@ -71,7 +71,7 @@ pub(crate) struct Totals {
 
 /// `n` added to a running sum that is `None` until something is added.
 fn add(sum: &mut Option<u64>, n: u64) {
-    *sum = Some(sum.unwrap_or(0) + n);
+    *sum = Some(sum.unwrap_or(0).saturating_add(n));
 }
 
 impl Totals {

@@ -375,7 +375,7 @@ impl<'a> Agent<'a> {
                 });
             }
             let ran = turn.calls.len().min(allowed);
-            usage.tool_calls += ran as u64;
+            usage.tool_calls = usage.tool_calls.saturating_add(ran as u64);
             match self.after_calls(conversation, outcomes, turns, usage) {
                 Ok(next) => conversation = next,
                 Err(paused) => return Ok(Finished::Paused(paused)),

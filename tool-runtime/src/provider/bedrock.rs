@@ -434,7 +434,7 @@ fn usage_of(turn: &Turn) -> Value {
     let mut out = json!({
         "inputTokens": usage.uncached_input_tokens(),
         "outputTokens": usage.output_tokens,
-        "totalTokens": usage.input_tokens + usage.output_tokens,
+        "totalTokens": usage.input_tokens.saturating_add(usage.output_tokens),
     });
     if turn.usage.is_some() {
         out["cacheReadInputTokens"] = usage.cache_read_tokens.into();

@@ -243,7 +243,7 @@ impl Provider for Gemini {
             false,
         );
         if let Some(thoughts) = raw["usageMetadata"]["thoughtsTokenCount"].as_u64() {
-            info.output_tokens = Some(info.output_tokens.unwrap_or(0) + thoughts);
+            info.output_tokens = Some(info.output_tokens.unwrap_or(0).saturating_add(thoughts));
         }
         info
     }
@@ -455,7 +455,7 @@ fn response_of(turn: &Turn, parts: Vec<Value>, last: bool) -> Value {
             "promptTokenCount": usage.input_tokens,
             "cachedContentTokenCount": usage.cache_read_tokens,
             "candidatesTokenCount": usage.output_tokens,
-            "totalTokenCount": usage.input_tokens + usage.output_tokens,
+            "totalTokenCount": usage.input_tokens.saturating_add(usage.output_tokens),
         });
     }
     response

@@ -303,7 +303,10 @@ impl ResponseInfo {
         self.cache_read_tokens = at(raw, read).and_then(Value::as_u64);
         self.cache_write_tokens = at(raw, write).and_then(Value::as_u64);
         if separate && let Some(input) = &mut self.input_tokens {
-            *input += self.cache_read_tokens.unwrap_or(0) + self.cache_write_tokens.unwrap_or(0);
+            // The provider's figures are untrusted: a sum past `u64::MAX` stays at it.
+            *input = input
+                .saturating_add(self.cache_read_tokens.unwrap_or(0))
+                .saturating_add(self.cache_write_tokens.unwrap_or(0));
         }
         self
     }

@@ -558,7 +558,7 @@ fn usage_of(turn: &Turn) -> Option<Value> {
     Some(json!({
         "prompt_tokens": usage.input_tokens,
         "completion_tokens": usage.output_tokens,
-        "total_tokens": usage.input_tokens + usage.output_tokens,
+        "total_tokens": usage.input_tokens.saturating_add(usage.output_tokens),
         "prompt_tokens_details": {"cached_tokens": usage.cache_read_tokens},
     }))
 }

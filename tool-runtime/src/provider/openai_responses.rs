@@ -412,7 +412,7 @@ fn response_of(turn: &Turn, output: Vec<Value>) -> Value {
             "input_tokens_details": {"cached_tokens": usage.cache_read_tokens},
             "output_tokens": usage.output_tokens,
             "output_tokens_details": {"reasoning_tokens": 0},
-            "total_tokens": usage.input_tokens + usage.output_tokens,
+            "total_tokens": usage.input_tokens.saturating_add(usage.output_tokens),
         });
     }
     response

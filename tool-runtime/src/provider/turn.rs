@@ -299,15 +299,17 @@ impl TurnUsage {
     pub fn cached(mut self, read: u64, write: u64) -> Self {
         self.cache_read_tokens = read;
         self.cache_write_tokens = write;
-        self.input_tokens = self.input_tokens.max(read + write);
+        self.input_tokens = self.input_tokens.max(read.saturating_add(write));
         self
     }
 
     /// The prompt's tokens neither read from the cache nor written to it (what Anthropic and
     /// Bedrock report as their input tokens).
     pub fn uncached_input_tokens(&self) -> u64 {
-        self.input_tokens
-            .saturating_sub(self.cache_read_tokens + self.cache_write_tokens)
+        self.input_tokens.saturating_sub(
+            self.cache_read_tokens
+                .saturating_add(self.cache_write_tokens),
+        )
     }
 }
 

@@ -452,8 +452,8 @@ impl TaskStore for PostgresApprovals {
                     .await
                     .map_err(e)?;
                 let (count, bytes): (i64, i64) = (row.get(0), row.get(1));
-                let over =
-                    count >= int(bounds.most as u64) || bytes + len > int(bounds.most_bytes as u64);
+                let over = count >= int(bounds.most as u64)
+                    || bytes.saturating_add(len) > int(bounds.most_bytes as u64);
                 if !over || count == 0 {
                     break;
                 }

@@ -398,7 +398,8 @@ impl TaskStore for SqliteApprovals {
                         |r| Ok((r.get(0)?, r.get(1)?)),
                     )?;
                     let over = count >= int(bounds.most as u64)
-                        || bytes + int(result.text.len() as u64) > int(bounds.most_bytes as u64);
+                        || bytes.saturating_add(int(result.text.len() as u64))
+                            > int(bounds.most_bytes as u64);
                     if !over || count == 0 {
                         break;
                     }

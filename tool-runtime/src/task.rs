@@ -778,6 +778,7 @@ impl Tasks {
             let lost = Value::from(RUNNER_LOST);
             let mut failed = finished(&task, TaskStatus::Failed, Some(lost), now);
             failed.message = Some(RUNNER_LOST.to_owned());
+            failed.version = next_version(&task)?;
             if self.store.replace(&failed, task.version).await? {
                 return Ok(Some(failed));
             }
@@ -808,7 +809,7 @@ impl Tasks {
             let Some(mut next) = change(&task, unix_now_ms()) else {
                 return Ok(Some((task, false)));
             };
-            next.version = task.version + 1;
+            next.version = next_version(&task)?;
             if self.store.replace(&next, task.version).await? {
                 return Ok(Some((next, true)));
             }
@@ -1123,6 +1124,17 @@ fn finished(task: &TaskRecord, status: TaskStatus, outcome: Option<Value>, now: 
     next.committed = false;
     next.updated_ms = now;
     next
+}
+
+/// The version a change of `task` is written at. A stored version is read back, not trusted:
+/// the last one there is is refused rather than wrapped.
+fn next_version(task: &TaskRecord) -> Result<u64, StoreError> {
+    task.version.checked_add(1).ok_or_else(|| {
+        StoreError::new(format!(
+            "task {} is at the last version there is ({}): the store holds a record it did not write",
+            task.id, task.version
+        ))
+    })
 }
 
 fn contended(id: &str) -> StoreError {

@@ -1260,12 +1260,26 @@ where
         .start(&sari, None, "ekspor-gaji")
         .await
         .expect("started");
+    let store = open();
+    let read_before = store.get(&task.id).await.expect("read").expect("kept");
     std::thread::sleep(Duration::from_millis(400));
     let lost = b.get(&task.id, &sari).await.expect("read").expect("kept");
     assert_eq!(
         (lost.status, lost.message.as_deref()),
         (TaskStatus::Failed, Some(crate::task::RUNNER_LOST)),
         "a task whose runner stopped is failed, with the reason"
+    );
+    // Marking it failed is a change like any other: a write over the version read before it
+    // (a runner finishing just then) is refused.
+    let mut late = read_before.clone();
+    late.status = TaskStatus::Completed;
+    late.version = read_before.version + 1;
+    assert!(
+        !store
+            .replace(&late, read_before.version)
+            .await
+            .expect("replaced"),
+        "a write over the version read before the task was marked failed"
     );
     assert!(
         !short

@@ -109,12 +109,21 @@ impl Tokenizer {
                 },
             );
         }
-        let special = json["added_tokens"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|t| Some((t["content"].as_str()?.to_owned(), t["id"].as_u64()? as u32)))
-            .collect();
+        // Added tokens split the text before it is tokenized: an empty one would split it
+        // forever, and an id must be a row of the table (checked with the weights).
+        let mut special = Vec::new();
+        for t in json["added_tokens"].as_array().into_iter().flatten() {
+            let (Some(content), Some(id)) = (t["content"].as_str(), t["id"].as_u64()) else {
+                continue;
+            };
+            if content.is_empty() {
+                return Err(ModelError::new(file, format!("added token {id} is empty")));
+            }
+            let id = u32::try_from(id).map_err(|_| {
+                ModelError::new(file, format!("added token {content:?} has id {id}"))
+            })?;
+            special.push((content.to_owned(), id));
+        }
         let unknown = model["unk_token"]
             .as_str()
             .and_then(|t| vocab.get(t).copied())
@@ -269,7 +278,16 @@ impl WordLlama {
                 ));
             }
         };
-        let largest = tokenizer_model.vocab.values().max().copied().unwrap_or(0) as usize;
+        // Every id the tokenizer can give is a row: its vocabulary's, its added tokens' and
+        // the unknown token's.
+        let largest = tokenizer_model
+            .vocab
+            .values()
+            .chain(tokenizer_model.special.iter().map(|(_, id)| id))
+            .chain([&tokenizer_model.unknown])
+            .max()
+            .copied()
+            .unwrap_or(0) as usize;
         if largest >= rows {
             return Err(ModelError::new(
                 weights,
@@ -303,5 +321,66 @@ impl Embedder for WordLlama {
         }
         super::normalize(&mut sum);
         sum
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A model of `rows` rows of two dimensions (f32) and a tokenizer with `added` as its
+    /// added tokens, written to a directory of the test's own; the result of loading it.
+    fn load(name: &str, rows: usize, added: Value) -> Result<WordLlama, ModelError> {
+        let dir = std::env::temp_dir().join(format!("wordllama-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let tokenizer = serde_json::json!({
+            "model": {"type": "BPE", "vocab": {"▁": 0, "a": 1, "▁a": 2}, "merges": ["▁ a"]},
+            "added_tokens": added,
+        });
+        std::fs::write(dir.join("tokenizer.json"), tokenizer.to_string()).unwrap();
+        let header = format!(
+            r#"{{"table":{{"dtype":"F32","shape":[{rows},2],"data_offsets":[0,{}]}}}}"#,
+            rows * 8
+        );
+        let mut weights = (header.len() as u64).to_le_bytes().to_vec();
+        weights.extend(header.as_bytes());
+        for i in 0..rows * 2 {
+            weights.extend((i as f32 + 1.0).to_le_bytes());
+        }
+        std::fs::write(dir.join("weights.safetensors"), weights).unwrap();
+        let model =
+            WordLlama::from_files(dir.join("weights.safetensors"), dir.join("tokenizer.json"));
+        std::fs::remove_dir_all(&dir).unwrap();
+        model
+    }
+
+    #[test]
+    fn an_added_token_splits_the_text_and_is_a_row_of_the_table() {
+        let model = load("ok", 4, serde_json::json!([{"id": 3, "content": "<s>"}])).unwrap();
+        assert_eq!(model.tokens("<s>a"), [3, 2]);
+        assert_eq!(model.embed("<s>a").len(), 2);
+    }
+
+    /// A tokenizer whose added token has no row in the table is refused when it is loaded
+    /// (a query naming that token indexed past the table).
+    #[test]
+    fn an_added_token_past_the_table_is_refused_when_loaded() {
+        let Err(e) = load("past", 3, serde_json::json!([{"id": 7, "content": "<s>"}])) else {
+            panic!("loaded")
+        };
+        assert!(
+            e.to_string()
+                .contains("3 rows, but the tokenizer has token id 7"),
+            "{e}"
+        );
+    }
+
+    /// An empty added token is refused when it is loaded (it split every text forever).
+    #[test]
+    fn an_empty_added_token_is_refused_when_loaded() {
+        let Err(e) = load("empty", 4, serde_json::json!([{"id": 3, "content": ""}])) else {
+            panic!("loaded")
+        };
+        assert!(e.to_string().contains("added token 3 is empty"), "{e}");
     }
 }

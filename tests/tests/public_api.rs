@@ -40,11 +40,42 @@ struct Module {
     items: Vec<Item>,
 }
 
+/// Whether an item is left out: `#[doc(hidden)]`, or compiled for tests only (`#[cfg(test)]`,
+/// `#[cfg(all(test, ...))]`). Words are read as identifiers, so a doc comment that says
+/// "hidden" and `#[cfg(feature = "testing")]` are not.
 fn hidden(attrs: &[Attribute]) -> bool {
     attrs.iter().any(|a| {
-        a.path().is_ident("doc") && a.to_token_stream().to_string().contains("hidden")
-            || a.path().is_ident("cfg") && a.to_token_stream().to_string().contains("test")
+        a.path().is_ident("doc") && names(a, "hidden")
+            || a.path().is_ident("cfg") && names(a, "test")
     })
+}
+
+/// Whether an attribute's arguments name `word` as an identifier, outside a `not(...)`.
+fn names(attr: &Attribute, word: &str) -> bool {
+    fn walk(tokens: proc_macro2::TokenStream, word: &str) -> bool {
+        let mut negated = false;
+        for token in tokens {
+            match token {
+                proc_macro2::TokenTree::Ident(ident) => {
+                    if ident == word {
+                        return true;
+                    }
+                    negated = ident == "not";
+                }
+                proc_macro2::TokenTree::Group(group) => {
+                    if !std::mem::take(&mut negated) && walk(group.stream(), word) {
+                        return true;
+                    }
+                }
+                _ => negated = false,
+            }
+        }
+        false
+    }
+    match &attr.meta {
+        syn::Meta::List(list) => walk(list.tokens.clone(), word),
+        _ => false,
+    }
 }
 
 /// The `#[cfg(...)]` and `#[non_exhaustive]` of an item, as a prefix.
@@ -342,7 +373,13 @@ fn describe(
                 Item::Enum(e) => {
                     out.insert(format!("{mark}pub enum {path}{}", tokens(&e.generics)));
                     for v in &e.variants {
-                        let fields = tokens(&v.fields);
+                        // A variant's fields without their doc comments: the API, not its
+                        // prose.
+                        let mut fields = v.fields.clone();
+                        for f in fields.iter_mut() {
+                            f.attrs.retain(|a| !a.path().is_ident("doc"));
+                        }
+                        let fields = tokens(&fields);
                         out.insert(format!("{}{path}::{}{fields}", marks(&v.attrs), v.ident));
                     }
                     true

@@ -680,7 +680,9 @@ impl Tasks {
             .map(|k| k.text))
     }
 
-    /// Tasks kept for `ttl` after they are made (finished or not), at least a second.
+    /// Tasks kept for `ttl` (at least a second) after they are made and after each change of
+    /// their status (waiting for input, running again, finished), finished or not; a task is
+    /// never forgotten while its runner holds its lease (a tool that runs longer than `ttl`).
     pub fn with_ttl(mut self, ttl: Duration) -> Self {
         self.ttl = ttl.max(Duration::from_secs(1));
         self
@@ -735,6 +737,7 @@ impl Tasks {
         tool: &str,
     ) -> Result<TaskRecord, TaskError> {
         let now = unix_now_ms();
+        let lease_ms = now.saturating_add(ms(self.lease));
         let task = TaskRecord {
             id: new_ticket()?,
             owner: owner.to_owned(),
@@ -743,12 +746,13 @@ impl Tasks {
             message: None,
             created_ms: now,
             updated_ms: now,
-            expires_ms: now.saturating_add(ms(self.ttl)),
+            // Never forgotten while it runs (see `written`).
+            expires_ms: now.saturating_add(ms(self.ttl)).max(lease_ms),
             input: None,
             ticket: None,
             outcome: None,
             runner: Some(self.replica.to_string()),
-            lease_ms: Some(now.saturating_add(ms(self.lease))),
+            lease_ms: Some(lease_ms),
             caller,
             arguments: None,
             answers: None,
@@ -778,7 +782,7 @@ impl Tasks {
             let lost = Value::from(RUNNER_LOST);
             let mut failed = finished(&task, TaskStatus::Failed, Some(lost), now);
             failed.message = Some(RUNNER_LOST.to_owned());
-            failed.version = next_version(&task)?;
+            let failed = self.written(&task, failed, now)?;
             if self.store.replace(&failed, task.version).await? {
                 return Ok(Some(failed));
             }
@@ -806,15 +810,36 @@ impl Tasks {
                 None => self.store.get(id).await?,
             };
             let Some(task) = task else { return Ok(None) };
-            let Some(mut next) = change(&task, unix_now_ms()) else {
+            let now = unix_now_ms();
+            let Some(next) = change(&task, now) else {
                 return Ok(Some((task, false)));
             };
-            next.version = next_version(&task)?;
+            let next = self.written(&task, next, now)?;
             if self.store.replace(&next, task.version).await? {
                 return Ok(Some((next, true)));
             }
         }
         Err(contended(id))
+    }
+
+    /// `next`, a change of `was` made at `now`, as the store is to keep it: one version on,
+    /// kept at least `ttl` past a change of its status (it waits, runs again or finishes) and
+    /// at least as long as its runner's lease, so a task is never forgotten while it runs, nor
+    /// as soon as it finishes.
+    fn written(
+        &self,
+        was: &TaskRecord,
+        mut next: TaskRecord,
+        now: u64,
+    ) -> Result<TaskRecord, StoreError> {
+        next.version = next_version(was)?;
+        if next.status != was.status {
+            next.expires_ms = next.expires_ms.max(now.saturating_add(ms(self.ttl)));
+        }
+        if let Some(lease) = next.lease_ms {
+            next.expires_ms = next.expires_ms.max(lease);
+        }
+        Ok(next)
     }
 
     /// Extends this replica's lease on a task it runs: `false` when the task is no longer

@@ -1289,6 +1289,63 @@ where
         "a runner back too late cannot finish it"
     );
 
+    // A task is kept past its time to live while it runs. Approved near the end of it, its
+    // tool runs on past it, and a new task's sweep of expired ones leaves it: the time to
+    // live counts again from each change of its status.
+    let brief = Tasks::shared(open())
+        .with_ttl(Duration::from_secs(1))
+        .with_lease(Duration::from_millis(300));
+    let task = brief
+        .start(&sari, None, "ajukan-cuti")
+        .await
+        .expect("started");
+    assert!(
+        brief
+            .wait_for_input(
+                &task.id,
+                serde_json::json!({"approval": {}}),
+                crate::task::Held::approval("t-late".into(), serde_json::json!({})),
+                None
+            )
+            .await
+            .expect("waits")
+    );
+    std::thread::sleep(Duration::from_millis(700));
+    assert!(matches!(
+        brief.claim(&task.id, &sari).await.expect("claimed"),
+        Claim::Won { .. }
+    ));
+    std::thread::sleep(Duration::from_millis(500));
+    a.start(&fresh(), None, "cek-sisa-cuti")
+        .await
+        .expect("started");
+    assert!(
+        brief.renew(&task.id).await.expect("renewed"),
+        "a task approved near the end of its time to live runs on past it"
+    );
+    // And while its runner holds its lease, however short its time to live: renewed, it is
+    // kept past the time to live it was made with.
+    let long_run = Tasks::shared(open())
+        .with_ttl(Duration::from_secs(1))
+        .with_lease(Duration::from_secs(3));
+    let task = long_run
+        .start(&sari, None, "ekspor-gaji")
+        .await
+        .expect("started");
+    std::thread::sleep(Duration::from_millis(1200));
+    a.start(&fresh(), None, "cek-sisa-cuti")
+        .await
+        .expect("started");
+    assert_eq!(
+        b.get(&task.id, &sari)
+            .await
+            .expect("read")
+            .map(|t| t.status),
+        Some(TaskStatus::Working),
+        "a task whose runner holds its lease is kept past its time to live"
+    );
+    assert!(long_run.renew(&task.id).await.expect("renewed"));
+
     // Past its time to live: unknown, then forgotten.
     let store = open();
     let now = unix_now_ms();

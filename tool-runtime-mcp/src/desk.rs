@@ -121,7 +121,7 @@ pub enum DeskError {
         /// Why.
         reason: String,
     },
-    /// The task store failed.
+    /// The task store or the approval store failed.
     Store(StoreError),
 }
 
@@ -135,7 +135,7 @@ impl std::fmt::Display for DeskError {
                 f,
                 "the call was dropped: its owner may no longer make it ({reason})"
             ),
-            DeskError::Store(e) => write!(f, "the task store failed: {e}"),
+            DeskError::Store(e) => write!(f, "a store failed: {e}"),
         }
     }
 }
@@ -255,6 +255,40 @@ impl ApprovalDesk {
                 return Err(DeskError::OwnerRefused { reason });
             }
         };
+        // The held call may have left the approval store while its task waited (the store's
+        // own bounds: its age cap, its room per owner): the approver is told it no longer
+        // waits, and the task ends saying so, rather than "approved" with nothing to run. The
+        // claim made the call this replica's alone, so taking it and holding it again races
+        // with nobody.
+        let store = tools.approvals();
+        match store.take(&ticket).await {
+            Ok(Some(held)) => {
+                if let Err(e) = store.hold(held).await {
+                    server
+                        .finish(
+                            &task.id,
+                            &error_result(wording.approval_failed_message(e.message())),
+                        )
+                        .await;
+                    return Err(DeskError::Store(e));
+                }
+            }
+            Ok(None) => {
+                server
+                    .finish(&task.id, &error_result(wording.not_pending.to_string()))
+                    .await;
+                return Err(not_waiting());
+            }
+            Err(e) => {
+                server
+                    .finish(
+                        &task.id,
+                        &error_result(wording.approval_failed_message(e.message())),
+                    )
+                    .await;
+                return Err(DeskError::Store(e));
+            }
+        }
         if owned.get::<Holder>().is_none() {
             owned.insert(Holder {
                 owner: task.owner.clone(),

@@ -1350,3 +1350,42 @@ async fn task_notifications_asked_without_the_extension_are_refused() {
         "{acknowledged}"
     );
 }
+
+/// A call whose held arguments left the approval store while its task waited (the store's own
+/// age bound, here a second) is not approved: the approver is told it no longer waits, its
+/// task ends saying so, and nothing runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_whose_held_call_left_the_store_is_not_approved() {
+    let tasks: Arc<dyn TaskStore> = Arc::new(MemoryTasks::new());
+    let approvals: Arc<dyn ApprovalStore> =
+        Arc::new(MemoryApprovals::bounded(100, Duration::from_secs(1)));
+    let a = approver_replica(&tasks, &approvals).await;
+    let id = task_id(&call(a, SARI, "cuti_atasan", json!({"hari": 11}), true).await);
+    until(a, SARI, &id, "input_required").await;
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let decided = call(
+        a,
+        BUDI,
+        "putuskan",
+        json!({"task": id, "setuju": true}),
+        false,
+    )
+    .await;
+    assert!(
+        decided["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("waits for your decision"),
+        "{decided}"
+    );
+    let done = until(a, SARI, &id, "completed").await;
+    assert_eq!(done["result"]["isError"], true, "{done}");
+    assert!(
+        done.to_string().contains("no longer waiting for approval"),
+        "{done}"
+    );
+    assert!(
+        !BOOKED_FOR.lock().unwrap().iter().any(|(d, _)| *d == 11),
+        "nothing ran"
+    );
+}

@@ -69,18 +69,45 @@ pub async fn start_with(issuer: &Issuer, tag: &str, env: &[(&str, &str)]) -> Ser
     panic!("the HR server did not start on any of five free ports");
 }
 
-/// Whether `child` (still running) answers at `addr`: it listens, and is alive a moment after
-/// (a listener that was someone else's leaves `child` exited, unable to bind).
+/// Whether `child` (still running) answers at `addr`: the listener there is its own. (A
+/// connection alone could reach someone else's listener on that port while `child` was still
+/// starting, and `child` then exit, unable to bind: a test's first request was refused.)
 async fn serves(child: &mut Child, addr: SocketAddr) -> bool {
     for _ in 0..200 {
         if child.try_wait().unwrap().is_some() {
             return false;
         }
-        if tokio::net::TcpStream::connect(addr).await.is_ok() {
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        if listens(child.id(), addr.port()) && tokio::net::TcpStream::connect(addr).await.is_ok() {
             return child.try_wait().unwrap().is_none();
         }
         tokio::time::sleep(std::time::Duration::from_millis(25)).await;
     }
     false
+}
+
+/// Whether process `pid` holds a TCP socket listening on `port`: its descriptors' socket
+/// inodes against the listening rows of `/proc/net/tcp` (Linux, where the tests run).
+fn listens(pid: u32, port: u16) -> bool {
+    let Ok(table) = std::fs::read_to_string("/proc/net/tcp") else {
+        return false;
+    };
+    // Columns: sl, local address (hex `ADDR:PORT`), remote address, state (0A: LISTEN), ...,
+    // inode (the tenth).
+    let inodes: Vec<String> = table
+        .lines()
+        .skip(1)
+        .filter_map(|row| {
+            let columns: Vec<&str> = row.split_whitespace().collect();
+            let local_port = u16::from_str_radix(columns.get(1)?.rsplit(':').next()?, 16).ok()?;
+            let inode = columns.get(9)?;
+            (local_port == port && *columns.get(3)? == "0A").then(|| format!("socket:[{inode}]"))
+        })
+        .collect();
+    let Ok(descriptors) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return false;
+    };
+    descriptors.flatten().any(|fd| {
+        std::fs::read_link(fd.path())
+            .is_ok_and(|target| inodes.iter().any(|i| target.as_os_str() == i.as_str()))
+    })
 }

@@ -261,31 +261,22 @@ impl ApprovalDesk {
         // claim made the call this replica's alone, so taking it and holding it again races
         // with nobody.
         let store = tools.approvals();
-        match store.take(&ticket).await {
-            Ok(Some(held)) => {
-                if let Err(e) = store.hold(held).await {
-                    server
-                        .finish(
-                            &task.id,
-                            &error_result(wording.approval_failed_message(e.message())),
-                        )
-                        .await;
-                    return Err(DeskError::Store(e));
-                }
-            }
-            Ok(None) => {
+        let kept = match store.take(&ticket).await {
+            Ok(Some(held)) => store.hold(held).await.map(|()| true),
+            Ok(None) => Ok(false),
+            Err(e) => Err(e),
+        };
+        match kept {
+            Ok(true) => {}
+            Ok(false) => {
                 server
                     .finish(&task.id, &error_result(wording.not_pending.to_string()))
                     .await;
                 return Err(not_waiting());
             }
             Err(e) => {
-                server
-                    .finish(
-                        &task.id,
-                        &error_result(wording.approval_failed_message(e.message())),
-                    )
-                    .await;
+                let said = wording.approval_failed_message(e.message());
+                server.finish(&task.id, &error_result(said)).await;
                 return Err(DeskError::Store(e));
             }
         }

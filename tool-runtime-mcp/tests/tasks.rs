@@ -220,6 +220,19 @@ async fn putuskan(
     Ok(format!("{:?}", desk.decide(&task, setuju).await?))
 }
 
+/// Budi's decision on the task `id` through his desk (`putuskan`), at `to`.
+async fn decide(to: SocketAddr, id: &str, approve: bool) -> Value {
+    let decision = json!({"task": id, "setuju": approve});
+    call(to, BUDI, "putuskan", decision, false).await
+}
+
+/// Whether a decision was answered that no call of that id waits for one.
+fn not_waiting(decided: &Value) -> bool {
+    decided["result"]["content"][0]["text"]
+        .as_str()
+        .is_some_and(|t| t.contains("waits for your decision"))
+}
+
 /// A replica of a server where Budi (127.0.0.2, holding `cuti.setujui`) approves the leave
 /// Sari (127.0.0.1) books.
 async fn approver_replica(
@@ -739,21 +752,8 @@ async fn a_call_another_person_approves_waits_for_them_and_runs_once_as_its_owne
         json!([]),
         "his own booking is not on his desk"
     );
-    let decided = call(
-        b,
-        BUDI,
-        "putuskan",
-        json!({"task": id, "setuju": true}),
-        false,
-    )
-    .await;
-    assert!(
-        decided["result"]["content"][0]["text"]
-            .as_str()
-            .unwrap()
-            .contains("waits for your decision"),
-        "{decided}"
-    );
+    let decided = decide(b, &id, true).await;
+    assert!(not_waiting(&decided), "{decided}");
     assert_eq!(
         get(a, BUDI, &id).await["result"]["status"],
         "input_required"
@@ -1363,21 +1363,8 @@ async fn an_approval_whose_held_call_left_the_store_is_not_approved() {
     let id = task_id(&call(a, SARI, "cuti_atasan", json!({"hari": 11}), true).await);
     until(a, SARI, &id, "input_required").await;
     tokio::time::sleep(Duration::from_millis(1200)).await;
-    let decided = call(
-        a,
-        BUDI,
-        "putuskan",
-        json!({"task": id, "setuju": true}),
-        false,
-    )
-    .await;
-    assert!(
-        decided["result"]["content"][0]["text"]
-            .as_str()
-            .unwrap()
-            .contains("waits for your decision"),
-        "{decided}"
-    );
+    let decided = decide(a, &id, true).await;
+    assert!(not_waiting(&decided), "{decided}");
     let done = until(a, SARI, &id, "completed").await;
     assert_eq!(done["result"]["isError"], true, "{done}");
     assert!(

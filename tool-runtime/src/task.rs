@@ -1152,11 +1152,11 @@ fn finished(task: &TaskRecord, status: TaskStatus, outcome: Option<Value>, now: 
 }
 
 /// The version a change of `task` is written at. A stored version is read back, not trusted:
-/// the last one there is is refused rather than wrapped.
+/// a record already at the largest version is refused rather than wrapped.
 fn next_version(task: &TaskRecord) -> Result<u64, StoreError> {
     task.version.checked_add(1).ok_or_else(|| {
         StoreError::new(format!(
-            "task {} is at the last version there is ({}): the store holds a record it did not write",
+            "task {} is at the largest version ({}): the store holds a record no replica wrote",
             task.id, task.version
         ))
     })

@@ -1,5 +1,5 @@
-//! What every example prints: each tool as the model sees it, then a few calls as a model might
-//! make them, with the repair message the model gets back when a call is refused. Each example
+//! What every example prints: each tool's description and schemas (each provider is sent its
+//! own dialect of them: `ToolSet::export`), then a few calls as a model might make them, with the repair message the model gets back when a call is refused. Each example
 //! also checks its own documented outcomes and exits with status 1 when one differs, so running
 //! it (as CI does) is a test.
 
@@ -34,6 +34,8 @@ pub fn calls(set: &ToolSet, cx: &Context, name: &str, calls: &[(&str, Expect)]) 
                 );
             }
             (Err(e), Expect::Refused(part)) => {
+                // The set's wording (an example's may be Indonesian); `e.model_message()` is
+                // the same message in English.
                 let message = set.model_message(&e);
                 println!("  to the model:\n    {}\n", message.replace('\n', "\n    "));
                 check(

@@ -3,7 +3,8 @@
 //! A model picks a tool from its description and fills its arguments from its schema; whatever it
 //! sends is untrusted. `#[tool]` turns a Rust function into a tool whose description, schema and
 //! argument checks cannot be written badly: a missing description, an unbounded number or a
-//! default outside its range is a compile error, and at run time `"25"` is never `25`.
+//! default outside its range is a compile error (a default computed by a call is checked when
+//! the [`ToolSet`] is built), and at run time `"25"` is never `25`.
 //!
 //! ```
 //! use tool_runtime::{tool, Context, ToolArg, ToolSet};
@@ -23,6 +24,7 @@
 //!     cost: u64,
 //! }
 //!
+//! // No `name` key: the tool is called by its function's name, `order_catering`.
 //! #[tool(
 //!     description = "Compute the total portions and cost of a catering order.",
 //!     not_for = "changing an order that was already placed",
@@ -45,6 +47,21 @@
 //! ```
 //!
 //! See [`tool`] for every attribute key and the checks each one makes.
+//!
+//! # Where to go next
+//!
+//! - [`ToolSet`]: calls, approval, middleware, permissions; [`ToolSet::export`] writes the tool
+//!   list in a provider's dialect, and [`provider`] whole requests for the five built-in
+//!   APIs ([`Api`]).
+//! - [`agent`]: the agent loop, from a model's response to its tool calls' results, with run
+//!   budgets and conversations that only append.
+//! - [`structured`]: a model's structured output, validated and repaired.
+//! - [`task`] and [`approval`]: calls that wait for a person or outlive a request.
+//! - Features: `preserve_order` (keep properties in declaration order, which models fill in),
+//!   `chrono` (`NaiveDate` arguments), `tokens` (what a tool set costs in tokens), `search`
+//!   and `semantic` (finding tools in a large catalog, by words or by meaning), `testing`
+//!   (stand-in models in each API's wire format), `aws-event-stream` (Bedrock's streamed
+//!   bodies). The MCP server is the `tool-runtime-mcp` crate.
 
 #![warn(missing_docs, unreachable_pub)]
 #![cfg_attr(docsrs, feature(doc_cfg))]

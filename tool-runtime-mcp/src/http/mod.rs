@@ -104,8 +104,8 @@ pub struct HttpConfig {
     /// A connection that has not sent a request's headers within this time is closed.
     pub header_read_timeout: Duration,
     /// Connections open at once. When all are taken, a new connection closes the oldest idle
-    /// one (still sending its headers, or kept alive between requests); when all are busy
-    /// answering, it waits.
+    /// one (still sending its headers, or kept alive between requests), or else the oldest
+    /// connection of the caller holding the most.
     pub max_connections: usize,
     /// The largest request body (413 beyond it).
     pub max_body_bytes: usize,
@@ -133,7 +133,8 @@ pub struct HttpConfig {
     /// bytes a value, is bounded by it.
     pub max_envelope_values: usize,
     /// A request body at least this large is one of its caller's large requests, handled one
-    /// at a time (from the end of its reading until its response ends, waiting at most the
+    /// at a time (from the start of its reading when its `Content-Length` says so, else from the
+    /// end of it, until its response ends, waiting at most the
     /// server's [`Limits::queue_wait`](crate::Limits::queue_wait), then 429): checking and
     /// parsing a body costs CPU in proportion to its size, and a caller's crowd of large
     /// bodies at once would take the cores the other callers' requests need.

@@ -539,3 +539,35 @@ fn a_hook_choosing_an_unknown_tool_or_too_many_ends_the_run_with_a_typed_error()
     );
     assert!(model.requests().is_empty(), "no request was sent");
 }
+
+/// A `call_tool` call whose arguments give a key twice is refused, as a tool's own arguments
+/// are: the wrapper's parsed value keeps the last copy, while the text handed to the tool would
+/// have been the first, so the model meant one call and another would have run.
+#[test]
+fn a_call_tool_call_giving_a_key_twice_is_refused_and_nothing_runs() {
+    use tool_runtime::provider::{CallArguments, ToolCall};
+    static CLOSED: AtomicUsize = AtomicUsize::new(0);
+    let tools = deferred_catalog(&CLOSED);
+    let request = Request::new("model").tools(&tools);
+    for text in [
+        r#"{"name": "tutup-tiket", "arguments": {"nomor": "TKT-1"}, "arguments": {"nomor": "TKT-0042"}}"#,
+        r#"{"name": "tutup-tiket", "name": "hapus-pelanggan", "arguments": {"nomor": "TKT-1"}}"#,
+    ] {
+        let call = ToolCall::new(
+            Some("c1".into()),
+            CALL_TOOL,
+            CallArguments::Text(text.into()),
+        );
+        let model =
+            TestModel::scripted(Api::OPENAI_CHAT, [Turn::calls([call]), Turn::text("done")]);
+        pollster::block_on(model.run(&Agent::new(&tools), &Context::new(), "close it", &request))
+            .unwrap();
+        let answered = format!("{:?}", model.requests()[1].messages.last().unwrap());
+        assert!(
+            answered.contains("is given more than once: give each field once"),
+            "{text}: {answered}"
+        );
+    }
+    assert_eq!(CLOSED.load(Ordering::SeqCst), 0, "nothing ran");
+    assert_eq!(DELETED.load(Ordering::SeqCst), 0, "nothing ran");
+}

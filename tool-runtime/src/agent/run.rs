@@ -190,9 +190,24 @@ pub(crate) async fn run_one(
 /// when they came as text.
 fn unwrap_call(call: &ToolCall) -> Result<ToolCall, String> {
     let outer = match &call.arguments {
-        CallArguments::Text(text) => crate::validate::parse::exact(text)
-            .map(|p| p.value)
-            .map_err(|e| format!("the arguments of `{CALL_TOOL}` are not JSON: {e}"))?,
+        CallArguments::Text(text) => {
+            let parsed = crate::validate::parse::exact(text)
+                .map_err(|e| format!("the arguments of `{CALL_TOOL}` are not JSON: {e}"))?;
+            // A key given twice is refused, as a tool's own arguments are: the value parsed
+            // keeps the last copy, the text handed on below the first.
+            if let Some(path) = parsed.duplicates.first() {
+                let given_twice = crate::validate::violation::violation(
+                    path,
+                    crate::validate::ViolationKind::Duplicate,
+                    "give each field once".into(),
+                    None,
+                );
+                return Err(format!(
+                    "the arguments of `{CALL_TOOL}` are not valid: {given_twice}"
+                ));
+            }
+            parsed.value
+        }
         CallArguments::Value(v) => v.clone(),
         CallArguments::NotAFunction(v) => v.clone(),
     };

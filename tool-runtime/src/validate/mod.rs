@@ -12,7 +12,7 @@ pub(crate) mod node;
 pub(crate) mod number;
 pub(crate) mod parse;
 mod pattern;
-mod violation;
+pub(crate) mod violation;
 
 use std::fmt;
 

@@ -427,3 +427,52 @@ fn a_function_model_answers_from_the_conversation() {
         assert_eq!(model.requests().len(), 2, "{api}");
     }
 }
+
+/// A response cut off by the output token limit that holds tool calls runs none of them, in
+/// every API: the last call may have lost arguments (Anthropic, Gemini and Bedrock send them
+/// parsed, so nothing else would notice), and a call with partial arguments may still validate
+/// with its defaults. Streamed, each call's end is an event: a call that ended before the cut
+/// runs, one the cut left open does not (the stream tests).
+#[test]
+fn a_response_cut_off_with_tool_calls_runs_none_in_any_api() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tool_runtime::Tool;
+    static RAN: AtomicUsize = AtomicUsize::new(0);
+    let transfer = Tool::define(
+        "transfer",
+        "Transfer money to an account.",
+        json!({"type": "object", "properties": {
+            "to": {"type": "string", "description": "The account", "maxLength": 20},
+            "note": {"type": "string", "description": "A note", "maxLength": 20, "default": ""}},
+            "required": ["to"], "additionalProperties": false}),
+    )
+    .build_fn(|_| async {
+        RAN.fetch_add(1, Ordering::SeqCst);
+        Ok(json!("sent"))
+    })
+    .unwrap();
+    let tools = ToolSet::new([transfer]).unwrap();
+    let request = Request::new("model").tools(&tools);
+    for &api in Api::BUILT_IN {
+        let model = TestModel::scripted(
+            api,
+            [
+                Turn::call("transfer", json!({"to": "ACC-1"})).finish(Finish::Truncated {
+                    reason: "max_tokens".into(),
+                }),
+                Turn::text("done"),
+            ],
+        );
+        let result =
+            pollster::block_on(model.run(&Agent::new(&tools), &Context::new(), "Pay", &request));
+        let Err(AgentError::Unreadable(e)) = &result else {
+            panic!("{api}: {result:?}")
+        };
+        assert!(e.to_string().contains("none runs"), "{api}: {e}");
+    }
+    assert_eq!(
+        RAN.load(Ordering::SeqCst),
+        0,
+        "no call of a cut-off response ran"
+    );
+}

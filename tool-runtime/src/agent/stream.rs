@@ -10,7 +10,7 @@ use std::task::{Context as TaskContext, Poll, Waker};
 use futures_util::FutureExt;
 use futures_util::stream::{FuturesUnordered, Stream, StreamExt};
 
-use super::read::{ModelTurn, read_turn};
+use super::read::{ModelTurn, read_parts};
 use super::run::{Outcome, over_budget, run_one};
 use super::{Agent, AgentError, Conversation, Finished, Limit, Paused, Stopped, Usage, spans};
 use crate::context::Context;
@@ -529,7 +529,7 @@ impl<'t> Turn<'t, '_> {
         }
         let raw = response.ok_or_else(|| unreachable_state(api))?;
         let info = api.provider().read_info(&raw);
-        let turn = read_turn(api, &raw).map_err(AgentError::Unreadable)?;
+        let turn = read_parts(api, &raw).map_err(AgentError::Unreadable)?;
         if turn.calls != self.calls {
             return Err(AgentError::Stream(StreamError {
                 api,

@@ -27,7 +27,8 @@ use tool_runtime::agent::{
     Agent, AgentError, AgentEvent, Conversation, Finished, Outcome, read_turn,
 };
 use tool_runtime::provider::{
-    Api, Delta, Finish, ReadError, ResponseStream, StreamEvent, aws_events, sse_events,
+    Api, CallArguments, Delta, Finish, ReadError, ResponseStream, StreamEvent, aws_events,
+    sse_events,
 };
 use tool_runtime::{Context, Tool, ToolSet, tool};
 
@@ -1385,5 +1386,49 @@ fn a_broken_event_stream_is_an_error() {
         [Err(
             "the event stream sent an error: InternalFailure: boom".to_owned()
         )]
+    );
+}
+
+/// A Chat stream whose call sends its arguments as the object itself (some OpenAI-compatible
+/// servers do, as they do unstreamed) keeps them: the call is read with them, never run as `{}`;
+/// arguments of any other kind are an error.
+#[test]
+fn chat_arguments_streamed_as_an_object_are_kept() {
+    let chunk = |arguments: Value| {
+        StreamEvent::data(
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "c1",
+                "type": "function", "function": {"name": "list_files", "arguments": arguments}}]},
+                "finish_reason": null}]})
+            .to_string(),
+        )
+    };
+    let end = StreamEvent::data(
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}).to_string(),
+    );
+    let (response, deltas) = assemble(
+        Api::OPENAI_CHAT,
+        &[chunk(json!({"path": "/etc"})), end.clone()],
+    );
+    let turn = read_turn(Api::OPENAI_CHAT, &response).unwrap();
+    assert_eq!(turn.calls.len(), 1);
+    let as_object = |arguments: &CallArguments| match arguments {
+        CallArguments::Text(text) => serde_json::from_str::<Value>(text).ok(),
+        _ => None,
+    };
+    assert_eq!(
+        as_object(&turn.calls[0].arguments),
+        Some(json!({"path": "/etc"}))
+    );
+    assert!(
+        deltas.iter().any(|(_, d)| matches!(d, Delta::Call(c)
+            if as_object(&c.arguments) == Some(json!({"path": "/etc"})))),
+        "{deltas:?}"
+    );
+    let mut stream = ResponseStream::new(Api::OPENAI_CHAT);
+    let refused = stream.push(&chunk(json!(["/etc"])));
+    assert!(
+        matches!(&refused, Err(e) if matches!(&e.error, ReadError::Malformed { message }
+            if message.contains("neither text nor one object"))),
+        "{refused:?}"
     );
 }

@@ -695,9 +695,28 @@ impl ChatStream {
             index,
             "function.name",
         )?;
-        if let Some(more) = tc["function"]["arguments"].as_str() {
-            stream::append(&mut call.json["function"], "arguments", more)?;
-            call.dirty = true;
+        match &tc["function"]["arguments"] {
+            Value::Null => {}
+            Value::String(more) => {
+                stream::append(&mut call.json["function"], "arguments", more)?;
+                call.dirty = true;
+            }
+            // Some OpenAI-compatible servers send the arguments as the object itself, as they
+            // do unstreamed: its JSON text, when it is the call's first arguments fragment.
+            object @ Value::Object(_)
+                if call.json["function"]["arguments"]
+                    .as_str()
+                    .is_none_or(str::is_empty) =>
+            {
+                call.json["function"]["arguments"] = Value::String(object.to_string());
+                call.dirty = true;
+            }
+            other => {
+                return Err(ReadError::malformed(format!(
+                    "tool call {index} sent arguments that are neither text nor one object: {}",
+                    clip(&other.to_string())
+                )));
+            }
         }
         Ok(())
     }

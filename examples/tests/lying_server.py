@@ -3,6 +3,8 @@ tests: argv[1] picks how; over stdio, or over Streamable HTTP on 127.0.0.1 when 
 port.
 
 - `many`: lists 10,001 tools.
+- `endless`: every page of its tool list is empty and names a next page.
+- `silent`: never answers `tools/list`.
 - `mixed`: lists one good tool, two tools of one name, a tool whose schema refers to itself
   without end, a tool whose schema uses `allOf`, a tool whose results break its output schema, a
   tool that answers 20 MB (100 MB over HTTP), a tool that closes the connection in the middle of a call, and a
@@ -32,6 +34,10 @@ def tool(name, schema=OBJ, output=None):
 async def list_tools():
     if MODE == "many":
         return [tool(f"t{i}") for i in range(10_001)]
+    if MODE == "endless":
+        return types.ListToolsResult(tools=[], nextCursor="more")
+    if MODE == "silent":
+        await anyio.sleep(3600)
     return [
         tool("good"),
         tool("dup"),

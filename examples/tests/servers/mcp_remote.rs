@@ -452,6 +452,39 @@ async fn a_server_listing_ten_thousand_tools_is_refused() {
     );
 }
 
+/// A server is not trusted to end its tool list: pages without end, or a list never answered,
+/// are refused within the listing's time, and nothing hangs.
+#[tokio::test]
+async fn a_tool_list_without_end_or_answer_is_refused_in_time() {
+    for (mode, says) in [
+        ("endless", "goes on past 1000 pages"),
+        ("silent", "took longer than 2s"),
+    ] {
+        let log = workdir(mode).join("calls.log");
+        let options = RemoteOptions {
+            connect_timeout: std::time::Duration::from_secs(2),
+            ..RemoteOptions::default()
+        };
+        let remote = Remote::stdio("liar", liar(mode, log), options)
+            .await
+            .unwrap();
+        let started = std::time::Instant::now();
+        let err = remote.tools().await.unwrap_err();
+        assert!(
+            matches!(err, tool_runtime_mcp::remote::RemoteError::List { .. }),
+            "{mode}: {err}"
+        );
+        let source = std::error::Error::source(&err)
+            .map(|s| s.to_string())
+            .unwrap_or_default();
+        assert!(source.contains(says), "{mode}: {err}: {source}");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "{mode}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn lies_in_tools_list_and_in_results_are_caught_and_lose_nothing() {
     let dir = workdir("liar");

@@ -275,7 +275,11 @@ impl Drop for AbandonedTask {
         let Some((peer, id, runtime)) = self.0.take() else {
             return;
         };
-        runtime.spawn(async move { peer.cancel_task(CancelTaskParams::new(id)).await });
+        // A server that answers pings but never this keeps no task here for ever.
+        runtime.spawn(async move {
+            let cancel = peer.cancel_task(CancelTaskParams::new(id));
+            let _ = tokio::time::timeout(super::connection::PROBE_TIMEOUT, cancel).await;
+        });
     }
 }
 
@@ -331,7 +335,7 @@ pub(super) fn answer(result: CallToolResult) -> Result<Value, ToolError> {
             .join("\n")
     };
     if result.is_error == Some(true) {
-        return Err(ToolError::failed(text()));
+        return Err(ToolError::failed(bounded(text())));
     }
     if let Some(structured) = result.structured_content {
         return Ok(structured);
@@ -344,11 +348,28 @@ pub(super) fn answer(result: CallToolResult) -> Result<Value, ToolError> {
     }
 }
 
+/// The most characters of a remote's error text the model reads: a result's bound
+/// ([`RemoteOptions::max_result_chars`](super::RemoteOptions::max_result_chars)) cuts what a
+/// tool returns, never its error, so an error has its own.
+pub(super) const MAX_ERROR_CHARS: usize = 4_000;
+
+/// A remote's error text, cut to [`MAX_ERROR_CHARS`] (saying so).
+fn bounded(text: String) -> String {
+    match text.char_indices().nth(MAX_ERROR_CHARS) {
+        None => text,
+        Some((end, _)) => format!(
+            "{}… (the server's error was cut: {} characters in all)",
+            &text[..end],
+            text.chars().count()
+        ),
+    }
+}
+
 /// What the model reads of a failed request: the server's own error message, or what happened,
 /// in words (never a Rust type's name, which rmcp's errors carry).
 fn said(e: &rmcp::ServiceError) -> String {
     match e {
-        rmcp::ServiceError::McpError(data) => data.message.to_string(),
+        rmcp::ServiceError::McpError(data) => bounded(data.message.to_string()),
         rmcp::ServiceError::Timeout { timeout } => format!("no answer within {timeout:?}"),
         rmcp::ServiceError::Cancelled { .. } => "the request was cancelled".into(),
         rmcp::ServiceError::UnexpectedResponse => "its answer was not a tool result".into(),
@@ -446,4 +467,33 @@ fn client_span(remote: &Inner, tool: &str) -> tracing::Span {
         span.record("otel.name", format!("tools/call {tool}"));
     }
     span
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A remote's error text reaches the model cut to its bound, saying so: a result's bound
+    /// cuts what a tool returns, never its error.
+    #[test]
+    fn a_remote_error_reaches_the_model_cut_to_its_bound() {
+        let long = "é".repeat(MAX_ERROR_CHARS * 3);
+        let Err(e) = answer(CallToolResult::error(vec![ContentBlock::text(long)])) else {
+            panic!("an isError result is an error")
+        };
+        let said = e.to_string();
+        assert!(
+            said.chars().count() < MAX_ERROR_CHARS + 200,
+            "{}",
+            said.len()
+        );
+        assert!(said.contains("12000 characters in all"), "{said}");
+        let short = answer(CallToolResult::error(vec![ContentBlock::text(
+            "no such order",
+        )]));
+        assert!(
+            matches!(&short, Err(e) if e.to_string().contains("no such order") && !e.to_string().contains("cut")),
+            "{short:?}"
+        );
+    }
 }

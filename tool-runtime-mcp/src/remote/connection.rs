@@ -113,25 +113,34 @@ pub(super) fn up(link: &Link) -> bool {
     !link.is_closed() && !link.peer().is_transport_closed()
 }
 
-/// Every page of `tools/list`, stopping once more than `max` tools have come.
+/// Every page of `tools/list`, stopping once more than `max` tools have come. A server is not
+/// trusted to end its list: the whole listing has `within` (each page's wait included), and
+/// at most `max` pages (a page of no tools that names another page counts too).
 pub(super) async fn list_all(
     peer: &Peer<RoleClient>,
     max: usize,
-) -> Result<Vec<rmcp::model::Tool>, rmcp::ServiceError> {
-    let mut tools = Vec::new();
-    let mut cursor = None;
-    loop {
-        let page = peer
-            .list_tools(Some(
-                rmcp::model::PaginatedRequestParams::default().with_cursor(cursor),
-            ))
-            .await?;
-        tools.extend(page.tools);
-        cursor = page.next_cursor;
-        if cursor.is_none() || tools.len() > max {
-            return Ok(tools);
+    within: Duration,
+) -> Result<Vec<rmcp::model::Tool>, Box<dyn std::error::Error + Send + Sync>> {
+    let listing = async {
+        let mut tools = Vec::new();
+        let mut cursor = None;
+        for _ in 0..=max {
+            let page = peer
+                .list_tools(Some(
+                    rmcp::model::PaginatedRequestParams::default().with_cursor(cursor),
+                ))
+                .await?;
+            tools.extend(page.tools);
+            cursor = page.next_cursor;
+            if cursor.is_none() || tools.len() > max {
+                return Ok(tools);
+            }
         }
-    }
+        Err(format!("its list of tools goes on past {max} pages").into())
+    };
+    tokio::time::timeout(within, listing)
+        .await
+        .unwrap_or_else(|_| Err(format!("its list of tools took longer than {within:?}").into()))
 }
 
 impl Inner {

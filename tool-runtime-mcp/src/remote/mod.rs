@@ -187,10 +187,13 @@ impl Remote {
             source: Box::new(e),
         })?;
         let max = self.inner.options.max_tools;
-        let listed = list_all(&peer, max).await.map_err(|e| RemoteError::List {
-            server: server(),
-            source: Box::new(e),
-        })?;
+        let within = self.inner.options.connect_timeout;
+        let listed = list_all(&peer, max, within)
+            .await
+            .map_err(|source| RemoteError::List {
+                server: server(),
+                source,
+            })?;
         if listed.len() > max {
             return Err(RemoteError::TooManyTools {
                 server: server(),

@@ -27,7 +27,8 @@ pub struct RemoteOptions {
     pub tasks: HashMap<String, tool_runtime::TaskSupport>,
     /// How long one call may take (the server's own limit may be shorter).
     pub call_timeout: Duration,
-    /// How long connecting (and the handshake) may take.
+    /// How long connecting (and the handshake) may take; listing the server's tools, every
+    /// page, has as long again.
     pub connect_timeout: Duration,
     /// The most tools one server may list; a server that lists more is refused.
     pub max_tools: usize,

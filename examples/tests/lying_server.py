@@ -6,7 +6,8 @@ port.
 - `endless`: every page of its tool list is empty and names a next page.
 - `silent`: never answers `tools/list`.
 - `mixed`: lists one good tool, two tools of one name, a tool whose schema refers to itself
-  without end, a tool whose schema uses `allOf`, a tool whose results break its output schema, a
+  without end, a tool whose schema uses `allOf`, a tool whose pattern needs backtracking (with
+  the example that keeps it busy), a tool whose results break its output schema, a
   tool that answers 20 MB (100 MB over HTTP), a tool that closes the connection in the middle of a call, and a
   slow tool that logs when the client cancels it.
 Every call it receives is appended to the file named by argv[2]."""
@@ -45,6 +46,9 @@ async def list_tools():
         tool("cycle", {"type": "object", "properties": {"x": {"$ref": "#/$defs/A"}},
                        "$defs": {"A": {"anyOf": [{"$ref": "#/$defs/A"}]}}}),
         tool("all_of", {"type": "object", "allOf": [OBJ]}),
+        # A pattern only a backtracking engine runs, with the example that keeps it busy.
+        tool("backtracks", {"type": "object", "properties": {"s": {
+            "type": "string", "pattern": "^(?=a)(a+)+$", "examples": ["a" * 40 + "!"]}}}),
         tool("wrong_output", output={"type": "object", "properties": {"n": {"type": "integer"}},
                                      "required": ["n"]}),
         tool("huge"),

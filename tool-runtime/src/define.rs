@@ -67,6 +67,7 @@ pub struct ToolDef {
     timeout: Option<Duration>,
     max_result_chars: Option<u32>,
     allow_lints: Vec<(String, String)>,
+    linear_patterns_only: bool,
 }
 
 impl Tool {
@@ -93,6 +94,7 @@ impl Tool {
             timeout: None,
             max_result_chars: None,
             allow_lints: Vec::new(),
+            linear_patterns_only: false,
         }
     }
 }
@@ -149,6 +151,16 @@ impl ToolDef {
     /// MCP hints about the tool (never trusted for security).
     pub fn annotations(mut self, annotations: Annotations) -> Self {
         self.annotations = annotations;
+        self
+    }
+
+    /// Refuses a `pattern` that only a backtracking engine can run (a backreference,
+    /// lookaround): for schemas the host did not write (a remote server's), whose crafted
+    /// pattern and string could keep a thread busy for minutes, at definition (the schema's
+    /// `examples` are checked then) or at any call. Every other pattern runs in linear time. Off
+    /// by default: a host's own patterns are its own.
+    pub fn linear_patterns_only(mut self, only: bool) -> Self {
+        self.linear_patterns_only = only;
         self
     }
 
@@ -213,12 +225,13 @@ impl ToolDef {
                 what: "the arguments' schema must be an object (`\"type\": \"object\"`)".into(),
             }));
         }
-        let input = Validator::compile(&input_schema)
+        let linear = self.linear_patterns_only;
+        let input = Validator::compile_with(&input_schema, linear)
             .map_err(|e| problems.extend(e.into_iter().map(DefineProblem::Input)))
             .ok();
         let output_schema = self.output.map(canonical);
         let output = match &output_schema {
-            Some(schema) => Validator::compile(schema)
+            Some(schema) => Validator::compile_with(schema, linear)
                 .map(Some)
                 .map_err(|e| problems.extend(e.into_iter().map(DefineProblem::Output)))
                 .ok()

@@ -504,7 +504,7 @@ async fn lies_in_tools_list_and_in_results_are_caught_and_lose_nothing() {
     refused.sort();
     assert_eq!(
         refused,
-        ["all_of", "cycle", "dup", "dup"],
+        ["all_of", "backtracks", "cycle", "dup", "dup"],
         "{:?}",
         imported.refused
     );
@@ -516,6 +516,11 @@ async fn lies_in_tools_list_and_in_results_are_caught_and_lose_nothing() {
             .unwrap()
             .to_string()
     };
+    assert!(
+        why("backtracks").contains("needs a backtracking engine"),
+        "{}",
+        why("backtracks")
+    );
     assert!(
         why("cycle").contains("refers to itself"),
         "{}",

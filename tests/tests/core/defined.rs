@@ -328,3 +328,34 @@ fn exports_and_lints_cover_defined_tools() {
     .unwrap();
     assert!(set.with_tools([again]).is_err());
 }
+
+/// A schema from elsewhere may be held to patterns that run in linear time: one that needs a
+/// backtracking engine is refused, naming it; the host's own keep them.
+#[test]
+fn linear_patterns_only_refuses_a_pattern_that_backtracks() {
+    let schema = serde_json::json!({"type": "object", "properties": {"s": {"type": "string",
+        "description": "A code", "pattern": "^(?=[A-Z])([A-Z]+)+$"}}});
+    let run = |_: serde_json::Value| async { Ok(serde_json::json!("ok")) };
+    let err = tool_runtime::Tool::define("code", "Check a code.", schema.clone())
+        .linear_patterns_only(true)
+        .build_fn(run)
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("needs a backtracking engine"),
+        "{err}"
+    );
+    assert!(
+        tool_runtime::Tool::define("code", "Check a code.", schema)
+            .build_fn(run)
+            .is_ok()
+    );
+    let linear = serde_json::json!({"type": "object", "properties": {"s": {"type": "string",
+        "description": "A code", "pattern": "^([A-Z]+ ?)+$"}}});
+    assert!(
+        tool_runtime::Tool::define("code", "Check a code.", linear)
+            .linear_patterns_only(true)
+            .build_fn(run)
+            .is_ok(),
+        "nested repetition runs in linear time: kept"
+    );
+}

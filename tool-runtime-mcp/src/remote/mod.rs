@@ -265,6 +265,8 @@ impl Remote {
                 .unwrap_or(tool_runtime::TaskSupport::Forbidden),
         )
         .timeout(options.call_timeout)
+        // A remote's schema is not the host's: no pattern a crafted string can keep busy.
+        .linear_patterns_only(true)
         .annotations(Annotations {
             title: t.title.clone().or(hints.title).map(Into::into),
             read_only: hints.read_only_hint,

@@ -21,6 +21,8 @@ struct Compiler<'a> {
     /// The `default` and `examples` of every property, checked against the property's own
     /// rules once the schema is compiled.
     values: Vec<Given<'a>>,
+    /// Whether a pattern only a backtracking engine runs is a problem (a schema from elsewhere).
+    linear_only: bool,
 }
 
 /// A value a schema gives for a property: its `default` or one of its `examples`.
@@ -72,6 +74,15 @@ impl Validator {
     /// unsupported keyword, a malformed value, a `$ref` it cannot resolve (a remote one is
     /// never fetched), a cycle of `$ref`s, rules beside a `$ref`. Nothing is half-checked.
     pub fn compile(schema: &Value) -> Result<Validator, Vec<SchemaProblem>> {
+        Validator::compile_with(schema, false)
+    }
+
+    /// [`compile`](Self::compile), refusing a `pattern` only a backtracking engine runs when
+    /// `linear_only` (see [`ToolDef::linear_patterns_only`](crate::ToolDef::linear_patterns_only)).
+    pub(crate) fn compile_with(
+        schema: &Value,
+        linear_only: bool,
+    ) -> Result<Validator, Vec<SchemaProblem>> {
         let empty = Map::new();
         let (defs_key, def_prefix) = match (schema.get("$defs"), schema.get("definitions")) {
             (None, Some(_)) => ("definitions", "#/definitions/"),
@@ -90,6 +101,7 @@ impl Validator {
             def_prefix,
             problems: Vec::new(),
             values: Vec::new(),
+            linear_only,
         };
         if schema.get(defs_key).is_some_and(|d| !d.is_object()) {
             cx.problem("", format!("`{defs_key}` must be an object"));
@@ -269,6 +281,14 @@ impl<'a> Compiler<'a> {
                 "maxItems" => n.max_items = self.ok(at, count(key, val)),
                 "pattern" => match val.as_str() {
                     Some(p) => match Pattern::new(p) {
+                        Ok(re) if self.linear_only && !re.is_linear() => self.problem(
+                            at,
+                            format!(
+                                "`pattern` {p:?} needs a backtracking engine (a backreference or \
+                                 lookaround), which a crafted string can keep busy for minutes: \
+                                 refused in a schema from elsewhere"
+                            ),
+                        ),
                         Ok(re) => n.pattern = Some(re),
                         Err(e) => self.problem(at, format!("invalid `pattern` {p:?}: {e}")),
                     },

@@ -55,9 +55,8 @@ impl Pattern {
         }
     }
 
-    /// Whether the pattern runs in linear time (for tests).
-    #[cfg(test)]
-    fn is_linear(&self) -> bool {
+    /// Whether the pattern runs in linear time.
+    pub(crate) fn is_linear(&self) -> bool {
         matches!(self.engine, Engine::Linear(_))
     }
 }

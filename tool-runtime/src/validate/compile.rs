@@ -182,26 +182,78 @@ fn cycles(defs: &[Node], defs_map: &Map<String, Value>, key: &str) -> Vec<Schema
         })
         .collect();
     let names: Vec<&String> = defs_map.keys().collect();
-    let mut problems = Vec::new();
-    for start in 0..defs.len() {
-        // Depth-first from `start`'s references: does any path come back to it?
-        let mut seen = vec![false; defs.len()];
-        let mut stack = edges[start].clone();
-        while let Some(d) = stack.pop() {
-            if d == start {
-                problems.push(SchemaProblem {
-                    at: format!("/{key}/{}", escape(names[start])),
-                    what: "it refers to itself through `$ref` without going into a property or an item, so no value can be checked against it"
-                        .into(),
-                });
-                break;
+    on_cycle(&edges)
+        .into_iter()
+        .enumerate()
+        .filter(|&(_, cyclic)| cyclic)
+        .map(|(d, _)| SchemaProblem {
+            at: format!("/{key}/{}", escape(names[d])),
+            what: "it refers to itself through `$ref` without going into a property or an item, so no value can be checked against it"
+                .into(),
+        })
+        .collect()
+}
+
+/// Which nodes of `edges` lie on a cycle (a self-reference included): Tarjan's strongly
+/// connected components in one pass, kept on a stack of its own, so a schema's chain of
+/// thousands of definitions (a remote's) costs neither quadratic time nor a deep recursion.
+fn on_cycle(edges: &[Vec<usize>]) -> Vec<bool> {
+    const UNSEEN: usize = usize::MAX;
+    let n = edges.len();
+    let (mut index, mut low) = (vec![UNSEEN; n], vec![0; n]);
+    let mut on_stack = vec![false; n];
+    let mut cyclic = vec![false; n];
+    let (mut stack, mut next) = (Vec::new(), 0);
+    for root in 0..n {
+        if index[root] != UNSEEN {
+            continue;
+        }
+        // Each node being explored, with the next of its edges to follow.
+        let mut work = vec![(root, 0)];
+        index[root] = next;
+        low[root] = next;
+        next += 1;
+        stack.push(root);
+        on_stack[root] = true;
+        while let Some(top) = work.last_mut() {
+            let v = top.0;
+            if let Some(&w) = edges[v].get(top.1) {
+                top.1 += 1;
+                if w >= n {
+                    continue;
+                }
+                if index[w] == UNSEEN {
+                    index[w] = next;
+                    low[w] = next;
+                    next += 1;
+                    stack.push(w);
+                    on_stack[w] = true;
+                    work.push((w, 0));
+                } else if on_stack[w] {
+                    low[v] = low[v].min(index[w]);
+                }
+                continue;
             }
-            if d < defs.len() && !std::mem::replace(&mut seen[d], true) {
-                stack.extend(&edges[d]);
+            work.pop();
+            if let Some(&(parent, _)) = work.last() {
+                low[parent] = low[parent].min(low[v]);
+            }
+            if low[v] == index[v] {
+                let mut component = Vec::new();
+                while let Some(w) = stack.pop() {
+                    on_stack[w] = false;
+                    component.push(w);
+                    if w == v {
+                        break;
+                    }
+                }
+                if component.len() > 1 || edges[v].contains(&v) {
+                    component.into_iter().for_each(|w| cyclic[w] = true);
+                }
             }
         }
     }
-    problems
+    cyclic
 }
 
 impl<'a> Compiler<'a> {
@@ -525,4 +577,33 @@ fn number(key: &str, val: &Value) -> Result<Numeric, SchemaError> {
 
 fn count(key: &str, val: &Value) -> Result<u64, SchemaError> {
     val.as_u64().ok_or_else(|| bad(key, val))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Exactly the definitions on a cycle are found: a ring, a self-reference, and not what
+    /// only points into a ring or along a long chain (read in one pass, without recursion).
+    #[test]
+    fn the_definitions_on_a_cycle_and_only_those() {
+        // 0 → 1 → 2 → 0 (a ring); 3 → 0 (into it); 4 → 4 (itself); 5 → 6 → ... (a chain).
+        let mut edges = vec![vec![1], vec![2], vec![0], vec![0], vec![4]];
+        let chain = 100_000;
+        for d in 5..5 + chain {
+            edges.push(if d + 1 < 5 + chain {
+                vec![d + 1]
+            } else {
+                vec![]
+            });
+        }
+        let cyclic = on_cycle(&edges);
+        let found: Vec<usize> = (0..edges.len()).filter(|&d| cyclic[d]).collect();
+        assert_eq!(found, [0, 1, 2, 4]);
+        // The chain closed into a ring: every one of its definitions is on it.
+        let last = edges.len() - 1;
+        edges[last] = vec![5];
+        let cyclic = on_cycle(&edges);
+        assert_eq!(cyclic.iter().filter(|&&c| c).count(), 4 + chain);
+    }
 }

@@ -79,7 +79,9 @@ impl Gateway {
     /// The union as it stands: the local tools, then each remote's in the order they were
     /// added. A remote that cannot be listed right now keeps the tools it listed last, which
     /// answer that it is unreachable until it is back; tools a remote listed but the toolkit
-    /// refused are logged and left out. A name given twice is refused.
+    /// refused are logged and left out, and so is a remote tool whose name a tool before it
+    /// already has (a local one, an earlier remote's: give the remote a prefix), so one
+    /// remote's new tool never takes the others down.
     pub async fn tool_set(&self) -> Result<ToolSet, ToolSetError> {
         let mut set = self.local.clone();
         let mut deferred = std::collections::HashSet::new();
@@ -105,26 +107,30 @@ impl Gateway {
                     m.last.lock().unwrap_or_else(|e| e.into_inner()).clone()
                 }
             };
-            // With tools deferred, the search tool's and call_tool's names are the gateway's.
-            let tools: Vec<ToolRef> = if self.remotes.iter().any(|m| m.deferred) {
-                tools
-                    .into_iter()
-                    .filter(|t| {
-                        let reserved = [tool_runtime::search::SEARCH_TOOL, crate::export::CALL_TOOL]
+            // With tools deferred, the search tool's and call_tool's names are the gateway's;
+            // every other name is the first tool's that has it.
+            let deferring = self.remotes.iter().any(|m| m.deferred);
+            let tools: Vec<ToolRef> = tools
+                .into_iter()
+                .filter(|t| {
+                    let reserved = deferring
+                        && [tool_runtime::search::SEARCH_TOOL, crate::export::CALL_TOOL]
                             .contains(&t.name());
-                        if reserved {
-                            tracing::warn!(
-                                server = m.remote.label(),
-                                "remote tool `{}` not imported: the gateway's own tool has that name (give the remote a prefix)",
-                                t.name()
-                            );
-                        }
-                        !reserved
-                    })
-                    .collect()
-            } else {
-                tools
-            };
+                    let whose = if reserved {
+                        "the gateway's own tool"
+                    } else if set.get(t.name()).is_some() {
+                        "a tool before it"
+                    } else {
+                        return true;
+                    };
+                    tracing::warn!(
+                        server = m.remote.label(),
+                        "remote tool `{}` not imported: {whose} has that name (give the remote a prefix)",
+                        t.name()
+                    );
+                    false
+                })
+                .collect();
             if m.deferred {
                 deferred.extend(tools.iter().map(|t| t.name().to_owned()));
             }

@@ -432,6 +432,32 @@ fn liar(
     }
 }
 
+/// A remote tool named like a tool before it in a gateway (here a local one, the remote
+/// unprefixed) is left out; the gateway's other tools are all served, and the name stays the
+/// local tool's.
+#[tokio::test]
+async fn a_remote_tool_named_like_a_local_one_is_left_out_not_the_gateway() {
+    #[tool_runtime::tool(description = "The local tool named like the remote's.", read_only)]
+    fn good() -> String {
+        "local".into()
+    }
+    let log = workdir("clash").join("calls.log");
+    let remote = Remote::stdio("liar", liar("mixed", log), RemoteOptions::default())
+        .await
+        .unwrap();
+    let gateway = tool_runtime_mcp::gateway::Gateway::new(ToolSet::new([good::tool()]).unwrap())
+        .with_remote(remote);
+    let set = gateway.tool_set().await.unwrap();
+    let names: Vec<&str> = set.names().collect();
+    assert_eq!(names, ["good", "wrong_output", "huge", "hang_up", "slow"]);
+    let out = set.call(&Context::new(), "good", json!({})).await.unwrap();
+    assert_eq!(
+        out.value(),
+        &json!("local"),
+        "the name stays the local tool's"
+    );
+}
+
 #[tokio::test]
 async fn a_server_listing_ten_thousand_tools_is_refused() {
     let log = workdir("many").join("calls.log");

@@ -1432,3 +1432,21 @@ fn chat_arguments_streamed_as_an_object_are_kept() {
         "{refused:?}"
     );
 }
+
+/// A Gemini stream whose prompt was blocked, followed by a chunk of usage alone, reads as the
+/// refusal it is (the block was lost with the later chunk: an unreadable reply).
+#[test]
+fn a_gemini_block_followed_by_usage_is_a_refusal() {
+    let events = [
+        StreamEvent::data(json!({"promptFeedback": {"blockReason": "SAFETY"}}).to_string()),
+        StreamEvent::data(
+            json!({"usageMetadata": {"promptTokenCount": 12, "totalTokenCount": 12}}).to_string(),
+        ),
+    ];
+    let (response, _) = assemble(Api::GEMINI, &events);
+    let reply = tool_runtime::structured::read_reply(Api::GEMINI, &response);
+    assert!(
+        matches!(&reply, Ok(r) if matches!(r.finish, Finish::Refused { .. })),
+        "{reply:?}"
+    );
+}

@@ -26,18 +26,36 @@ pub(super) struct Routes {
 /// Reports kept for calls not registered yet.
 pub(super) const EARLY_REPORTS: usize = 64;
 
+/// The most characters of a remote's progress message kept and passed on: a report is not
+/// trusted to be short (one message can be 16 MiB, and [`EARLY_REPORTS`] of them wait).
+pub(super) const MAX_MESSAGE_CHARS: usize = 1_000;
+
+/// The longest progress token of a report kept waiting for its call: the tokens this client
+/// gives are short, so a longer one is no call's.
+const MAX_TOKEN_CHARS: usize = 128;
+
 impl Reports {
     pub(super) fn routes(&self) -> std::sync::MutexGuard<'_, Routes> {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Passes a report on to its call's caller, or keeps it until the call is registered.
-    pub(super) fn route(&self, report: ProgressNotificationParam) {
+    pub(super) fn route(&self, mut report: ProgressNotificationParam) {
+        if let Some(message) = &mut report.message
+            && let Some((end, _)) = message.char_indices().nth(MAX_MESSAGE_CHARS)
+        {
+            message.truncate(end);
+            message.push('…');
+        }
         let mut routes = self.routes();
         let progress = match routes.calls.get(&report.progress_token) {
             Some(Some(progress)) => progress.clone(),
             Some(None) => return,
             None => {
+                if matches!(&report.progress_token.0, rmcp::model::NumberOrString::String(s) if s.chars().count() > MAX_TOKEN_CHARS)
+                {
+                    return;
+                }
                 if routes.early.len() == EARLY_REPORTS {
                     routes.early.pop_front();
                 }
@@ -168,5 +186,28 @@ mod tests {
             reports.route(report(100 + n, 1.0));
         }
         assert_eq!(reports.routes().early.len(), EARLY_REPORTS);
+    }
+
+    /// A remote's report is not trusted to be short: its message is cut, and a report whose
+    /// token is longer than any this client gives waits for no call.
+    #[test]
+    fn a_long_message_is_cut_and_a_long_token_waits_for_nothing() {
+        let reports = Reports::default();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        let progress = Progress::new(move |r| sink.lock().unwrap().push(r.message.clone()));
+        let _following = reports.follow(report(1, 0.0).progress_token, Some(progress));
+        reports.route(report(1, 1.0).with_message("x".repeat(1 << 20)));
+        let message = seen.lock().unwrap()[0].clone().unwrap();
+        assert_eq!(
+            message.chars().count(),
+            MAX_MESSAGE_CHARS + 1,
+            "cut, with `…`"
+        );
+        let long = ProgressToken(rmcp::model::NumberOrString::String(
+            "t".repeat(10_000).into(),
+        ));
+        reports.route(ProgressNotificationParam::new(long, 1.0));
+        assert!(reports.routes().early.is_empty());
     }
 }

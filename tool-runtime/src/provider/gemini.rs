@@ -534,6 +534,8 @@ pub(super) struct GeminiStream {
     parts: Vec<Value>,
     last: Option<Value>,
     candidate: Map<String, Value>,
+    /// The prompt's block, from whichever chunk said it (a later usage chunk says nothing).
+    prompt_feedback: Option<Value>,
     finished: bool,
 }
 
@@ -595,8 +597,10 @@ impl Assemble for GeminiStream {
                 self.candidate.insert(key.clone(), value.clone());
             }
         }
-        if !candidate["finishReason"].is_null() || !chunk["promptFeedback"]["blockReason"].is_null()
-        {
+        if !chunk["promptFeedback"]["blockReason"].is_null() {
+            self.prompt_feedback = Some(chunk["promptFeedback"].clone());
+        }
+        if !candidate["finishReason"].is_null() || self.prompt_feedback.is_some() {
             self.finished = true;
         }
         self.last = Some(chunk);
@@ -610,6 +614,9 @@ impl Assemble for GeminiStream {
             ));
         }
         let mut response = self.last.take().unwrap_or_default();
+        if let Some(feedback) = self.prompt_feedback.take() {
+            response["promptFeedback"] = feedback;
+        }
         let mut candidate = std::mem::take(&mut self.candidate);
         candidate.insert(
             "content".into(),

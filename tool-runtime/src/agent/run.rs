@@ -196,12 +196,7 @@ fn unwrap_call(call: &ToolCall) -> Result<ToolCall, String> {
             // A key given twice is refused, as a tool's own arguments are: the value parsed
             // keeps the last copy, the text handed on below the first.
             if let Some(path) = parsed.duplicates.first() {
-                let given_twice = crate::validate::violation::violation(
-                    path,
-                    crate::validate::ViolationKind::Duplicate,
-                    "give each field once".into(),
-                    None,
-                );
+                let given_twice = crate::validate::violation::given_twice(path);
                 return Err(format!(
                     "the arguments of `{CALL_TOOL}` are not valid: {given_twice}"
                 ));

@@ -9,7 +9,7 @@ use super::describe::{closest, describe, length_text, near_choice, one_of_text};
 use super::node::{self, ARR, Broken, Members, Missing, Node, OBJ, Scalar, Union};
 use super::number::Numeric;
 use super::parse;
-use super::violation::{Segment, Violation, ViolationKind, Violations, violation};
+use super::violation::{Segment, Violation, ViolationKind, Violations, given_twice, violation};
 use super::{Nulls, Validator, ViolationKind::Syntax};
 
 /// One walk over a value: the schema, and the numbers its `Value` cannot hold as written (from
@@ -88,16 +88,7 @@ impl Validator {
         let mut out: Vec<Violation> = parsed
             .duplicates
             .into_iter()
-            .map(|path| {
-                let mut v = violation(
-                    &path,
-                    ViolationKind::Duplicate,
-                    "give each field once".into(),
-                    None,
-                );
-                v.received = None;
-                v
-            })
+            .map(|path| given_twice(&path))
             .collect();
         let walk = Walk {
             v: self,

@@ -208,6 +208,17 @@ pub(crate) fn render(v: &Value) -> String {
     }
 }
 
+/// A key given twice at `path`: the value parsed keeps one copy, the text the other, so
+/// neither is taken.
+pub(crate) fn given_twice(path: &[Segment]) -> Violation {
+    violation(
+        path,
+        ViolationKind::Duplicate,
+        "give each field once".into(),
+        None,
+    )
+}
+
 pub(crate) fn violation(
     path: &[Segment],
     kind: ViolationKind,
